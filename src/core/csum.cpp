@@ -1,0 +1,1 @@
+#include "ofld/core/csum.hpp"
