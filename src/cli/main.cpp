@@ -1,8 +1,15 @@
 // ofld command line: thin wiring of library calls (DESIGN.md layer 7; no packet logic here).
-#include <CLI/CLI.hpp>
+// Subcommands register themselves from src/cli/cmd_*.cpp (see registry.hpp).
+#include "registry.hpp"
+
 int main(int argc, char** argv) {
   CLI::App app{"ofld — Linux network offload machinery in user space"};
   app.require_subcommand(1);
-  CLI11_PARSE(app, argc, argv);
-  return 0;
+  for (auto& setup : ofld::cli::registry()) setup(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return ofld::cli::exit_code();
 }
