@@ -2,6 +2,9 @@
 // Subcommands register themselves from src/cli/cmd_*.cpp (see registry.hpp).
 #include "registry.hpp"
 
+#include <cstdio>
+#include <exception>
+
 int main(int argc, char** argv) {
   CLI::App app{"ofld — Linux network offload machinery in user space"};
   app.require_subcommand(1);
@@ -10,6 +13,10 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const std::exception& e) {
+    // Commands report bad settings/input by throwing; the message names what is wrong.
+    std::fprintf(stderr, "ofld: error: %s\n", e.what());
+    return 2;
   }
   return ofld::cli::exit_code();
 }
