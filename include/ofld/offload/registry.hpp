@@ -1,0 +1,74 @@
+// ofld/offload/registry.hpp — the offload chain's dispatch table (DESIGN.md layer 3).
+//
+// Like the kernel's packet_offload / net_offload tables (net/core/gro.c, net/ipv4/protocol.c):
+// one entry per protocol, keyed by where its number is found — an ethertype (L3 handlers:
+// IPv4, IPv6, TEB), an IP protocol number (L4 and IP tunnels: TCP, UDP, GRE, IPIP) or a UDP
+// destination port (UDP tunnels: VXLAN, GUE). An entry carries the protocol's three hooks;
+// a tunnel hook hands the inner packet back to the table, so the chain composes and adding a
+// protocol is adding one module plus one registration line.
+//
+// The hook signatures take the engines' context types (defined by gso/ and gro/ in
+// ofld/offload/gso_context.hpp and ofld/offload/gro_context.hpp); they are only
+// forward-declared here so that the table does not depend on either engine.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+namespace ofld::offload {
+
+struct GsoContext;  // defined in ofld/offload/gso_context.hpp
+struct GroContext;  // defined in ofld/offload/gro_context.hpp
+
+/// Segment the packet held by ctx at the current header (kernel .gso_segment).
+/// Returns 0, or a negative errno-style code; the reason is recorded in ctx.
+using SegmentFn = int (*)(GsoContext& ctx);
+/// Try to merge ctx's packet into a held flow at the current header (kernel .gro_receive).
+using GroReceiveFn = void (*)(GroContext& ctx);
+/// Finish an aggregate whose current header starts at byte `nhoff` (kernel .gro_complete).
+using GroCompleteFn = int (*)(GroContext& ctx, std::uint32_t nhoff);
+
+/// Where a protocol number is looked up.
+enum class Key : std::uint8_t { Ethertype, IpProto, UdpPort };
+
+/// One protocol's hooks; any of them may be null (then that engine passes the packet on).
+struct ProtocolOffload {
+  std::string_view name;
+  SegmentFn segment = nullptr;
+  GroReceiveFn gro_receive = nullptr;
+  GroCompleteFn gro_complete = nullptr;
+};
+
+/// The table. Lookups are O(log n) over a handful of entries; fill it once at start-up.
+class Registry {
+ public:
+  static constexpr std::size_t kMaxEntries = 64;
+
+  /// Add or extend the entry for (key, number): non-null hooks in `hooks` overwrite.
+  /// Returns false when the table is full.
+  bool add(Key key, std::uint16_t number, const ProtocolOffload& hooks) noexcept;
+  /// The entry for (key, number), or nullptr.
+  const ProtocolOffload* find(Key key, std::uint16_t number) const noexcept;
+
+ private:
+  struct Slot {
+    Key key;
+    std::uint16_t number;
+    ProtocolOffload hooks;
+  };
+  std::array<Slot, kMaxEntries> slots_{};
+  std::size_t count_ = 0;
+};
+
+/// The process-wide table with every built-in protocol registered (first call fills it).
+const Registry& registry();
+
+namespace detail {
+// Each engine lists its modules' hooks here (defined in src/offload/gso_hooks.cpp and
+// src/offload/gro_hooks.cpp). Weak defaults exist so that either engine can be absent.
+void register_gso_hooks(Registry& r);
+void register_gro_hooks(Registry& r);
+}  // namespace detail
+
+}  // namespace ofld::offload
