@@ -1,0 +1,405 @@
+// ofld/core/packet.hpp — the sk_buff analogue: bytes (headroom + linear head + fragments)
+// plus the offload metadata the kernel keeps in struct sk_buff / skb_shared_info.
+//
+// POSITION CONVENTION (read once):
+//  * Every packet has a fixed ORIGIN: the byte where data() started when the packet was built.
+//    A *position* (type `pos_t`, signed) is a byte index relative to that origin. Positions do
+//    not change when bytes are pushed/pulled or when headroom is reallocated; only data_pos()
+//    moves (push → data_pos() decreases, possibly below 0; pull → increases).
+//    This mirrors the kernel's "offset from skb->head" (mac_header, csum_start, ...) without
+//    tying values to an allocation.
+//  * An *offset* (kernel skb_*_offset(), skb_checksum_start_offset()) is a position minus
+//    data_pos(): bytes from the current data start; negative = already pulled past.
+//  * Byte ranges for copy_bits()/header() are offsets from data() over head then fragments
+//    then frag_list, exactly like skb_copy_bits().
+//  * Checksum values follow ofld/core/csum.hpp: wsum in network-order semantics, 16-bit field
+//    values host-order numbers stored big-endian.
+//
+// Ownership: Packet is move-only (like Seastar's net::packet). Fragments reference slices of
+// refcounted Buffers; clone() shares them (skb_clone), copy() deep-copies (skb_copy).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "ofld/core/csum.hpp"
+
+namespace ofld::core {
+
+using csum::wsum;
+/// A byte position relative to the packet origin (see file comment). Signed.
+using pos_t = std::int32_t;
+/// "Header not set" marker for header positions (kernel: (typeof(skb->mac_header))~0U).
+inline constexpr pos_t kNoHeader = INT32_MIN;
+
+/// Default headroom reserved by Packet::from_bytes (bytes). Enough for Eth+IPv6+UDP+VXLAN+slack.
+inline constexpr std::size_t kDefaultHeadroom = 128;
+/// MAX_SKB_FRAGS on 4 KiB pages (spec §1.3). Informational: add_frag does not enforce it;
+/// engines that emulate the kernel's geometry limits check nr_frags() against it.
+inline constexpr std::size_t kMaxSkbFrags = 17;
+/// CHECKSUM_BREAK (spec §1.3): packets up to this length are summed at validation time.
+inline constexpr std::size_t kChecksumBreak = 76;
+/// gso_size value meaning "segment at frag_list boundaries" (GSO_BY_FRAGS).
+inline constexpr std::uint16_t kGsoByFrags = 0xFFFF;
+
+// ---- errors -------------------------------------------------------------------------------
+
+/// Error values of packet operations (Ok == 0). Never thrown.
+enum class PacketError : std::uint8_t {
+  Ok = 0,
+  OutOfRange,       ///< offset/length beyond the packet (or negative)
+  NotInHead,        ///< the bytes must be in the linear head but are not (e.g. csum field)
+  HasFrags,         ///< operation needs a packet without fragments (e.g. put())
+  IsGso,            ///< checksum_help on a GSO packet (kernel: -EINVAL + warn)
+  BadCsumState,     ///< operation requires a different checksum state
+  BadArgument,      ///< e.g. a null buffer
+};
+std::string_view to_string(PacketError e) noexcept;
+
+// ---- buffers and fragments -------------------------------------------------------------------
+
+/// Refcounted byte storage referenced by fragments (the kernel's page/page_frag). Mutable;
+/// whoever shares it (clone()) sees writes — check Packet::frags_shared() before writing.
+struct Buffer {
+  std::vector<std::uint8_t> bytes;
+  Buffer() = default;
+  explicit Buffer(std::size_t n) : bytes(n) {}
+  explicit Buffer(std::span<const std::uint8_t> b) : bytes(b.begin(), b.end()) {}
+  static std::shared_ptr<Buffer> make(std::span<const std::uint8_t> b) {
+    return std::make_shared<Buffer>(b);
+  }
+};
+using BufferRef = std::shared_ptr<Buffer>;
+
+/// One scatter-gather fragment: bytes [off, off+len) of *buf (skb_frag_t).
+struct Frag {
+  BufferRef buf;
+  std::uint32_t off = 0;
+  std::uint32_t len = 0;
+  std::span<const std::uint8_t> bytes() const noexcept {
+    return {buf->bytes.data() + off, len};
+  }
+  std::span<std::uint8_t> mutable_bytes() noexcept { return {buf->bytes.data() + off, len}; }
+};
+
+// ---- checksum state (spec §1.1, §2.1, §2.2) ---------------------------------------------------
+
+/// ip_summed numeric values; order is relied upon by callers, as in the kernel.
+enum class IpSummed : std::uint8_t { None = 0, Unnecessary = 1, Complete = 2, Partial = 3 };
+
+/// csum_level: 0..3 (SKB_MAX_CSUM_LEVEL). Construction saturates at 3, so an out-of-range
+/// level cannot be represented.
+class CsumLevel {
+ public:
+  static constexpr std::uint8_t kMax = 3;
+  constexpr CsumLevel() noexcept = default;
+  constexpr explicit CsumLevel(unsigned v) noexcept : v_(v > kMax ? kMax : std::uint8_t(v)) {}
+  constexpr std::uint8_t value() const noexcept { return v_; }
+  friend constexpr bool operator==(CsumLevel, CsumLevel) = default;
+
+ private:
+  std::uint8_t v_ = 0;
+};
+
+/// CHECKSUM_NONE (C-1 RX: nothing verified; C-7 TX: already done).
+struct CsumNone {
+  friend constexpr bool operator==(CsumNone, CsumNone) = default;
+};
+/// CHECKSUM_UNNECESSARY (C-2/C-3): `level`+1 consecutive checksums verified, outside in.
+struct CsumUnnecessary {
+  CsumLevel level{};
+  friend constexpr bool operator==(CsumUnnecessary, CsumUnnecessary) = default;
+};
+/// CHECKSUM_COMPLETE (C-4): `csum` = sum over [data, end) (or, transiently during validation,
+/// the pseudo-header sum as the kernel stores it in skb->csum).
+struct CsumComplete {
+  wsum csum = 0;
+  friend constexpr bool operator==(CsumComplete, CsumComplete) = default;
+};
+/// CHECKSUM_PARTIAL (C-5/C-6): sum from position `csum_start` (origin-relative, see file
+/// comment) to the end, store the folded complement at csum_start + csum_offset.
+/// `not_inet` = csum_not_inet (CRC32c for SCTP, C-8).
+struct CsumPartial {
+  pos_t csum_start = 0;
+  std::uint16_t csum_offset = 0;
+  bool not_inet = false;
+  friend constexpr bool operator==(CsumPartial, CsumPartial) = default;
+};
+using CsumState = std::variant<CsumNone, CsumUnnecessary, CsumComplete, CsumPartial>;
+
+constexpr IpSummed ip_summed_of(const CsumState& s) noexcept {
+  return static_cast<IpSummed>(s.index());
+}
+
+// ---- GSO types (spec §1.2; SKB_GSO_*) -------------------------------------------------------
+
+namespace skb_gso {
+inline constexpr std::uint32_t TCPV4 = 1u << 0;
+inline constexpr std::uint32_t DODGY = 1u << 1;
+inline constexpr std::uint32_t TCP_ECN = 1u << 2;
+inline constexpr std::uint32_t TCP_FIXEDID = 1u << 3;  ///< 6.12 name; [newer] __SKB_GSO_TCP_FIXEDID
+inline constexpr std::uint32_t TCPV6 = 1u << 4;
+inline constexpr std::uint32_t FCOE = 1u << 5;
+inline constexpr std::uint32_t GRE = 1u << 6;
+inline constexpr std::uint32_t GRE_CSUM = 1u << 7;
+inline constexpr std::uint32_t IPXIP4 = 1u << 8;
+inline constexpr std::uint32_t IPXIP6 = 1u << 9;
+inline constexpr std::uint32_t UDP_TUNNEL = 1u << 10;
+inline constexpr std::uint32_t UDP_TUNNEL_CSUM = 1u << 11;
+inline constexpr std::uint32_t PARTIAL = 1u << 12;
+inline constexpr std::uint32_t TUNNEL_REMCSUM = 1u << 13;
+inline constexpr std::uint32_t SCTP = 1u << 14;
+inline constexpr std::uint32_t ESP = 1u << 15;
+inline constexpr std::uint32_t UDP = 1u << 16;
+inline constexpr std::uint32_t UDP_L4 = 1u << 17;
+inline constexpr std::uint32_t FRAGLIST = 1u << 18;
+/// [newer] AccECN segmentation (no device-feature twin in 6.12; see features.hpp).
+inline constexpr std::uint32_t TCP_ACCECN = 1u << 19;
+/// [newer] software-only fixed-ID bits (outer / inner); both map to TSO_MANGLEID.
+inline constexpr std::uint32_t TCP_FIXEDID_OUTER = 1u << 30;
+inline constexpr std::uint32_t TCP_FIXEDID_INNER = 1u << 31;
+/// The tunnel ("encap") bits that tunnel decap strips (iptunnel_pull_offloads, C-19).
+inline constexpr std::uint32_t ENCAP_ALL =
+    GRE | GRE_CSUM | IPXIP4 | IPXIP6 | UDP_TUNNEL | UDP_TUNNEL_CSUM | TUNNEL_REMCSUM;
+/// Name of a single bit ("TCPV4", ...); "" for an unnamed bit or a multi-bit mask.
+std::string_view name(std::uint32_t bit) noexcept;
+}  // namespace skb_gso
+
+/// skb_shared_info GSO fields.
+struct GsoInfo {
+  std::uint16_t size = 0;  ///< gso_size: payload bytes per segment; 0 = not GSO; kGsoByFrags
+  std::uint16_t segs = 0;  ///< gso_segs
+  std::uint32_t type = 0;  ///< gso_type: skb_gso:: bits
+};
+
+/// inner_protocol_type (ENCAP_TYPE_ETHER / ENCAP_TYPE_IPPROTO).
+enum class InnerProtoType : std::uint8_t { Ether = 0, IpProto = 1 };
+
+// ---- the packet ----------------------------------------------------------------------------
+
+class Packet {
+ public:
+  Packet();  ///< empty packet with kDefaultHeadroom headroom
+  Packet(Packet&&) noexcept;
+  Packet& operator=(Packet&&) noexcept;
+  Packet(const Packet&) = delete;
+  Packet& operator=(const Packet&) = delete;
+  ~Packet();
+
+  /// Build a packet whose linear head holds `bytes`, with `headroom` bytes reserved in front.
+  static Packet from_bytes(std::span<const std::uint8_t> bytes,
+                           std::size_t headroom = kDefaultHeadroom);
+  /// Build a non-linear packet: the first `headlen` bytes in the head, the rest in fragments of
+  /// at most `frag_size` bytes, each in its own Buffer (frag_size 0 = one fragment).
+  static Packet from_bytes_frags(std::span<const std::uint8_t> bytes, std::size_t headlen,
+                                 std::size_t frag_size = 0,
+                                 std::size_t headroom = kDefaultHeadroom);
+  /// All bytes [data, end) over head, frags, frag_list, flattened.
+  std::vector<std::uint8_t> to_bytes() const;
+
+  // -- sizes (bytes) --
+  std::size_t len() const noexcept;             ///< skb->len: head + frags + frag_list
+  std::size_t headlen() const noexcept;         ///< skb_headlen: linear bytes from data()
+  std::size_t data_len() const noexcept { return len() - headlen(); }  ///< skb->data_len
+  std::size_t headroom() const noexcept;        ///< bytes available in front of data()
+  std::size_t nr_frags() const noexcept { return frags_.size(); }
+  bool is_linear() const noexcept { return frags_.empty() && frag_list_.empty(); }
+
+  // -- head access --
+  std::uint8_t* data() noexcept;
+  const std::uint8_t* data() const noexcept;
+  std::span<std::uint8_t> head() noexcept { return {data(), headlen()}; }
+  std::span<const std::uint8_t> head() const noexcept { return {data(), headlen()}; }
+  /// Position of data() relative to the origin.
+  pos_t data_pos() const noexcept { return data_; }
+  /// Pointer into the head for a position; nullptr unless [pos, pos+n) lies within the
+  /// storage from the start of headroom to the end of the head (pulled bytes stay addressable
+  /// until the head is reallocated, as in the kernel).
+  std::uint8_t* at_pos(pos_t pos, std::size_t n = 1) noexcept;
+
+  // -- moving data --
+  /// Prepend n bytes into the headroom (skb_push); reallocates headroom when short (never
+  /// fails). Returns the new data(). Positions stay valid. Contents of new bytes undefined
+  /// (zero on reallocation).
+  std::uint8_t* push(std::size_t n);
+  /// Remove n bytes from the front of the head (__skb_pull). n > headlen() → nullptr, no change.
+  std::uint8_t* pull(std::size_t n) noexcept;
+  /// pskb_pull: as pull() but first moves fragment bytes into the head if needed.
+  /// n > len() → nullptr, no change.
+  std::uint8_t* pskb_pull(std::size_t n);
+  /// Extend the head at the tail by n bytes (skb_put). Requires no frags/frag_list → else
+  /// nullptr. New bytes are zero.
+  std::uint8_t* put(std::size_t n);
+  /// Append bytes at the end of the packet: into the head if linear, else as a new fragment.
+  void append(std::span<const std::uint8_t> bytes);
+  /// Add fragment bytes [off, off+len) of buf at the end (skb_add_rx_frag without truesize).
+  /// Errors: BadArgument (null buf), OutOfRange (slice outside buf).
+  PacketError add_frag(BufferRef buf, std::size_t off, std::size_t len);
+  /// Keep the first `new_len` bytes (pskb_trim). new_len >= len() → no-op. Never fails.
+  /// Does NOT adjust checksum state (see trim_rcsum).
+  void trim(std::size_t new_len);
+  /// Move all fragment and frag_list bytes into the head (skb_linearize).
+  void linearize();
+  /// pskb_may_pull: make the first n bytes linear. false (and no change) if n > len().
+  bool may_pull(std::size_t n);
+  /// Contiguous writable view of bytes [off, off+n) from data(), linearizing on demand.
+  /// Empty span if the range is outside the packet.
+  std::span<std::uint8_t> header(std::size_t off, std::size_t n);
+  /// skb_copy_bits: copy dst.size() bytes starting at `offset` from data() into dst.
+  /// Errors: OutOfRange.
+  PacketError copy_bits(std::size_t offset, std::span<std::uint8_t> dst) const;
+  /// Ones'-complement sum of [offset, offset+len) from data() over head+frags+frag_list
+  /// (skb_checksum), with seed. Caller guarantees the range (OutOfRange → returns seed).
+  wsum checksum(std::size_t offset, std::size_t len, wsum seed = 0) const noexcept;
+
+  // -- sharing --
+  /// skb_clone-like: copies the head bytes and metadata, SHARES fragment buffers
+  /// (frags_shared() becomes true on both) and clones frag_list members.
+  Packet clone() const;
+  /// skb_copy-like: deep copy of all bytes and metadata; nothing shared.
+  Packet copy() const;
+  /// True if any fragment buffer is referenced by someone else (skb_has_shared_frag).
+  bool frags_shared() const noexcept;
+
+  std::span<const Frag> frags() const noexcept { return frags_; }
+  std::span<Frag> frags() noexcept { return frags_; }
+  /// frag_list (skb_shinfo->frag_list): chained packets whose bytes follow the frags.
+  const std::vector<Packet>& frag_list() const noexcept { return frag_list_; }
+  /// Append a packet to frag_list (its bytes [data,end) become part of this packet's len()).
+  void add_to_frag_list(Packet p);
+  /// Remove and return the frag_list (len() shrinks accordingly).
+  std::vector<Packet> take_frag_list();
+
+  // -- header positions (origin-relative; kNoHeader when unset) --
+  pos_t mac_header = kNoHeader;
+  pos_t network_header = kNoHeader;
+  pos_t transport_header = kNoHeader;
+  pos_t inner_mac_header = kNoHeader;
+  pos_t inner_network_header = kNoHeader;
+  pos_t inner_transport_header = kNoHeader;
+
+  /// skb_set_*_header(skb, offset): position = data_pos() + offset.
+  void set_mac_header(int off) noexcept { mac_header = data_ + off; }
+  void set_network_header(int off) noexcept { network_header = data_ + off; }
+  void set_transport_header(int off) noexcept { transport_header = data_ + off; }
+  void set_inner_mac_header(int off) noexcept { inner_mac_header = data_ + off; }
+  void set_inner_network_header(int off) noexcept { inner_network_header = data_ + off; }
+  void set_inner_transport_header(int off) noexcept { inner_transport_header = data_ + off; }
+  /// skb_*_offset(): header position minus data_pos() (meaningless if unset).
+  int mac_offset() const noexcept { return mac_header - data_; }
+  int network_offset() const noexcept { return network_header - data_; }
+  int transport_offset() const noexcept { return transport_header - data_; }
+  int inner_network_offset() const noexcept { return inner_network_header - data_; }
+  int inner_transport_offset() const noexcept { return inner_transport_header - data_; }
+
+  // -- protocol metadata --
+  std::uint16_t protocol = 0;        ///< skb->protocol: outer ethertype, host order
+  std::uint16_t inner_protocol = 0;  ///< ethertype or IP proto, see inner_protocol_type
+  InnerProtoType inner_protocol_type = InnerProtoType::Ether;
+  std::uint8_t inner_ipproto = 0;    ///< inner L4 protocol number (IPPROTO_*)
+  std::uint16_t vlan_tci = 0;        ///< hw-accelerated VLAN tag (when vlan_present)
+  bool vlan_present = false;
+  std::uint16_t vlan_proto = 0;      ///< 0x8100 / 0x88A8 when vlan_present
+
+  bool encapsulation = false;    ///< inner_* positions valid
+  bool encap_hdr_csum = false;   ///< outer csum to be done in software during GSO
+  bool remcsum_offload = false;  ///< RCO in effect
+  bool csum_valid = false;       ///< software validated (C-23)
+  bool csum_complete_sw = false; ///< COMPLETE value computed by software (C-24, C-27)
+
+  // -- checksum state --
+  CsumState csum{CsumNone{}};
+  IpSummed ip_summed() const noexcept { return ip_summed_of(csum); }
+  /// skb_checksum_start_offset: csum_start − data_pos() (PARTIAL only; 0 otherwise).
+  int csum_start_offset() const noexcept;
+  /// Make PARTIAL with csum_start at `start_off` bytes from data() (skb_partial_csum_set).
+  void set_partial(int start_off, std::uint16_t csum_offset, bool not_inet = false) noexcept {
+    csum = CsumPartial{data_ + start_off, csum_offset, not_inet};
+  }
+
+  // -- GSO --
+  GsoInfo gso{};
+  bool is_gso() const noexcept { return gso.size != 0; }  ///< skb_is_gso
+
+ private:
+  void ensure_headroom(std::size_t n);
+  void pull_tail(std::size_t n);  // move n bytes from frags/frag_list into the head
+  Packet clone_impl(bool deep) const;
+
+  std::vector<std::uint8_t> store_;  // [headroom | head | slack]
+  std::size_t base_ = 0;             // index in store_ of the origin (position 0)
+  pos_t data_ = 0;                   // position of data()
+  pos_t tail_ = 0;                   // position one past the head
+  std::vector<Frag> frags_;
+  std::vector<Packet> frag_list_;
+  std::size_t frag_list_len_ = 0;
+};
+
+// ---- checksum bookkeeping (include/linux/skbuff.h, net/core/skbuff.c, net/core/dev.c) -------
+
+/// C-16/C-17 (__skb_postpull_rcsum): `removed` are the bytes just removed from the front (or
+/// from block offset `off` of the summed region). COMPLETE: csum −= block sum rotated for odd
+/// `off`. PARTIAL: if csum_start now lies before data(), downgrade to NONE.
+void postpull_rcsum(Packet& p, std::span<const std::uint8_t> removed, std::size_t off = 0) noexcept;
+/// C-18 (__skb_postpush_rcsum): `pushed` bytes now at block offset `off`; COMPLETE: csum += them.
+void postpush_rcsum(Packet& p, std::span<const std::uint8_t> pushed, std::size_t off = 0) noexcept;
+/// C-19 skb_pull_rcsum: pskb_pull(n) then postpull over the removed bytes. nullptr if n > len().
+std::uint8_t* pull_rcsum(Packet& p, std::size_t n);
+/// skb_push_rcsum: push(n) then postpush over the (caller-filled later!) bytes — so call it
+/// only after writing them: pushes, returns data(); caller writes, then call postpush_rcsum.
+/// Provided for symmetry: push_rcsum(p, bytes) pushes AND copies `bytes` then adjusts.
+std::uint8_t* push_rcsum(Packet& p, std::span<const std::uint8_t> bytes);
+/// C-20 pskb_trim_rcsum: COMPLETE → subtract the trimmed tail (block-sub at new_len);
+/// PARTIAL → NotInHead if csum_start+csum_offset+2 would exceed min(new_len, headlen).
+PacketError trim_rcsum(Packet& p, std::size_t new_len);
+/// C-21 skb_forward_csum: COMPLETE → NONE.
+void forward_csum(Packet& p) noexcept;
+/// C-5/C-23 skb_csum_unnecessary: UNNECESSARY, or csum_valid, or PARTIAL with
+/// csum_start_offset() >= 0.
+bool csum_unnecessary(const Packet& p) noexcept;
+/// C-23 __skb_decr_checksum_unnecessary: UNNECESSARY level 0 → NONE, else level−1.
+void decr_checksum_unnecessary(Packet& p) noexcept;
+/// C-26 __skb_incr_checksum_unnecessary: UNNECESSARY → level+1 (saturating at 3);
+/// NONE → UNNECESSARY level 0; others unchanged.
+void incr_checksum_unnecessary(Packet& p) noexcept;
+/// __skb_checksum_complete: sum the whole packet, fold with the stored csum (the pseudo sum
+/// when called from validation); set COMPLETE{whole sum}, csum_complete_sw, csum_valid.
+/// Returns the folded result (0 = valid).
+std::uint16_t checksum_complete(Packet& p) noexcept;
+/// C-23..C-24 __skb_checksum_validate(zero_okay, check, complete, pseudo): returns 0 when
+/// validated (or deferred), else the non-zero folded value of the bad checksum. `check` is the
+/// checksum field value (host order) for zero_okay. `pseudo` is the unfolded pseudo-header sum
+/// (0 for "simple" validation).
+std::uint16_t checksum_validate(Packet& p, wsum pseudo, bool complete, bool zero_okay = false,
+                                std::uint16_t check = 0) noexcept;
+/// C-25 skb_checksum_try_convert: NONE && csum_valid → COMPLETE{~pseudo}.
+void checksum_try_convert(Packet& p, wsum pseudo) noexcept;
+/// C-28/C-29 skb_checksum_help: finish a PARTIAL in software. COMPLETE → NONE. NONE and
+/// UNNECESSARY → Ok, unchanged. Errors: IsGso; NotInHead when csum_start is not inside the
+/// head or the 16-bit field does not fit in the head; OutOfRange when csum_start is before
+/// data(). Shared fragments are linearized first. A folded result of 0 is written as 0xFFFF
+/// for every protocol, as 6.12 dev.c does (CSUM_MANGLED_0 unconditionally).
+PacketError checksum_help(Packet& p);
+
+/// C-31 remcsum_adjust over raw bytes: `region` starts at ptr (the encapsulated payload);
+/// `csum` = COMPLETE sum beginning at ptr. Writes fold(csum − sum(region[0,start))) at
+/// region[offset] (big-endian) and returns the wsum delta new−old. Requires
+/// offset+2 <= region.size() and start <= region.size() (else returns 0, no write).
+wsum remcsum_adjust(std::span<std::uint8_t> region, wsum csum, std::size_t start,
+                    std::size_t offset) noexcept;
+/// C-32 remcsum_unadjust: field := csum_fold(delta − field). `field` points at 2 bytes (BE).
+void remcsum_unadjust(std::uint8_t* field, wsum delta) noexcept;
+/// C-33 skb_remcsum_process. `ptr_off` = offset of ptr from data(); start/offset relative to
+/// ptr. !nopartial → PARTIAL{csum_start = ptr+start, csum_offset = offset−start}.
+/// nopartial → ensure COMPLETE (computing it and postpulling [data, ptr) if needed), then
+/// remcsum_adjust and csum += delta. Errors: OutOfRange/NotInHead when the ranges are not in
+/// the head.
+PacketError remcsum_process(Packet& p, std::size_t ptr_off, std::size_t start,
+                            std::size_t offset, bool nopartial);
+
+}  // namespace ofld::core
