@@ -101,7 +101,8 @@ wsum csum_partial(const void* data, std::size_t len, wsum seed = 0) noexcept;
 inline wsum csum_partial(std::span<const std::uint8_t> s, wsum seed = 0) noexcept {
   return csum_partial(s.data(), s.size(), seed);
 }
-/// As csum_partial but with an explicit kernel (tests, benchmarks). `k` must be supported.
+/// As csum_partial but with an explicit kernel (tests, benchmarks). An unsupported `k` falls
+/// back to Scalar64 (never faults on a CPU without the instructions).
 wsum csum_partial_with(Kernel k, const void* data, std::size_t len, wsum seed = 0) noexcept;
 
 /// Copy len bytes src→dst (non-overlapping) and return seed + sum of the bytes, in one pass.
@@ -110,8 +111,16 @@ wsum csum_partial_copy(void* dst, const void* src, std::size_t len, wsum seed = 
 wsum csum_partial_copy_with(Kernel k, void* dst, const void* src, std::size_t len,
                             wsum seed = 0) noexcept;
 
+/// Sum of a non-contiguous region given as consecutive spans (e.g. header + page frags), with
+/// any span lengths: each span's sum is placed at its byte offset via csum_block_add, so odd
+/// boundaries are handled. Its fold16 equals that of csum_partial over the concatenation.
+/// (kernel skb_checksum over a frag list)
+wsum csum_partial_spans(std::span<const std::span<const std::uint8_t>> spans,
+                        wsum seed = 0) noexcept;
+
 /// Internet checksum of a buffer (e.g. an IPv4 header with its check field zeroed):
-/// ~fold16(sum). Never returns 0xFFFF for data that is not all zero... see ip_fast_csum.
+/// ~fold16(sum). Returns 0xFFFF only when every byte is zero (a non-zero sum never folds to
+/// 0), so a header with a non-zero byte never yields 0xFFFF. (kernel ip_compute_csum)
 inline std::uint16_t ip_compute_csum(const void* data, std::size_t len) noexcept {
   return csum_fold(csum_partial(data, len, 0));
 }

@@ -1,0 +1,70 @@
+// Internal helpers shared by the checksum kernels (src/core/csum*.cpp). Not a public header.
+//
+// Every kernel sums the data as host (little-endian) 16-bit words, folds the total to 16
+// bits and byte-swaps it: ones'-complement sums are byte-order independent up to that swap
+// (RFC 1071 §2(B)). The folded value is canonical (0 only for all-zero data, otherwise
+// 1..0xffff), so every kernel returns exactly the same wsum: csum_add(seed, folded_be).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "ofld/core/csum.hpp"
+
+namespace ofld::csum::detail {
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ || __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
+inline constexpr bool kLittleEndian = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+
+/// 64-bit add with end-around carry.
+inline std::uint64_t add64c(std::uint64_t a, std::uint64_t b) noexcept {
+  std::uint64_t s = a + b;
+  return s + (s < b);
+}
+
+/// Fold a 64-bit host-word ones'-complement sum to 16 bits (end-around carry throughout).
+inline std::uint16_t fold64(std::uint64_t s) noexcept {
+  s = (s & 0xffffffffu) + (s >> 32);  // <= 0x1fffffffe
+  s = (s & 0xffffffffu) + (s >> 32);  // <= 0xffffffff
+  s = (s & 0xffffu) + (s >> 16);
+  s = (s & 0xffffu) + (s >> 16);
+  s = (s & 0xffffu) + (s >> 16);
+  return std::uint16_t(s);
+}
+
+/// Turn a folded sum of host-order words into the network-order wsum the API returns.
+inline wsum finish(std::uint16_t folded_host, wsum seed) noexcept {
+  std::uint16_t be = kLittleEndian ? __builtin_bswap16(folded_host) : folded_host;
+  return csum_add(seed, be);
+}
+
+/// Host-word sum of a short tail (any length); start must be at an even offset of the
+/// summed region. A trailing odd byte lands in the low-address byte of its word, which is
+/// the high byte after the network-order conversion (RFC 1071 §4.1).
+inline std::uint64_t sum_tail(const std::uint8_t* p, std::size_t n, std::uint64_t acc) noexcept {
+  while (n >= 8) {
+    std::uint64_t v;
+    std::memcpy(&v, p, 8);
+    acc = add64c(acc, v);
+    p += 8;
+    n -= 8;
+  }
+  if (n) {
+    std::uint64_t v = 0;
+    std::memcpy(&v, p, n);  // zero padding on the high-address side
+    acc = add64c(acc, v);
+  }
+  return acc;
+}
+
+wsum scalar64_sum(const std::uint8_t* p, std::size_t len, wsum seed) noexcept;
+
+#if defined(__x86_64__) || defined(__i386__)
+wsum sse_sum(const std::uint8_t* p, std::size_t len, wsum seed) noexcept;
+wsum avx2_sum(const std::uint8_t* p, std::size_t len, wsum seed) noexcept;
+wsum sse_copy_sum(std::uint8_t* d, const std::uint8_t* s, std::size_t len, wsum seed) noexcept;
+wsum avx2_copy_sum(std::uint8_t* d, const std::uint8_t* s, std::size_t len, wsum seed) noexcept;
+#endif
+
+}  // namespace ofld::csum::detail
