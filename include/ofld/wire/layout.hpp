@@ -163,12 +163,12 @@ enum class StopReason : std::uint8_t {
   UnknownGreProto,   ///< stop_value = GRE protocol type
   GreRouting,        ///< GRE R bit (RFC 1701 routing) — refused
   GreVersion,        ///< GRE version != 0 (e.g. PPTP v1): stop_value = version
-  ErspanTypeI,       ///< ERSPAN type I payload recorded only as GRE
   GueControl,        ///< GUE C bit (control message)
   TunnelDepth,       ///< kMaxTunnelDepth reached; stop_value = depth
   HeaderLimit,       ///< kMaxHeaders reached
   TunnelsDisabled,   ///< ParseOptions::follow_tunnels == false and a tunnel was seen
-  NonIpLink,         ///< SLL/SLL2 with a non-Ethernet-protocol, or raw IP with bad nibble
+  NonIpLink,         ///< SLL/SLL2 protocol < 0x0600 (not an ethertype): stop_value = it
+  UnknownFrameType,  ///< ERSPAN III frame type other than Ethernet: stop_value = ft
 };
 std::string_view to_string(StopReason r) noexcept;
 
