@@ -52,6 +52,18 @@ int dlt_from_capture_link(CaptureLink link) noexcept {
   return DLT_EN10MB;
 }
 
+wire::LinkType to_wire_link(CaptureLink link) noexcept {
+  switch (link) {
+    case CaptureLink::Ethernet: return wire::LinkType::Ethernet;
+    case CaptureLink::LinuxSll: return wire::LinkType::LinuxSll;
+    case CaptureLink::LinuxSll2: return wire::LinkType::LinuxSll2;
+    case CaptureLink::RawIp:
+    case CaptureLink::Ipv4:
+    case CaptureLink::Ipv6: return wire::LinkType::RawIp;
+  }
+  return wire::LinkType::Ethernet;
+}
+
 const char* capture_link_name(CaptureLink link) noexcept {
   switch (link) {
     case CaptureLink::Ethernet: return "EN10MB";

@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "ofld/wire/layout.hpp"
+
 namespace ofld::io {
 
 /// Thrown for file open/create failures, unsupported link types and unreadable records.
@@ -44,6 +46,8 @@ std::optional<CaptureLink> capture_link_from_dlt(int dlt) noexcept;
 /// The DLT value to hand to pcap_open_dead for `link` (DLT_RAW for RawIp, which libpcap
 /// writes as LINKTYPE_RAW 101).
 int dlt_from_capture_link(CaptureLink link) noexcept;
+/// The framing wire::parse_frame expects for `link` (DLT_IPV4/DLT_IPV6 → RawIp).
+wire::LinkType to_wire_link(CaptureLink link) noexcept;
 /// Short name: "EN10MB", "LINUX_SLL", "LINUX_SLL2", "RAW", "IPV4", "IPV6".
 const char* capture_link_name(CaptureLink link) noexcept;
 
