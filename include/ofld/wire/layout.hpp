@@ -97,7 +97,7 @@ enum class TunnelKind : std::uint8_t {
   None,
   Vxlan,     ///< UDP + VXLAN (either port)
   Gue,       ///< UDP + GUE variant 0
-  Fou,       ///< UDP + direct IP (FOU port, or GUE version 1)
+  Fou,       ///< UDP + direct IP on the configured FOU port (GUE version 1 is reported as Gue)
   Gre,       ///< IP proto 47 (incl. TEB; ERSPAN is reported as Erspan)
   GreInUdp,  ///< UDP 4754 + GRE (RFC 8086)
   Geneve,    ///< UDP + Geneve
@@ -223,6 +223,8 @@ struct Layout {
 
   /// Append (used by the parser; false when kMaxHeaders is reached).
   bool push(const HeaderRef& h) noexcept;
+  /// Mutable access to header i < size() (used by the parser to back-fill fields).
+  HeaderRef& at(std::size_t i) noexcept { return hdrs_[i]; }
 
  private:
   std::array<HeaderRef, kMaxHeaders> hdrs_{};
