@@ -1,0 +1,47 @@
+// ofld/tools/bench_csum.hpp — throughput of the checksum kernels against memory baselines.
+//
+// One run times, for each buffer size: a plain memory-read loop (the ceiling for any
+// summing kernel), memcpy (the ceiling for copy-and-sum), every supported csum kernel,
+// fused copy-and-sum with the best kernel, and DPDK's rte_raw_cksum when built with
+// OFLD_HAVE_DPDK. Buffers are cache-hot and 64-byte aligned. Throughput is in GB/s
+// (10^9 bytes per second of the calling thread's CPU time, so time slices lost to other
+// processes do not count); each entry reports the median and min/max over repetitions.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace ofld::tools {
+
+struct CsumBenchOptions {
+  std::vector<std::size_t> sizes{64, 1500, 9000, 65536};  ///< buffer sizes, bytes
+  int reps = 9;                ///< repetitions per (entry, size); median reported
+  double rep_seconds = 0.02;   ///< target wall time of one repetition, seconds
+};
+
+/// One timed operation at one size.
+struct CsumBenchEntry {
+  std::string name;  ///< "memread", "memcpy", "csum/avx2", "copy+csum/avx2", "dpdk/rte_raw_cksum"
+  double median_gbps = 0, min_gbps = 0, max_gbps = 0;
+};
+
+struct CsumBenchSize {
+  std::size_t size = 0;  ///< bytes
+  std::vector<CsumBenchEntry> entries;
+  double best_over_read = 0;     ///< best kernel median / memread median
+  double copy_over_memcpy = 0;   ///< fused copy+csum median / memcpy median
+  double best_over_dpdk = 0;     ///< best kernel median / rte_raw_cksum median; 0 if no DPDK
+};
+
+struct CsumBenchResults {
+  std::string best_kernel;  ///< kernel_name(best_kernel())
+  bool have_dpdk = false;
+  std::vector<CsumBenchSize> sizes;
+};
+
+/// Run the benchmark (takes about sizes × entries × reps × rep_seconds). Invalid options
+/// (reps < 1, rep_seconds <= 0, a size of 0) throw std::invalid_argument naming the field.
+CsumBenchResults run_csum_bench(const CsumBenchOptions& opt);
+
+}  // namespace ofld::tools

@@ -1,0 +1,80 @@
+// `ofld bench csum [--json] [--reps N]`: checksum kernel throughput (tools::run_csum_bench).
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "ofld/tools/bench_csum.hpp"
+#include "registry.hpp"
+
+namespace {
+
+struct Args {
+  bool json = false;
+  int reps = 9;
+  std::vector<std::size_t> sizes{64, 1500, 9000, 65536};
+};
+
+nlohmann::json to_json(const ofld::tools::CsumBenchResults& r) {
+  nlohmann::json j;
+  j["best_kernel"] = r.best_kernel;
+  j["have_dpdk"] = r.have_dpdk;
+  j["unit"] = "GB/s";
+  for (const auto& s : r.sizes) {
+    nlohmann::json js;
+    js["size"] = s.size;
+    for (const auto& e : s.entries)
+      js["entries"].push_back(
+          {{"name", e.name}, {"median", e.median_gbps}, {"min", e.min_gbps}, {"max", e.max_gbps}});
+    js["ratio"]["best_over_read"] = s.best_over_read;
+    js["ratio"]["copy_over_memcpy"] = s.copy_over_memcpy;
+    if (r.have_dpdk) js["ratio"]["best_over_dpdk"] = s.best_over_dpdk;
+    j["sizes"].push_back(js);
+  }
+  return j;
+}
+
+void print_table(const ofld::tools::CsumBenchResults& r) {
+  // Like `openssl speed`: one row per operation, one column per size (median GB/s).
+  std::printf("best kernel: %s; GB/s, median of reps [min..max]\n", r.best_kernel.c_str());
+  std::printf("%-22s", "operation");
+  for (const auto& s : r.sizes) std::printf(" %22zu B", s.size);
+  std::printf("\n");
+  if (r.sizes.empty()) return;
+  for (std::size_t i = 0; i < r.sizes[0].entries.size(); ++i) {
+    std::printf("%-22s", r.sizes[0].entries[i].name.c_str());
+    for (const auto& s : r.sizes) {
+      const auto& e = s.entries[i];
+      std::printf(" %7.2f [%6.2f..%6.2f]", e.median_gbps, e.min_gbps, e.max_gbps);
+    }
+    std::printf("\n");
+  }
+  auto ratio_row = [&](const char* name, double ofld::tools::CsumBenchSize::*f) {
+    std::printf("%-22s", name);
+    for (const auto& s : r.sizes) std::printf(" %24.2f", s.*f);
+    std::printf("\n");
+  };
+  ratio_row("best/memread", &ofld::tools::CsumBenchSize::best_over_read);
+  ratio_row("copy+csum/memcpy", &ofld::tools::CsumBenchSize::copy_over_memcpy);
+  if (r.have_dpdk) ratio_row("best/dpdk", &ofld::tools::CsumBenchSize::best_over_dpdk);
+}
+
+ofld::cli::Registrar reg{[](CLI::App& root) {
+  auto& bench = ofld::cli::group(root, "bench", "benchmarks");
+  auto args = std::make_shared<Args>();
+  auto* c = bench.add_subcommand("csum", "checksum kernels vs memory read / memcpy (GB/s)");
+  c->add_flag("--json", args->json, "print JSON instead of a table");
+  c->add_option("--reps", args->reps, "repetitions per measurement (median reported)")
+      ->check(CLI::Range(1, 1000));
+  c->add_option("--sizes", args->sizes, "buffer sizes in bytes")->check(CLI::PositiveNumber);
+  c->callback([args] {
+    ofld::tools::CsumBenchOptions opt;
+    opt.reps = args->reps;
+    opt.sizes = args->sizes;
+    auto res = ofld::tools::run_csum_bench(opt);
+    if (args->json)
+      std::printf("%s\n", to_json(res).dump(2).c_str());
+    else
+      print_table(res);
+  });
+}};
+
+}  // namespace
