@@ -86,6 +86,9 @@ struct TapOptions {
 /// An open TAP queue. Move-only; closing the last queue of a non-persistent TAP deletes it.
 class Tap {
  public:
+  /// Largest MTU a TAP accepts (64 KiB − 1 − the 14-byte Ethernet header; drivers/net/tun.c).
+  static constexpr int kMaxMtu = 65535 - 14;
+
   /// Open /dev/net/tun and TUNSETIFF(IFF_TAP|IFF_NO_PI[|IFF_VNET_HDR][|IFF_MULTI_QUEUE])
   /// in the calling thread's network namespace. Skipped if /dev/net/tun is missing or the
   /// caller lacks CAP_NET_ADMIN; error on any other ioctl failure (named).
