@@ -314,6 +314,9 @@ class Packet {
 
   // -- checksum state --
   CsumState csum{CsumNone{}};
+  /// The kernel's skb->csum while ip_summed is not COMPLETE: the pseudo-header sum stored by
+  /// a deferred validation (C-24) and consumed by checksum_complete(). Otherwise unused.
+  wsum pending_csum = 0;
   IpSummed ip_summed() const noexcept { return ip_summed_of(csum); }
   /// skb_checksum_start_offset: csum_start − data_pos() (PARTIAL only; 0 otherwise).
   int csum_start_offset() const noexcept;
@@ -328,11 +331,14 @@ class Packet {
 
  private:
   void ensure_headroom(std::size_t n);
+  void ensure_tailroom(std::size_t n);
   void pull_tail(std::size_t n);  // move n bytes from frags/frag_list into the head
+  void absorb_frag_list();        // turn frag_list members into frags (len unchanged)
+  void segments(std::vector<std::span<const std::uint8_t>>& out) const;
   Packet clone_impl(bool deep) const;
 
   std::vector<std::uint8_t> store_;  // [headroom | head | slack]
-  std::size_t base_ = 0;             // index in store_ of the origin (position 0)
+  std::ptrdiff_t base_ = 0;          // index in store_ of the origin (position 0)
   pos_t data_ = 0;                   // position of data()
   pos_t tail_ = 0;                   // position one past the head
   std::vector<Frag> frags_;
@@ -350,9 +356,10 @@ void postpull_rcsum(Packet& p, std::span<const std::uint8_t> removed, std::size_
 void postpush_rcsum(Packet& p, std::span<const std::uint8_t> pushed, std::size_t off = 0) noexcept;
 /// C-19 skb_pull_rcsum: pskb_pull(n) then postpull over the removed bytes. nullptr if n > len().
 std::uint8_t* pull_rcsum(Packet& p, std::size_t n);
-/// skb_push_rcsum: push(n) then postpush over the (caller-filled later!) bytes — so call it
-/// only after writing them: pushes, returns data(); caller writes, then call postpush_rcsum.
-/// Provided for symmetry: push_rcsum(p, bytes) pushes AND copies `bytes` then adjusts.
+/// skb_push_rcsum: push(n) and add the sum of the n bytes now in front (the bytes that were
+/// in the headroom, e.g. a header pulled earlier) to a COMPLETE csum. Returns data().
+std::uint8_t* push_rcsum(Packet& p, std::size_t n);
+/// Convenience: push bytes.size(), copy `bytes` there, then postpush_rcsum over them.
 std::uint8_t* push_rcsum(Packet& p, std::span<const std::uint8_t> bytes);
 /// C-20 pskb_trim_rcsum: COMPLETE → subtract the trimmed tail (block-sub at new_len);
 /// PARTIAL → NotInHead if csum_start+csum_offset+2 would exceed min(new_len, headlen).
@@ -367,9 +374,10 @@ void decr_checksum_unnecessary(Packet& p) noexcept;
 /// C-26 __skb_incr_checksum_unnecessary: UNNECESSARY → level+1 (saturating at 3);
 /// NONE → UNNECESSARY level 0; others unchanged.
 void incr_checksum_unnecessary(Packet& p) noexcept;
-/// __skb_checksum_complete: sum the whole packet, fold with the stored csum (the pseudo sum
-/// when called from validation); set COMPLETE{whole sum}, csum_complete_sw, csum_valid.
-/// Returns the folded result (0 = valid).
+/// __skb_checksum_complete: sum the whole packet, fold-and-complement it with the stored
+/// csum (COMPLETE's csum, else pending_csum — the pseudo sum left by validation); set
+/// COMPLETE{whole-packet sum}, csum_complete_sw, csum_valid = (result == 0).
+/// Returns the folded checksum result (0 = valid).
 std::uint16_t checksum_complete(Packet& p) noexcept;
 /// C-23..C-24 __skb_checksum_validate(zero_okay, check, complete, pseudo): returns 0 when
 /// validated (or deferred), else the non-zero folded value of the bad checksum. `check` is the

@@ -1,0 +1,343 @@
+// Packet storage operations (see include/ofld/core/packet.hpp for the position convention).
+#include "ofld/core/packet.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+namespace ofld::core {
+
+std::string_view to_string(PacketError e) noexcept {
+  switch (e) {
+    case PacketError::Ok: return "ok";
+    case PacketError::OutOfRange: return "offset or length outside the packet";
+    case PacketError::NotInHead: return "bytes not in the linear head";
+    case PacketError::HasFrags: return "operation needs a packet without fragments";
+    case PacketError::IsGso: return "packet is GSO";
+    case PacketError::BadCsumState: return "wrong checksum state for this operation";
+    case PacketError::BadArgument: return "bad argument";
+  }
+  return "unknown packet error";
+}
+
+namespace skb_gso {
+std::string_view name(std::uint32_t bit) noexcept {
+  static constexpr std::string_view kNames[32] = {
+      "TCPV4", "DODGY", "TCP_ECN", "TCP_FIXEDID", "TCPV6", "FCOE", "GRE", "GRE_CSUM",
+      "IPXIP4", "IPXIP6", "UDP_TUNNEL", "UDP_TUNNEL_CSUM", "PARTIAL", "TUNNEL_REMCSUM",
+      "SCTP", "ESP", "UDP", "UDP_L4", "FRAGLIST", "TCP_ACCECN", "", "", "", "", "", "", "",
+      "", "", "", "TCP_FIXEDID_OUTER", "TCP_FIXEDID_INNER"};
+  if (bit == 0 || (bit & (bit - 1)) != 0) return "";
+  return kNames[__builtin_ctz(bit)];
+}
+}  // namespace skb_gso
+
+Packet::Packet() : store_(kDefaultHeadroom), base_(std::ptrdiff_t(kDefaultHeadroom)) {}
+Packet::Packet(Packet&&) noexcept = default;
+Packet& Packet::operator=(Packet&&) noexcept = default;
+Packet::~Packet() = default;
+
+Packet Packet::from_bytes(std::span<const std::uint8_t> bytes, std::size_t headroom) {
+  Packet p;
+  p.store_.assign(headroom + bytes.size(), 0);
+  p.base_ = std::ptrdiff_t(headroom);
+  if (!bytes.empty()) std::memcpy(p.store_.data() + headroom, bytes.data(), bytes.size());
+  p.data_ = 0;
+  p.tail_ = pos_t(bytes.size());
+  return p;
+}
+
+Packet Packet::from_bytes_frags(std::span<const std::uint8_t> bytes, std::size_t headlen,
+                                std::size_t frag_size, std::size_t headroom) {
+  headlen = std::min(headlen, bytes.size());
+  Packet p = from_bytes(bytes.first(headlen), headroom);
+  auto rest = bytes.subspan(headlen);
+  if (frag_size == 0) frag_size = rest.size();
+  while (!rest.empty()) {
+    std::size_t n = std::min(frag_size, rest.size());
+    p.frags_.push_back(Frag{Buffer::make(rest.first(n)), 0, std::uint32_t(n)});
+    rest = rest.subspan(n);
+  }
+  return p;
+}
+
+std::vector<std::uint8_t> Packet::to_bytes() const {
+  std::vector<std::uint8_t> out(len());
+  (void)copy_bits(0, out);
+  return out;
+}
+
+std::size_t Packet::len() const noexcept {
+  std::size_t n = headlen() + frag_list_len_;
+  for (const auto& f : frags_) n += f.len;
+  return n;
+}
+std::size_t Packet::headlen() const noexcept { return std::size_t(tail_ - data_); }
+std::size_t Packet::headroom() const noexcept { return std::size_t(base_ + data_); }
+std::uint8_t* Packet::data() noexcept { return store_.data() + base_ + data_; }
+const std::uint8_t* Packet::data() const noexcept { return store_.data() + base_ + data_; }
+
+std::uint8_t* Packet::at_pos(pos_t pos, std::size_t n) noexcept {
+  if (pos == kNoHeader) return nullptr;
+  std::ptrdiff_t idx = base_ + pos;
+  if (idx < 0 || idx + std::ptrdiff_t(n) > base_ + tail_) return nullptr;
+  return store_.data() + idx;
+}
+
+int Packet::csum_start_offset() const noexcept {
+  if (auto* pc = std::get_if<CsumPartial>(&csum)) return pc->csum_start - data_;
+  return 0;
+}
+
+void Packet::ensure_headroom(std::size_t n) {
+  if (headroom() >= n) return;
+  std::size_t front = n + kDefaultHeadroom;
+  std::size_t hl = headlen();
+  std::vector<std::uint8_t> ns(front + hl + 64, 0);
+  if (hl) std::memcpy(ns.data() + front, data(), hl);
+  store_ = std::move(ns);
+  base_ = std::ptrdiff_t(front) - data_;
+}
+
+void Packet::ensure_tailroom(std::size_t n) {
+  std::size_t need = std::size_t(base_ + tail_) + n;
+  if (store_.size() < need) store_.resize(std::max(need, store_.size() * 3 / 2), 0);
+}
+
+std::uint8_t* Packet::push(std::size_t n) {
+  ensure_headroom(n);
+  data_ -= pos_t(n);
+  return data();
+}
+
+std::uint8_t* Packet::pull(std::size_t n) noexcept {
+  if (n > headlen()) return nullptr;
+  data_ += pos_t(n);
+  return data();
+}
+
+std::uint8_t* Packet::pskb_pull(std::size_t n) {
+  if (!may_pull(n)) return nullptr;
+  return pull(n);
+}
+
+std::uint8_t* Packet::put(std::size_t n) {
+  if (!is_linear()) return nullptr;
+  ensure_tailroom(n);
+  std::uint8_t* p = store_.data() + base_ + tail_;
+  std::memset(p, 0, n);
+  tail_ += pos_t(n);
+  return p;
+}
+
+void Packet::append(std::span<const std::uint8_t> bytes) {
+  if (bytes.empty()) return;
+  if (is_linear()) {
+    std::uint8_t* p = put(bytes.size());
+    std::memcpy(p, bytes.data(), bytes.size());
+  } else {
+    frags_.push_back(Frag{Buffer::make(bytes), 0, std::uint32_t(bytes.size())});
+  }
+}
+
+PacketError Packet::add_frag(BufferRef buf, std::size_t off, std::size_t len) {
+  if (!buf) return PacketError::BadArgument;
+  if (off > buf->bytes.size() || len > buf->bytes.size() - off || len > UINT32_MAX)
+    return PacketError::OutOfRange;
+  if (!frag_list_.empty()) absorb_frag_list();  // keep byte order: frags precede frag_list
+  frags_.push_back(Frag{std::move(buf), std::uint32_t(off), std::uint32_t(len)});
+  return PacketError::Ok;
+}
+
+void Packet::add_to_frag_list(Packet p) {
+  frag_list_len_ += p.len();
+  frag_list_.push_back(std::move(p));
+}
+
+std::vector<Packet> Packet::take_frag_list() {
+  frag_list_len_ = 0;
+  return std::exchange(frag_list_, {});
+}
+
+void Packet::absorb_frag_list() {
+  for (auto& m : frag_list_) {
+    if (m.headlen())
+      frags_.push_back(Frag{Buffer::make(m.head()), 0, std::uint32_t(m.headlen())});
+    for (auto& f : m.frags_) frags_.push_back(std::move(f));
+    m.frags_.clear();
+    if (!m.frag_list_.empty()) {
+      // nested frag_list: flatten the member's own chain recursively
+      Packet tmp;
+      for (auto& mm : m.frag_list_) tmp.add_to_frag_list(std::move(mm));
+      tmp.absorb_frag_list();
+      for (auto& f : tmp.frags_) frags_.push_back(std::move(f));
+    }
+  }
+  frag_list_.clear();
+  frag_list_len_ = 0;
+}
+
+void Packet::pull_tail(std::size_t n) {
+  if (n == 0) return;
+  if (!frag_list_.empty()) {
+    std::size_t in_frags = 0;
+    for (const auto& f : frags_) in_frags += f.len;
+    if (n > in_frags) absorb_frag_list();
+  }
+  ensure_tailroom(n);
+  std::uint8_t* dst = store_.data() + base_ + tail_;
+  std::size_t left = n;
+  std::size_t consumed = 0;  // whole frags consumed
+  for (auto& f : frags_) {
+    if (left == 0) break;
+    std::size_t take = std::min<std::size_t>(f.len, left);
+    std::memcpy(dst, f.buf->bytes.data() + f.off, take);
+    dst += take;
+    left -= take;
+    f.off += std::uint32_t(take);
+    f.len -= std::uint32_t(take);
+    if (f.len == 0) ++consumed;
+  }
+  frags_.erase(frags_.begin(), frags_.begin() + std::ptrdiff_t(consumed));
+  tail_ += pos_t(n - left);
+}
+
+void Packet::trim(std::size_t new_len) {
+  if (new_len >= len()) return;
+  std::size_t hl = headlen();
+  if (new_len <= hl) {
+    tail_ = data_ + pos_t(new_len);
+    frags_.clear();
+    frag_list_.clear();
+    frag_list_len_ = 0;
+    return;
+  }
+  if (!frag_list_.empty()) absorb_frag_list();
+  std::size_t left = new_len - hl;
+  std::size_t keep = 0;
+  for (auto& f : frags_) {
+    if (left == 0) break;
+    if (f.len > left) f.len = std::uint32_t(left);
+    left -= f.len;
+    ++keep;
+  }
+  frags_.resize(keep);
+}
+
+void Packet::linearize() { pull_tail(data_len()); }
+
+bool Packet::may_pull(std::size_t n) {
+  if (n <= headlen()) return true;
+  if (n > len()) return false;
+  pull_tail(n - headlen());
+  return true;
+}
+
+std::span<std::uint8_t> Packet::header(std::size_t off, std::size_t n) {
+  if (off > len() || n > len() - off) return {};
+  if (!may_pull(off + n)) return {};
+  return {data() + off, n};
+}
+
+void Packet::segments(std::vector<std::span<const std::uint8_t>>& out) const {
+  if (headlen()) out.push_back(head());
+  for (const auto& f : frags_)
+    if (f.len) out.push_back(f.bytes());
+  for (const auto& m : frag_list_) m.segments(out);
+}
+
+PacketError Packet::copy_bits(std::size_t offset, std::span<std::uint8_t> dst) const {
+  std::size_t total = len();
+  if (offset > total || dst.size() > total - offset) return PacketError::OutOfRange;
+  std::vector<std::span<const std::uint8_t>> segs;
+  segments(segs);
+  std::size_t pos = 0, w = 0;
+  for (auto s : segs) {
+    if (w == dst.size()) break;
+    std::size_t end = pos + s.size();
+    if (end > offset) {
+      std::size_t from = offset > pos ? offset - pos : 0;
+      std::size_t take = std::min(s.size() - from, dst.size() - w);
+      std::memcpy(dst.data() + w, s.data() + from, take);
+      w += take;
+    }
+    pos = end;
+  }
+  return PacketError::Ok;
+}
+
+wsum Packet::checksum(std::size_t offset, std::size_t n, wsum seed) const noexcept {
+  std::size_t total = len();
+  if (offset > total || n > total - offset) return seed;
+  std::vector<std::span<const std::uint8_t>> segs;
+  segments(segs);
+  std::size_t pos = 0, done = 0;
+  wsum sum = seed;
+  for (auto s : segs) {
+    if (done == n) break;
+    std::size_t end = pos + s.size();
+    if (end > offset) {
+      std::size_t from = offset > pos ? offset - pos : 0;
+      std::size_t take = std::min(s.size() - from, n - done);
+      sum = csum::csum_block_add(sum, csum::csum_partial(s.data() + from, take, 0), done);
+      done += take;
+    }
+    pos = end;
+  }
+  return sum;
+}
+
+Packet Packet::clone_impl(bool deep) const {
+  Packet p;
+  p.store_ = store_;
+  p.base_ = base_;
+  p.data_ = data_;
+  p.tail_ = tail_;
+  p.frags_.reserve(frags_.size());
+  for (const auto& f : frags_) {
+    if (deep)
+      p.frags_.push_back(Frag{Buffer::make(f.bytes()), 0, f.len});
+    else
+      p.frags_.push_back(f);
+  }
+  for (const auto& m : frag_list_) p.add_to_frag_list(m.clone_impl(deep));
+  p.mac_header = mac_header;
+  p.network_header = network_header;
+  p.transport_header = transport_header;
+  p.inner_mac_header = inner_mac_header;
+  p.inner_network_header = inner_network_header;
+  p.inner_transport_header = inner_transport_header;
+  p.protocol = protocol;
+  p.inner_protocol = inner_protocol;
+  p.inner_protocol_type = inner_protocol_type;
+  p.inner_ipproto = inner_ipproto;
+  p.vlan_tci = vlan_tci;
+  p.vlan_present = vlan_present;
+  p.vlan_proto = vlan_proto;
+  p.encapsulation = encapsulation;
+  p.encap_hdr_csum = encap_hdr_csum;
+  p.remcsum_offload = remcsum_offload;
+  p.csum_valid = csum_valid;
+  p.csum_complete_sw = csum_complete_sw;
+  p.csum = csum;
+  p.pending_csum = pending_csum;
+  p.gso = gso;
+  return p;
+}
+
+Packet Packet::clone() const { return clone_impl(false); }
+Packet Packet::copy() const { return clone_impl(true); }
+
+bool Packet::frags_shared() const noexcept {
+  for (std::size_t i = 0; i < frags_.size(); ++i) {
+    long own = 0;
+    for (const auto& g : frags_)
+      if (g.buf == frags_[i].buf) ++own;
+    if (frags_[i].buf.use_count() > own) return true;
+  }
+  for (const auto& m : frag_list_)
+    if (m.frags_shared()) return true;
+  return false;
+}
+
+}  // namespace ofld::core
