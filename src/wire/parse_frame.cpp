@@ -203,8 +203,8 @@ class Parser {
   Result<std::size_t> datagram_end(HeaderKind k, std::size_t off, std::size_t len,
                                    std::size_t limit, bool clip_ok, std::uint16_t& flags) {
     if (off + len <= limit) return off + len;
-    if (clip_ok || opt_.allow_clipped) {
-      if (!clip_ok) flags |= layer_flag::kClipped;
+    if (clip_ok || in_first_frag_ || opt_.allow_clipped) {
+      flags |= layer_flag::kClipped;
       return limit;
     }
     return ParseError{k, Errc::LengthPastEnd, std::uint32_t(off), std::uint32_t(len),
@@ -244,6 +244,7 @@ class Parser {
       stop(StopReason::LaterFragment, off + hl, h->frag_offset());
       return {};
     }
+    if (first) in_first_frag_ = true;
     return l4(h->protocol(), off + hl, end, last_index(), first);
   }
 
@@ -312,6 +313,7 @@ class Parser {
           L_.at(ip_idx).flags |= layer_flag::kFirstFragment;
           L_.frag = FragStatus::First;
           first = true;
+          in_first_frag_ = true;
         } else {
           L_.at(ip_idx).flags |= layer_flag::kAtomicFragment;
           L_.frag = FragStatus::Atomic;
@@ -431,7 +433,6 @@ class Parser {
     L_.l4_proto = ipproto::kUdp;
     const std::size_t pay = off + UdpHeader<>::kLen;
     stop(StopReason::EndOfHeaders, pay);
-    if (first_frag) return {};  // the tunnel header may be cut by fragmentation: stop here
 
     const std::uint16_t dport = u->dest();
     auto is = [&](std::uint16_t p) { return p != 0 && dport == p; };
@@ -598,6 +599,9 @@ class Parser {
   Layout& L_;
   std::size_t tunnels_ = 0;
   std::uint8_t level_ = 0;
+  // Inside a first IP fragment: inner length fields may exceed the bytes present (they are
+  // clamped and flagged kClipped instead of failing).
+  bool in_first_frag_ = false;
 };
 
 }  // namespace

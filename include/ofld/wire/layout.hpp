@@ -119,7 +119,8 @@ inline constexpr std::uint16_t kFirstFragment = 1u << 2;
 inline constexpr std::uint16_t kLaterFragment = 1u << 3;
 /// IPv6 atomic fragment (fragment header with offset 0 and M=0, RFC 6946): whole datagram.
 inline constexpr std::uint16_t kAtomicFragment = 1u << 4;
-/// Length field exceeds captured bytes and ParseOptions::allow_clipped was set.
+/// Length field exceeds the bytes present and was clamped: ParseOptions::allow_clipped was
+/// set (snaplen-cut capture), or the header sits inside a first IP fragment.
 inline constexpr std::uint16_t kClipped = 1u << 5;
 /// IPv6: a routing header with segments left > 0 supplies the pseudo-header destination.
 inline constexpr std::uint16_t kRoutedDst = 1u << 6;
