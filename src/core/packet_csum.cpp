@@ -44,16 +44,28 @@ void postpush_rcsum(Packet& p, std::span<const std::uint8_t> pushed, std::size_t
                                    off);
 }
 
+// Odd lengths: the kernel only ever pulls/pushes even-length headers, and its
+// skb_pull_rcsum/skb_push_rcsum leave COMPLETE byte-swapped for an odd length. We keep
+// COMPLETE equal to the sum over [data, end) for any length by re-aligning (csum_shift) the
+// remaining sum when n is odd; for even n the result is the kernel's exactly.
 std::uint8_t* pull_rcsum(Packet& p, std::size_t n) {
   if (!p.may_pull(n)) return nullptr;
   const std::uint8_t* old = p.data();
   p.pull(n);
   postpull_rcsum(p, {old, n}, 0);  // pulled bytes stay in the headroom
+  if (auto* c = std::get_if<CsumComplete>(&p.csum); c && (n & 1)) c->csum = csum::csum_shift(c->csum, 1);
   return p.data();
 }
 
+namespace {
+void realign_for_push(Packet& p, std::size_t n) noexcept {
+  if (auto* c = std::get_if<CsumComplete>(&p.csum); c && (n & 1)) c->csum = csum::csum_shift(c->csum, 1);
+}
+}  // namespace
+
 std::uint8_t* push_rcsum(Packet& p, std::size_t n) {
   p.push(n);
+  realign_for_push(p, n);
   postpush_rcsum(p, {p.data(), n}, 0);
   return p.data();
 }
@@ -61,6 +73,7 @@ std::uint8_t* push_rcsum(Packet& p, std::size_t n) {
 std::uint8_t* push_rcsum(Packet& p, std::span<const std::uint8_t> bytes) {
   std::uint8_t* d = p.push(bytes.size());
   if (!bytes.empty()) std::memcpy(d, bytes.data(), bytes.size());
+  realign_for_push(p, bytes.size());
   postpush_rcsum(p, {d, bytes.size()}, 0);
   return d;
 }

@@ -355,8 +355,10 @@ void postpull_rcsum(Packet& p, std::span<const std::uint8_t> removed, std::size_
 /// C-18 (__skb_postpush_rcsum): `pushed` bytes now at block offset `off`; COMPLETE: csum += them.
 void postpush_rcsum(Packet& p, std::span<const std::uint8_t> pushed, std::size_t off = 0) noexcept;
 /// C-19 skb_pull_rcsum: pskb_pull(n) then postpull over the removed bytes. nullptr if n > len().
+/// COMPLETE stays the sum over [data, end) for any n (odd n re-aligned; the kernel only pulls
+/// even lengths, where the result is identical to skb_pull_rcsum).
 std::uint8_t* pull_rcsum(Packet& p, std::size_t n);
-/// skb_push_rcsum: push(n) and add the sum of the n bytes now in front (the bytes that were
+/// skb_push_rcsum (odd n re-aligned as for pull_rcsum): push(n) and add the sum of the n bytes now in front (the bytes that were
 /// in the headroom, e.g. a header pulled earlier) to a COMPLETE csum. Returns data().
 std::uint8_t* push_rcsum(Packet& p, std::size_t n);
 /// Convenience: push bytes.size(), copy `bytes` there, then postpush_rcsum over them.
