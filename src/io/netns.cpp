@@ -1,6 +1,7 @@
 // Network namespaces and command execution; see ofld/io/netns.hpp.
 #include "ofld/io/netns.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -138,9 +139,41 @@ Status netns_available() {
   return ok_status();
 }
 
+namespace {
+/// Delete namespaces "ofld…-<pid>-<n>" left behind by processes that no longer exist (a
+/// test run killed by a timeout cannot run destructors). Namespaces of live processes,
+/// including other concurrent runs, are never touched.
+void reap_stale_namespaces() {
+  DIR* d = ::opendir("/run/netns");
+  if (!d) return;
+  std::vector<std::string> stale;
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name.rfind("ofld", 0) != 0) continue;
+    auto last = name.rfind('-');
+    if (last == std::string::npos || last == 0) continue;
+    auto prev = name.rfind('-', last - 1);
+    if (prev == std::string::npos) continue;
+    std::string pid_s = name.substr(prev + 1, last - prev - 1);
+    std::string n_s = name.substr(last + 1);
+    auto digits = [](const std::string& x) {
+      return !x.empty() && x.find_first_not_of("0123456789") == std::string::npos && x.size() < 10;
+    };
+    if (!digits(pid_s) || !digits(n_s)) continue;
+    pid_t pid = pid_t(std::stol(pid_s));
+    if (pid == ::getpid()) continue;
+    if (::kill(pid, 0) != 0 && errno == ESRCH) stale.push_back(name);
+  }
+  ::closedir(d);
+  for (const auto& name : stale) (void)run_command({"ip", "netns", "del", name});
+}
+}  // namespace
+
 Result<Netns> Netns::create(std::string_view prefix) {
   static std::atomic<unsigned> counter{0};
+  static std::atomic<bool> reaped{false};
   if (auto a = netns_available(); !a) return Result<Netns>::from(a);
+  if (!reaped.exchange(true)) reap_stale_namespaces();
   std::string name = std::string(prefix) + "-" + std::to_string(::getpid()) + "-" +
                      std::to_string(counter.fetch_add(1));
   auto r = check_command({"ip", "netns", "add", name});

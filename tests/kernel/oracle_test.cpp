@@ -8,6 +8,10 @@
 // facility the oracle returns "skipped" and the test is skipped with that reason.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -146,6 +150,122 @@ VnetHdr gso_hdr(std::uint8_t type, std::uint16_t gso_size, std::uint16_t csum_of
   h.csum_start = 34;
   h.csum_offset = csum_offset;
   return h;
+}
+
+// ---- io building blocks ---------------------------------------------------------------------
+
+TEST(KernelIo, V18_VnetHdrLittleEndianLayout) {
+  // V-18: flags | gso_type | hdr_len | gso_size | csum_start | csum_offset, LE on our TAPs.
+  VnetHdr h;
+  h.flags = VnetHdr::kNeedsCsum;
+  h.gso_type = VnetHdr::kGsoTcpv4;
+  h.hdr_len = 54;
+  h.gso_size = 1448;
+  h.csum_start = 34;
+  h.csum_offset = 16;
+  std::uint8_t b[10];
+  h.store(b, true);
+  const std::uint8_t want[10] = {0x01, 0x01, 0x36, 0x00, 0xa8, 0x05, 0x22, 0x00, 0x10, 0x00};
+  EXPECT_TRUE(std::equal(b, b + 10, want));
+  EXPECT_EQ(VnetHdr::load(b, true), h);
+  h.store(b, false);
+  EXPECT_EQ(b[4], 0x05);
+  EXPECT_EQ(b[5], 0xa8);
+  EXPECT_EQ(VnetHdr::load(b, false), h);
+}
+
+TEST(KernelIo, RunCommandCapturesAndTimesOut) {
+  auto r = ofld::io::run_command({"sh", "-c", "echo out; echo err >&2; exit 3"});
+  ASSERT_TRUE(r.ok()) << r.describe();
+  EXPECT_EQ(r->exit_code, 3);
+  EXPECT_EQ(r->out, "out\n");
+  EXPECT_EQ(r->err, "err\n");
+  auto c = ofld::io::check_command({"sh", "-c", "echo boom >&2; exit 1"});
+  ASSERT_TRUE(c.is_error());
+  EXPECT_NE(c.message().find("boom"), std::string::npos) << c.message();
+  const auto t0 = std::chrono::steady_clock::now();
+  auto t = ofld::io::run_command({"sleep", "5"}, std::chrono::milliseconds(200));
+  EXPECT_TRUE(t.is_error());
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+}
+
+TEST(KernelIo, NetnsLifecycleAndRunInside) {
+  std::string name;
+  {
+    ORACLE_OR_SKIP(ns, ofld::io::Netns::create("ofld-iotest"));
+    name = ns->name();
+    EXPECT_EQ(::access(("/run/netns/" + name).c_str(), F_OK), 0);
+    struct stat want {};
+    ASSERT_EQ(::fstat(ns->fd(), &want), 0);
+    auto ino = ns->run([] {
+      struct stat st {};
+      ::stat("/proc/thread-self/ns/net", &st);
+      return std::uint64_t(st.st_ino);
+    });
+    ASSERT_TRUE(ino.ok()) << ino.describe();
+    EXPECT_EQ(*ino, std::uint64_t(want.st_ino));
+    struct stat mine {};
+    ASSERT_EQ(::stat("/proc/thread-self/ns/net", &mine), 0);
+    EXPECT_NE(mine.st_ino, want.st_ino) << "the calling thread must stay in its namespace";
+    auto bad = ns->exec({"sh", "-c", "echo nope >&2; exit 2"});
+    ASSERT_TRUE(bad.is_error());
+    EXPECT_NE(bad.message().find("nope"), std::string::npos);
+  }
+  EXPECT_NE(::access(("/run/netns/" + name).c_str(), F_OK), 0) << "namespace not deleted";
+}
+
+TEST(KernelIo, F22_TunSetOffloadRules) {
+  ORACLE_OR_SKIP(ns, ofld::io::Netns::create("ofld-iotest"));
+  using namespace ofld::io::tun_offload;
+  auto r = ns->run([]() -> ofld::io::Result<std::vector<bool>> {
+    ofld::io::TapOptions o;
+    o.name = "otapx";
+    o.vnet_hdr = true;
+    auto t = ofld::io::Tap::open(o);
+    if (!t) return ofld::io::Result<std::vector<bool>>::from(t);
+    return std::vector<bool>{
+        t->set_offload(kCsum).ok(),                  // CSUM alone: accepted
+        t->set_offload(kCsum | kTso4 | kTso6).ok(),  // TSO with CSUM: accepted
+        t->set_offload(kTso4).ok(),                  // TSO without CSUM: EINVAL
+        t->set_offload(kCsum | kUso4).ok(),          // USO4 without USO6: leftover → EINVAL
+        t->set_offload(kCsum | kUfo).ok(),           // UFO accepted (ignored)
+    };
+  });
+  if (r.is_skipped()) GTEST_SKIP() << "skipped: " << r.message();
+  ASSERT_TRUE(r.ok()) << r.describe();
+  EXPECT_EQ(*r, (std::vector<bool>{true, true, false, false, true}));
+}
+
+TEST(KernelIo, S9_TapWriteOfShortFrameRefusedAndPacketSocketSeesWrites) {
+  ORACLE_OR_SKIP(ns, ofld::io::Netns::create("ofld-iotest"));
+  struct Pair {
+    ofld::io::Tap tap;
+    ofld::io::PacketSocket sock;
+  };
+  auto p = ns->run([]() -> ofld::io::Result<Pair> {
+    ofld::io::TapOptions o;
+    o.name = "otapy";
+    o.vnet_hdr = true;
+    auto t = ofld::io::Tap::open(o);
+    if (!t) return ofld::io::Result<Pair>::from(t);
+    if (auto s = t->set_up(); !s) return ofld::io::Result<Pair>::from(s);
+    ofld::io::PacketSocketOptions po;
+    po.ifindex = t->ifindex();
+    auto k = ofld::io::PacketSocket::open(po);
+    if (!k) return ofld::io::Result<Pair>::from(k);
+    return Pair{std::move(*t), std::move(*k)};
+  });
+  if (p.is_skipped()) GTEST_SKIP() << "skipped: " << p.message();
+  ASSERT_TRUE(p.ok()) << p.describe();
+  const Bytes tiny(10, 0x42);
+  EXPECT_TRUE(p->tap.write(tiny).is_error()) << "TAP accepted a frame shorter than 14 bytes (S-9)";
+  V4Spec s;
+  Bytes f = tcp4_full(s, 1, kAck, 10);
+  ASSERT_TRUE(p->tap.write(f).ok());
+  auto got = p->sock.recv(1000);
+  ASSERT_TRUE(got.ok()) << got.describe();
+  ASSERT_TRUE(got->has_value()) << "frame written into the TAP not seen by AF_PACKET";
+  EXPECT_EQ((*got)->frame.data, f);
 }
 
 // ---- KernelGso -----------------------------------------------------------------------------

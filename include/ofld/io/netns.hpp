@@ -100,7 +100,8 @@ Status netns_available();
 class Netns {
  public:
   /// Create a namespace named "<prefix>-<pid>-<n>" (n counts per process). Skipped when
-  /// not root or `ip netns` is unavailable; error if creation fails.
+  /// not root or `ip netns` is unavailable (or creation is refused). The first call in a
+  /// process also deletes "ofld*-<pid>-<n>" namespaces whose <pid> no longer exists.
   static Result<Netns> create(std::string_view prefix = "ofld");
 
   Netns(Netns&& o) noexcept;
