@@ -77,7 +77,8 @@ std::string_view kernel_name(Kernel k) noexcept {
   return "unknown";
 }
 
-bool kernel_supported(Kernel k) noexcept {
+namespace {
+bool probe_supported(Kernel k) noexcept {
   switch (k) {
     case Kernel::Reference:
     case Kernel::Scalar64: return true;
@@ -89,6 +90,14 @@ bool kernel_supported(Kernel k) noexcept {
 #endif
   }
   return false;
+}
+}  // namespace
+
+bool kernel_supported(Kernel k) noexcept {
+  static const bool s[4] = {probe_supported(Kernel::Reference), probe_supported(Kernel::Scalar64),
+                            probe_supported(Kernel::SSE), probe_supported(Kernel::AVX2)};
+  auto i = static_cast<std::size_t>(k);
+  return i < 4 && s[i];
 }
 
 Kernel best_kernel() noexcept {
