@@ -9,6 +9,8 @@
 #include <string>
 #include <utility>
 
+#include "pcap_ng.hpp"
+
 #ifndef DLT_LINUX_SLL2
 #define DLT_LINUX_SLL2 276
 #endif
@@ -100,6 +102,9 @@ std::string dlt_description(int dlt) {
 struct PcapReader::Impl {
   std::string path;
   PcapHandle handle;
+  // Fallback for valid pcapng files libpcap refuses (e.g. interfaces with different snap
+  // lengths in one section); see pcap_ng.hpp.
+  std::unique_ptr<detail::PcapngReader> ng;
   CaptureLink link = CaptureLink::Ethernet;
   int dlt = 0;
   std::uint32_t snaplen = 0;
@@ -111,9 +116,23 @@ PcapReader::PcapReader(const std::string& path) : impl_(std::make_unique<Impl>()
   char errbuf[PCAP_ERRBUF_SIZE] = {};
   pcap_t* p =
       pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, errbuf);
-  if (!p) throw PcapError("cannot open capture '" + path + "': " + errbuf);
-  impl_->handle.reset(p);
-  impl_->dlt = pcap_datalink(p);
+  if (p) {
+    impl_->handle.reset(p);
+    impl_->dlt = pcap_datalink(p);
+    int snap = pcap_snapshot(p);
+    impl_->snaplen = snap > 0 ? std::uint32_t(snap) : 0;
+  } else if (detail::is_pcapng_file(path)) {
+    std::string why = errbuf;
+    try {
+      impl_->ng = std::make_unique<detail::PcapngReader>(path);
+      impl_->dlt = impl_->ng->first_dlt();
+      impl_->snaplen = impl_->ng->first_snaplen();
+    } catch (const PcapError& e) {
+      throw PcapError("cannot open capture '" + path + "': " + why + "; " + e.what());
+    }
+  } else {
+    throw PcapError("cannot open capture '" + path + "': " + errbuf);
+  }
   auto link = capture_link_from_dlt(impl_->dlt);
   if (!link) {
     throw PcapError("capture '" + path + "': unsupported link type " +
@@ -121,8 +140,6 @@ PcapReader::PcapReader(const std::string& path) : impl_(std::make_unique<Impl>()
                     "; supported: EN10MB, LINUX_SLL, LINUX_SLL2, RAW, IPV4, IPV6");
   }
   impl_->link = *link;
-  int snap = pcap_snapshot(p);
-  impl_->snaplen = snap > 0 ? std::uint32_t(snap) : 0;
 }
 
 PcapReader::~PcapReader() = default;
@@ -130,15 +147,32 @@ PcapReader::PcapReader(PcapReader&&) noexcept = default;
 PcapReader& PcapReader::operator=(PcapReader&&) noexcept = default;
 
 bool PcapReader::next(PcapRecord& out) {
-  if (!impl_ || !impl_->handle) return false;
+  if (!impl_) return false;
+  if (impl_->ng) {
+    if (!impl_->ng->next(out)) return false;
+    ++impl_->count;
+    return true;
+  }
+  if (!impl_->handle) return false;
   struct pcap_pkthdr* hdr = nullptr;
   const u_char* data = nullptr;
   int rc = pcap_next_ex(impl_->handle.get(), &hdr, &data);
   if (rc == PCAP_ERROR_BREAK) return false;  // end of file
   if (rc != 1) {
+    std::string why = pcap_geterr(impl_->handle.get());
+    if (detail::is_pcapng_file(impl_->path)) {
+      // libpcap refused a later block of a pcapng file: continue with the fallback reader
+      // from the same record on.
+      impl_->handle.reset();
+      impl_->ng = std::make_unique<detail::PcapngReader>(impl_->path);
+      PcapRecord skip;
+      for (std::uint64_t i = 0; i < impl_->count; ++i) {
+        if (!impl_->ng->next(skip)) throw PcapError("capture '" + impl_->path + "': " + why);
+      }
+      return next(out);
+    }
     throw PcapError("capture '" + impl_->path + "': cannot read record " +
-                    std::to_string(impl_->count + 1) + ": " +
-                    pcap_geterr(impl_->handle.get()));
+                    std::to_string(impl_->count + 1) + ": " + why);
   }
   out.ts_sec = hdr->ts.tv_sec;
   out.ts_nsec = std::uint32_t(hdr->ts.tv_usec);  // nanoseconds: opened with NANO precision

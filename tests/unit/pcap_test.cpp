@@ -183,3 +183,49 @@ TEST(Pcap, LinkTypeMappingIsBijective) {
   EXPECT_EQ(capture_link_from_dlt(229), CaptureLink::Ipv6);
   EXPECT_FALSE(capture_link_from_dlt(105).has_value());  // IEEE 802.11
 }
+
+// ---- pcapng fallback (src/io/pcap_ng.*) --------------------------------------------------
+#include "../../src/io/pcap_ng.hpp"
+
+TEST(Pcap, PcapngWithDifferingSnaplensFallsBack) {
+  // MANIFEST: pcapplusplus_GrePackets.pcap is a pcapng file (2 interfaces, snap lengths 262144
+  // and 65535) with 7 packets; libpcap 1.10 refuses the second interface.
+  PcapFile f = read_pcap(kShared + "pcapplusplus_GrePackets.pcap");
+  EXPECT_EQ(f.link, CaptureLink::Ethernet);
+  ASSERT_EQ(f.records.size(), 7u);
+  for (const auto& r : f.records) EXPECT_EQ(r.caplen, r.data.size());
+  // Frame 7 (interface 1) is IPv4 GRE TEB: ethertype 0x0800 at bytes 12..13.
+  EXPECT_EQ(f.records[6].data[12], 0x08);
+  EXPECT_EQ(f.records[6].data[13], 0x00);
+  expect_round_trip(kShared + "pcapplusplus_GrePackets.pcap");
+}
+
+TEST(Pcap, PcapngFallbackReaderAgreesWithLibpcap) {
+  // Both readers on a pcapng file libpcap reads: identical records, timestamps included.
+  const std::string path = kData + "tcpdump_vxlan.pcapng";
+  PcapFile lib = read_pcap(path);
+  ofld::io::detail::PcapngReader ng(path);
+  EXPECT_EQ(ng.first_dlt(), 1);
+  PcapRecord r;
+  std::size_t n = 0;
+  while (ng.next(r)) {
+    ASSERT_LT(n, lib.records.size());
+    EXPECT_EQ(r, lib.records[n]) << "record " << n + 1;
+    ++n;
+  }
+  EXPECT_EQ(n, lib.records.size());
+}
+
+TEST(Pcap, PcapngFallbackRejectsGarbage) {
+  TempFile bad("garbage.pcapng");
+  {
+    FILE* f = std::fopen(bad.path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    // SHB type, then a block length of 7 (not a multiple of 4, < 12).
+    const unsigned char bytes[] = {0x0A, 0x0D, 0x0D, 0x0A, 7, 0, 0, 0, 0x4D, 0x3C, 0x2B, 0x1A};
+    std::fwrite(bytes, 1, sizeof bytes, f);
+    std::fclose(f);
+  }
+  EXPECT_THROW(ofld::io::detail::PcapngReader(bad.path).first_dlt(), PcapError);
+  EXPECT_THROW(read_pcap(bad.path), PcapError);
+}
