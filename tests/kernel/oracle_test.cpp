@@ -486,4 +486,41 @@ TEST(KernelOracle, K3b_Vxlan_TcpV4SuperPacket_X31) {
   }
 }
 
+TEST(KernelOracle, K1_V1_V3_Vxlan_RcoTransmitEncoding_4_9c) {
+  KernelVxlan::Options o;
+  o.remcsumtx = true;
+  o.udpcsum = true;
+  ORACLE_OR_SKIP(vx, KernelVxlan::create(o));
+  V4Spec s;
+  s.id = 1000;
+  Bytes sp = tcp4_partial(s, 1, kAck, 3000);
+  ORACLE_OR_SKIP(out, vx->transmit(gso_hdr(VnetHdr::kGsoTcpv4, 1448, 16, 54), sp));
+  ASSERT_EQ(out->size(), 3u);
+  const std::size_t payload[3] = {1448, 1448, 104};
+  for (std::size_t i = 0; i < 3; ++i) {
+    const Bytes& f = (*out)[i].data;
+    SCOPED_TRACE("outer frame " + std::to_string(i));
+    ASSERT_EQ(f.size(), 50 + 14 + 20 + 20 + payload[i]);
+    // §4.9c / V-1..V-3: flags I|RCO, low byte of word1 = 34>>1 with the UDP bit clear.
+    EXPECT_EQ(be32(f, 42), 0x08200000u);
+    EXPECT_EQ(be32(f, 46), (42u << 8) | 0x11u);
+    // X-31 / W-28 / K-1: the inner TCP checksum stays the pseudo-header seed for the
+    // segment's own length; the outer UDP checksum (udpcsum) covers the real bytes.
+    Bytes inner(f.begin() + 50, f.end());
+    EXPECT_EQ(be16(inner, 34 + 16), fold(pseudo4(inner, 14, 6, 20 + payload[i])));
+    EXPECT_TRUE(l4_csum_ok(f, 14, 34, f.size(), 17));
+    EXPECT_TRUE(ipv4_csum_ok(inner, 14));
+  }
+}
+
+TEST(KernelOracle, K5_Gro_BadChecksumDeliveredAloneFirst) {
+  ORACLE_OR_SKIP(gro, KernelGro::create());
+  Bytes bad = gro_pkt(100, 100);
+  bad[34 + 16] ^= 0xff;  // corrupt the TCP checksum (gro.c "tcp: changed checksum")
+  ORACLE_OR_SKIP(out, gro->receive({gro_pkt(100, 0), bad, gro_pkt(0, 200, kAck | kFin)}));
+  ASSERT_EQ(tcp_payloads(*out), (std::vector<std::size_t>{100, 100, 0}));  // §13.1 tcp_csum
+  EXPECT_EQ(be32((*out)[0].data, 34 + 4), 200u) << "K-5: the bad segment comes before the held one";
+  EXPECT_EQ(be32((*out)[1].data, 34 + 4), 100u);
+}
+
 }  // namespace
