@@ -523,4 +523,66 @@ TEST(KernelOracle, K5_Gro_BadChecksumDeliveredAloneFirst) {
   EXPECT_EQ(be32((*out)[1].data, 34 + 4), 100u);
 }
 
+// ---- IPv6 (fdaa::2 → fdaa::1 as in the gro.c template) ---------------------------------------
+
+/// Ethernet + IPv6 (40, next header TCP, hop limit 8) + TCP (20) + payload 'a'.
+/// full_csum: valid TCP checksum; else the pseudo-header seed (CHECKSUM_PARTIAL).
+Bytes tcp6(Mac dst, Mac src, std::uint32_t seq, std::uint8_t flags, std::size_t payload, bool full_csum) {
+  Bytes f(14 + 40 + 20 + payload, 'a');
+  std::copy(dst.begin(), dst.end(), f.begin());
+  std::copy(src.begin(), src.end(), f.begin() + 6);
+  put16(f, 12, 0x86dd);
+  std::fill(f.begin() + 14, f.begin() + 54, 0);
+  f[14] = 0x60;
+  put16(f, 18, std::uint16_t(20 + payload));
+  f[20] = 6;
+  f[21] = 8;
+  f[22] = 0xfd, f[23] = 0xaa, f[37] = 2;  // src fdaa::2
+  f[38] = 0xfd, f[39] = 0xaa, f[53] = 1;  // dst fdaa::1
+  Bytes t = tcp_hdr(1500, 8000, seq, 100, flags, 65535);
+  std::copy(t.begin(), t.end(), f.begin() + 54);
+  // RFC 8200 §8.1 pseudo header: addresses, upper-layer length (32 bits), next header.
+  std::uint32_t ph = sum16(&f[22], 32) + std::uint32_t(20 + payload) + 6;
+  put16(f, 54 + 16, full_csum ? std::uint16_t(~fold(sum16(&f[54], 20 + payload, ph))) : fold(ph));
+  return f;
+}
+
+bool tcp6_csum_ok(const Bytes& f) {
+  std::uint32_t ph = sum16(&f[22], 32) + std::uint32_t(f.size() - 54) + 6;
+  return fold(sum16(&f[54], f.size() - 54, ph)) == 0xffff;
+}
+
+TEST(KernelOracle, K3b_Gso_TcpV6_X21_X27) {
+  ORACLE_OR_SKIP(gso, KernelGso::create());
+  Bytes sp = tcp6(kDstMac, kSrcMac, 5000, kAck | kPsh | kCwr, 3000, false);
+  VnetHdr h = gso_hdr(VnetHdr::kGsoTcpv6, 1448, 16, 74);
+  h.csum_start = 54;
+  ORACLE_OR_SKIP(out, gso->segment(h, sp));
+  ASSERT_EQ(out->size(), 3u);
+  const std::size_t payload[3] = {1448, 1448, 104};
+  for (std::size_t i = 0; i < 3; ++i) {
+    const Bytes& f = (*out)[i].data;
+    SCOPED_TRACE("segment " + std::to_string(i));
+    ASSERT_EQ(f.size(), 74 + payload[i]);
+    EXPECT_EQ(be16(f, 18), 20 + payload[i]);  // X-27 payload_len = segment − 40
+    EXPECT_EQ(be32(f, 54 + 4), 5000 + 1448u * i);
+    EXPECT_EQ(bool(f[54 + 13] & kCwr), i == 0);
+    EXPECT_EQ(bool(f[54 + 13] & kPsh), i == 2);
+    EXPECT_TRUE(tcp6_csum_ok(f));
+  }
+}
+
+TEST(KernelOracle, K3_Gro_Ipv6DataSame_13_1) {
+  ORACLE_OR_SKIP(gro, KernelGro::create());
+  const Mac d = KernelGro::kVeth1Mac, s = KernelGro::kVeth0Mac;
+  ORACLE_OR_SKIP(out, gro->receive({tcp6(d, s, 100, kAck, 100, true), tcp6(d, s, 200, kAck, 100, true),
+                                    tcp6(d, s, 300, kAck | kFin, 0, true)}));
+  ASSERT_EQ(out->size(), 2u);
+  EXPECT_EQ((*out)[0].data.size(), 74u + 200);
+  EXPECT_EQ((*out)[1].data.size(), 74u);
+  EXPECT_EQ((*out)[0].vnet.gso_type, VnetHdr::kGsoTcpv6);
+  EXPECT_EQ((*out)[0].vnet.gso_size, 100);
+  EXPECT_EQ(be16((*out)[0].data, 18), 220);
+}
+
 }  // namespace
