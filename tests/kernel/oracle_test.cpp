@@ -585,4 +585,21 @@ TEST(KernelOracle, K3_Gro_Ipv6DataSame_13_1) {
   EXPECT_EQ(be16((*out)[0].data, 18), 220);
 }
 
+TEST(KernelOracle, K3_Gro_LargeMax_13_1) {
+  // §13.1 large_max (IPv4): MSS 4036; 16 × MSS, a 919-byte remainder (aggregate IP datagram
+  // exactly 65535 bytes), then a non-contiguous remainder → [65495, 919] before the FIN.
+  ORACLE_OR_SKIP(gro, KernelGro::create());
+  const std::uint32_t mss = 4036, rem = 919;
+  std::vector<Bytes> burst;
+  for (std::uint32_t i = 0; i < 16; ++i) burst.push_back(gro_pkt(mss, i * mss));
+  burst.push_back(gro_pkt(rem, 16 * mss));
+  burst.push_back(gro_pkt(rem, 17 * mss));
+  burst.push_back(gro_pkt(0, 18 * mss, kAck | kFin));
+  ORACLE_OR_SKIP(out, gro->receive(burst));
+  EXPECT_EQ(tcp_payloads(*out), (std::vector<std::size_t>{65495, 919, 0}));
+  ASSERT_FALSE(out->empty());
+  EXPECT_EQ(be16(out->front().data, 16), 65535);
+  EXPECT_EQ(out->front().vnet.gso_size, mss);
+}
+
 }  // namespace
