@@ -425,13 +425,11 @@ TEST(KernelOracle, K3_Gro_FlagsPsh_13_1) {
 TEST(KernelOracle, K3_Gro_FlagsSyn_13_1) {
   ORACLE_OR_SKIP(gro, KernelGro::create());
   std::vector<Bytes> burst;
-  for (std::uint32_t i = 0; i < 5; ++i) {
-    if (i == 2)
-      burst.push_back(gro_pkt(0, 0, kAck | kSyn));
-    else
-      burst.push_back(gro_pkt(100, 100 * (i > 2 ? i - 1 : i)));
-  }
-  burst.push_back(gro_pkt(0, 400, kAck | kFin));
+  // gro.c send_flags geometry: packet i at seq offset 100·i; #2 is the flag packet (SYN,
+  // no payload), so the data after it starts a new flow.
+  for (std::uint32_t i = 0; i < 5; ++i)
+    burst.push_back(i == 2 ? gro_pkt(0, 200, kAck | kSyn) : gro_pkt(100, 100 * i));
+  burst.push_back(gro_pkt(0, 500, kAck | kFin));
   ORACLE_OR_SKIP(out, gro->receive(burst));
   EXPECT_EQ(tcp_payloads(*out), (std::vector<std::size_t>{200, 0, 200, 0}));
 }
