@@ -107,7 +107,8 @@ TEST(WireGue, V6_BaseHeaderFields) {
   EXPECT_EQ(g->header_len(), 4u);
   EXPECT_FALSE(g->remcsum());
   // control message: C bit (0x20), ctype 1
-  auto c = GueHeader<>::parse(hex("20 01 00 00"));
+  const Bytes cb = hex("20 01 00 00");
+  auto c = GueHeader<>::parse(cb);
   ASSERT_TRUE(c.ok());
   EXPECT_TRUE(c->control());
 }
@@ -192,13 +193,15 @@ TEST(WireGre, V13_OptionalFieldOrder) {
   expect_truncation_errors(b, 16, [](auto s) { return GreHeader<>::parse(s); });
 
   // K only (TEB): key directly after the base header.
-  auto k = GreHeader<>::parse(hex("20 00 65 58  00 00 00 01"));
+  const Bytes kb = hex("20 00 65 58  00 00 00 01");
+  auto k = GreHeader<>::parse(kb);
   ASSERT_TRUE(k.ok());
   EXPECT_EQ(k->key_offset(), 4u);
   EXPECT_EQ(k->key(), std::optional<std::uint32_t>(1));
   EXPECT_FALSE(k->checksum());
   // S only (ERSPAN II framing, V-14): sequence directly after the base header.
-  auto s = GreHeader<>::parse(hex("10 00 88 be  00 00 00 05"));
+  const Bytes sb = hex("10 00 88 be  00 00 00 05");
+  auto s = GreHeader<>::parse(sb);
   EXPECT_EQ(s->seq(), std::optional<std::uint32_t>(5));
   // C only: 4 + 4.
   Bytes c(8);
@@ -211,13 +214,15 @@ TEST(WireGre, V13_OptionalFieldOrder) {
 
 TEST(WireGre, V12_RoutingAndVersion1) {
   // R bit: routing present; the parser keeps C/R's 4-byte section and flags it.
-  auto r = GreHeader<>::parse(hex("40 00 08 00  00 00 00 00"));
+  const Bytes rb = hex("40 00 08 00  00 00 00 00");
+  auto r = GreHeader<>::parse(rb);
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->routing_present());
   EXPECT_EQ(r->header_len(), 8u);
   // PPTP enhanced GRE (RFC 2637 §4.1): 0x3081 = K|S|A, version 1, proto 0x880b,
   // payload length 0x0010, call id 0x0001, sequence 3, ack 2 → 16 bytes.
-  auto p = GreHeader<>::parse(hex("30 81 88 0b  00 10 00 01  00 00 00 03  00 00 00 02"));
+  const Bytes pb = hex("30 81 88 0b  00 10 00 01  00 00 00 03  00 00 00 02");
+  auto p = GreHeader<>::parse(pb);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->version(), 1);
   EXPECT_EQ(p->header_len(), 16u);
