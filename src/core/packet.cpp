@@ -144,6 +144,7 @@ PacketError Packet::add_frag(BufferRef buf, std::size_t off, std::size_t len) {
   if (!buf) return PacketError::BadArgument;
   if (off > buf->bytes.size() || len > buf->bytes.size() - off || len > UINT32_MAX)
     return PacketError::OutOfRange;
+  if (len == 0) return PacketError::Ok;  // nothing to reference
   if (!frag_list_.empty()) absorb_frag_list();  // keep byte order: frags precede frag_list
   frags_.push_back(Frag{std::move(buf), std::uint32_t(off), std::uint32_t(len)});
   return PacketError::Ok;
@@ -224,7 +225,12 @@ void Packet::trim(std::size_t new_len) {
   frags_.resize(keep);
 }
 
-void Packet::linearize() { pull_tail(data_len()); }
+void Packet::linearize() {
+  pull_tail(data_len());
+  frags_.clear();  // all consumed (drops empty fragments too)
+  frag_list_.clear();
+  frag_list_len_ = 0;
+}
 
 bool Packet::may_pull(std::size_t n) {
   if (n <= headlen()) return true;

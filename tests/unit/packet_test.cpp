@@ -538,3 +538,14 @@ TEST(PacketCsum, C33_RemcsumProcessNoPartialMode) {
   EXPECT_TRUE(ones_eq(fold(complete_of(p)), ref16(out, 16)));
   EXPECT_EQ(remcsum_process(p, 16, 20, 200, true), PacketError::NotInHead);
 }
+
+TEST(Packet, EmptyFragmentIgnoredAndLinearizeClears) {
+  // found by fuzz/packet_ops_fuzz: a zero-length fragment must not keep the packet non-linear
+  Packet p = Packet::from_bytes(Bytes{1, 2});
+  EXPECT_EQ(p.add_frag(Buffer::make(Bytes{}), 0, 0), PacketError::Ok);
+  EXPECT_TRUE(p.is_linear());
+  EXPECT_EQ(p.add_frag(Buffer::make(Bytes{3, 4}), 1, 1), PacketError::Ok);
+  p.linearize();
+  EXPECT_TRUE(p.is_linear());
+  EXPECT_EQ(p.to_bytes(), (Bytes{1, 2, 4}));
+}

@@ -238,7 +238,7 @@ class Packet {
   /// Append bytes at the end of the packet: into the head if linear, else as a new fragment.
   void append(std::span<const std::uint8_t> bytes);
   /// Add fragment bytes [off, off+len) of buf at the end (skb_add_rx_frag without truesize).
-  /// Errors: BadArgument (null buf), OutOfRange (slice outside buf).
+  /// len 0 → Ok, nothing added. Errors: BadArgument (null buf), OutOfRange (slice outside buf).
   PacketError add_frag(BufferRef buf, std::size_t off, std::size_t len);
   /// Keep the first `new_len` bytes (pskb_trim). new_len >= len() → no-op. Never fails.
   /// Does NOT adjust checksum state (see trim_rcsum).
