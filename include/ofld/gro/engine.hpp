@@ -1,0 +1,117 @@
+// ofld/gro/engine.hpp — the GRO engine (net/core/gro.c: dev_gro_receive, napi_gro_complete,
+// napi_gro_flush; spec §5 G-1..G-20).
+//
+// Owns the flow table (8 buckets × at most 8 held flows, bucket = flow hash & 7, each bucket
+// newest first), drives the protocol chain of ofld/offload (registry hooks), and applies the
+// outcome rules: a held flow the chain returns is completed now, a merged packet is consumed,
+// a flushed packet is delivered at once and untouched, any other packet is held (evicting the
+// bucket's oldest flow when 8 are held). A held packet that never merged is delivered exactly
+// as received (G-8). Completed aggregates carry gso_type / gso_size / gso_segs and
+// CHECKSUM_PARTIAL at the innermost L4 header with the pseudo-header seed in the checksum
+// field (K-4); call finish_checksums() on an output packet to get a valid frame instead.
+//
+// Batches: feed up to `batch` packets, then poll_end() (the NAPI poll's end) completes every
+// held flow, or with a flush timeout only the flows older than it (G-9); tick() is the
+// timer. Time is supplied by the caller in nanoseconds (capture timestamps or a clock).
+//
+// Flow hash: the kernel uses the device's RSS hash; we hash the outermost addresses and,
+// for TCP/UDP, ports (K-7: veth's all-in-one-bucket artifact is not copied). Completion order
+// at a flush: bucket index order, oldest first within a bucket (G-9).
+//
+// Link layer: Ethernet (the outer MAC header is compared, G-2, and dispatched by ethertype;
+// VLAN-tagged frames have no handler and pass through, G-3) or raw IP (for gro_cells after an
+// L3 tunnel such as ip6gre, where frames start at the IP header).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "ofld/core/packet.hpp"
+#include "ofld/offload/gro_context.hpp"
+
+namespace ofld::gro {
+
+using offload::GroConfig;
+using offload::GroReason;
+using offload::kGroReasonCount;
+
+enum class LinkLayer : std::uint8_t { Ethernet, RawIp };
+
+struct EngineOptions {
+  GroConfig config{};
+  LinkLayer link = LinkLayer::Ethernet;
+  std::size_t batch = 64;                ///< packets per poll (NAPI budget)
+  std::uint64_t flush_timeout_ns = 0;    ///< 0 = flush every held flow at poll end
+};
+
+/// Counters. Every received packet ends in exactly one of: merged, held (possibly delivered
+/// later alone), delivered at once (not_merged[reason]). Every completion counts once in
+/// completed[reason]; `aggregates` are completions with count > 1.
+struct Counters {
+  std::uint64_t packets_in = 0;
+  std::uint64_t merged = 0;
+  std::uint64_t held = 0;
+  std::uint64_t delivered_now = 0;   ///< flushed packets passed up at once (untouched)
+  std::uint64_t aggregates = 0;      ///< completions with count > 1
+  std::uint64_t singles = 0;         ///< completions with count == 1 (delivered untouched)
+  std::uint64_t segments_out = 0;    ///< sum of count over all completions
+  std::array<std::uint64_t, kGroReasonCount> not_merged{};
+  std::array<std::uint64_t, kGroReasonCount> completed{};
+  Counters& operator+=(const Counters& o) noexcept;
+};
+
+class Engine {
+ public:
+  explicit Engine(EngineOptions opts = {});
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  /// napi_gro_receive: run one packet through GRO at time `now_ns`. Outputs (completed
+  /// aggregates, packets delivered untouched) are appended to output() in delivery order.
+  /// When `batch` packets were received since the last poll end, poll_end(now_ns) runs.
+  void receive(core::Packet pkt, std::uint64_t now_ns = 0);
+  /// End of a NAPI poll: complete every held flow (no timeout) or the flows at least
+  /// flush_timeout old (G-9).
+  void poll_end(std::uint64_t now_ns = 0);
+  /// gro_flush_timeout timer: complete flows at least flush_timeout old (reason Timeout).
+  void tick(std::uint64_t now_ns);
+  /// Complete every held flow (reason PollEnd), e.g. at the end of input.
+  void flush_all();
+
+  std::vector<core::Packet>& output() noexcept { return out_; }
+  std::vector<core::Packet> take_output() noexcept;
+  const Counters& counters() const noexcept { return ctr_; }
+  const EngineOptions& options() const noexcept { return opts_; }
+  std::size_t held_flows() const noexcept;
+
+ private:
+  struct Bucket {
+    std::vector<offload::GroHeld*> list;  // oldest first (the kernel's list is newest first)
+  };
+  void complete(offload::GroHeld* h, GroReason why);
+  void remove(Bucket& b, offload::GroHeld* h);
+  offload::GroHeld* alloc();
+  void release(offload::GroHeld* h);
+  void flush_older(std::uint64_t now_ns, GroReason why);
+
+  EngineOptions opts_;
+  std::array<Bucket, offload::kGroHashBuckets> buckets_;
+  std::vector<std::unique_ptr<offload::GroHeld>> pool_;
+  std::vector<offload::GroHeld*> free_;
+  std::vector<offload::GroHeld*> cand_;  // scratch: candidates newest first
+  std::vector<core::Packet> out_;
+  Counters ctr_;
+  std::size_t in_batch_ = 0;
+};
+
+/// Flow hash used for bucket selection (outer addresses, and ports for TCP/UDP).
+std::uint32_t flow_hash(std::span<const std::uint8_t> frame, LinkLayer link) noexcept;
+
+/// Finish a CHECKSUM_PARTIAL output packet in software (checksum_help on the bytes, gso
+/// metadata kept) so that it is a valid frame. Non-Partial packets are unchanged.
+void finish_checksums(core::Packet& p);
+
+}  // namespace ofld::gro

@@ -1,0 +1,241 @@
+// ofld/offload/gro_context.hpp — the state the GRO offload chain works on (the analogue of the
+// kernel's NAPI_GRO_CB control block, struct napi_gro_cb in include/net/gro.h) and the
+// helpers every protocol module shares (header access, checksum rules G-11..G-15, the merge
+// skb_gro_receive G-16..G-20, remote checksum offload W-22/W-23, dispatch through the
+// registry with the recursion limit G-10).
+//
+// Offsets: every offset here is in bytes from the arriving packet's data(), which is the
+// start of the outer Ethernet header (unlike the kernel, where data is at the network header
+// by the time GRO runs). Held aggregates are stored the same way, so a header of a held
+// packet that matches the current one in layout is found at the same offset
+// (`p->data + off` in the kernel).
+//
+// Version choices (kernel 6.18, spec §16 K-7, written down here once):
+//  * CWR: no special flush (the AccECN change, T-5 [newer]); CWR is part of the compared flag
+//    word T-6, only FIN and PSH are masked (K-7: a first segment with CWR is delivered alone,
+//    the rest merge). Completion records SKB_GSO_TCP_ACCECN (not TCP_ECN) when the first
+//    header has CWR, as the AccECN series does.
+//  * IPv4 ID: N-15 — fixed-ID marking without DF, separate bits for the outer (bit 0) and the
+//    inner (bit 1) IPv4 header, outer IDs checked like inner ones (no DF exemption).
+//  * BIG TCP (gro_max_size > 65536) is not implemented: the limit is 65536 (G-16).
+//  * Fraglist GRO (NETIF_F_GRO_FRAGLIST, T-4/T-13/T-21, U-8) is not implemented.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "ofld/core/packet.hpp"
+#include "ofld/offload/registry.hpp"
+
+namespace ofld::offload {
+
+/// Why a packet was not merged, or why a held aggregate was completed. Every packet that
+/// GRO does not merge and every completion is counted under exactly one reason.
+enum class GroReason : std::uint8_t {
+  None = 0,
+  NewFlow,         ///< (not merged) held as the first packet of a new flow
+  GroDisabled,     ///< G-1
+  NoHandler,       ///< G-3 / N-1 / N-7 / W-7: protocol without a GRO handler
+  Truncated,       ///< a header is not fully present (C5)
+  HasFragList,     ///< G-4: the packet already has a frag_list
+  GsoInput,        ///< G-4: already-GSO input that may not be merged
+  Recursion,       ///< G-10: 15 nested gro_receive calls
+  IpOptions,       ///< N-1: first byte != 0x45 (options or not version 4)
+  IpFragment,      ///< N-1 / N-7: IPv4 fragment or IPv6 Fragment header
+  IpHeaderCsum,    ///< N-1: bad IPv4 header checksum
+  IpLength,        ///< N-2 / N-6: tot_len / payload_len != real length (padding, truncation)
+  IpReservedBit,   ///< N-2: frag_off bit other than DF
+  Ttl,             ///< N-10 / N-12: TTL / hop limit differ
+  Tos,             ///< N-10 / N-12: TOS / traffic class (incl. ECN) differ
+  Df,              ///< N-12: DF differs
+  IpId,            ///< N-14 / N-15: IPv4 ID neither incrementing nor fixed
+  Checksum,        ///< T-1 / U-1 / W-8: L4 or GRE checksum invalid
+  TcpHeader,       ///< T-2: doff < 5 or header not present
+  Flags,           ///< T-6: flag word (incl. window, doff, CWR) differs
+  Ack,             ///< T-7
+  Options,         ///< T-8
+  Size,            ///< T-10: payload larger than mss, zero-length, or gso_size mismatch
+  SeqGap,          ///< T-11
+  SizeLimit,       ///< G-16: merged datagram would exceed 65535 bytes
+  FinalFlags,      ///< T-17: URG/PSH/RST/SYN/FIN in the packet (merged first if possible)
+  ShortSegment,    ///< T-16 / U-11: shorter than mss (merged, then completed)
+  UdpZeroCsum,     ///< U-5
+  UdpLength,       ///< U-6
+  UdpNoGro,        ///< U-3: no eligible UDP GRO mode (no UDP_GRO socket, no GRO_UDP_FWD)
+  UdpLonger,       ///< U-9: datagram longer than the flow's first
+  UdpCountMax,     ///< U-11: 64 segments
+  UdpEncapLocal,   ///< U-3: already encapsulated (locally built tunnel packet, E8)
+  TunnelNested,    ///< W-1 / U-4: a second tunnel layer in one pass
+  TunnelCsum,      ///< U-4: outer UDP checksum non-zero and not validated
+  GreFlags,        ///< W-5: GRE version != 0 or a flag other than C/K
+  GreCsumFou,      ///< W-6
+  GueInvalid,      ///< W-21 / V-9
+  RcoNoCsum,       ///< W-15 / W-21: RCO needs a validated checksum
+  TableFull,       ///< G-7: bucket held 8 flows, the oldest is completed
+  Timeout,         ///< G-9: flush timeout expired
+  PollEnd,         ///< G-9: end of a NAPI-style batch (flush of every held flow)
+  Count_
+};
+inline constexpr std::size_t kGroReasonCount = std::size_t(GroReason::Count_);
+/// Short stable name ("seq_gap", "table_full", ...).
+std::string_view to_string(GroReason r) noexcept;
+
+/// Limits (spec §1.3).
+inline constexpr std::size_t kGroHashBuckets = 8;      ///< GRO_HASH_BUCKETS
+inline constexpr std::size_t kMaxGroSkbs = 8;          ///< MAX_GRO_SKBS per bucket
+inline constexpr unsigned kGroRecursionLimit = 15;     ///< GRO_RECURSION_LIMIT
+inline constexpr std::uint32_t kGroMaxSize = 65536;    ///< gro_max_size default (bytes)
+inline constexpr std::uint16_t kUdpGroCntMax = 64;     ///< UDP_GRO_CNT_MAX
+
+/// UDP tunnel sockets and UDP_GRO sockets the host "has" (what the kernel's socket lookup
+/// would find, U-2..U-4). Ports in host order.
+struct GroUdpTunnel {
+  std::uint16_t port = 0;           ///< local UDP port the tunnel listens on
+  std::uint16_t registry_port = 0;  ///< registry UdpPort entry with the hooks (4789 VXLAN,
+                                    ///< 6080 GUE)
+  bool remcsum_rx = false;          ///< VXLAN_F_REMCSUM_RX (GUE: always honoured, V-10)
+  bool remcsum_nopartial = false;   ///< *_REMCSUM_NOPARTIAL (W-22 no-partial mode)
+};
+struct GroConfig {
+  bool gro = true;                          ///< NETIF_F_GRO (G-1)
+  bool udp_gro_fwd = false;                 ///< NETIF_F_GRO_UDP_FWD (U-3)
+  std::vector<std::uint16_t> udp_gro_socks; ///< local sockets with UDP_GRO (by dest port)
+  std::vector<GroUdpTunnel> udp_tunnels;    ///< UDP tunnel sockets (by dest port)
+  std::uint32_t gro_max_size = kGroMaxSize; ///< G-16 (IPv6)
+  std::uint32_t gro_ipv4_max_size = kGroMaxSize;  ///< G-16 (IPv4)
+
+  const GroUdpTunnel* tunnel(std::uint16_t dport) const noexcept {
+    for (const auto& t : udp_tunnels)
+      if (t.port == dport) return &t;
+    return nullptr;
+  }
+  bool udp_gro_sock(std::uint16_t dport) const noexcept {
+    for (auto p : udp_gro_socks)
+      if (p == dport) return true;
+    return false;
+  }
+};
+
+/// A held aggregate: the packet plus its control block (NAPI_GRO_CB(p)).
+struct GroHeld {
+  core::Packet pkt;
+  std::uint32_t hash = 0;
+  std::uint16_t count = 1;          ///< segments aggregated
+  std::uint16_t data_offset = 0;    ///< payload offset = length of all parsed headers
+  std::array<std::uint16_t, 2> network_offsets{};  ///< [outer, inner] L3 header offsets
+  std::uint16_t transport_offset = 0;  ///< innermost L4 header offset (skb_transport_offset)
+  std::uint8_t proto = 0;           ///< innermost L4 protocol
+  std::uint8_t ip_fixedid = 0;      ///< N-15: bit 0 outer/only IPv4 header, bit 1 inner
+  bool encap_mark = false;          ///< a tunnel layer was parsed (selects the inner offset)
+  bool is_ipv6 = false;
+  bool same_flow = false;           ///< per-round candidate mark (gro_list_prepare, L3, L4)
+  std::uint64_t age_ns = 0;         ///< when it was held (napi jiffies analogue)
+  core::BufferRef agg;              ///< storage for merged payload that had to be copied
+};
+
+/// The arriving packet's control block plus the round's candidates and result.
+struct GroContext {
+  // -- configuration --
+  const GroConfig* cfg = nullptr;
+  const Registry* reg = nullptr;
+
+  // -- the arriving packet (skb) and NAPI_GRO_CB(skb) --
+  core::Packet* skb = nullptr;
+  std::uint32_t data_offset = 0;    ///< skb_gro_offset
+  std::uint16_t count = 1;
+  bool flush = false;
+  bool same_flow = false;           ///< set when merged
+  std::uint8_t proto = 0;
+  bool encap_mark = false;
+  bool is_fou = false;
+  bool is_ipv6 = false;
+  bool csum_valid = false;
+  std::uint8_t csum_cnt = 0;
+  core::wsum csum = 0;
+  std::int64_t gro_remcsum_start = -1;
+  std::uint8_t recursion = 0;
+  std::array<std::uint16_t, 2> network_offsets{};
+  std::uint16_t transport_offset = 0;
+  const GroUdpTunnel* udp_tunnel = nullptr;  ///< tunnel socket found by UDP (U-4)
+
+  // -- candidates (the bucket, newest first) and the outcome --
+  std::span<GroHeld*> candidates;
+  GroHeld* pp = nullptr;            ///< held flow to complete now (the kernel's pp)
+  GroReason skb_reason = GroReason::None;  ///< why the skb was not merged / was flushed
+  GroReason pp_reason = GroReason::None;   ///< why pp is completed
+
+  // -- complete side --
+  GroHeld* cp = nullptr;            ///< aggregate being completed
+  std::uint32_t l3_off = 0;         ///< offset of the L3 header of the current layer
+  bool l3_v6 = false;
+
+  /// Record why the skb is not merged (first reason wins) and set its flush flag.
+  void flush_skb(GroReason r) noexcept {
+    flush = true;
+    if (skb_reason == GroReason::None) skb_reason = r;
+  }
+  /// Mark p for completion with reason r (first reason wins).
+  void complete_p(GroHeld* p, GroReason r) noexcept {
+    pp = p;
+    if (pp_reason == GroReason::None) pp_reason = r;
+  }
+  void note_skb(GroReason r) noexcept {
+    if (skb_reason == GroReason::None) skb_reason = r;
+  }
+  std::size_t gro_len() const noexcept { return skb->len() - data_offset; }  ///< skb_gro_len
+};
+
+// ---- helpers shared by the protocol modules (src/offload/gro_hooks.cpp) ---------------------
+
+/// skb_gro_header: pointer to [off, off+n) of the skb's bytes made linear; nullptr if the
+/// packet is shorter.
+const std::uint8_t* gro_header(GroContext& ctx, std::size_t off, std::size_t n) noexcept;
+/// Mutable variant (for RCO no-partial rewrites).
+std::uint8_t* gro_header_mut(GroContext& ctx, std::size_t off, std::size_t n) noexcept;
+/// Header of a held packet at the same offset (its headers are linear).
+inline const std::uint8_t* held_header(const GroHeld& p, std::size_t off) noexcept {
+  return p.pkt.data() + off;
+}
+
+/// G-11: is validation needed for a checksum whose field is `check` (zero_okay for UDP)?
+bool gro_checksum_validate_needed(const GroContext& ctx, bool zero_okay, std::uint16_t check) noexcept;
+/// G-11..G-13 __skb_gro_checksum_validate over [data_offset, end) with pseudo sum `psum`.
+/// Returns 0 when valid; otherwise the non-zero folded result.
+std::uint16_t gro_checksum_validate(GroContext& ctx, bool zero_okay, std::uint16_t check,
+                                    core::wsum psum) noexcept;
+/// G-14 skb_gro_checksum_try_convert.
+void gro_checksum_try_convert(GroContext& ctx, core::wsum psum) noexcept;
+/// G-15 skb_gro_postpull_rcsum over header bytes [off, off+n).
+void gro_postpull_rcsum(GroContext& ctx, std::size_t off, std::size_t n) noexcept;
+
+/// G-16..G-20 skb_gro_receive: append the skb's payload [data_offset, end) to p.
+/// Returns false (E2BIG) when the size limit or the skb's flush flag refuses the merge.
+bool gro_merge(GroContext& ctx, GroHeld& p) noexcept;
+
+/// Call the receive hook of (key, number) with the recursion limit (G-10). No hook or the
+/// limit reached → skb flushed with NoHandler / Recursion.
+void gro_call_receive(GroContext& ctx, Key key, std::uint16_t number) noexcept;
+/// Call the complete hook of (key, number) at nhoff. Returns -1 when there is none.
+int gro_call_complete(GroContext& ctx, Key key, std::uint16_t number, std::uint32_t nhoff) noexcept;
+
+/// N-10..N-16 gro_receive_network_flush: compare the L3 header(s) in front of the L4 header at
+/// `th_off` with p's; IPv4 ID state is kept in p. Returns the reason or None.
+GroReason gro_network_flush(GroContext& ctx, GroHeld& p, std::size_t th_off) noexcept;
+
+/// RCO state of one tunnel gro_receive (struct gro_remcsum).
+struct GroRemcsum {
+  std::uint32_t offset = 0;
+  core::wsum delta = 0;
+};
+/// W-22 skb_gro_remcsum_process: `off` = tunnel header offset, `hdrlen` its length,
+/// start/offset relative to the end of the tunnel header. Requires ctx.csum_valid.
+/// Returns false when the bytes are not present.
+bool gro_remcsum_process(GroContext& ctx, std::size_t off, std::size_t hdrlen, std::size_t start,
+                         std::size_t offset, GroRemcsum& grc, bool nopartial) noexcept;
+/// W-23 skb_gro_flush_final_remcsum: OR the flush, undo the rewrite, clear remcsum_offload.
+void gro_flush_final_remcsum(GroContext& ctx, bool flush, const GroRemcsum& grc) noexcept;
+
+}  // namespace ofld::offload

@@ -1,0 +1,331 @@
+// The GRO engine: dev_gro_receive / napi_gro_complete / napi_gro_flush (net/core/gro.c).
+#include "ofld/gro/engine.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace ofld::gro {
+
+using offload::GroContext;
+using offload::GroHeld;
+using offload::Key;
+namespace cs = ofld::csum;
+
+Counters& Counters::operator+=(const Counters& o) noexcept {
+  packets_in += o.packets_in;
+  merged += o.merged;
+  held += o.held;
+  delivered_now += o.delivered_now;
+  aggregates += o.aggregates;
+  singles += o.singles;
+  segments_out += o.segments_out;
+  for (std::size_t i = 0; i < kGroReasonCount; ++i) {
+    not_merged[i] += o.not_merged[i];
+    completed[i] += o.completed[i];
+  }
+  return *this;
+}
+
+namespace {
+
+inline std::uint16_t ld16(const std::uint8_t* p) { return std::uint16_t(p[0] << 8 | p[1]); }
+inline std::uint32_t ld32(const std::uint8_t* p) {
+  return std::uint32_t(p[0]) << 24 | std::uint32_t(p[1]) << 16 | std::uint32_t(p[2]) << 8 | p[3];
+}
+inline std::uint32_t mix(std::uint32_t h) {  // murmur3 finaliser
+  h ^= h >> 16;
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35u;
+  h ^= h >> 16;
+  return h;
+}
+
+}  // namespace
+
+std::uint32_t flow_hash(std::span<const std::uint8_t> f, LinkLayer link) noexcept {
+  std::size_t off = 0;
+  std::uint16_t type;
+  if (link == LinkLayer::Ethernet) {
+    if (f.size() < 14) return 0;
+    type = ld16(f.data() + 12);
+    off = 14;
+  } else {
+    if (f.empty()) return 0;
+    type = (f[0] >> 4) == 6 ? 0x86DD : 0x0800;
+  }
+  std::uint32_t h = 0x9747b28cu ^ type;
+  std::uint8_t proto = 0;
+  std::size_t l4 = 0;
+  if (type == 0x0800 && f.size() >= off + 20) {
+    const std::uint8_t* ip = f.data() + off;
+    h = mix(h ^ ld32(ip + 12)) ^ ld32(ip + 16);
+    if ((ld16(ip + 6) & 0x3FFF) == 0) {
+      proto = ip[9];
+      l4 = off + std::size_t(ip[0] & 0x0F) * 4;
+    }
+  } else if (type == 0x86DD && f.size() >= off + 40) {
+    const std::uint8_t* ip = f.data() + off;
+    for (int i = 8; i < 40; i += 4) h = mix(h ^ ld32(ip + i));
+    proto = ip[6];
+    l4 = off + 40;
+  }
+  if ((proto == 6 || proto == 17) && f.size() >= l4 + 4) h ^= ld32(f.data() + l4);
+  return mix(h);
+}
+
+Engine::Engine(EngineOptions opts) : opts_(std::move(opts)) {
+  if (opts_.batch == 0) opts_.batch = 1;
+  pool_.reserve(offload::kGroHashBuckets * offload::kMaxGroSkbs + 1);
+  for (std::size_t i = 0; i < offload::kGroHashBuckets * offload::kMaxGroSkbs + 1; ++i) {
+    pool_.push_back(std::make_unique<GroHeld>());
+    free_.push_back(pool_.back().get());
+  }
+  for (auto& b : buckets_) b.list.reserve(offload::kMaxGroSkbs + 1);
+  cand_.reserve(offload::kMaxGroSkbs + 1);
+}
+
+Engine::~Engine() = default;
+
+GroHeld* Engine::alloc() {
+  if (free_.empty()) {
+    pool_.push_back(std::make_unique<GroHeld>());
+    return pool_.back().get();
+  }
+  GroHeld* h = free_.back();
+  free_.pop_back();
+  return h;
+}
+
+void Engine::release(GroHeld* h) {
+  h->pkt = core::Packet();
+  h->agg.reset();
+  free_.push_back(h);
+}
+
+void Engine::remove(Bucket& b, GroHeld* h) {
+  auto it = std::find(b.list.begin(), b.list.end(), h);
+  if (it != b.list.end()) b.list.erase(it);
+}
+
+std::size_t Engine::held_flows() const noexcept {
+  std::size_t n = 0;
+  for (const auto& b : buckets_) n += b.list.size();
+  return n;
+}
+
+std::vector<core::Packet> Engine::take_output() noexcept {
+  std::vector<core::Packet> v;
+  v.swap(out_);
+  return v;
+}
+
+// napi_gro_complete (G-8).
+void Engine::complete(GroHeld* h, GroReason why) {
+  ctr_.completed[std::size_t(why)]++;
+  ctr_.segments_out += h->count;
+  core::Packet& p = h->pkt;
+  if (h->count == 1) {
+    ctr_.singles++;
+    p.gso.size = 0;
+  } else {
+    ctr_.aggregates++;
+    p.encapsulation = false;
+    GroContext ctx;
+    ctx.cfg = &opts_.config;
+    ctx.reg = &offload::registry();
+    ctx.cp = h;
+    const std::uint32_t nhoff = opts_.link == LinkLayer::Ethernet ? 14 : 0;
+    const std::uint16_t type =
+        opts_.link == LinkLayer::Ethernet ? ld16(p.data() + 12)
+                                          : ((p.data()[0] >> 4) == 6 ? 0x86DD : 0x0800);
+    p.protocol = type;
+    if (opts_.link == LinkLayer::Ethernet) p.set_mac_header(0);
+    offload::gro_call_complete(ctx, Key::Ethertype, type, nhoff);
+  }
+  out_.push_back(std::move(p));
+  release(h);
+}
+
+void Engine::receive(core::Packet pkt, std::uint64_t now_ns) {
+  ctr_.packets_in++;
+  if (!opts_.config.gro) {  // G-1
+    ctr_.not_merged[std::size_t(GroReason::GroDisabled)]++;
+    ctr_.delivered_now++;
+    out_.push_back(std::move(pkt));
+    if (++in_batch_ >= opts_.batch) poll_end(now_ns);
+    return;
+  }
+  const bool eth = opts_.link == LinkLayer::Ethernet;
+  const std::size_t l2 = eth ? 14 : 0;
+
+  GroContext ctx;
+  ctx.cfg = &opts_.config;
+  ctx.reg = &offload::registry();
+  ctx.skb = &pkt;
+  ctx.data_offset = std::uint32_t(l2);
+
+  std::uint16_t type = 0;
+  const std::uint8_t* mac = nullptr;
+  if (!pkt.may_pull(l2 + 1)) {
+    ctx.flush_skb(GroReason::Truncated);
+  } else {
+    mac = pkt.data();
+    type = eth ? ld16(mac + 12) : ((mac[0] >> 4) == 6 ? 0x86DD : 0x0800);
+  }
+  const std::uint32_t hash =
+      flow_hash({pkt.data(), std::min<std::size_t>(pkt.headlen(), 128)}, opts_.link);
+  Bucket& b = buckets_[hash & (offload::kGroHashBuckets - 1)];
+
+  // G-2 gro_list_prepare: candidates newest first.
+  cand_.clear();
+  for (auto it = b.list.rbegin(); it != b.list.rend(); ++it) {
+    GroHeld* p = *it;
+    bool same = p->hash == hash && mac;
+    if (same && eth) same = std::memcmp(mac, p->pkt.data(), 14) == 0;
+    if (same) same = p->pkt.vlan_present == pkt.vlan_present && p->pkt.vlan_tci == pkt.vlan_tci;
+    p->same_flow = same;
+    cand_.push_back(p);
+  }
+  ctx.candidates = cand_;
+
+  // G-4 initial state.
+  if (!pkt.frag_list().empty()) ctx.flush_skb(GroReason::HasFragList);
+  if (pkt.is_gso()) {
+    ctx.count = pkt.gso.segs ? pkt.gso.segs : 1;
+    const bool tcp = pkt.gso.type & (core::skb_gso::TCPV4 | core::skb_gso::TCPV6);
+    if (!tcp || (pkt.gso.type & core::skb_gso::DODGY)) ctx.flush_skb(GroReason::GsoInput);
+  }
+  // G-5 checksum state import.
+  if (const auto* c = std::get_if<core::CsumComplete>(&pkt.csum)) {
+    ctx.csum_valid = true;
+    ctx.csum = c->csum;
+    if (l2 && pkt.headlen() >= l2) ctx.csum = cs::csum_sub(ctx.csum, cs::csum_partial(mac, l2, 0));
+  } else if (const auto* u = std::get_if<core::CsumUnnecessary>(&pkt.csum)) {
+    ctx.csum_cnt = std::uint8_t(u->level.value() + 1);
+  }
+
+  if (mac) offload::gro_call_receive(ctx, Key::Ethertype, type);  // G-3, G-6
+  if (ctx.skb_reason == GroReason::NoHandler) ctx.flush = true;
+
+  // G-7 outcome.
+  if (ctx.pp) {
+    GroHeld* pp = ctx.pp;
+    remove(b, pp);
+    complete(pp, ctx.pp_reason == GroReason::None ? GroReason::Flags : ctx.pp_reason);
+  }
+  if (ctx.same_flow) {
+    ctr_.merged++;
+  } else if (ctx.flush) {
+    ctr_.not_merged[std::size_t(ctx.skb_reason == GroReason::None ? GroReason::NoHandler
+                                                                  : ctx.skb_reason)]++;
+    ctr_.delivered_now++;
+    out_.push_back(std::move(pkt));
+  } else {
+    if (b.list.size() >= offload::kMaxGroSkbs) {
+      GroHeld* oldest = b.list.front();
+      b.list.erase(b.list.begin());
+      complete(oldest, GroReason::TableFull);
+    }
+    ctr_.held++;
+    ctr_.not_merged[std::size_t(ctx.skb_reason == GroReason::None ? GroReason::NewFlow
+                                                                  : ctx.skb_reason)]++;
+    GroHeld* h = alloc();
+    h->hash = hash;
+    h->count = ctx.count;
+    h->data_offset = std::uint16_t(ctx.data_offset);
+    h->network_offsets = ctx.network_offsets;
+    h->transport_offset = ctx.transport_offset;
+    h->proto = ctx.proto;
+    h->ip_fixedid = 0;
+    h->encap_mark = ctx.encap_mark;
+    h->is_ipv6 = eth ? type == 0x86DD : (pkt.data()[0] >> 4) == 6;
+    h->same_flow = false;
+    h->age_ns = now_ns;
+    if (!pkt.is_gso()) pkt.gso.size = std::uint16_t(pkt.len() - ctx.data_offset);
+    h->pkt = std::move(pkt);
+    b.list.push_back(h);
+  }
+  if (++in_batch_ >= opts_.batch) poll_end(now_ns);
+}
+
+void Engine::flush_older(std::uint64_t now_ns, GroReason why) {
+  for (auto& b : buckets_) {
+    while (!b.list.empty()) {
+      GroHeld* h = b.list.front();  // oldest first
+      if (now_ns - h->age_ns < opts_.flush_timeout_ns) break;
+      b.list.erase(b.list.begin());
+      complete(h, why);
+    }
+  }
+}
+
+void Engine::poll_end(std::uint64_t now_ns) {
+  in_batch_ = 0;
+  if (opts_.flush_timeout_ns == 0) {
+    flush_all();
+    return;
+  }
+  flush_older(now_ns, GroReason::Timeout);
+}
+
+void Engine::tick(std::uint64_t now_ns) {
+  if (opts_.flush_timeout_ns) flush_older(now_ns, GroReason::Timeout);
+}
+
+void Engine::flush_all() {
+  for (auto& b : buckets_) {
+    for (GroHeld* h : b.list) complete(h, GroReason::PollEnd);
+    b.list.clear();
+  }
+}
+
+namespace {
+// Ones'-complement finish of a 16-bit field over [start, end) (skb_checksum_help on bytes).
+void finish_at(core::Packet& p, std::size_t start, std::size_t field, bool mangle0) {
+  const std::uint16_t f = cs::csum_fold(p.checksum(start, p.len() - start, 0));
+  std::uint16_t v = (f == 0 && mangle0) ? 0xFFFF : f;
+  std::uint8_t* q = p.header(field, 2).data();
+  if (!q) return;
+  q[0] = std::uint8_t(v >> 8);
+  q[1] = std::uint8_t(v);
+}
+}  // namespace
+
+void finish_checksums(core::Packet& p) {
+  const auto* part = std::get_if<core::CsumPartial>(&p.csum);
+  if (!part) return;
+  const int start = part->csum_start - p.data_pos();
+  if (start < 0 || std::size_t(start) + part->csum_offset + 2 > p.len()) return;
+  finish_at(p, std::size_t(start), std::size_t(start) + part->csum_offset, true);
+  // Outer checksums that complete left as seeds (UDP tunnel with checksum) or stale (GRE C).
+  if (p.encapsulation && p.transport_header != core::kNoHeader && p.network_header != core::kNoHeader) {
+    const int l3 = p.network_offset(), l4 = p.transport_offset();
+    const std::uint8_t* ip = p.header(std::size_t(l3), 40).data();
+    if (!ip) ip = p.header(std::size_t(l3), 20).data();
+    if (!ip) return;
+    const bool v6 = (ip[0] >> 4) == 6;
+    if (p.gso.type & core::skb_gso::UDP_TUNNEL_CSUM) {
+      std::uint8_t* uh = p.header(std::size_t(l4), 8).data();
+      if (!uh) return;
+      uh[6] = uh[7] = 0;
+      const std::uint32_t ulen = std::uint32_t(p.len() - std::size_t(l4));
+      ip = p.data() + l3;
+      const cs::wsum ps = v6 ? cs::csum_ipv6_nofold(ip + 8, ip + 24, ulen, 17, 0)
+                             : cs::csum_tcpudp_nofold(ip + 12, ip + 16, ulen, 17, 0);
+      std::uint16_t v = cs::csum_fold(p.checksum(std::size_t(l4), ulen, ps));
+      if (v == 0) v = 0xFFFF;
+      uh = p.data() + l4;
+      uh[6] = std::uint8_t(v >> 8);
+      uh[7] = std::uint8_t(v);
+    } else if (p.gso.type & core::skb_gso::GRE) {
+      std::uint8_t* gh = p.header(std::size_t(l4), 8).data();
+      if (gh && (gh[0] & 0x80)) {
+        gh[4] = gh[5] = 0;
+        finish_at(p, std::size_t(l4), std::size_t(l4) + 4, false);
+      }
+    }
+  }
+}
+
+}  // namespace ofld::gro

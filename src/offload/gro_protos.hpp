@@ -1,0 +1,49 @@
+// Private: the GRO hooks of each protocol module (src/offload/*_gro.cpp), listed once for
+// register_gro_hooks, plus small big-endian helpers they share.
+#pragma once
+
+#include <cstdint>
+
+#include "ofld/offload/gro_context.hpp"
+
+namespace ofld::offload {
+
+/// Registry UdpPort number under which the GUE hooks are found (a GroUdpTunnel maps any
+/// local port to it). 6080 is the port the kernel's FOU/GUE examples use.
+inline constexpr std::uint16_t kGueRegistryPort = 6080;
+
+inline std::uint16_t wire_load16(const std::uint8_t* p) noexcept {
+  return std::uint16_t(p[0] << 8 | p[1]);
+}
+inline std::uint32_t wire_load32(const std::uint8_t* p) noexcept {
+  return std::uint32_t(p[0]) << 24 | std::uint32_t(p[1]) << 16 | std::uint32_t(p[2]) << 8 | p[3];
+}
+inline void wire_store16(std::uint8_t* p, std::uint16_t v) noexcept {
+  p[0] = std::uint8_t(v >> 8);
+  p[1] = std::uint8_t(v);
+}
+
+namespace gro {
+void eth_gro_receive(GroContext& ctx);
+int eth_gro_complete(GroContext& ctx, std::uint32_t nhoff);
+void inet_gro_receive(GroContext& ctx);
+int inet_gro_complete(GroContext& ctx, std::uint32_t nhoff);
+void ipip_gro_receive(GroContext& ctx);
+int ipip_gro_complete(GroContext& ctx, std::uint32_t nhoff);
+void ipv6_gro_receive(GroContext& ctx);
+int ipv6_gro_complete(GroContext& ctx, std::uint32_t nhoff);
+void sit_gro_receive(GroContext& ctx);
+int sit_gro_complete(GroContext& ctx, std::uint32_t nhoff);
+void tcp_gro_receive(GroContext& ctx);
+int tcp_gro_complete(GroContext& ctx, std::uint32_t nhoff);
+void udp_gro_receive(GroContext& ctx);
+int udp_gro_complete(GroContext& ctx, std::uint32_t nhoff);
+void gre_gro_receive(GroContext& ctx);
+int gre_gro_complete(GroContext& ctx, std::uint32_t nhoff);
+void vxlan_gro_receive(GroContext& ctx);
+int vxlan_gro_complete(GroContext& ctx, std::uint32_t nhoff);
+void gue_gro_receive(GroContext& ctx);
+int gue_gro_complete(GroContext& ctx, std::uint32_t nhoff);
+}  // namespace gro
+
+}  // namespace ofld::offload
