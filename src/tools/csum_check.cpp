@@ -173,9 +173,10 @@ wsum pseudo_sum(std::span<const std::uint8_t> frame, const HeaderRef& ip, std::u
 }
 
 /// Evaluate one checksum site on the current bytes. `under_fragment`: an enclosing IP
-/// datagram (or this L4's own) is a fragment.
+/// datagram (or this L4's own) is a fragment; `under_clipped`: an enclosing (or its own)
+/// length field was clamped to the captured bytes.
 CsumField evaluate(std::span<const std::uint8_t> frame, const Site& s, bool under_fragment,
-                   bool truncated) noexcept {
+                   bool under_clipped, bool truncated) noexcept {
   const HeaderRef& h = *s.hdr;
   CsumField f;
   f.kind = s.kind;
@@ -192,6 +193,10 @@ CsumField evaluate(std::span<const std::uint8_t> frame, const Site& s, bool unde
     return f;
   };
   if (s.kind != CsumKind::Ipv4Header && under_fragment) return skip(SkipReason::Fragment);
+  // An enclosing length field reaches past the captured bytes: the parser clamped the
+  // datagram end (layer_flag::kClipped), so the covered bytes are not all here.
+  if (s.kind != CsumKind::Ipv4Header && under_clipped)
+    return skip(truncated ? SkipReason::Truncated : SkipReason::LengthPastEnd);
   const std::uint64_t field_end = std::uint64_t(h.offset) + s.field_rel + 2;
   if (s.cover_end < field_end) return skip(SkipReason::LengthPastEnd);
   if (s.cover_end > frame.size() || field_end > frame.size())
@@ -273,19 +278,22 @@ Parsed parse(std::span<const std::uint8_t> frame, wire::LinkType link, std::uint
 struct SiteCtx {
   Site site;
   bool under_fragment = false;
+  bool under_clipped = false;
 };
 
 std::vector<SiteCtx> collect(std::span<const std::uint8_t> frame, const Layout& lay) {
   std::vector<SiteCtx> out;
-  bool frag = false;
+  bool frag = false, clipped = false;
   for (const HeaderRef& h : lay.headers()) {
     if ((is_ip(h.kind) || h.kind == HeaderKind::Ipv6Fragment) && (h.flags & kFragFlags))
       frag = true;
+    if (h.flags & wire::layer_flag::kClipped) clipped = true;
     Site s;
     if (site_of(frame, lay, h, s)) {
-      bool f = frag;
+      bool f = frag, c = clipped;
       if (s.ip && (s.ip->flags & kFragFlags)) f = true;
-      out.push_back({s, f});
+      if (s.ip && (s.ip->flags & wire::layer_flag::kClipped)) c = true;
+      out.push_back({s, f, c});
     }
   }
   return out;
@@ -298,7 +306,8 @@ FrameReport verify_frame(std::span<const std::uint8_t> frame, wire::LinkType lin
   Parsed p = parse(frame, link, orig_len, opt);
   if (!p.layout) return std::move(p.report);
   for (const SiteCtx& c : collect(frame, *p.layout))
-    p.report.fields.push_back(evaluate(frame, c.site, c.under_fragment, p.report.truncated));
+    p.report.fields.push_back(
+        evaluate(frame, c.site, c.under_fragment, c.under_clipped, p.report.truncated));
   return std::move(p.report);
 }
 
@@ -322,7 +331,8 @@ FixResult fix_frame(std::span<std::uint8_t> frame, wire::LinkType link, std::uin
   // IPv4 header checksum covers nothing outside itself), so each field is re-evaluated on
   // the bytes as already repaired.
   for (auto it = sites.rbegin(); it != sites.rend(); ++it) {
-    CsumField f = evaluate(cframe, it->site, it->under_fragment, p.report.truncated);
+    CsumField f = evaluate(cframe, it->site, it->under_fragment, it->under_clipped,
+                           p.report.truncated);
     bool write = (f.verdict == Verdict::Bad && opt.fix_bad) ||
                  (f.verdict == Verdict::Partial && opt.fix_partial) ||
                  (f.verdict == Verdict::None && opt.fill_udp4_zero);
