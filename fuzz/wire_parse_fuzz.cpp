@@ -41,7 +41,8 @@ void touch(std::span<const std::uint8_t> f, const HeaderRef& h) {
     case HeaderKind::Geneve: if (auto v = GeneveHeader<>::parse(s)) { x += v->vni(); v->for_each_option([&](std::uint16_t c, std::uint8_t t, auto d) { x += c + t + d.size(); }); } break;
     case HeaderKind::VirtioNet: case HeaderKind::Frame: break;
   }
-  if (h.pseudo_daddr != kNoOffset) x += f[h.pseudo_daddr + 15];  // 16 bytes must be present
+  if (h.pseudo_daddr != kNoOffset)  // the address must be inside the frame: 4 or 16 bytes
+    x += f[h.pseudo_daddr + (h.kind == HeaderKind::Ipv4 ? 3 : 15)];
   sink = x;
 }
 }  // namespace
