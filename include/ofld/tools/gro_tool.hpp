@@ -1,0 +1,95 @@
+// ofld/tools/gro_tool.hpp — library logic behind `ofld gro`, `ofld conformance gro` and
+// `ofld bench gro` (the CLI only parses options and prints).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ofld/gro/engine.hpp"
+
+namespace ofld::tools {
+
+// ---- `ofld gro`: GRO over a capture -------------------------------------------------------
+
+struct GroPcapOptions {
+  std::size_t batch = 64;             ///< frames per NAPI-style poll; each ends in a flush
+  std::uint64_t flush_timeout_ns = 0; ///< with a timeout only aged flows complete at poll end
+  bool keep_partial = false;          ///< leave the pseudo seed in merged frames (K-4)
+  offload::GroConfig config{};
+};
+struct GroPcapResult {
+  gro::Counters counters;
+  std::uint64_t frames_in = 0, frames_out = 0;
+  std::uint64_t non_ethernet = 0;     ///< frames of other link types, passed through
+  std::uint64_t partial_kept = 0;     ///< merged frames written with the seed (--keep-partial)
+};
+/// Read `in`, run GRO over its frames in file order (capture timestamps are the clock), write
+/// `out`: merged frames with completed checksums (unless keep_partial), timestamps of the
+/// aggregate's first frame. Throws io::PcapError on file errors.
+GroPcapResult run_gro_pcap(const std::string& in, const std::string& out, const GroPcapOptions& o);
+nlohmann::json to_json(const gro::Counters& c);
+
+// ---- built-in cases (gro.c table and more), as Ethernet frames ------------------------------
+
+struct GroCase {
+  std::string name;
+  std::vector<std::vector<std::uint8_t>> frames;
+  std::vector<std::size_t> expect_payloads;  ///< spec §13.1 value (empty: no table value)
+};
+/// The gro.c table cases for IPv4 and IPv6 (names "ipv4/data_same", ...), K-7 cases and a few
+/// multi-flow / UDP cases. Frames use the selftest's addresses and ports; Ethernet addresses
+/// are KernelGro's veth0 → veth1.
+std::vector<GroCase> builtin_gro_cases();
+
+// ---- `ofld conformance gro`: ofld vs the running kernel --------------------------------------
+
+struct GroFrameCheck {
+  bool agree = false;
+  std::string detail;  ///< what differs (bytes at offset, gso_type, gso_size, flags)
+};
+struct GroCaseReport {
+  std::string name;
+  bool skipped = false;
+  std::string message;  ///< skip/error reason
+  std::size_t ours = 0, kernel = 0;
+  std::vector<GroFrameCheck> frames;
+  bool pass = false;
+  bool order_differs = false;  ///< per-flow sequences equal, interleaving differs (buckets)
+};
+struct GroConformanceReport {
+  std::vector<GroCaseReport> cases;
+  std::size_t passed = 0, failed = 0, skipped = 0;
+};
+/// Run `cases` through KernelGro (veth, K-3) and through the engine (batch 64) and compare
+/// frame by frame: bytes (TCP checksum field raw: both hold the seed for aggregates) and
+/// virtio_net_hdr gso_type / gso_size / flags / csum_start / csum_offset. Not root or no
+/// kernel support → every case skipped with the reason.
+GroConformanceReport run_gro_conformance(const std::vector<GroCase>& cases);
+/// Cases from capture files: Ethernet frames of each file in order, one case per file.
+std::vector<GroCase> gro_cases_from_pcaps(const std::vector<std::string>& files);
+nlohmann::json to_json(const GroConformanceReport& r);
+
+// ---- `ofld bench gro` ----------------------------------------------------------------------
+
+struct GroBenchStat {
+  std::string name;
+  double median_ns = 0, min_ns = 0, max_ns = 0;  ///< per packet
+};
+struct GroBenchResult {
+  std::vector<GroBenchStat> entries;  ///< prevalidated, validated, dpdk (when available)
+  bool have_dpdk = false;
+  double prevalidated_over_dpdk = 0, validated_over_dpdk = 0;
+  std::string note;
+};
+/// One flow of 1448-byte TCPv4 segments in batches of 64 (header in the head, payload in a
+/// fragment, as a NIC's header split delivers them); ofld with CHECKSUM_UNNECESSARY input
+/// (pre-validated) and with CHECKSUM_NONE (software validation, G-12), and DPDK's
+/// rte_gro_reassemble + rte_gro_timeout_flush on the same frames when built with DPDK
+/// (DPDK GRO does no checksum work). ns per packet, median of `reps` runs.
+GroBenchResult run_gro_bench(int reps = 11);
+nlohmann::json to_json(const GroBenchResult& r);
+
+}  // namespace ofld::tools

@@ -1,0 +1,148 @@
+// `ofld gro IN -o OUT [--batch N] [--flush-timeout-us N] [--keep-partial] [--json]`,
+// `ofld conformance gro [--case NAME] [FILE...] [--json]`, `ofld bench gro [--json]`.
+// Thin: tools::run_gro_pcap / run_gro_conformance / run_gro_bench do the work.
+#include <cstdio>
+#include <memory>
+
+#include "ofld/offload/gro_context.hpp"
+#include "ofld/tools/gro_tool.hpp"
+#include "registry.hpp"
+
+namespace {
+
+void print_counters(const ofld::gro::Counters& c) {
+  std::printf("packets in %llu, merged %llu, held %llu, delivered at once %llu\n",
+              (unsigned long long)c.packets_in, (unsigned long long)c.merged,
+              (unsigned long long)c.held, (unsigned long long)c.delivered_now);
+  std::printf("aggregates %llu (count > 1), singles %llu, segments out %llu\n",
+              (unsigned long long)c.aggregates, (unsigned long long)c.singles,
+              (unsigned long long)c.segments_out);
+  std::printf("not merged by reason:\n");
+  for (std::size_t i = 1; i < ofld::offload::kGroReasonCount; ++i)
+    if (c.not_merged[i])
+      std::printf("  %-16s %llu\n", std::string(ofld::offload::to_string(ofld::offload::GroReason(i))).c_str(),
+                  (unsigned long long)c.not_merged[i]);
+  std::printf("completed by reason:\n");
+  for (std::size_t i = 1; i < ofld::offload::kGroReasonCount; ++i)
+    if (c.completed[i])
+      std::printf("  %-16s %llu\n", std::string(ofld::offload::to_string(ofld::offload::GroReason(i))).c_str(),
+                  (unsigned long long)c.completed[i]);
+}
+
+struct GroArgs {
+  std::string in, out;
+  std::size_t batch = 64;
+  std::uint64_t timeout_us = 0;
+  bool keep_partial = false, json = false, udp_fwd = false;
+  std::vector<std::uint16_t> vxlan_ports;
+};
+
+struct ConfArgs {
+  std::vector<std::string> cases, files;
+  bool json = false;
+};
+
+ofld::cli::Registrar reg{[](CLI::App& root) {
+  auto a = std::make_shared<GroArgs>();
+  auto* g = root.add_subcommand("gro", "GRO over a capture (merges per the kernel's rules)");
+  g->add_option("IN", a->in, "input pcap/pcapng")->required();
+  g->add_option("-o,--output", a->out, "output pcap")->required();
+  g->add_option("--batch", a->batch, "frames per poll; each poll ends with a flush")
+      ->check(CLI::Range(1, 1 << 20));
+  g->add_option("--flush-timeout-us", a->timeout_us, "gro_flush_timeout (µs of capture time)");
+  g->add_flag("--keep-partial", a->keep_partial,
+              "leave merged TCP/UDP checksums as the pseudo-header seed (CHECKSUM_PARTIAL)");
+  g->add_flag("--udp-gro-fwd", a->udp_fwd, "UDP GRO in segment mode for forwarding (GRO_UDP_FWD)");
+  g->add_option("--vxlan-port", a->vxlan_ports, "UDP port(s) with a VXLAN socket (tunnel GRO)");
+  g->add_flag("--json", a->json, "print JSON");
+  g->callback([a] {
+    ofld::tools::GroPcapOptions o;
+    o.batch = a->batch;
+    o.flush_timeout_ns = a->timeout_us * 1000;
+    o.keep_partial = a->keep_partial;
+    o.config.udp_gro_fwd = a->udp_fwd;
+    for (auto p : a->vxlan_ports) o.config.udp_tunnels.push_back({p, 4789, false, false});
+    try {
+      auto r = ofld::tools::run_gro_pcap(a->in, a->out, o);
+      if (a->json) {
+        nlohmann::json j = ofld::tools::to_json(r.counters);
+        j["frames_in"] = r.frames_in;
+        j["frames_out"] = r.frames_out;
+        j["non_ethernet"] = r.non_ethernet;
+        j["partial_kept"] = r.partial_kept;
+        std::printf("%s\n", j.dump(2).c_str());
+      } else {
+        std::printf("%s: %llu frames in, %llu frames out -> %s%s\n", a->in.c_str(),
+                    (unsigned long long)r.frames_in, (unsigned long long)r.frames_out,
+                    a->out.c_str(), a->keep_partial ? " (checksums left partial)" : "");
+        print_counters(r.counters);
+      }
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ofld gro: %s\n", e.what());
+      ofld::cli::exit_code() = 2;
+    }
+  });
+
+  auto c = std::make_shared<ConfArgs>();
+  auto& conf = ofld::cli::group(root, "conformance", "compare ofld with the running kernel");
+  auto* cg = conf.add_subcommand("gro", "GRO: built-in cases and captures, ofld vs kernel veth GRO (root)");
+  cg->add_option("--case", c->cases, "run only these built-in cases (e.g. ipv4/data_same)");
+  cg->add_option("FILE", c->files, "captures to replay (Ethernet)");
+  cg->add_flag("--json", c->json, "print JSON");
+  cg->callback([c] {
+    std::vector<ofld::tools::GroCase> cases;
+    if (c->files.empty() || !c->cases.empty()) {
+      for (auto& k : ofld::tools::builtin_gro_cases())
+        if (c->cases.empty() || std::find(c->cases.begin(), c->cases.end(), k.name) != c->cases.end())
+          cases.push_back(std::move(k));
+    }
+    try {
+      auto more = ofld::tools::gro_cases_from_pcaps(c->files);
+      for (auto& k : more) cases.push_back(std::move(k));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ofld conformance gro: %s\n", e.what());
+      ofld::cli::exit_code() = 2;
+      return;
+    }
+    auto r = ofld::tools::run_gro_conformance(cases);
+    if (c->json) {
+      std::printf("%s\n", ofld::tools::to_json(r).dump(2).c_str());
+    } else {
+      for (const auto& k : r.cases) {
+        if (k.skipped) {
+          std::printf("SKIP %-28s %s\n", k.name.c_str(), k.message.c_str());
+          continue;
+        }
+        std::printf("%s %-28s ofld %zu frames, kernel %zu%s\n", k.pass ? "PASS" : "FAIL",
+                    k.name.c_str(), k.ours, k.kernel,
+                    k.order_differs ? " (same per flow; interleaving differs)" : "");
+        if (!k.pass)
+          for (std::size_t i = 0; i < k.frames.size(); ++i)
+            if (!k.frames[i].agree) std::printf("     frame %zu: %s\n", i, k.frames[i].detail.c_str());
+      }
+      std::printf("passed %zu, failed %zu, skipped %zu\n", r.passed, r.failed, r.skipped);
+    }
+    if (r.failed) ofld::cli::exit_code() = 1;
+  });
+
+  auto bj = std::make_shared<bool>(false);
+  auto& bench = ofld::cli::group(root, "bench", "benchmarks");
+  auto* bg = bench.add_subcommand("gro", "GRO ns/packet: ofld (pre-validated, validated) vs DPDK");
+  bg->add_flag("--json", *bj, "print JSON");
+  bg->callback([bj] {
+    auto r = ofld::tools::run_gro_bench();
+    if (*bj) {
+      std::printf("%s\n", ofld::tools::to_json(r).dump(2).c_str());
+      return;
+    }
+    std::printf("ns/packet, median of reps [min..max]\n");
+    for (const auto& e : r.entries)
+      std::printf("%-26s %8.1f [%6.1f..%6.1f]\n", e.name.c_str(), e.median_ns, e.min_ns, e.max_ns);
+    if (r.have_dpdk)
+      std::printf("prevalidated/dpdk %.2f   validated/dpdk %.2f\n", r.prevalidated_over_dpdk,
+                  r.validated_over_dpdk);
+    std::printf("%s\n", r.note.c_str());
+  });
+}};
+
+}  // namespace
