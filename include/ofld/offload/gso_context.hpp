@@ -1,0 +1,106 @@
+// ofld/offload/gso_context.hpp — the state one software-GSO run hands down the offload chain
+// (the kernel's skb + SKB_GSO_CB + the `features` argument of every .gso_segment callback).
+//
+// The GSO engine (ofld/gso/gso.hpp) fills a GsoContext and calls the first hook; each hook
+// (src/offload/*_segment.cpp) pulls its header, narrows the features as its kernel twin does,
+// hands the packet to the next protocol through the registry, and afterwards rewrites its own
+// header in every output segment (ctx.segs).
+//
+// Position model: every output segment is a whole frame whose data() is the frame start; the
+// header positions of a segment are the original packet's positions minus ctx.frame_start.
+// Hooks therefore address a header in a segment at `pos - ctx.frame_start`.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "ofld/core/features.hpp"
+#include "ofld/core/packet.hpp"
+
+namespace ofld::offload {
+
+class Registry;
+
+/// Why a GSO run (or one of its hooks) refused a packet. Each value is a counted reason.
+enum class GsoReason : std::uint8_t {
+  Ok = 0,
+  NotGso,             ///< gso_size 0: nothing to do
+  BadGsoType,         ///< gso_type lacks the bit this layer needs (X-16, X-28, X-34)
+  HeaderTruncated,    ///< a header does not fit in the packet (pskb_may_pull failed)
+  BadIpHeader,        ///< IPv4 ihl < 5 / wrong version / IPv6 fragment or unknown ext header
+  BadTcpHeader,       ///< TCP doff*4 < 20 (X-16)
+  CsumStartMismatch,  ///< PARTIAL csum_start is not this L4 header (X-16, X-28)
+  NothingToSegment,   ///< payload <= gso_size (X-19, X-28)
+  FixedIdWithoutDf,   ///< TCP_FIXEDID with DF clear (X-24, 6.12)
+  UnknownEthertype,   ///< no segment hook for the (inner) ethertype
+  UnknownIpProto,     ///< no segment hook for the IP protocol
+  BadTunnel,          ///< tunnel header shorter than its minimum / encapsulation not set
+  TooManyFrags,       ///< a segment would need more than MAX_SKB_FRAGS fragments (X-13)
+  UfoUnsupported,     ///< legacy UFO (SKB_GSO_UDP) is not produced by ofld
+  RecursionLimit,     ///< nested tunnels deeper than kMaxGsoRecursion
+  kCount
+};
+std::string_view to_string(GsoReason r) noexcept;
+
+/// How a segment's payload was built (skb_segment, X-7..X-9).
+enum class SegMode : std::uint8_t {
+  SgRef,     ///< SG: page fragments referenced (no payload copy); head payload copied
+  Copy,      ///< no SG, checksum offload available: plain copy, state stays PARTIAL (X-8)
+  CopySum,   ///< neither: copy and sum in one pass (csum_partial_copy), state NONE (X-8)
+  kCount
+};
+std::string_view to_string(SegMode m) noexcept;
+
+/// Counters of the GSO engine. Plain integers; one instance per engine / thread.
+struct GsoCounters {
+  std::uint64_t packets_in = 0;         ///< packets handed to gso_segment
+  std::uint64_t packets_segmented = 0;  ///< packets split in software
+  std::uint64_t packets_hw = 0;         ///< header-verified only: device segments (X-20)
+  std::uint64_t segments_out = 0;       ///< segments produced
+  std::array<std::uint64_t, std::size_t(SegMode::kCount)> seg_mode{};  ///< per SegMode
+  std::uint64_t sg_sum = 0;             ///< SG segments whose payload was summed after (X-9)
+  std::uint64_t payload_bytes_copied = 0;
+  std::uint64_t payload_bytes_referenced = 0;
+  std::array<std::uint64_t, std::size_t(GsoReason::kCount)> errors{};  ///< per GsoReason
+  std::uint64_t errors_total() const noexcept;
+};
+
+/// One output segment plus its SKB_GSO_CB checksum pair.
+struct GsoSeg {
+  core::Packet pkt;
+  csum::wsum cb_csum = 0;         ///< SKB_GSO_CB(skb)->csum
+  core::pos_t cb_csum_start = 0;  ///< SKB_GSO_CB(skb)->csum_start (segment position)
+};
+
+/// Nested tunnels a run follows before giving up (the kernel's per-handler recursion).
+inline constexpr int kMaxGsoRecursion = 8;
+
+/// State of one GSO run. Hooks read and modify it; see the file comment.
+struct GsoContext {
+  core::Packet* skb = nullptr;          ///< the super-packet; data() at the current header
+  core::Features features{};            ///< features at the current level (by value in the kernel)
+  const core::Device* dev = nullptr;    ///< dev->features / hw_enc_features (X-23, X-31, X-33)
+  const Registry* reg = nullptr;        ///< dispatch table
+  GsoCounters* counters = nullptr;      ///< may be null
+  std::vector<GsoSeg> segs;             ///< output (empty until skb_segment ran)
+  bool hw_segments = false;             ///< X-20: only header verification was done
+  core::pos_t frame_start = 0;          ///< position of the outer frame's first byte
+  std::uint16_t protocol = 0;           ///< skb->protocol at this level (for X-5 csum)
+  int encap_level = 0;                  ///< SKB_GSO_CB encap_level (bytes of nested IP hdrs)
+  int depth = 0;                        ///< nested hook calls
+  core::pos_t l3_pos = core::kNoHeader; ///< the IP header enclosing the current L4 header
+  std::uint16_t l3_proto = 0;           ///< its ethertype (0x0800 / 0x86DD)
+  GsoReason reason = GsoReason::Ok;     ///< first failure
+
+  /// Record a failure; returns -22 (EINVAL) so hooks can `return ctx.fail(...)`.
+  int fail(GsoReason r) noexcept {
+    if (reason == GsoReason::Ok) reason = r;
+    return -22;
+  }
+  /// Offset of an original-packet position inside an output segment.
+  int seg_off(core::pos_t pos) const noexcept { return int(pos - frame_start); }
+};
+
+}  // namespace ofld::offload

@@ -1,0 +1,26 @@
+// Private declarations of the protocol segment hooks (src/offload/*_segment.cpp), registered
+// in gso_hooks.cpp. Each mirrors one kernel .gso_segment callback; see the spec rule named
+// in each file.
+#pragma once
+
+#include <cstdint>
+
+#include "ofld/gso/gso.hpp"
+
+namespace ofld::offload::gso_hooks {
+
+int eth_segment(GsoContext& ctx);   // skb_mac_gso_segment's Ethernet/VLAN walk
+int ipv4_segment(GsoContext& ctx);  // inet_gso_segment (X-23..X-25)
+int ipv6_segment(GsoContext& ctx);  // ipv6_gso_segment
+int tcp_segment(GsoContext& ctx);   // tcp4/tcp6_gso_segment + tcp_gso_segment (X-16..X-21)
+int udp_segment(GsoContext& ctx);   // udp4/udp6 gso: tunnels or USO
+int vxlan_segment(GsoContext& ctx); // VXLAN: inner Ethernet, then X-31
+int gue_segment(GsoContext& ctx);   // GUE: inner IP protocol, then X-31
+int gre_segment(GsoContext& ctx);   // gre_gso_segment
+
+/// __skb_udp_tunnel_segment. data() at the outer UDP header. `inner_ether`: the
+/// payload is an Ethernet frame (inner protocol TEB, MAC-level GSO); otherwise it is the IP
+/// protocol skb->inner_ipproto (the protocol hook is called directly).
+int udp_tunnel_segment(GsoContext& ctx, bool inner_ether);
+
+}  // namespace ofld::offload::gso_hooks

@@ -1,0 +1,62 @@
+// IPv4 level of GSO: inet_gso_segment (net/ipv4/af_inet.c). Spec, X-25 (6.12
+// semantics: outer IDs of an encapsulated packet always advance; FIXEDID needs DF).
+#include "gso_hooks.hpp"
+#include "ofld/wire/bytes.hpp"
+
+namespace ofld::offload::gso_hooks {
+
+int ipv4_segment(GsoContext& ctx) {
+  core::Packet& skb = *ctx.skb;
+  if (!skb.may_pull(20)) return ctx.fail(GsoReason::HeaderTruncated);
+  const std::uint8_t* iph = skb.data();
+  const std::size_t ihl = std::size_t(iph[0] & 0x0f) * 4;
+  if ((iph[0] >> 4) != 4 || ihl < 20) return ctx.fail(GsoReason::BadIpHeader);
+  std::uint16_t id = wire::load_be16(iph + 4);
+  const bool df = (iph[6] & 0x40) != 0;
+  const std::uint8_t proto = iph[9];
+  if (!skb.may_pull(ihl)) return ctx.fail(GsoReason::HeaderTruncated);
+
+  const core::pos_t nh = skb.data_pos();
+  skb.network_header = nh;
+  skb.pull(ihl);
+  const core::Features saved_features = ctx.features;
+  const bool encap = ctx.encap_level > 0;  // this header is nested in a tunnel
+  if (encap) ctx.features &= ctx.dev->hw_enc_features;
+  ctx.encap_level += int(ihl);
+  skb.transport_header = skb.data_pos();
+
+  bool fixedid = false;
+  if (!skb.encapsulation || encap) {  // never for the outer header of a tunnel
+    fixedid = (skb.gso.type & core::skb_gso::TCP_FIXEDID) != 0;
+    if (fixedid && !df) {
+      ctx.features = saved_features;
+      return ctx.fail(GsoReason::FixedIdWithoutDf);
+    }
+  }
+  const core::pos_t saved_l3 = ctx.l3_pos;
+  const std::uint16_t saved_l3p = ctx.l3_proto;
+  ctx.l3_pos = nh;
+  ctx.l3_proto = wire::ethertype::kIpv4;
+  int rc = gso::ipproto_gso_segment(ctx, proto);
+  ctx.l3_pos = saved_l3;
+  ctx.l3_proto = saved_l3p;
+  ctx.features = saved_features;
+  if (rc != 0 || ctx.hw_segments) {
+    skb.network_header = nh;
+    return rc;
+  }
+
+  const int nhoff = ctx.seg_off(nh);
+  for (auto& s : ctx.segs) {  // X-25 plain segments
+    std::uint8_t* ip = s.pkt.at_pos(nhoff, ihl);
+    if (!ip) return ctx.fail(GsoReason::HeaderTruncated);
+    if (!fixedid) wire::store_be16(ip + 4, id++);
+    wire::store_be16(ip + 2, std::uint16_t(s.pkt.len() - std::size_t(nhoff)));
+    wire::store_be16(ip + 10, 0);
+    wire::store_be16(ip + 10, csum::ip_compute_csum(ip, ihl));  // ip_send_check
+    s.pkt.network_header = nhoff;
+  }
+  return 0;
+}
+
+}  // namespace ofld::offload::gso_hooks

@@ -1,0 +1,59 @@
+// IPv6 level of GSO: ipv6_gso_segment (net/ipv6/ip6_offload.c). Spec X-27, K-8: hop-by-hop,
+// routing and destination-options headers (the GSO_EXTHDR set) are skipped here and copied
+// into every segment with the other headers; payload_len is rewritten per segment. A
+// fragment header (not in that set) has no segment hook → UnknownIpProto, as in the kernel.
+// BIG-TCP jumbo HBH stripping is not done (ofld keeps GSO within 64 KB).
+#include "gso_hooks.hpp"
+#include "ofld/wire/bytes.hpp"
+#include "ofld/wire/layout.hpp"
+
+namespace ofld::offload::gso_hooks {
+
+int ipv6_segment(GsoContext& ctx) {
+  core::Packet& skb = *ctx.skb;
+  if (!skb.may_pull(40)) return ctx.fail(GsoReason::HeaderTruncated);
+  if ((skb.data()[0] >> 4) != 6) return ctx.fail(GsoReason::BadIpHeader);
+  std::uint8_t nexthdr = skb.data()[6];
+  std::size_t hl = 40;
+  for (int n = 0; nexthdr == wire::ipproto::kHopOpts || nexthdr == wire::ipproto::kRouting ||
+                  nexthdr == wire::ipproto::kDstOpts;
+       ++n) {
+    if (n == int(wire::kMaxIpv6ExtHeaders) || !skb.may_pull(hl + 8))
+      return ctx.fail(GsoReason::HeaderTruncated);
+    const std::uint8_t* eh = skb.data() + hl;
+    const std::size_t elen = (std::size_t(eh[1]) + 1) * 8;
+    nexthdr = eh[0];
+    hl += elen;
+    if (!skb.may_pull(hl)) return ctx.fail(GsoReason::HeaderTruncated);
+  }
+  const core::pos_t nh = skb.data_pos();
+  skb.network_header = nh;
+  skb.pull(hl);
+  const core::Features saved_features = ctx.features;
+  if (ctx.encap_level > 0) ctx.features &= ctx.dev->hw_enc_features;
+  ctx.encap_level += int(hl);
+  skb.transport_header = skb.data_pos();
+
+  const core::pos_t saved_l3 = ctx.l3_pos;
+  const std::uint16_t saved_l3p = ctx.l3_proto;
+  ctx.l3_pos = nh;
+  ctx.l3_proto = wire::ethertype::kIpv6;
+  int rc = gso::ipproto_gso_segment(ctx, nexthdr);
+  ctx.l3_pos = saved_l3;
+  ctx.l3_proto = saved_l3p;
+  ctx.features = saved_features;
+  if (rc != 0 || ctx.hw_segments) {
+    skb.network_header = nh;
+    return rc;
+  }
+  const int nhoff = ctx.seg_off(nh);
+  for (auto& s : ctx.segs) {
+    std::uint8_t* ip = s.pkt.at_pos(nhoff, 40);
+    if (!ip) return ctx.fail(GsoReason::HeaderTruncated);
+    wire::store_be16(ip + 4, std::uint16_t(s.pkt.len() - std::size_t(nhoff) - 40));
+    s.pkt.network_header = nhoff;
+  }
+  return 0;
+}
+
+}  // namespace ofld::offload::gso_hooks

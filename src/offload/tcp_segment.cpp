@@ -1,0 +1,82 @@
+// TCP level of GSO: tcp4_gso_segment / tcp6_gso_segment + tcp_gso_segment
+// (net/ipv4/tcp_offload.c, net/ipv6/tcpv6_offload.c). Spec X-16..X-21, §4.9b.
+#include "gso_hooks.hpp"
+#include "ofld/wire/bytes.hpp"
+#include "ofld/wire/layout.hpp"
+
+namespace ofld::offload::gso_hooks {
+
+namespace {
+constexpr std::uint8_t kFin = 0x01, kPsh = 0x08, kCwr = 0x80;
+}
+
+int tcp_segment(GsoContext& ctx) {
+  core::Packet& skb = *ctx.skb;
+  const bool v6 = ctx.l3_proto == wire::ethertype::kIpv6;
+  // the gso_type must name TCP over this IP version.
+  if (!(skb.gso.type & (v6 ? core::skb_gso::TCPV6 : core::skb_gso::TCPV4)))
+    return ctx.fail(GsoReason::BadGsoType);
+  if (!skb.may_pull(20)) return ctx.fail(GsoReason::HeaderTruncated);
+  const std::size_t thlen = std::size_t(skb.data()[12] >> 4) * 4;
+  if (thlen < 20) return ctx.fail(GsoReason::BadTcpHeader);
+  if (!skb.may_pull(thlen)) return ctx.fail(GsoReason::HeaderTruncated);
+  const core::pos_t th_pos = skb.data_pos();
+  skb.transport_header = th_pos;
+
+  // not PARTIAL → zero the field, seed the pseudo header, make it PARTIAL.
+  if (skb.ip_summed() != core::IpSummed::Partial) {
+    wire::store_be16(skb.data() + 16, 0);
+    wire::store_be16(skb.data() + 16,
+                     gso::pseudo_seed(skb, ctx.l3_pos, std::uint32_t(skb.len()), 6));
+    skb.csum = core::CsumPartial{th_pos, 16, false};
+  }
+  if (skb.csum_start_offset() != 0) return ctx.fail(GsoReason::CsumStartMismatch);
+
+  const std::uint32_t oldlen = ~std::uint32_t(skb.len());
+  skb.pull(thlen);
+  const std::uint32_t mss = skb.gso.size;
+  if (skb.len() <= mss) return ctx.fail(GsoReason::NothingToSegment);
+  if (core::gso_ok(skb, ctx.features | core::netif_f::GSO_ROBUST)) {
+    skb.gso.segs = std::uint16_t((skb.len() + mss - 1) / mss);
+    ctx.hw_segments = true;
+    return 0;
+  }
+  const std::uint8_t* th0 = skb.at_pos(th_pos, thlen);
+  const std::uint16_t seed = wire::load_be16(th0 + 16);
+  std::uint32_t seq = wire::load_be32(th0 + 4);
+  // newcheck = seed adjusted from the super-packet's L4 length to thlen + mss.
+  const std::uint16_t newcheck =
+      csum::csum_fold16(csum::csum_add(seed, oldlen + std::uint32_t(thlen + mss)));
+
+  int rc = gso::skb_segment(ctx);
+  if (rc != 0) return rc;
+
+  const int thoff = ctx.seg_off(th_pos);
+  const std::size_t n = ctx.segs.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    auto& s = ctx.segs[i];
+    std::uint8_t* th = s.pkt.at_pos(thoff, thlen);
+    if (!th) return ctx.fail(GsoReason::HeaderTruncated);
+    s.pkt.transport_header = thoff;
+    wire::store_be32(th + 4, seq);
+    seq += mss;
+    if (i > 0) th[13] &= std::uint8_t(~kCwr);  // CWR only on the first segment
+    std::uint16_t check;
+    if (i + 1 < n) {
+      th[13] &= std::uint8_t(~(kFin | kPsh));  // FIN/PSH only on the last segment
+      check = newcheck;
+    } else {  // last: the original seed adjusted for its own length
+      const std::uint32_t l4len = std::uint32_t(s.pkt.len() - std::size_t(thoff));
+      check = csum::csum_fold16(csum::csum_add(seed, oldlen + l4len));
+    }
+    wire::store_be16(th + 16, check);
+    if (s.pkt.ip_summed() == core::IpSummed::Partial) {
+      gso::gso_reset_checksum(s, ~std::uint32_t(check));  // device finishes it
+    } else {
+      wire::store_be16(th + 16, gso::gso_make_checksum(s, ~std::uint32_t(check)));
+    }
+  }
+  return 0;
+}
+
+}  // namespace ofld::offload::gso_hooks

@@ -1,0 +1,247 @@
+// `ofld bench gso`: ns per segment for a 64 KB TCPv4 super-packet → 44 segments, per
+// construction mode, beside DPDK's rte_gso_segment on the same bytes (BENCHMARKS.md).
+#include <fmt/format.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "ofld/tools/gso_tool.hpp"
+#include "ofld/wire/bytes.hpp"
+
+#ifdef OFLD_HAVE_DPDK
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_gso.h>
+#include <rte_mbuf.h>
+#endif
+
+namespace ofld::tools {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::size_t kMss = 1448, kSegs = 44, kPayload = kMss * kSegs;  // 63712 B
+constexpr std::size_t kHdr = 54;
+
+std::vector<std::uint8_t> bench_frame() {
+  std::vector<std::uint8_t> f(kHdr + kPayload);
+  f[0] = 2, f[5] = 2, f[6] = 2, f[11] = 1;
+  wire::store_be16(&f[12], 0x0800);
+  f[14] = 0x45;
+  wire::store_be16(&f[16], std::uint16_t(40 + kPayload));
+  wire::store_be16(&f[18], 1000);
+  f[20] = 0x40, f[22] = 64, f[23] = 6;
+  f[26] = 10, f[29] = 1, f[30] = 10, f[33] = 2;
+  wire::store_be16(&f[24], csum::ip_compute_csum(&f[14], 20));
+  wire::store_be16(&f[34], 40000);
+  wire::store_be16(&f[36], 5201);
+  wire::store_be32(&f[38], 1);
+  f[46] = 0x50, f[47] = 0x18;
+  wire::store_be16(&f[48], 1024);
+  for (std::size_t i = 0; i < kPayload; ++i) f[kHdr + i] = std::uint8_t(i * 31 + (i >> 9));
+  wire::store_be16(&f[50], csum::csum_fold16(csum::csum_tcpudp_nofold(&f[26], &f[30],
+                                                                      std::uint32_t(20 + kPayload), 6)));
+  return f;
+}
+
+core::Packet bench_packet(const std::vector<std::uint8_t>& f) {
+  // A TCP socket's skb: headers linear, payload in 4 KiB page fragments.
+  core::Packet p = core::Packet::from_bytes_frags(f, kHdr, 4096);
+  p.mac_header = 0;
+  p.network_header = 14;
+  p.transport_header = 34;
+  p.protocol = 0x0800;
+  p.csum = core::CsumPartial{34, 16, false};
+  p.gso = {std::uint16_t(kMss), 0, core::skb_gso::TCPV4};
+  return p;
+}
+
+GsoBenchRow summarize(std::string name, std::vector<double> v, std::string note = {}) {
+  std::sort(v.begin(), v.end());
+  GsoBenchRow r;
+  r.name = std::move(name);
+  r.ns_per_segment_median = v[v.size() / 2];
+  r.ns_per_segment_min = v.front();
+  r.ns_per_segment_max = v.back();
+  r.segments = kSegs;
+  r.note = std::move(note);
+  return r;
+}
+
+// One repetition = `iters` runs; returns ns per segment.
+template <class F>
+double time_rep(F&& once, int iters) {
+  auto t0 = Clock::now();
+  for (int i = 0; i < iters; ++i) once();
+  auto t1 = Clock::now();
+  return std::chrono::duration<double, std::nano>(t1 - t0).count() / double(iters) / kSegs;
+}
+
+#ifdef OFLD_HAVE_DPDK
+int first_allowed_cpu() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 0;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) return c;
+  return 0;
+}
+
+bool eal_up(std::string& err) {
+  static int state = 0;  // 0 untried, 1 ok, -1 failed
+  static std::string msg;
+  if (state == 0) {
+    std::string cpu = std::to_string(first_allowed_cpu());
+    std::vector<std::string> args = {"ofld", "--no-huge", "--no-pci", "-m", "256", "-l", cpu,
+                                     "--no-shconf", "--no-telemetry", "--log-level=lib.eal:error"};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    state = rte_eal_init(int(argv.size()), argv.data()) >= 0 ? 1 : -1;
+    if (state < 0) msg = "rte_eal_init failed";
+  }
+  err = msg;
+  return state == 1;
+}
+#endif
+
+}  // namespace
+
+GsoBenchResults run_gso_bench(int reps) {
+  GsoBenchResults res;
+  res.payload = kPayload;
+  res.mss = kMss;
+  res.segments = kSegs;
+  res.reps = std::size_t(reps);
+  const auto frame = bench_frame();
+  const int iters = 200;
+
+  struct Mode {
+    const char* name;
+    core::Features f;
+    const char* note;
+  };
+  namespace nf = core::netif_f;
+  const Mode modes[] = {
+      {"ofld sg-ref (SG+HW_CSUM)", nf::SG | nf::HW_CSUM, "fragments referenced, TCP seeds per X-21"},
+      {"ofld copy (HW_CSUM)", nf::HW_CSUM, "payload copied, no sum (X-8)"},
+      {"ofld copy-sum (none)", core::Features{}, "copy and checksum in one pass (X-8)"},
+      {"ofld sg+sum (SG)", nf::SG, "fragments referenced, then summed (X-9)"},
+  };
+  // Interleave modes per repetition (A B C A B C ...) so drift hits all alike.
+  std::vector<std::vector<double>> samples(std::size(modes));
+  std::vector<core::Packet> inputs;
+#ifdef OFLD_HAVE_DPDK
+  std::vector<double> dpdk_samples;
+  std::string err;
+  rte_mempool* in_pool = nullptr;
+  rte_mempool* direct = nullptr;
+  rte_mempool* indirect = nullptr;
+  rte_mbuf* in = nullptr;
+  if (eal_up(err)) {
+    in_pool = rte_pktmbuf_pool_create("ofld_gso_in", 7, 0, 0, 65535, SOCKET_ID_ANY);
+    direct = rte_pktmbuf_pool_create("ofld_gso_dir", 1023, 64, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+    indirect = rte_pktmbuf_pool_create("ofld_gso_ind", 1023, 64, 0, 0, SOCKET_ID_ANY);
+    if (in_pool && direct && indirect) in = rte_pktmbuf_alloc(in_pool);
+    if (in) {
+      char* d = rte_pktmbuf_append(in, std::uint16_t(frame.size()));
+      std::memcpy(d, frame.data(), frame.size());
+      in->l2_len = 14;
+      in->l3_len = 20;
+      in->l4_len = 20;
+      res.have_dpdk = true;
+    } else {
+      res.dpdk_note = "DPDK mempool set-up failed";
+    }
+  } else {
+    res.dpdk_note = err;
+  }
+  rte_gso_ctx gctx{};
+  gctx.direct_pool = direct;
+  gctx.indirect_pool = indirect;
+  gctx.gso_types = RTE_ETH_TX_OFFLOAD_TCP_TSO;
+  gctx.gso_size = std::uint16_t(kHdr + kMss);  // DPDK counts headers in gso_size
+  gctx.flag = 0;
+  rte_mbuf* outs[64];
+  int dpdk_n = 0;
+  auto dpdk_once = [&] {
+    in->ol_flags = RTE_MBUF_F_TX_TCP_SEG | RTE_MBUF_F_TX_IPV4;
+    int n = rte_gso_segment(in, &gctx, outs, 64);
+    dpdk_n = n;
+    for (int i = 0; i < n; ++i) rte_pktmbuf_free(outs[i]);
+  };
+#else
+  res.dpdk_note = "built without libdpdk";
+#endif
+  for (int r = 0; r < reps; ++r) {
+    for (std::size_t m = 0; m < std::size(modes); ++m) {
+      core::Device dev;
+      dev.features = dev.hw_enc_features = modes[m].f;
+      // Inputs are built outside the timed region; each run consumes one.
+      inputs.clear();
+      for (int i = 0; i < iters; ++i) inputs.push_back(bench_packet(frame));
+      int k = 0;
+      samples[m].push_back(time_rep([&] {
+        auto g = gso::gso_segment(std::move(inputs[std::size_t(k++)]), modes[m].f, dev);
+        if (g.segs.size() != kSegs) std::abort();
+      }, iters));
+    }
+#ifdef OFLD_HAVE_DPDK
+    if (res.have_dpdk) {
+      dpdk_samples.push_back(time_rep(dpdk_once, iters));
+      if (dpdk_n != int(kSegs)) {
+        res.have_dpdk = false;
+        res.dpdk_note = fmt::format("rte_gso_segment returned {}", dpdk_n);
+      }
+    }
+#endif
+  }
+  for (std::size_t m = 0; m < std::size(modes); ++m)
+    res.rows.push_back(summarize(modes[m].name, samples[m], modes[m].note));
+#ifdef OFLD_HAVE_DPDK
+  if (res.have_dpdk) {
+    res.rows.push_back(summarize("dpdk rte_gso_segment", dpdk_samples,
+                                 "DPDK does no checksum work (TCP checksums left as they were)"));
+    res.sg_over_dpdk = res.rows[0].ns_per_segment_median / res.rows.back().ns_per_segment_median;
+  }
+  if (in) rte_pktmbuf_free(in);
+#endif
+  return res;
+}
+
+std::string gso_bench_text(const GsoBenchResults& r) {
+  std::string t = fmt::format("TCPv4 super-packet: {} B payload, gso_size {}, {} segments; "
+                              "ns/segment, median of {} reps [min..max]\n",
+                              r.payload, r.mss, r.segments, r.reps);
+  for (auto& row : r.rows)
+    t += fmt::format("{:<28} {:8.1f} [{:7.1f}..{:7.1f}]  {}\n", row.name, row.ns_per_segment_median,
+                     row.ns_per_segment_min, row.ns_per_segment_max, row.note);
+  if (r.have_dpdk)
+    t += fmt::format("ratio ofld sg-ref / dpdk: {:.2f} (target <= 0.5; DPDK does no checksum "
+                     "work, ofld sg-ref writes per-segment TCP seeds and IPv4 checksums)\n",
+                     r.sg_over_dpdk);
+  else
+    t += "dpdk: " + r.dpdk_note + "\n";
+  return t;
+}
+
+std::string gso_bench_json(const GsoBenchResults& r) {
+  nlohmann::json j;
+  j["payload"] = r.payload;
+  j["gso_size"] = r.mss;
+  j["segments"] = r.segments;
+  j["reps"] = r.reps;
+  j["unit"] = "ns/segment";
+  for (auto& row : r.rows)
+    j["rows"].push_back({{"name", row.name}, {"median", row.ns_per_segment_median},
+                         {"min", row.ns_per_segment_min}, {"max", row.ns_per_segment_max},
+                         {"note", row.note}});
+  j["have_dpdk"] = r.have_dpdk;
+  if (r.have_dpdk) j["ratio_sg_over_dpdk"] = r.sg_over_dpdk;
+  else j["dpdk_note"] = r.dpdk_note;
+  j["dpdk_checksum_work"] = false;
+  return j.dump(2);
+}
+
+}  // namespace ofld::tools
