@@ -1,0 +1,74 @@
+// ofld/daemon/config.hpp — `ofld tunnel` configuration from iproute2-style words or TOML.
+//
+// Words (after the `vxlan` keyword), in the spirit of `ip link add ... type vxlan`:
+//   id VNI local ADDR remote ADDR [remote ADDR ...] [dstport N] [srcport MIN MAX]
+//   [udpcsum|noudpcsum] [udp6zerocsumtx] [udp6zerocsumrx] [remcsumtx] [remcsumrx]
+//   [remcsum-nopartial] [ttl N] [tos N] [mtu N] [ageing SECONDS] [nolearning]
+// TOML (`--config FILE`):
+//   dev = "ofld0"            # optional
+//   address = "192.0.2.1/24" # optional, assigned to the TAP
+//   offload = true           # TAP offloads + UDP_SEGMENT/UDP_GRO
+//   gro = true               # GRO after decapsulation
+//   [vxlan]
+//   id = 42
+//   local = "10.0.0.1"
+//   remote = ["10.0.0.2"]    # or a single string
+//   dstport = 4789
+//   srcport = [32768, 60999]
+//   udpcsum = true
+//   udp6zerocsumtx = false
+//   udp6zerocsumrx = false
+//   remcsumtx = false
+//   remcsumrx = false
+//   remcsum_nopartial = false
+//   ttl = 64
+//   tos = 0
+//   mtu = 1450
+//   ageing = 300
+//   learning = true
+//   [[fdb]]                  # static entries
+//   mac = "02:00:00:00:00:01"
+//   remote = "10.0.0.2"
+// Every error names the setting ("dstport: 'x' is not a number in 1..65535").
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "ofld/tunnel/fdb.hpp"
+#include "ofld/tunnel/vxlan.hpp"
+
+namespace ofld::daemon {
+
+struct DaemonConfig {
+  std::string dev = "ofld0";      ///< TAP name
+  std::string address;            ///< optional CIDR assigned to the TAP (ip addr add)
+  std::string control;            ///< control socket path; empty → default_control_path(dev)
+  bool offload = true;            ///< TAP vnet hdr + TUNSETOFFLOAD, UDP_SEGMENT, UDP_GRO
+  bool gro = true;                ///< GRO after decapsulation
+  tunnel::VxlanConfig vxlan;
+  std::vector<std::pair<tunnel::Mac, tunnel::IpAddr>> static_fdb;
+};
+
+/// "/run/ofld/<dev>.sock".
+std::string default_control_path(const std::string& dev);
+
+/// Either the value or an error message naming the setting.
+template <class T>
+using Parsed = std::variant<T, std::string>;
+
+/// Parse the words after `vxlan` into cfg.vxlan (and static fdb: `fdb MAC ADDR`). Validates
+/// the result (tunnel::validate).
+std::optional<std::string> parse_vxlan_words(const std::vector<std::string>& words,
+                                             DaemonConfig& cfg);
+/// Parse a TOML file. Validates the result.
+Parsed<DaemonConfig> parse_toml_file(const std::string& path);
+/// Parse TOML text (`origin` names the source in messages).
+Parsed<DaemonConfig> parse_toml(const std::string& text, const std::string& origin = "config");
+/// "02:00:5e:00:00:01" → Mac.
+std::optional<tunnel::Mac> parse_mac(const std::string& s);
+
+}  // namespace ofld::daemon

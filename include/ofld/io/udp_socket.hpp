@@ -1,0 +1,91 @@
+// ofld/io/udp_socket.hpp — UDP sockets for a tunnel underlay with the kernel's UDP offloads:
+// UDP_SEGMENT (send a train of equal-size datagrams with one sendmsg; the kernel or NIC
+// segments it and completes each outer UDP checksum) and UDP_GRO (receive a train of
+// equal-size datagrams as one buffer with a gso_size cmsg). Linux udp(7), net/ipv4/udp.c
+// udp_send_skb / udp_cmsg_send, udp_gro_receive (spec U-*).
+//
+// Start-up probes decide what the kernel accepts (one spdlog line each); each path falls
+// back on its own: UDP_SEGMENT → sendmmsg of the datagrams; UDP_GRO → one datagram per
+// recvmsg (recvmmsg batch). At run time EINVAL/EIO from a UDP_SEGMENT send turns that path
+// off and the train is resent datagram by datagram: data is never lost to a refused offload.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "ofld/io/netns.hpp"
+#include "ofld/tunnel/endpoint.hpp"
+
+namespace ofld::io {
+
+struct UdpSocketOptions {
+  tunnel::IpAddr local;        ///< bind address (family picks AF_INET / AF_INET6)
+  std::uint16_t port = 0;      ///< bind port (host order); 0 = any
+  bool zero_csum_tx = false;   ///< IPv4 SO_NO_CHECK / IPv6 UDP_NO_CHECK6_TX: outer checksum 0
+  bool zero_csum6_rx = false;  ///< IPv6 UDP_NO_CHECK6_RX: accept checksum 0
+  int ttl = 0;                 ///< IP_TTL / IPV6_UNICAST_HOPS (0 = default)
+  int tos = 0;                 ///< IP_TOS / IPV6_TCLASS (0 = default)
+  bool want_gso = true;        ///< use UDP_SEGMENT when the kernel accepts it
+  bool want_gro = true;        ///< enable UDP_GRO when the kernel accepts it
+  int buf_bytes = 4 << 20;     ///< SO_SNDBUF / SO_RCVBUF request (bytes)
+  bool quiet = false;          ///< no probe log lines (secondary sockets)
+};
+
+/// One received buffer: `len` bytes; when gso_size > 0 it holds datagrams of gso_size bytes
+/// end to end (the last may be shorter) that the kernel coalesced (UDP_GRO).
+struct UdpRx {
+  std::size_t len = 0;
+  std::uint16_t gso_size = 0;
+  tunnel::IpAddr from;
+  std::uint16_t from_port = 0;
+};
+
+/// Per-socket I/O counters.
+struct UdpSocketStats {
+  std::uint64_t gso_sends = 0;       ///< sendmsg calls with UDP_SEGMENT
+  std::uint64_t plain_sends = 0;     ///< datagrams sent without UDP_SEGMENT
+  std::uint64_t gso_disabled = 0;    ///< times a run-time error turned UDP_SEGMENT off
+  std::uint64_t send_errors = 0;     ///< datagrams lost to send errors (after fallback)
+  std::uint64_t gro_buffers = 0;     ///< received buffers with a gso_size cmsg
+};
+
+class UdpSocket {
+ public:
+  /// socket + bind + options; probes UDP_SEGMENT and UDP_GRO. The socket is non-blocking.
+  static Result<UdpSocket> open(const UdpSocketOptions& o);
+  UdpSocket(UdpSocket&& o) noexcept;
+  UdpSocket& operator=(UdpSocket&& o) noexcept;
+  UdpSocket(const UdpSocket&) = delete;
+  UdpSocket& operator=(const UdpSocket&) = delete;
+  ~UdpSocket();
+
+  int fd() const noexcept { return fd_; }
+  bool gso() const noexcept { return gso_; }
+  bool gro() const noexcept { return gro_; }
+  std::uint16_t local_port() const noexcept { return port_; }
+  const UdpSocketStats& stats() const noexcept { return st_; }
+
+  /// Send `count` datagrams of `seg_size` bytes laid end to end in `buf` (last may be
+  /// shorter) to dst:port. With UDP_SEGMENT: one sendmsg (count > 1); EINVAL/EIO there →
+  /// UDP_SEGMENT off, resend without it. EAGAIN/ENOBUFS → wait for POLLOUT (≤ 100 ms) and
+  /// retry. Returns datagrams sent, or an error naming the errno.
+  Result<std::size_t> send_train(const tunnel::IpAddr& dst, std::uint16_t port,
+                                 std::span<const std::uint8_t> buf, std::uint16_t seg_size);
+  /// Non-blocking receive into `buf` (size ≥ 65535 recommended). nullopt when nothing is
+  /// queued (EAGAIN).
+  Result<std::optional<UdpRx>> recv(std::span<std::uint8_t> buf);
+
+ private:
+  UdpSocket() = default;
+  Result<std::size_t> send_plain(const void* sa, unsigned salen, std::span<const std::uint8_t> buf,
+                                 std::uint16_t seg_size);
+  int fd_ = -1;
+  bool v6_ = false;
+  bool gso_ = false;
+  bool gro_ = false;
+  std::uint16_t port_ = 0;
+  UdpSocketStats st_;
+};
+
+}  // namespace ofld::io

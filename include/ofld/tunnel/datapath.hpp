@@ -1,0 +1,102 @@
+// ofld/tunnel/datapath.hpp — the VXLAN endpoint's packet path without I/O (DESIGN.md "The
+// main data path"). The daemon feeds it TAP frames and UDP payloads and performs the
+// system calls it asks for; everything in between (virtio_net_hdr gate, FDB, GSO,
+// encapsulation, train building, decapsulation, RCO, GRO after decapsulation, the
+// virtio_net_hdr for the TAP write) happens here, counted.
+//
+// Transmit: virtio_net_hdr + frame → offload::virtio::to_packet (S-1..S-5) → FDB lookup →
+// software GSO of a super-packet (gso::gso_segment; with RCO the segments stay
+// CHECKSUM_PARTIAL with the seed, else the checksum is summed while copying) → encap_frame →
+// trains of equal-size datagrams (the last may be shorter), at most kMaxTrainSegs datagrams
+// and kMaxTrainBytes bytes each: one sendmsg with UDP_SEGMENT per train (spec U-*, udp(7)).
+//
+// Receive: UDP payload → decap (V-4, C-33) → FDB learning → GRO engine (gro_cells
+// analogue) → output frames with the virtio_net_hdr from offload::virtio::from_packet (S-7,
+// S-8): aggregates NEEDS_CSUM + gso_type/gso_size; validated singles DATA_VALID.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "ofld/tunnel/fdb.hpp"
+#include "ofld/tunnel/vxlan.hpp"
+#include "ofld/wire/virtio_net.hpp"
+
+namespace ofld::gro { class Engine; }
+namespace ofld::offload { struct GsoCounters; }
+
+namespace ofld::tunnel {
+
+/// UDP_MAX_SEGMENTS of older kernels (64); 6.12 allows 128 — 64 works on both.
+inline constexpr std::size_t kMaxTrainSegs = 64;
+/// Largest UDP payload of one train (IPv4 total length ≤ 65535 with 20 + 8 header bytes).
+inline constexpr std::size_t kMaxTrainBytes = 65535 - 20 - 8;
+
+/// A train of UDP payloads for one sendmsg: `count` datagrams of `seg_size` bytes laid end
+/// to end in `buf`, the last one possibly shorter. seg_size == buf.size() for one datagram.
+struct TxTrain {
+  IpAddr remote;
+  std::uint16_t src_port = 0;  ///< flow_src_port of the inner flow (host order)
+  std::uint16_t seg_size = 0;
+  std::uint32_t count = 0;
+  std::vector<std::uint8_t> buf;
+};
+
+/// A frame for the TAP: virtio_net_hdr (host-order values) + Ethernet frame bytes.
+struct TapFrame {
+  wire::virtio_net::Hdr vnet;
+  std::vector<std::uint8_t> data;
+};
+
+struct DatapathOptions {
+  bool gro = true;        ///< GRO after decapsulation (off: every frame written alone)
+  Mac own_mac{};          ///< the TAP's MAC: frames from it coming back are loops
+  /// The TAP carries a virtio_net_hdr. Without one, received CHECKSUM_PARTIAL frames (RCO
+  /// partial mode) get their checksum finished in software before the write.
+  bool tap_vnet_hdr = true;
+};
+
+class Datapath {
+ public:
+  Datapath(VxlanConfig cfg, DatapathOptions opts);
+  ~Datapath();
+  Datapath(const Datapath&) = delete;
+  Datapath& operator=(const Datapath&) = delete;
+
+  /// One frame read from the TAP (its virtio_net_hdr decoded). Appends trains to `out`.
+  void transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::uint8_t> frame,
+                std::uint64_t now_ns, std::vector<TxTrain>& out);
+  /// One received UDP payload from `from`. Frames ready for the TAP are appended by rx_flush().
+  void receive(std::span<const std::uint8_t> payload, const IpAddr& from, OuterCsum outer,
+               std::uint64_t now_ns);
+  /// End of a receive batch (NAPI poll end): complete GRO flows and append TAP frames.
+  void rx_flush(std::uint64_t now_ns, std::vector<TapFrame>& out);
+  /// Age the FDB (call about once a second).
+  void tick(std::uint64_t now_ns);
+
+  const VxlanConfig& config() const noexcept { return cfg_; }
+  Counters& counters() noexcept { return ctr_; }
+  const Counters& counters() const noexcept { return ctr_; }
+  Fdb& fdb() noexcept { return fdb_; }
+  /// GRO engine counters (merges, per-reason not-merged); null when GRO is off.
+  const gro::Engine* gro() const noexcept { return gro_.get(); }
+  const offload::GsoCounters& gso_counters() const noexcept { return *gso_ctr_; }
+
+ private:
+  void emit_frame(core::Packet& seg, std::span<const IpAddr> remotes, std::uint16_t sport,
+                  std::vector<TxTrain>& out, std::size_t first_train);
+  void to_tap(core::Packet&& p, std::vector<TapFrame>& out);
+
+  VxlanConfig cfg_;
+  DatapathOptions opts_;
+  Counters ctr_;
+  Fdb fdb_;
+  std::unique_ptr<gro::Engine> gro_;
+  std::unique_ptr<offload::GsoCounters> gso_ctr_;
+  std::vector<core::Packet> rx_nogro_;
+  std::vector<std::uint8_t> scratch_;
+};
+
+}  // namespace ofld::tunnel

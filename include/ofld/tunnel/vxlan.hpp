@@ -1,0 +1,99 @@
+// ofld/tunnel/vxlan.hpp — VXLAN endpoint logic without I/O: configuration (the iproute2
+// `ip link add type vxlan` knobs), encapsulation of inner Ethernet frames into VXLAN UDP
+// payloads, decapsulation with RCO, and the UDP source-port choice.
+//
+// The outer IP and UDP headers are built by the kernel (we send through a UDP socket), so an
+// "encapsulated frame" here is the UDP payload: 8-byte VXLAN header + inner Ethernet frame.
+// Sources: RFC 7348 §5; draft-herbert-vxlan-rco; Linux drivers/net/vxlan/vxlan_core.c
+// (vxlan_build_skb, vxlan_rcv, vxlan_remcsum); spec W-25, W-26, C-33, V-1..V-4, K-2.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ofld/core/packet.hpp"
+#include "ofld/tunnel/endpoint.hpp"
+
+namespace ofld::tunnel {
+
+/// VXLAN device configuration (IFLA_VXLAN_* equivalents).
+struct VxlanConfig {
+  std::uint32_t vni = 0;        ///< 24-bit VXLAN network identifier
+  IpAddr local;                 ///< underlay source address (decides IPv4 vs IPv6)
+  std::vector<IpAddr> remotes;  ///< default destinations (flood list); ≥ 1
+  std::uint16_t dstport = 4789; ///< IANA VXLAN port (V-4)
+  std::uint16_t port_min = 0;   ///< srcport range; 0/0 = the kernel's default local port range
+  std::uint16_t port_max = 0;
+  bool udp_csum = true;         ///< IPv4 outer UDP checksum (udpcsum / noudpcsum)
+  bool udp6_zero_csum_tx = false;  ///< IPv6: send outer UDP checksum 0 (RFC 6935)
+  bool udp6_zero_csum_rx = false;  ///< IPv6: accept outer UDP checksum 0
+  bool remcsum_tx = false;      ///< VXLAN_F_REMCSUM_TX (W-26)
+  bool remcsum_rx = false;      ///< VXLAN_F_REMCSUM_RX (V-4, W-25)
+  bool remcsum_nopartial = false;  ///< VXLAN_F_REMCSUM_NOPARTIAL (C-33 nopartial)
+  std::uint8_t ttl = 0;         ///< 0 = kernel default
+  std::uint8_t tos = 0;
+  int mtu = 0;                  ///< TAP MTU (bytes of inner L3); 0 = underlay MTU − overhead
+  std::uint32_t ageing_s = 300; ///< FDB ageing (seconds)
+  bool learning = true;         ///< learn MAC → remote from received frames
+
+  bool ipv6() const noexcept { return local.is_v6(); }
+  /// True when transmitted datagrams carry an outer UDP checksum.
+  bool tx_outer_csum() const noexcept { return ipv6() ? !udp6_zero_csum_tx : udp_csum; }
+  /// Bytes the encapsulation adds on the underlay: outer IP + UDP + VXLAN + inner Ethernet
+  /// (what the TAP MTU must leave room for; the kernel's VXLAN_HEADROOM / VXLAN6_HEADROOM).
+  int overhead() const noexcept { return (ipv6() ? 40 : 20) + 8 + 8 + 14; }
+  /// Effective source-port range (kernel default: inet local port range 32768..60999).
+  std::uint16_t src_min() const noexcept { return port_min || port_max ? port_min : 32768; }
+  std::uint16_t src_max() const noexcept { return port_min || port_max ? port_max : 60999; }
+};
+
+/// Check a configuration. Returns an error naming the bad setting, e.g.
+/// "remcsumtx: needs an outer UDP checksum (spec K-2); drop noudpcsum/udp6zerocsumtx".
+std::optional<std::string> validate(const VxlanConfig& cfg);
+
+/// udp_flow_src_port(): map a flow hash into [min, max] (max exclusive as in the kernel's
+/// `((u64)hash * (max - min)) >> 32` + min, after hash ^= hash << 16). Host order.
+std::uint16_t flow_src_port(std::uint32_t hash, std::uint16_t min, std::uint16_t max) noexcept;
+/// Flow hash of an inner Ethernet frame (addresses + ports), used for flow_src_port.
+std::uint32_t inner_flow_hash(std::span<const std::uint8_t> frame) noexcept;
+
+/// Outcome of encapsulating one frame.
+struct EncapInfo {
+  bool ok = false;
+  Drop reason = Drop::TxCsumFailed;  ///< when !ok
+  bool rco = false;                  ///< RCO header written (inner field left as a seed)
+  bool csum_sw = false;              ///< inner checksum finished in software
+};
+
+/// Append the VXLAN payload for `inner` (one frame, not GSO; data() at its Ethernet header)
+/// to `out`: the 8-byte header then the frame bytes. A CHECKSUM_PARTIAL frame is sent with
+/// RCO when cfg.remcsum_tx and the offsets are encodable (W-26: csum_start ≤ 254 from the
+/// inner Ethernet header, even, csum_offset 6 or 16); otherwise its checksum is finished in
+/// software (skb_checksum_help). `inner` may be modified (checksum written).
+EncapInfo encap_frame(core::Packet& inner, const VxlanConfig& cfg, std::vector<std::uint8_t>& out);
+
+/// Whether the outer UDP checksum of a received datagram is known to have been present.
+enum class OuterCsum : std::uint8_t { Unknown, Present, Zero };
+
+/// A decapsulated frame: the inner Ethernet frame as a Packet (data() at its Ethernet header).
+struct DecapResult {
+  bool ok = false;
+  Drop reason = Drop::RxTruncated;  ///< when !ok
+  bool rco = false;                 ///< RCO processed (C-33)
+  core::Packet pkt;
+};
+
+/// vxlan_rcv for one UDP payload: V-4 header checks (I flag, no unknown flag or reserved
+/// bits, RCO only with remcsum_rx), VNI match, RCO per C-33/W-25 — partial mode: inner
+/// csum PARTIAL at the encoded start, nothing summed; remcsum_nopartial: the inner checksum
+/// is computed and written (the frame leaves COMPLETE). Without RCO the inner checksum state
+/// is NONE (validated later by GRO or the local stack). An RCO frame whose outer checksum is
+/// known to be zero carries no integrity and an unrecoverable inner checksum (K-2): counted
+/// in rx_rco_nocsum and dropped (RxRcoNoOuterCsum).
+DecapResult decap(std::span<const std::uint8_t> payload, const VxlanConfig& cfg, OuterCsum outer,
+                  Counters& c);
+
+}  // namespace ofld::tunnel

@@ -1,0 +1,232 @@
+// `ofld tunnel` configuration parsing (words and TOML).
+#include "ofld/daemon/config.hpp"
+
+#include <charconv>
+#include <cstdio>
+
+#include <toml++/toml.h>
+
+namespace ofld::daemon {
+
+std::string default_control_path(const std::string& dev) { return "/run/ofld/" + dev + ".sock"; }
+
+std::optional<tunnel::Mac> parse_mac(const std::string& s) {
+  tunnel::Mac m{};
+  unsigned v[6];
+  char tail;
+  if (std::sscanf(s.c_str(), "%x:%x:%x:%x:%x:%x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                  &tail) != 6)
+    return std::nullopt;
+  for (int i = 0; i < 6; ++i) {
+    if (v[i] > 255) return std::nullopt;
+    m[i] = std::uint8_t(v[i]);
+  }
+  return m;
+}
+
+namespace {
+
+std::optional<std::uint64_t> number(const std::string& s, std::uint64_t lo, std::uint64_t hi) {
+  std::uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || v < lo || v > hi) return std::nullopt;
+  return v;
+}
+
+std::string bad_number(const std::string& key, const std::string& val, std::uint64_t lo,
+                       std::uint64_t hi) {
+  return key + ": '" + val + "' is not a number in " + std::to_string(lo) + ".." +
+         std::to_string(hi);
+}
+
+}  // namespace
+
+std::optional<std::string> parse_vxlan_words(const std::vector<std::string>& w, DaemonConfig& cfg) {
+  auto& v = cfg.vxlan;
+  bool have_id = false;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    const std::string& k = w[i];
+    auto arg = [&](std::size_t n) -> const std::string* {
+      return i + n < w.size() ? &w[i + n] : nullptr;
+    };
+    auto num = [&](std::uint64_t lo, std::uint64_t hi, std::uint64_t& out) -> std::optional<std::string> {
+      const std::string* a = arg(1);
+      if (!a) return k + ": missing value";
+      auto n = number(*a, lo, hi);
+      if (!n) return bad_number(k, *a, lo, hi);
+      out = *n;
+      ++i;
+      return std::nullopt;
+    };
+    std::uint64_t n = 0;
+    if (k == "id" || k == "vni") {
+      if (auto e = num(0, 0xFFFFFF, n)) return e;
+      v.vni = std::uint32_t(n);
+      have_id = true;
+    } else if (k == "local" || k == "remote") {
+      const std::string* a = arg(1);
+      if (!a) return k + ": missing address";
+      auto ip = tunnel::IpAddr::parse(*a);
+      if (!ip) return k + ": '" + *a + "' is not an IPv4 or IPv6 address";
+      if (k == "local") v.local = *ip;
+      else v.remotes.push_back(*ip);
+      ++i;
+    } else if (k == "dstport") {
+      if (auto e = num(1, 65535, n)) return e;
+      v.dstport = std::uint16_t(n);
+    } else if (k == "srcport") {
+      const std::string *a = arg(1), *b = arg(2);
+      if (!a || !b) return std::string("srcport: needs MIN and MAX");
+      auto lo = number(*a, 1, 65535), hi = number(*b, 1, 65535);
+      if (!lo) return bad_number("srcport MIN", *a, 1, 65535);
+      if (!hi) return bad_number("srcport MAX", *b, 1, 65535);
+      v.port_min = std::uint16_t(*lo);
+      v.port_max = std::uint16_t(*hi);
+      i += 2;
+    } else if (k == "udpcsum") {
+      v.udp_csum = true;
+    } else if (k == "noudpcsum") {
+      v.udp_csum = false;
+    } else if (k == "udp6zerocsumtx") {
+      v.udp6_zero_csum_tx = true;
+    } else if (k == "udp6zerocsumrx") {
+      v.udp6_zero_csum_rx = true;
+    } else if (k == "remcsumtx") {
+      v.remcsum_tx = true;
+    } else if (k == "remcsumrx") {
+      v.remcsum_rx = true;
+    } else if (k == "remcsum-nopartial" || k == "remcsum_nopartial") {
+      v.remcsum_nopartial = true;
+    } else if (k == "ttl") {
+      if (auto e = num(1, 255, n)) return e;
+      v.ttl = std::uint8_t(n);
+    } else if (k == "tos") {
+      if (auto e = num(0, 255, n)) return e;
+      v.tos = std::uint8_t(n);
+    } else if (k == "mtu") {
+      if (auto e = num(68, 65521, n)) return e;
+      v.mtu = int(n);
+    } else if (k == "ageing") {
+      if (auto e = num(0, 1000000, n)) return e;
+      v.ageing_s = std::uint32_t(n);
+    } else if (k == "nolearning") {
+      v.learning = false;
+    } else if (k == "learning") {
+      v.learning = true;
+    } else if (k == "fdb") {
+      const std::string *a = arg(1), *b = arg(2);
+      if (!a || !b) return std::string("fdb: needs MAC and ADDR");
+      auto mac = parse_mac(*a);
+      if (!mac) return "fdb: '" + *a + "' is not a MAC address";
+      auto ip = tunnel::IpAddr::parse(*b);
+      if (!ip) return "fdb: '" + *b + "' is not an IPv4 or IPv6 address";
+      cfg.static_fdb.emplace_back(*mac, *ip);
+      i += 2;
+    } else {
+      return "unknown setting '" + k + "'";
+    }
+  }
+  if (!have_id) return std::string("id: the VNI is required (id VNI)");
+  return tunnel::validate(v);
+}
+
+Parsed<DaemonConfig> parse_toml(const std::string& text, const std::string& origin) {
+  DaemonConfig cfg;
+  toml::table t;
+  try {
+    t = toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    return origin + ": " + std::string(e.description()) + " (line " +
+           std::to_string(e.source().begin.line) + ")";
+  }
+  // Convert the TOML into the words form so that both share one set of rules and messages.
+  std::vector<std::string> w;
+  std::optional<std::string> err;
+  auto scalar = [&](const toml::node& n, const std::string& key) -> std::optional<std::string> {
+    if (auto s = n.value<std::string>()) return *s;
+    if (auto i = n.value<std::int64_t>()) return std::to_string(*i);
+    err = key + ": expected a string or an integer";
+    return std::nullopt;
+  };
+  for (auto&& [k, node] : t) {
+    std::string key(k.str());
+    if (key == "dev") {
+      auto s = node.value<std::string>();
+      if (!s || s->empty() || s->size() > 15) return std::string("dev: expected an interface name of 1..15 characters");
+      cfg.dev = *s;
+    } else if (key == "address") {
+      auto s = node.value<std::string>();
+      if (!s) return std::string("address: expected a string like \"192.0.2.1/24\"");
+      cfg.address = *s;
+    } else if (key == "control") {
+      auto s = node.value<std::string>();
+      if (!s) return std::string("control: expected a path");
+      cfg.control = *s;
+    } else if (key == "offload" || key == "gro") {
+      auto b = node.value<bool>();
+      if (!b) return key + ": expected true or false";
+      (key == "gro" ? cfg.gro : cfg.offload) = *b;
+    } else if (key == "vxlan") {
+      auto* vt = node.as_table();
+      if (!vt) return std::string("vxlan: expected a table");
+      for (auto&& [vk, vn] : *vt) {
+        std::string name(vk.str());
+        if (auto b = vn.value<bool>()) {
+          if (name == "udpcsum") w.push_back(*b ? "udpcsum" : "noudpcsum");
+          else if (name == "learning") w.push_back(*b ? "learning" : "nolearning");
+          else if (name == "udp6zerocsumtx" || name == "udp6zerocsumrx" || name == "remcsumtx" ||
+                   name == "remcsumrx" || name == "remcsum_nopartial" ||
+                   name == "remcsum-nopartial") {
+            if (*b) w.push_back(name);
+          } else {
+            return "vxlan." + name + ": unknown setting or not a boolean setting";
+          }
+        } else if (auto* arr = vn.as_array()) {
+          if (name != "remote" && name != "srcport") return "vxlan." + name + ": unexpected array";
+          if (name == "srcport") {
+            if (arr->size() != 2) return std::string("vxlan.srcport: expected [MIN, MAX]");
+            w.push_back("srcport");
+          }
+          for (auto&& e : *arr) {
+            if (name == "remote") w.push_back("remote");
+            auto s = scalar(e, "vxlan." + name);
+            if (!s) return *err;
+            w.push_back(*s);
+          }
+        } else {
+          auto s = scalar(vn, "vxlan." + name);
+          if (!s) return *err;
+          w.push_back(name);
+          w.push_back(*s);
+        }
+      }
+    } else if (key == "fdb") {
+      auto* arr = node.as_array();
+      if (!arr) return std::string("fdb: expected [[fdb]] tables with mac and remote");
+      for (auto&& e : *arr) {
+        auto* et = e.as_table();
+        auto mac = et ? (*et)["mac"].value<std::string>() : std::nullopt;
+        auto rem = et ? (*et)["remote"].value<std::string>() : std::nullopt;
+        if (!mac || !rem) return std::string("fdb: each entry needs mac = \"..\" and remote = \"..\"");
+        w.insert(w.end(), {"fdb", *mac, *rem});
+      }
+    } else {
+      return "unknown setting '" + key + "'";
+    }
+  }
+  if (auto e = parse_vxlan_words(w, cfg)) return "vxlan." + *e;
+  return cfg;
+}
+
+Parsed<DaemonConfig> parse_toml_file(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return "--config: cannot open " + path;
+  std::string text;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  std::fclose(f);
+  return parse_toml(text, path);
+}
+
+}  // namespace ofld::daemon

@@ -1,0 +1,262 @@
+// UDP sockets with UDP_SEGMENT / UDP_GRO, probes and fallbacks (see udp_socket.hpp).
+#include "ofld/io/udp_socket.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
+#ifndef UDP_NO_CHECK6_TX
+#define UDP_NO_CHECK6_TX 101
+#endif
+#ifndef UDP_NO_CHECK6_RX
+#define UDP_NO_CHECK6_RX 102
+#endif
+#ifndef SO_NO_CHECK
+#define SO_NO_CHECK 11
+#endif
+
+namespace ofld::io {
+
+namespace {
+std::string err(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+
+socklen_t make_sa(const tunnel::IpAddr& a, std::uint16_t port, sockaddr_storage& ss) {
+  std::memset(&ss, 0, sizeof ss);
+  if (a.is_v6()) {
+    auto* s6 = reinterpret_cast<sockaddr_in6*>(&ss);
+    s6->sin6_family = AF_INET6;
+    s6->sin6_port = htons(port);
+    std::memcpy(&s6->sin6_addr, a.bytes.data(), 16);
+    return sizeof(sockaddr_in6);
+  }
+  auto* s4 = reinterpret_cast<sockaddr_in*>(&ss);
+  s4->sin_family = AF_INET;
+  s4->sin_port = htons(port);
+  if (a.family == 4) std::memcpy(&s4->sin_addr, a.bytes.data(), 4);
+  return sizeof(sockaddr_in);
+}
+
+void from_sa(const sockaddr_storage& ss, tunnel::IpAddr& a, std::uint16_t& port) {
+  a = {};
+  if (ss.ss_family == AF_INET6) {
+    auto* s6 = reinterpret_cast<const sockaddr_in6*>(&ss);
+    a.family = 6;
+    std::memcpy(a.bytes.data(), &s6->sin6_addr, 16);
+    port = ntohs(s6->sin6_port);
+  } else if (ss.ss_family == AF_INET) {
+    auto* s4 = reinterpret_cast<const sockaddr_in*>(&ss);
+    a.family = 4;
+    std::memcpy(a.bytes.data(), &s4->sin_addr, 4);
+    port = ntohs(s4->sin_port);
+  }
+}
+
+bool wait_writable(int fd) {
+  pollfd p{fd, POLLOUT, 0};
+  return ::poll(&p, 1, 100) > 0;
+}
+}  // namespace
+
+Result<UdpSocket> UdpSocket::open(const UdpSocketOptions& o) {
+  UdpSocket s;
+  s.v6_ = o.local.is_v6();
+  s.fd_ = ::socket(s.v6_ ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (s.fd_ < 0) return Result<UdpSocket>::error(err("udp socket"));
+  int one = 1;
+  if (s.v6_) ::setsockopt(s.fd_, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+  int buf = o.buf_bytes;
+  ::setsockopt(s.fd_, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
+  ::setsockopt(s.fd_, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+  if (o.zero_csum_tx) {
+    int r = s.v6_ ? ::setsockopt(s.fd_, IPPROTO_UDP, UDP_NO_CHECK6_TX, &one, sizeof one)
+                  : ::setsockopt(s.fd_, SOL_SOCKET, SO_NO_CHECK, &one, sizeof one);
+    if (r < 0) return Result<UdpSocket>::error(err(s.v6_ ? "UDP_NO_CHECK6_TX" : "SO_NO_CHECK"));
+  }
+  if (s.v6_ && o.zero_csum6_rx &&
+      ::setsockopt(s.fd_, IPPROTO_UDP, UDP_NO_CHECK6_RX, &one, sizeof one) < 0)
+    return Result<UdpSocket>::error(err("UDP_NO_CHECK6_RX"));
+  if (o.ttl > 0) {
+    int t = o.ttl;
+    if ((s.v6_ ? ::setsockopt(s.fd_, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &t, sizeof t)
+               : ::setsockopt(s.fd_, IPPROTO_IP, IP_TTL, &t, sizeof t)) < 0)
+      return Result<UdpSocket>::error(err("ttl"));
+  }
+  if (o.tos > 0) {
+    int t = o.tos;
+    if ((s.v6_ ? ::setsockopt(s.fd_, IPPROTO_IPV6, IPV6_TCLASS, &t, sizeof t)
+               : ::setsockopt(s.fd_, IPPROTO_IP, IP_TOS, &t, sizeof t)) < 0)
+      return Result<UdpSocket>::error(err("tos"));
+  }
+  sockaddr_storage ss;
+  socklen_t sl = make_sa(o.local, o.port, ss);
+  if (::bind(s.fd_, reinterpret_cast<sockaddr*>(&ss), sl) < 0)
+    return Result<UdpSocket>::error(err(("bind " + o.local.to_string() + " port " +
+                                         std::to_string(o.port)).c_str()));
+  sl = sizeof ss;
+  ::getsockname(s.fd_, reinterpret_cast<sockaddr*>(&ss), &sl);
+  tunnel::IpAddr dummy;
+  from_sa(ss, dummy, s.port_);
+  // Probes: UDP_SEGMENT is accepted as a socket option with a size since 4.18; UDP_GRO since 5.0.
+  if (o.want_gso) {
+    int seg = 1400;
+    s.gso_ = ::setsockopt(s.fd_, SOL_UDP, UDP_SEGMENT, &seg, sizeof seg) == 0;
+    if (s.gso_) {
+      seg = 0;  // per-send cmsg decides the size
+      ::setsockopt(s.fd_, SOL_UDP, UDP_SEGMENT, &seg, sizeof seg);
+    }
+    if (!o.quiet) {
+      if (s.gso_) spdlog::info("udp: UDP_SEGMENT accepted: one sendmsg per train");
+      else spdlog::warn("udp: UDP_SEGMENT refused ({}): falling back to sendmmsg", std::strerror(errno));
+    }
+  }
+  if (o.want_gro) {
+    s.gro_ = ::setsockopt(s.fd_, SOL_UDP, UDP_GRO, &one, sizeof one) == 0;
+    if (!o.quiet) {
+      if (s.gro_) spdlog::info("udp: UDP_GRO accepted: receive trains of datagrams");
+      else spdlog::warn("udp: UDP_GRO refused ({}): one datagram per receive", std::strerror(errno));
+    }
+  }
+  return s;
+}
+
+UdpSocket::UdpSocket(UdpSocket&& o) noexcept { *this = std::move(o); }
+UdpSocket& UdpSocket::operator=(UdpSocket&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = o.fd_; v6_ = o.v6_; gso_ = o.gso_; gro_ = o.gro_; port_ = o.port_; st_ = o.st_;
+    o.fd_ = -1;
+  }
+  return *this;
+}
+UdpSocket::~UdpSocket() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Result<std::size_t> UdpSocket::send_plain(const void* sa, unsigned salen,
+                                          std::span<const std::uint8_t> buf,
+                                          std::uint16_t seg_size) {
+  std::size_t n = seg_size ? (buf.size() + seg_size - 1) / seg_size : 1;
+  std::vector<iovec> iov(n);
+  std::vector<mmsghdr> m(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t off = i * seg_size, len = std::min<std::size_t>(seg_size ? seg_size : buf.size(), buf.size() - off);
+    iov[i] = {const_cast<std::uint8_t*>(buf.data() + off), len};
+    std::memset(&m[i], 0, sizeof m[i]);
+    m[i].msg_hdr.msg_name = const_cast<void*>(sa);
+    m[i].msg_hdr.msg_namelen = salen;
+    m[i].msg_hdr.msg_iov = &iov[i];
+    m[i].msg_hdr.msg_iovlen = 1;
+  }
+  std::size_t done = 0;
+  int tries = 0;
+  while (done < n) {
+    int r = ::sendmmsg(fd_, m.data() + done, unsigned(n - done), 0);
+    if (r > 0) {
+      done += std::size_t(r);
+      st_.plain_sends += std::size_t(r);
+      continue;
+    }
+    if ((errno == EAGAIN || errno == ENOBUFS || errno == EINTR) && ++tries < 50) {
+      wait_writable(fd_);
+      continue;
+    }
+    st_.send_errors += n - done;
+    return Result<std::size_t>::error(err("sendmmsg"));
+  }
+  return done;
+}
+
+Result<std::size_t> UdpSocket::send_train(const tunnel::IpAddr& dst, std::uint16_t port,
+                                          std::span<const std::uint8_t> buf,
+                                          std::uint16_t seg_size) {
+  sockaddr_storage ss;
+  socklen_t sl = make_sa(dst, port, ss);
+  std::size_t n = seg_size ? (buf.size() + seg_size - 1) / seg_size : 1;
+  if (!gso_ || n <= 1) return send_plain(&ss, sl, buf, seg_size);
+  iovec iov{const_cast<std::uint8_t*>(buf.data()), buf.size()};
+  alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(std::uint16_t))] = {};
+  msghdr mh{};
+  mh.msg_name = &ss;
+  mh.msg_namelen = sl;
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  mh.msg_control = ctrl;
+  mh.msg_controllen = sizeof ctrl;
+  cmsghdr* c = CMSG_FIRSTHDR(&mh);
+  c->cmsg_level = SOL_UDP;
+  c->cmsg_type = UDP_SEGMENT;
+  c->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
+  std::memcpy(CMSG_DATA(c), &seg_size, sizeof seg_size);
+  for (int tries = 0;; ++tries) {
+    ssize_t r = ::sendmsg(fd_, &mh, 0);
+    if (r >= 0) {
+      ++st_.gso_sends;
+      return n;
+    }
+    if ((errno == EAGAIN || errno == ENOBUFS || errno == EINTR) && tries < 50) {
+      wait_writable(fd_);
+      continue;
+    }
+    if (errno == EINVAL || errno == EIO) {
+      spdlog::warn("udp: UDP_SEGMENT send refused at run time ({}; seg {} x {}): turned off, resending",
+                   std::strerror(errno), seg_size, n);
+      gso_ = false;
+      ++st_.gso_disabled;
+      return send_plain(&ss, sl, buf, seg_size);
+    }
+    st_.send_errors += n;
+    return Result<std::size_t>::error(err("sendmsg UDP_SEGMENT"));
+  }
+}
+
+Result<std::optional<UdpRx>> UdpSocket::recv(std::span<std::uint8_t> buf) {
+  sockaddr_storage ss{};
+  iovec iov{buf.data(), buf.size()};
+  alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int)) * 2] = {};
+  msghdr mh{};
+  mh.msg_name = &ss;
+  mh.msg_namelen = sizeof ss;
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  mh.msg_control = ctrl;
+  mh.msg_controllen = sizeof ctrl;
+  ssize_t r;
+  do r = ::recvmsg(fd_, &mh, MSG_DONTWAIT);
+  while (r < 0 && errno == EINTR);
+  if (r < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return std::optional<UdpRx>{};
+    return Result<std::optional<UdpRx>>::error(err("recvmsg"));
+  }
+  UdpRx rx;
+  rx.len = std::size_t(r);
+  from_sa(ss, rx.from, rx.from_port);
+  for (cmsghdr* c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+    if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+      int g = 0;
+      std::memcpy(&g, CMSG_DATA(c), sizeof g);
+      if (g > 0 && std::size_t(g) < rx.len) {
+        rx.gso_size = std::uint16_t(g);
+        ++st_.gro_buffers;
+      }
+    }
+  }
+  return std::optional<UdpRx>(rx);
+}
+
+}  // namespace ofld::io

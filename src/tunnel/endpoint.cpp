@@ -1,0 +1,75 @@
+// Underlay addresses, drop names, counter arithmetic.
+#include "ofld/tunnel/endpoint.hpp"
+
+#include <arpa/inet.h>
+
+namespace ofld::tunnel {
+
+std::optional<IpAddr> IpAddr::parse(std::string_view text) {
+  std::string s(text);
+  IpAddr a;
+  if (inet_pton(AF_INET, s.c_str(), a.bytes.data()) == 1) {
+    a.family = 4;
+    return a;
+  }
+  if (inet_pton(AF_INET6, s.c_str(), a.bytes.data()) == 1) {
+    a.family = 6;
+    return a;
+  }
+  return std::nullopt;
+}
+
+std::string IpAddr::to_string() const {
+  char buf[INET6_ADDRSTRLEN] = {};
+  if (family == 4) inet_ntop(AF_INET, bytes.data(), buf, sizeof buf);
+  else if (family == 6) inet_ntop(AF_INET6, bytes.data(), buf, sizeof buf);
+  else return "unset";
+  return buf;
+}
+
+std::string_view to_string(Drop d) noexcept {
+  switch (d) {
+    case Drop::RxTruncated: return "rx_truncated";
+    case Drop::RxNoVniFlag: return "rx_no_vni_flag";
+    case Drop::RxBadFlags: return "rx_bad_flags";
+    case Drop::RxRcoNotEnabled: return "rx_rco_not_enabled";
+    case Drop::RxRcoNoOuterCsum: return "rx_rco_no_outer_csum";
+    case Drop::RxRcoBadOffset: return "rx_rco_bad_offset";
+    case Drop::RxWrongVni: return "rx_wrong_vni";
+    case Drop::RxInnerCsumBad: return "rx_inner_csum_bad";
+    case Drop::RxLoop: return "rx_loop";
+    case Drop::TxNotEthernet: return "tx_not_ethernet";
+    case Drop::TxVnetRejected: return "tx_vnet_rejected";
+    case Drop::TxGsoFailed: return "tx_gso_failed";
+    case Drop::TxCsumFailed: return "tx_csum_failed";
+    case Drop::TxNoRemote: return "tx_no_remote";
+    case Drop::TxTooBig: return "tx_too_big";
+    case Drop::TxSendFailed: return "tx_send_failed";
+    case Drop::RxTapWriteFailed: return "rx_tap_write_failed";
+    case Drop::kCount: break;
+  }
+  return "unknown";
+}
+
+std::uint64_t Counters::drops_total() const noexcept {
+  std::uint64_t n = 0;
+  for (auto v : drops) n += v;
+  return n;
+}
+
+Counters& Counters::operator+=(const Counters& o) noexcept {
+  tx_frames += o.tx_frames; tx_bytes += o.tx_bytes;
+  tx_datagrams += o.tx_datagrams; tx_dgram_bytes += o.tx_dgram_bytes;
+  tx_trains += o.tx_trains; tx_gso_super += o.tx_gso_super; tx_rco += o.tx_rco;
+  tx_csum_sw += o.tx_csum_sw; tx_csum_skipped += o.tx_csum_skipped; tx_flooded += o.tx_flooded;
+  rx_datagrams += o.rx_datagrams; rx_dgram_bytes += o.rx_dgram_bytes;
+  rx_gro_trains += o.rx_gro_trains; rx_rco += o.rx_rco; rx_rco_nocsum += o.rx_rco_nocsum;
+  rx_csum_validated += o.rx_csum_validated; rx_csum_skipped += o.rx_csum_skipped;
+  rx_frames += o.rx_frames; rx_bytes += o.rx_bytes;
+  rx_gro_merged += o.rx_gro_merged; rx_gro_aggregates += o.rx_gro_aggregates;
+  fdb_learned += o.fdb_learned; fdb_aged += o.fdb_aged; gso_fallbacks += o.gso_fallbacks;
+  for (std::size_t i = 0; i < kDropCount; ++i) drops[i] += o.drops[i];
+  return *this;
+}
+
+}  // namespace ofld::tunnel

@@ -1,0 +1,123 @@
+// VXLAN encapsulation / decapsulation (vxlan_build_skb, vxlan_rcv, vxlan_remcsum).
+#include "ofld/tunnel/vxlan.hpp"
+
+#include "ofld/gro/engine.hpp"
+#include "ofld/wire/bytes.hpp"
+#include "ofld/wire/tunnel.hpp"
+
+namespace ofld::tunnel {
+
+namespace vx = wire::vxlan;
+
+std::optional<std::string> validate(const VxlanConfig& cfg) {
+  if (cfg.vni > 0xFFFFFF) return "id: VNI " + std::to_string(cfg.vni) + " exceeds 24 bits";
+  if (cfg.local.empty()) return std::string("local: an underlay address is required");
+  if (cfg.remotes.empty()) return std::string("remote: at least one remote address is required");
+  for (const auto& r : cfg.remotes)
+    if (r.family != cfg.local.family)
+      return "remote: " + r.to_string() + " is not the address family of local " +
+             cfg.local.to_string();
+  if (cfg.dstport == 0) return std::string("dstport: must not be 0");
+  if ((cfg.port_min || cfg.port_max) && cfg.port_max <= cfg.port_min)
+    return "srcport: MAX " + std::to_string(cfg.port_max) + " must be greater than MIN " +
+           std::to_string(cfg.port_min);
+  if (!cfg.ipv6() && (cfg.udp6_zero_csum_tx || cfg.udp6_zero_csum_rx))
+    return std::string("udp6zerocsumtx/udp6zerocsumrx: only valid with an IPv6 underlay");
+  if (cfg.remcsum_tx && !cfg.tx_outer_csum())
+    return std::string(
+        "remcsumtx: remote checksum offload needs an outer UDP checksum (spec K-2: without it "
+        "the inner checksum cannot be recovered); drop ") +
+           (cfg.ipv6() ? "udp6zerocsumtx" : "noudpcsum") + " or remcsumtx";
+  if (cfg.mtu != 0 && (cfg.mtu < 68 || cfg.mtu > 65535 - 14))
+    return "mtu: " + std::to_string(cfg.mtu) + " outside 68..65521";
+  return std::nullopt;
+}
+
+std::uint16_t flow_src_port(std::uint32_t hash, std::uint16_t min, std::uint16_t max) noexcept {
+  if (max <= min) return min;
+  hash ^= hash << 16;
+  return std::uint16_t((std::uint64_t(hash) * (max - min)) >> 32) + min;
+}
+
+std::uint32_t inner_flow_hash(std::span<const std::uint8_t> frame) noexcept {
+  return gro::flow_hash(frame, gro::LinkLayer::Ethernet);
+}
+
+EncapInfo encap_frame(core::Packet& inner, const VxlanConfig& cfg, std::vector<std::uint8_t>& out) {
+  EncapInfo info;
+  if (inner.len() < 14) {
+    info.reason = Drop::TxNotEthernet;
+    return info;
+  }
+  wire::VxlanRepr hdr{cfg.vni, std::nullopt};
+  if (inner.ip_summed() == core::IpSummed::Partial) {
+    const auto& cp = std::get<core::CsumPartial>(inner.csum);
+    int start = inner.csum_start_offset();
+    std::optional<std::uint8_t> enc;
+    if (cfg.remcsum_tx && cfg.tx_outer_csum() && start >= 0)
+      enc = vx::rco_encode(std::uint32_t(start), cp.csum_offset);
+    if (enc && !cp.not_inet) {
+      hdr.rco = vx::rco_decode(*enc);
+      info.rco = true;  // W-26: the inner field keeps its pseudo-header seed
+    } else {
+      if (auto e = core::checksum_help(inner); e != core::PacketError::Ok) {
+        info.reason = Drop::TxCsumFailed;
+        return info;
+      }
+      info.csum_sw = true;
+    }
+  }
+  std::size_t at = out.size();
+  out.resize(at + vx::kLen + inner.len());
+  hdr.emit(std::span<std::uint8_t>(out.data() + at, vx::kLen));
+  inner.copy_bits(0, std::span<std::uint8_t>(out.data() + at + vx::kLen, inner.len()));
+  info.ok = true;
+  return info;
+}
+
+DecapResult decap(std::span<const std::uint8_t> payload, const VxlanConfig& cfg, OuterCsum outer,
+                  Counters& c) {
+  DecapResult r;
+  auto fail = [&](Drop d) {
+    r.reason = d;
+    c.drop(d);
+    return std::move(r);
+  };
+  if (payload.size() < vx::kLen + 14) return fail(Drop::RxTruncated);
+  auto h = wire::VxlanHeader<>::parse(payload).value();
+  std::uint32_t w0 = h.word0();
+  if (!(w0 & vx::kFlagVni)) return fail(Drop::RxNoVniFlag);
+  bool rco = w0 & vx::kFlagRco;
+  if (rco && !cfg.remcsum_rx) return fail(Drop::RxRcoNotEnabled);  // V-4
+  std::uint32_t known = vx::kFlagVni | (cfg.remcsum_rx ? vx::kFlagRco : 0u);
+  if (w0 & ~known) return fail(Drop::RxBadFlags);
+  if (!rco && h.low_byte() != 0) return fail(Drop::RxBadFlags);
+  if (h.vni() != cfg.vni) return fail(Drop::RxWrongVni);
+  auto inner = payload.subspan(vx::kLen);
+  if (rco) {
+    vx::Rco d = h.rco_data();
+    std::size_t off = std::size_t(d.start) + d.csum_offset;
+    if (off + 2 > inner.size()) return fail(Drop::RxRcoBadOffset);
+    if (outer == OuterCsum::Zero) {  // K-2: nothing protects the inner packet
+      ++c.rx_rco_nocsum;
+      return fail(Drop::RxRcoNoOuterCsum);
+    }
+    r.pkt = core::Packet::from_bytes(inner);
+    // C-33 / W-25: the outer UDP checksum (verified by the kernel before the socket saw the
+    // datagram) covers the whole payload, so the frame's sum is known to be intact.
+    if (cfg.remcsum_nopartial) r.pkt.csum = core::CsumComplete{r.pkt.checksum(0, r.pkt.len())};
+    if (core::remcsum_process(r.pkt, 0, d.start, off, cfg.remcsum_nopartial) !=
+        core::PacketError::Ok)
+      return fail(Drop::RxRcoBadOffset);
+    if (cfg.remcsum_nopartial) ++c.rx_csum_validated;
+    else ++c.rx_csum_skipped;
+    ++c.rx_rco;
+    r.rco = true;
+  } else {
+    r.pkt = core::Packet::from_bytes(inner);
+  }
+  r.ok = true;
+  return r;
+}
+
+}  // namespace ofld::tunnel
