@@ -149,15 +149,8 @@ struct TunnelDaemon::Impl {
       }
       if (!r.value()) break;
       const auto& m = *r.value();
-      std::span<const std::uint8_t> all(udpbuf.data(), m.len);
-      if (m.gso_size) {
-        ++dp->counters().rx_gro_trains;
-        for (std::size_t off = 0; off < all.size(); off += m.gso_size)
-          dp->receive(all.subspan(off, std::min<std::size_t>(m.gso_size, all.size() - off)),
-                      m.from, tunnel::OuterCsum::Unknown, t);
-      } else {
-        dp->receive(all, m.from, tunnel::OuterCsum::Unknown, t);
-      }
+      dp->receive_train(std::span<const std::uint8_t>(udpbuf.data(), m.len), m.gso_size, m.from,
+                        tunnel::OuterCsum::Unknown, t);
     }
     dp->rx_flush(t, frames);
     write_frames();
@@ -254,6 +247,10 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
                  (im->tap_offload & kTso4) ? "+" : "-", (im->tap_offload & kTso6) ? "+" : "-",
                  (im->tap_offload & kTsoEcn) ? "+" : "-");
   } else {
+    // B4: a TAP left with offloads by an earlier owner would hand us super-frames we cannot
+    // read without a vnet header; clear the device-wide mask.
+    if (auto s = tap.set_offload(0); !s.ok())
+      spdlog::warn("tap {}: TUNSETOFFLOAD(0) refused: {}", tap.name(), s.message());
     spdlog::info("tap {}: offloads off (no vnet header; one frame per read/write)", tap.name());
   }
   int mtu = v.mtu ? v.mtu : 1500 - v.overhead();
@@ -264,6 +261,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   tunnel::DatapathOptions dopt;
   dopt.gro = cfg.gro && cfg.offload;
   dopt.tap_vnet_hdr = cfg.offload;
+  dopt.tap_mtu = mtu;
   {
     int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     ifreq ifr{};

@@ -57,6 +57,10 @@ void Datapath::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
     ctr_.drop(Drop::TxNotEthernet);
     return;
   }
+  if (!opts_.tap_vnet_hdr && opts_.tap_mtu > 0 && frame.size() > std::size_t(opts_.tap_mtu) + 14) {
+    ctr_.drop(Drop::TxTooBig);  // B4
+    return;
+  }
   auto tp = offload::virtio::to_packet(vnet, frame, wire::LinkType::Ethernet);
   if (!tp.ok()) {
     ctr_.drop(Drop::TxVnetRejected);
@@ -131,6 +135,17 @@ void Datapath::receive(std::span<const std::uint8_t> payload, const IpAddr& from
   if (cfg_.learning && fdb_.learn(src, from, now_ns)) ++ctr_.fdb_learned;
   if (gro_) gro_->receive(std::move(d.pkt), now_ns);
   else rx_nogro_.push_back(std::move(d.pkt));
+}
+
+void Datapath::receive_train(std::span<const std::uint8_t> buf, std::uint16_t gso_size,
+                             const IpAddr& from, OuterCsum outer, std::uint64_t now_ns) {
+  if (gso_size == 0 || gso_size >= buf.size()) {
+    receive(buf, from, outer, now_ns);
+    return;
+  }
+  ++ctr_.rx_gro_trains;
+  for (std::size_t off = 0; off < buf.size(); off += gso_size)
+    receive(buf.subspan(off, std::min<std::size_t>(gso_size, buf.size() - off)), from, outer, now_ns);
 }
 
 void Datapath::to_tap(core::Packet&& p, std::vector<TapFrame>& out) {

@@ -56,6 +56,9 @@ struct DatapathOptions {
   /// The TAP carries a virtio_net_hdr. Without one, received CHECKSUM_PARTIAL frames (RCO
   /// partial mode) get their checksum finished in software before the write.
   bool tap_vnet_hdr = true;
+  /// TAP MTU (bytes of L3). Without a vnet header a frame longer than mtu + 14 is an error
+  /// (public bug B4: a GSO super-frame reaching a non-vnet reader); 0 = no check.
+  int tap_mtu = 0;
 };
 
 class Datapath {
@@ -71,6 +74,12 @@ class Datapath {
   /// One received UDP payload from `from`. Frames ready for the TAP are appended by rx_flush().
   void receive(std::span<const std::uint8_t> payload, const IpAddr& from, OuterCsum outer,
                std::uint64_t now_ns);
+  /// A receive buffer of datagrams laid end to end, `gso_size` bytes each (last may be
+  /// shorter) as UDP_GRO delivers them; gso_size 0 = one datagram. Each datagram is
+  /// decapsulated on its own before GRO sees the inner frames (public bug E1: never hand a
+  /// UDP-coalesced train of tunnel datagrams to anything but the decapsulator).
+  void receive_train(std::span<const std::uint8_t> buf, std::uint16_t gso_size,
+                     const IpAddr& from, OuterCsum outer, std::uint64_t now_ns);
   /// End of a receive batch (NAPI poll end): complete GRO flows and append TAP frames.
   void rx_flush(std::uint64_t now_ns, std::vector<TapFrame>& out);
   /// Age the FDB (call about once a second).

@@ -1,0 +1,33 @@
+// ofld/daemon/demo.hpp — `ofld demo`: two network namespaces joined by a veth pair, an
+// `ofld tunnel` endpoint in each, a TCP stream through the overlay (iperf3), throughput,
+// CPU time of each endpoint and both endpoints' counters; everything made is removed.
+// Addresses exist only inside the namespaces (underlay 10.231.0.0/24 or fd00:231::/64,
+// overlay 192.168.231.0/24).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ofld/io/netns.hpp"
+
+namespace ofld::daemon {
+
+struct DemoOptions {
+  int seconds = 5;              ///< iperf3 duration
+  int streams = 1;              ///< iperf3 -P
+  bool ipv6_underlay = false;
+  bool offload = true;          ///< endpoints with offloads (--no-offload passes through)
+  bool gro = true;              ///< GRO after decapsulation
+  bool rco = false;             ///< remcsumtx + remcsumrx on both endpoints
+  bool kernel_peer = false;     ///< side B is the kernel's VXLAN device, not ofld
+  bool kernel_both = false;     ///< both sides kernel VXLAN (reference for benchmarks)
+  std::string self_exe;         ///< path of the ofld binary ("" = /proc/self/exe)
+};
+
+/// Run the demo. Result JSON: {"gbit_per_s", "seconds", "bytes", "cpu_s" {a,b},
+/// "cpu_s_per_gb" {a,b}, "stats" {a,b}, "config"}. Skipped when not root.
+io::Result<nlohmann::json> run_demo(const DemoOptions& o);
+
+}  // namespace ofld::daemon

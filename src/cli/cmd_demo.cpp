@@ -1,0 +1,64 @@
+// `ofld demo`: wiring of daemon::run_demo and a printout.
+#include <iostream>
+
+#include "ofld/daemon/demo.hpp"
+#include "registry.hpp"
+
+namespace {
+
+ofld::cli::Registrar reg([](CLI::App& root) {
+  auto o = std::make_shared<ofld::daemon::DemoOptions>();
+  auto json_out = std::make_shared<bool>(false);
+  auto no_offload = std::make_shared<bool>(false);
+  auto no_gro = std::make_shared<bool>(false);
+  auto* d = root.add_subcommand("demo", "two namespaces, an ofld tunnel endpoint in each, a TCP "
+                                        "stream through the overlay (root)");
+  d->add_option("--seconds", o->seconds, "iperf3 duration")->check(CLI::Range(1, 600));
+  d->add_option("--streams", o->streams, "parallel TCP streams")->check(CLI::Range(1, 64));
+  d->add_flag("--ipv6", o->ipv6_underlay, "IPv6 underlay");
+  d->add_flag("--rco", o->rco, "remote checksum offload (remcsumtx + remcsumrx)");
+  d->add_flag("--no-offload", *no_offload, "endpoints without offloads");
+  d->add_flag("--no-gro", *no_gro, "no GRO after decapsulation");
+  d->add_flag("--kernel-peer", o->kernel_peer, "side B is the kernel VXLAN device");
+  d->add_flag("--kernel-both", o->kernel_both, "both sides kernel VXLAN (reference)");
+  d->add_flag("--json", *json_out, "JSON output");
+  d->callback([=] {
+    o->offload = !*no_offload;
+    o->gro = !*no_gro;
+    auto r = ofld::daemon::run_demo(*o);
+    if (!r.ok()) {
+      std::cerr << "ofld demo: " << r.message() << "\n";
+      ofld::cli::exit_code() = r.is_skipped() ? 1 : 2;
+      return;
+    }
+    const auto& j = r.value();
+    if (*json_out) {
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << "ofld demo: " << j["config"]["side_a"].get<std::string>() << " -> "
+                << j["config"]["side_b"].get<std::string>() << ", VXLAN over "
+                << (o->ipv6_underlay ? "IPv6" : "IPv4") << ", " << o->streams << " TCP stream(s), "
+                << o->seconds << " s\n";
+      if (j.contains("error")) {
+        std::cout << "  error: " << j["error"].get<std::string>() << "\n";
+      } else {
+        std::cout << "  throughput: " << j["gbit_per_s"].get<double>() << " Gbit/s ("
+                  << j["retransmits"] << " retransmits)\n";
+        std::cout << "  endpoint CPU: a " << j["cpu_s"]["a"] << " s, b " << j["cpu_s"]["b"] << " s\n";
+      }
+      for (const char* side : {"a", "b"}) {
+        if (!j["stats"].contains(side)) continue;
+        const auto& s = j["stats"][side];
+        std::cout << "  endpoint " << side << ": tx " << s["tx"]["frames"] << " frames -> "
+                  << s["tx"]["datagrams"] << " datagrams in " << s["tx"]["udp_segment_trains"]
+                  << " UDP_SEGMENT trains; rx " << s["rx"]["datagrams"] << " datagrams ("
+                  << s["rx"]["udp_gro_trains"] << " UDP_GRO trains) -> " << s["rx"]["frames"]
+                  << " TAP writes, " << s["rx"]["gro_aggregates"] << " GRO aggregates; drops "
+                  << s["drops"].dump() << "\n";
+      }
+    }
+    ofld::cli::exit_code() = j.contains("error") ? 1 : 0;
+  });
+});
+
+}  // namespace

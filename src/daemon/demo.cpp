@@ -1,0 +1,215 @@
+// `ofld demo`: namespaces, veth, two endpoints, iperf3, counters, cleanup (orchestration only).
+#include "ofld/daemon/demo.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "ofld/daemon/tunnel_daemon.hpp"
+
+namespace ofld::daemon {
+
+using json = nlohmann::json;
+
+namespace {
+
+/// A child process (`ip netns exec NS argv...`), terminated with SIGTERM when destroyed.
+class Child {
+ public:
+  Child() = default;
+  static Child spawn(const std::vector<std::string>& argv, const std::string& log) {
+    Child c;
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      FILE* f = std::fopen(log.c_str(), "w");
+      if (f) {
+        ::dup2(fileno(f), 1);
+        ::dup2(fileno(f), 2);
+      }
+      sigset_t ss;
+      sigemptyset(&ss);
+      ::sigprocmask(SIG_SETMASK, &ss, nullptr);
+      std::vector<char*> a;
+      for (auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+      a.push_back(nullptr);
+      ::execvp(a[0], a.data());
+      ::_exit(127);
+    }
+    c.pid_ = pid;
+    return c;
+  }
+  Child(Child&& o) noexcept : pid_(o.pid_) { o.pid_ = -1; }
+  Child& operator=(Child&& o) noexcept {
+    stop();
+    pid_ = o.pid_;
+    o.pid_ = -1;
+    return *this;
+  }
+  ~Child() { stop(); }
+  pid_t pid() const { return pid_; }
+  bool alive() const { return pid_ > 0 && ::waitpid(pid_, nullptr, WNOHANG) == 0; }
+  /// SIGTERM, wait up to 3 s, then SIGKILL. Returns the exit status (-1 if killed/unknown).
+  int stop() {
+    if (pid_ <= 0) return -1;
+    ::kill(pid_, SIGTERM);
+    int st = 0;
+    for (int i = 0; i < 300; ++i) {
+      if (::waitpid(pid_, &st, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, &st, 0);
+    pid_ = -1;
+    return -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+/// utime + stime of a process in seconds (/proc/PID/stat fields 14, 15).
+double cpu_seconds(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string s((std::istreambuf_iterator<char>(f)), {});
+  auto rp = s.rfind(')');
+  if (rp == std::string::npos) return 0;
+  std::istringstream in(s.substr(rp + 2));
+  std::string tok;
+  double ut = 0, st = 0;
+  for (int i = 3; i <= 15 && (in >> tok); ++i) {
+    if (i == 14) ut = std::stod(tok);
+    if (i == 15) st = std::stod(tok);
+  }
+  return (ut + st) / double(::sysconf(_SC_CLK_TCK));
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream f(path);
+  return std::string((std::istreambuf_iterator<char>(f)), {});
+}
+
+}  // namespace
+
+io::Result<json> run_demo(const DemoOptions& o) {
+  using R = io::Result<json>;
+  if (::geteuid() != 0)
+    return R::skipped("ofld demo needs root (network namespaces, veth and TAP devices)");
+  std::string self = o.self_exe;
+  if (self.empty()) {
+    char buf[4096];
+    ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0) return R::error("cannot find the ofld binary (/proc/self/exe)");
+    self.assign(buf, std::size_t(n));
+  }
+  auto na = io::Netns::create("ofld-demo");
+  if (!na.ok()) return R::from(na);
+  auto nb = io::Netns::create("ofld-demo");
+  if (!nb.ok()) return R::from(nb);
+  auto& A = na.value();
+  auto& B = nb.value();
+  const bool v6 = o.ipv6_underlay;
+  const std::string ua = v6 ? "fd00:231::1" : "10.231.0.1", ub = v6 ? "fd00:231::2" : "10.231.0.2";
+  const std::string plen = v6 ? "/64" : "/24";
+  for (auto* ns : {&A, &B})
+    if (auto s = ns->ip({"link", "set", "lo", "up"}); !s.ok()) return R::from(s);
+  if (auto s = A.ip({"link", "add", "veth0", "type", "veth", "peer", "name", "veth0", "netns", B.name()});
+      !s.ok())
+    return R::from(s);
+  for (auto [ns, addr] : {std::pair{&A, ua}, std::pair{&B, ub}}) {
+    if (v6) ns->sysctl("net.ipv6.conf.veth0.accept_dad", "0");
+    if (auto s = ns->ip({"addr", "add", addr + plen, "dev", "veth0", "nodad"}); v6 && !s.ok()) return R::from(s);
+    if (!v6) ns->ip({"addr", "add", addr + plen, "dev", "veth0"});
+    if (auto s = ns->ip({"link", "set", "veth0", "up"}); !s.ok()) return R::from(s);
+  }
+  const std::string tag = std::to_string(::getpid());
+  const std::string ctl_a = "/run/ofld/demo-" + tag + "-a.sock", ctl_b = "/run/ofld/demo-" + tag + "-b.sock";
+  auto ofld_argv = [&](const io::Netns& ns, const std::string& local, const std::string& remote,
+                       const std::string& ovl, const std::string& ctl) {
+    std::vector<std::string> a = {"ip", "netns", "exec", ns.name(), self, "tunnel", "--dev", "ofld0",
+                                  "--address", ovl, "--control", ctl};
+    if (!o.offload) a.push_back("--no-offload");
+    if (!o.gro) a.push_back("--no-gro");
+    for (std::string w : {"vxlan", "id", "42", "local"}) a.push_back(w);
+    a.insert(a.end(), {local, "remote", remote, "udpcsum"});
+    if (o.rco) a.insert(a.end(), {"remcsumtx", "remcsumrx"});
+    return a;
+  };
+  auto kernel_vxlan = [&](const io::Netns& ns, const std::string& local, const std::string& remote,
+                          const std::string& ovl) -> io::Status {
+    std::vector<std::string> a = {"link", "add", "ofld0", "type", "vxlan", "id", "42", "local", local,
+                                  "remote", remote, "dstport", "4789", "udpcsum"};
+    if (auto s = ns.ip(a); !s.ok()) return s;
+    if (auto s = ns.ip({"link", "set", "ofld0", "mtu", v6 ? "1430" : "1450", "up"}); !s.ok()) return s;
+    return ns.ip({"addr", "add", ovl, "dev", "ofld0"});
+  };
+  Child ea, eb;
+  bool a_kernel = o.kernel_both, b_kernel = o.kernel_both || o.kernel_peer;
+  if (a_kernel) {
+    if (auto s = kernel_vxlan(A, ua, ub, "192.168.231.1/24"); !s.ok()) return R::from(s);
+  } else {
+    ea = Child::spawn(ofld_argv(A, ua, ub, "192.168.231.1/24", ctl_a), "/tmp/ofld-demo-" + tag + "-a.log");
+  }
+  if (b_kernel) {
+    if (auto s = kernel_vxlan(B, ub, ua, "192.168.231.2/24"); !s.ok()) return R::from(s);
+  } else {
+    eb = Child::spawn(ofld_argv(B, ub, ua, "192.168.231.2/24", ctl_b), "/tmp/ofld-demo-" + tag + "-b.log");
+  }
+  // wait for the endpoints' control sockets
+  for (int i = 0; i < 100; ++i) {
+    bool ready = (a_kernel || query_stats(ctl_a).ok()) && (b_kernel || query_stats(ctl_b).ok());
+    if (ready) break;
+    if ((!a_kernel && !ea.alive()) || (!b_kernel && !eb.alive()))
+      return R::error("an endpoint exited at start-up: " +
+                      read_all("/tmp/ofld-demo-" + tag + (ea.alive() ? "-b" : "-a") + ".log"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  Child srv = Child::spawn({"ip", "netns", "exec", B.name(), "iperf3", "-s", "-1", "-B", "192.168.231.2"},
+                           "/tmp/ofld-demo-" + tag + "-iperf3s.log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  double cpu_a0 = a_kernel ? 0 : cpu_seconds(ea.pid()), cpu_b0 = b_kernel ? 0 : cpu_seconds(eb.pid());
+  auto cl = A.exec({"iperf3", "-c", "192.168.231.2", "-t", std::to_string(o.seconds), "-P",
+                    std::to_string(o.streams), "-J"},
+                   std::chrono::seconds(o.seconds + 20));
+  double cpu_a = a_kernel ? 0 : cpu_seconds(ea.pid()) - cpu_a0;
+  double cpu_b = b_kernel ? 0 : cpu_seconds(eb.pid()) - cpu_b0;
+  json out;
+  out["config"] = {{"seconds", o.seconds}, {"streams", o.streams}, {"ipv6_underlay", v6},
+                   {"offload", o.offload}, {"gro", o.gro}, {"rco", o.rco},
+                   {"side_a", a_kernel ? "kernel" : "ofld"}, {"side_b", b_kernel ? "kernel" : "ofld"}};
+  if (!cl.ok()) {
+    out["error"] = "iperf3 client: " + cl.message();
+  } else {
+    auto j = json::parse(cl.value().out, nullptr, false);
+    if (j.is_discarded() || !j.contains("end")) {
+      out["error"] = "iperf3: unparsable output";
+    } else {
+      double bps = j["end"]["sum_received"].value("bits_per_second", 0.0);
+      double bytes = j["end"]["sum_received"].value("bytes", 0.0);
+      double gb = bytes / 1e9;
+      out["gbit_per_s"] = bps / 1e9;
+      out["bytes"] = bytes;
+      out["retransmits"] = j["end"]["sum_sent"].value("retransmits", 0);
+      out["cpu_s"] = {{"a", cpu_a}, {"b", cpu_b}};
+      if (gb > 0) out["cpu_s_per_gb"] = {{"a", cpu_a / gb}, {"b", cpu_b / gb}};
+    }
+  }
+  json st;
+  if (!a_kernel) if (auto s = query_stats(ctl_a); s.ok()) st["a"] = s.value();
+  if (!b_kernel) if (auto s = query_stats(ctl_b); s.ok()) st["b"] = s.value();
+  out["stats"] = st;
+  srv.stop();
+  int rca = ea.stop(), rcb = eb.stop();
+  out["endpoint_exit"] = {{"a", rca}, {"b", rcb}};
+  ::unlink(("/tmp/ofld-demo-" + tag + "-iperf3s.log").c_str());
+  return out;
+}
+
+}  // namespace ofld::daemon

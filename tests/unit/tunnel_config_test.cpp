@@ -1,0 +1,99 @@
+// `ofld tunnel` configuration: iproute2-style words and TOML; every error names the setting.
+#include <gtest/gtest.h>
+
+#include "ofld/daemon/config.hpp"
+
+namespace {
+
+using namespace ofld::daemon;
+
+std::optional<std::string> words(std::vector<std::string> w, DaemonConfig* out = nullptr) {
+  DaemonConfig c;
+  auto e = parse_vxlan_words(w, c);
+  if (out) *out = c;
+  return e;
+}
+
+TEST(TunnelConfig, WordsFullSet) {
+  DaemonConfig c;
+  auto e = words({"id", "42", "local", "10.0.0.1", "remote", "10.0.0.2", "remote", "10.0.0.3",
+                  "dstport", "8472", "srcport", "1000", "2000", "udpcsum", "remcsumtx",
+                  "remcsumrx", "remcsum-nopartial", "ttl", "32", "tos", "16", "mtu", "1400",
+                  "ageing", "60", "fdb", "02:00:00:00:00:01", "10.0.0.3"},
+                 &c);
+  ASSERT_FALSE(e) << *e;
+  EXPECT_EQ(c.vxlan.vni, 42u);
+  EXPECT_EQ(c.vxlan.remotes.size(), 2u);
+  EXPECT_EQ(c.vxlan.dstport, 8472);
+  EXPECT_EQ(c.vxlan.src_min(), 1000);
+  EXPECT_EQ(c.vxlan.src_max(), 2000);
+  EXPECT_TRUE(c.vxlan.remcsum_tx && c.vxlan.remcsum_rx && c.vxlan.remcsum_nopartial);
+  EXPECT_EQ(c.vxlan.ttl, 32);
+  EXPECT_EQ(c.vxlan.tos, 16);
+  EXPECT_EQ(c.vxlan.mtu, 1400);
+  EXPECT_EQ(c.vxlan.ageing_s, 60u);
+  ASSERT_EQ(c.static_fdb.size(), 1u);
+}
+
+TEST(TunnelConfig, ErrorsNameTheSetting) {
+  auto has = [](const std::optional<std::string>& e, const char* what) {
+    return e && e->find(what) != std::string::npos;
+  };
+  EXPECT_TRUE(has(words({"id", "42", "local", "10.0.0.1", "remote", "10.0.0.2", "dstport", "x"}), "dstport"));
+  EXPECT_TRUE(has(words({"id", "16777216", "local", "10.0.0.1", "remote", "10.0.0.2"}), "id"));
+  EXPECT_TRUE(has(words({"local", "10.0.0.1", "remote", "10.0.0.2"}), "id"));
+  EXPECT_TRUE(has(words({"id", "1", "local", "10.0.0.300", "remote", "10.0.0.2"}), "local"));
+  EXPECT_TRUE(has(words({"id", "1", "local", "10.0.0.1"}), "remote"));
+  EXPECT_TRUE(has(words({"id", "1", "local", "10.0.0.1", "remote", "fd00::2"}), "remote"));
+  EXPECT_TRUE(has(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "srcport", "2000", "1000"}), "srcport"));
+  EXPECT_TRUE(has(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "ttl", "0"}), "ttl"));
+  EXPECT_TRUE(has(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "mtu"}), "mtu"));
+  EXPECT_TRUE(has(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "bogus"}), "bogus"));
+  EXPECT_TRUE(has(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "udp6zerocsumtx"}), "udp6zerocsumtx"));
+  // K-2
+  EXPECT_TRUE(has(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "noudpcsum", "remcsumtx"}), "remcsumtx"));
+}
+
+TEST(TunnelConfig, TomlValid) {
+  auto p = parse_toml(R"(
+dev = "vx0"
+address = "192.168.5.1/24"
+gro = false
+[vxlan]
+id = 7
+local = "fd00::1"
+remote = ["fd00::2", "fd00::3"]
+srcport = [40000, 41000]
+udp6zerocsumrx = true
+remcsumrx = true
+[[fdb]]
+mac = "02:00:00:00:00:09"
+remote = "fd00::3"
+)");
+  ASSERT_TRUE(std::holds_alternative<DaemonConfig>(p)) << std::get<std::string>(p);
+  const auto& c = std::get<DaemonConfig>(p);
+  EXPECT_EQ(c.dev, "vx0");
+  EXPECT_FALSE(c.gro);
+  EXPECT_EQ(c.vxlan.vni, 7u);
+  EXPECT_TRUE(c.vxlan.ipv6());
+  EXPECT_EQ(c.vxlan.remotes.size(), 2u);
+  EXPECT_EQ(c.vxlan.src_min(), 40000);
+  EXPECT_TRUE(c.vxlan.udp6_zero_csum_rx);
+  EXPECT_TRUE(c.vxlan.remcsum_rx);
+  EXPECT_EQ(c.static_fdb.size(), 1u);
+}
+
+TEST(TunnelConfig, TomlErrorsNameTheSetting) {
+  auto err = [](const char* text) {
+    auto p = parse_toml(text);
+    return std::holds_alternative<std::string>(p) ? std::get<std::string>(p) : std::string();
+  };
+  EXPECT_NE(err("[vxlan]\nid = 1\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\ndstport = \"abc\"\n").find("dstport"), std::string::npos);
+  EXPECT_NE(err("[vxlan]\nid = 1\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\nwhat = true\n").find("what"), std::string::npos);
+  EXPECT_NE(err("colour = 1\n").find("colour"), std::string::npos);
+  EXPECT_NE(err("gro = 3\n").find("gro"), std::string::npos);
+  EXPECT_NE(err("[vxlan\n").find("line"), std::string::npos);  // syntax error with a position
+  EXPECT_NE(err("[vxlan]\nid = 1\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\nudpcsum = false\nremcsumtx = true\n").find("K-2"), std::string::npos);
+}
+
+}  // namespace
