@@ -113,7 +113,10 @@ Result<UdpSocket> UdpSocket::open(const UdpSocketOptions& o) {
   tunnel::IpAddr dummy;
   from_sa(ss, dummy, s.port_);
   // Probes: UDP_SEGMENT is accepted as a socket option with a size since 4.18; UDP_GRO since 5.0.
-  if (o.want_gso) {
+  if (o.want_gso && o.zero_csum_tx) {
+    // udp_send_skb refuses GSO on a socket without TX checksums (EINVAL): do not even try.
+    if (!o.quiet) spdlog::info("udp: UDP_SEGMENT not used: the kernel refuses it with a zero outer checksum; sendmmsg");
+  } else if (o.want_gso) {
     int seg = 1400;
     s.gso_ = ::setsockopt(s.fd_, SOL_UDP, UDP_SEGMENT, &seg, sizeof seg) == 0;
     if (s.gso_) {
