@@ -75,8 +75,8 @@ int skb_segment(GsoContext& ctx) {
   const bool csum_ok = core::can_checksum_protocol(ctx.features, ctx.protocol);
   const SegMode mode = sg ? SegMode::SgRef : (csum_ok ? SegMode::Copy : SegMode::CopySum);
 
-  std::vector<Piece> pieces;
-  pieces.reserve(2 + skb.nr_frags());
+  thread_local std::vector<Piece> pieces;  // reused: no allocation per packet
+  pieces.clear();
   collect_pieces(skb, pieces);
 
   const std::size_t nsegs = (total + mss - 1) / mss;
