@@ -88,7 +88,8 @@ int skb_segment(GsoContext& ctx) {
   for (std::size_t i = 0; i < nsegs; ++i) {
     const std::size_t len = std::min<std::size_t>(mss, left);
     left -= len;
-    GsoSeg s{Packet::from_bytes({hdr, doffset}, kSegHeadroom), 0, 0};
+    ctx.segs.push_back(GsoSeg{Packet::from_bytes({hdr, doffset}, kSegHeadroom), 0, 0});
+    GsoSeg& s = ctx.segs.back();
     copy_header(skb, s.pkt, ctx.frame_start);
     const pos_t pay_pos = pos_t(doffset);
     bool summed = false;
@@ -141,7 +142,6 @@ int skb_segment(GsoContext& ctx) {
       }
     }
     if (summed && !s.pkt.remcsum_offload) s.pkt.csum = core::CsumNone{};
-    ctx.segs.push_back(std::move(s));
   }
   if (ctx.counters) {
     ctx.counters->seg_mode[std::size_t(mode)] += nsegs;
