@@ -23,6 +23,7 @@
 #include "ofld/gro/engine.hpp"
 #include "ofld/io/tap.hpp"
 #include "ofld/io/udp_socket.hpp"
+#include "ofld/offload/gro_context.hpp"
 #include "ofld/offload/gso_context.hpp"
 #include "ofld/tunnel/datapath.hpp"
 
@@ -200,7 +201,8 @@ struct TunnelDaemon::Impl {
       const auto& gc = e->counters();
       json nm = json::object();
       for (std::size_t i = 0; i < gro::kGroReasonCount; ++i)
-        if (gc.not_merged[i]) nm[std::to_string(i)] = gc.not_merged[i];
+        if (gc.not_merged[i])
+          nm[std::string(offload::to_string(offload::GroReason(i)))] = gc.not_merged[i];
       j["gro"] = {{"packets_in", gc.packets_in}, {"merged", gc.merged},
                   {"aggregates", gc.aggregates}, {"singles", gc.singles},
                   {"not_merged_by_reason", nm}};

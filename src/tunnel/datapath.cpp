@@ -149,10 +149,9 @@ void Datapath::receive_train(std::span<const std::uint8_t> buf, std::uint16_t gs
 }
 
 void Datapath::to_tap(core::Packet&& p, std::vector<TapFrame>& out) {
-  if (p.ip_summed() == core::IpSummed::None && p.csum_valid) {
+  if (p.ip_summed() == core::IpSummed::None && p.csum_valid)
     p.csum = core::CsumUnnecessary{};  // verified by GRO: tell the stack (DATA_VALID)
-    ++ctr_.rx_csum_validated;
-  }
+  if (p.ip_summed() == core::IpSummed::Unnecessary || p.is_gso()) ++ctr_.rx_csum_validated;
   if (!opts_.tap_vnet_hdr && p.ip_summed() == core::IpSummed::Partial) {
     if (p.is_gso() || core::checksum_help(p) != core::PacketError::Ok) {
       ctr_.drop(Drop::RxTapWriteFailed);
