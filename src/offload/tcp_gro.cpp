@@ -9,7 +9,7 @@ namespace gso = core::skb_gso;
 
 namespace {
 constexpr std::uint32_t kFin = 0x00010000, kSyn = 0x00020000, kRst = 0x00040000,
-                        kPsh = 0x00080000, kUrg = 0x00200000;
+                        kPsh = 0x00080000, kUrg = 0x00200000, kCwr = 0x00800000;
 
 // Pseudo-header sum for `len` bytes of protocol `proto` after the L3 header at `l3`.
 cs::wsum pseudo(const std::uint8_t* l3, std::uint32_t len, std::uint8_t proto) noexcept {
@@ -60,8 +60,12 @@ void tcp_gro_receive(GroContext& ctx) {
   if (p) {
     std::uint8_t* th2 = p->pkt.data() + off;
     const std::uint32_t flags2 = wire_load32(th2 + 12);
-    // T-6 as on 6.18: only FIN and PSH are masked; CWR no longer flushes by itself (T-5 [newer]).
-    if ((flags ^ flags2) & ~(kFin | kPsh))
+    // Observed on 6.18 (ofld conformance gro, flags_cwr → [100, 100, 100, 200]): a segment
+    // with CWR never joins a held flow (T-5), and CWR is part of the compared flag word, only
+    // FIN and PSH are masked (T-6 [newer]) — so a CWR head is completed by the next segment.
+    if (flags & kCwr)
+      why = GroReason::Flags;
+    else if ((flags ^ flags2) & ~(kFin | kPsh))
       why = GroReason::Flags;
     else if (wire_load32(th + 8) != wire_load32(th2 + 8))
       why = GroReason::Ack;

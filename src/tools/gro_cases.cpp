@@ -159,7 +159,7 @@ std::vector<GroCase> builtin_gro_cases() {
         if (i == 1 || i == 2) t.flags |= 0x80;
         fr.push_back(frame(t));
       }
-      add("flags_cwr", fr, {100, 200, 200});
+      add("flags_cwr", fr, {100, 100, 100, 200});  // measured on 6.18
     }
     {
       T b = base(v6, 100, 100);

@@ -11,10 +11,12 @@
 // (`p->data + off` in the kernel).
 //
 // Version choices (kernel 6.18, spec §16 K-7, written down here once):
-//  * CWR: no special flush (the AccECN change, T-5 [newer]); CWR is part of the compared flag
-//    word T-6, only FIN and PSH are masked (K-7: a first segment with CWR is delivered alone,
-//    the rest merge). Completion records SKB_GSO_TCP_ACCECN (not TCP_ECN) when the first
-//    header has CWR, as the AccECN series does.
+//  * CWR, measured on 6.18 with `ofld conformance gro` (flags_cwr: 5 segments, #1 and #2 with
+//    CWR → kernel [100, 100, 100, 200]): a CWR segment never joins a held flow (T-5 of 6.12)
+//    AND CWR is part of the compared flag word (only FIN and PSH masked, T-6 [newer]). So
+//    neither the spec's 6.12 expectation [100, 100, 300] nor the [newer] one [100, 200, 200]
+//    holds on 6.18. Completion records SKB_GSO_TCP_ACCECN when the first header has CWR
+//    (unreachable: a CWR head never merges).
 //  * IPv4 ID: N-15 — fixed-ID marking without DF, separate bits for the outer (bit 0) and the
 //    inner (bit 1) IPv4 header, outer IDs checked like inner ones (no DF exemption).
 //  * BIG TCP (gro_max_size > 65536) is not implemented: the limit is 65536 (G-16).

@@ -1,0 +1,49 @@
+// ofld/gro/gro_cells.hpp — GRO after decapsulation on a tunnel device (the kernel's gro_cells,
+// net/core/gro_cells.c; spec W-12, W-19): a tunnel endpoint hands each decapsulated inner
+// frame to receive(); frames queue in a bounded backlog and poll() runs them through a GRO
+// engine in batches (the cell's NAPI), delivering merged aggregates. This is what lets IPv6
+// GRE (ip6gre / ip6gretap) traffic aggregate when the underlay did not (Ben Elisha 2018).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ofld/gro/engine.hpp"
+
+namespace ofld::gro {
+
+struct GroCellsOptions {
+  EngineOptions engine{};          ///< link: Ethernet (gretap/erspan/vxlan) or RawIp (ip6gre)
+  std::size_t max_backlog = 1000;  ///< netdev_max_backlog
+};
+
+struct GroCellsCounters {
+  std::uint64_t queued = 0;
+  std::uint64_t dropped_down = 0;     ///< device down
+  std::uint64_t dropped_backlog = 0;  ///< backlog full
+  std::uint64_t bypassed = 0;         ///< no GRO on the device, or a cloned/shared packet
+};
+
+class GroCells {
+ public:
+  explicit GroCells(GroCellsOptions o = {});
+  /// gro_cells_receive. Returns false when the frame was dropped (counted).
+  bool receive(core::Packet inner, std::uint64_t now_ns = 0);
+  /// The cell's NAPI poll: up to `budget` queued frames through GRO, then poll end.
+  /// Returns the number of frames processed.
+  std::size_t poll(std::size_t budget = 64, std::uint64_t now_ns = 0);
+  void set_up(bool up) noexcept { up_ = up; }
+  std::vector<core::Packet> take_output();
+  const GroCellsCounters& counters() const noexcept { return ctr_; }
+  const Engine& engine() const noexcept { return engine_; }
+
+ private:
+  GroCellsOptions opts_;
+  Engine engine_;
+  std::vector<core::Packet> backlog_;
+  std::vector<core::Packet> out_;
+  GroCellsCounters ctr_;
+  bool up_ = true;
+};
+
+}  // namespace ofld::gro

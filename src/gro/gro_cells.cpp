@@ -1,0 +1,47 @@
+// gro_cells analogue (net/core/gro_cells.c, W-12).
+#include "ofld/gro/gro_cells.hpp"
+
+namespace ofld::gro {
+
+GroCells::GroCells(GroCellsOptions o) : opts_(o), engine_([&] {
+  EngineOptions e = o.engine;
+  e.batch = SIZE_MAX;  // poll() ends batches itself
+  return e;
+}()) {}
+
+bool GroCells::receive(core::Packet inner, std::uint64_t) {
+  if (!up_) {
+    ctr_.dropped_down++;
+    return false;
+  }
+  if (!opts_.engine.config.gro || inner.frags_shared()) {  // plain netif_rx
+    ctr_.bypassed++;
+    out_.push_back(std::move(inner));
+    return true;
+  }
+  if (backlog_.size() >= opts_.max_backlog) {
+    ctr_.dropped_backlog++;
+    return false;
+  }
+  ctr_.queued++;
+  backlog_.push_back(std::move(inner));
+  return true;
+}
+
+std::size_t GroCells::poll(std::size_t budget, std::uint64_t now_ns) {
+  const std::size_t n = std::min(budget, backlog_.size());
+  for (std::size_t i = 0; i < n; ++i) engine_.receive(std::move(backlog_[i]), now_ns);
+  backlog_.erase(backlog_.begin(), backlog_.begin() + long(n));
+  engine_.poll_end(now_ns);
+  for (auto& p : engine_.output()) out_.push_back(std::move(p));
+  engine_.output().clear();
+  return n;
+}
+
+std::vector<core::Packet> GroCells::take_output() {
+  std::vector<core::Packet> v;
+  v.swap(out_);
+  return v;
+}
+
+}  // namespace ofld::gro
