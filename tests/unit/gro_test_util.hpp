@@ -199,3 +199,78 @@ inline std::size_t tcp_payload(const core::Packet& p) {
 }
 
 }  // namespace ofld::grotest
+
+namespace ofld::grotest {
+
+/// Outer Ethernet + IPv4/IPv6 header (proto, DF, id) around `l4` bytes (already complete).
+inline std::vector<std::uint8_t> outer(bool v6, std::uint8_t proto, const std::vector<std::uint8_t>& l4,
+                                       std::uint16_t id = 0, std::uint8_t src_last = 1) {
+  Tcp t;
+  t.v6 = v6;
+  t.ip_id = id;
+  t.src_last = src_last;
+  t.dst_last = 2;
+  auto ip = ip_header(v6, proto, l4.size(), t);
+  auto f = eth_header(v6 ? 0x86DD : 0x0800);
+  f.insert(f.end(), ip.begin(), ip.end());
+  f.insert(f.end(), l4.begin(), l4.end());
+  return f;
+}
+
+/// UDP header + payload with a valid checksum (or zero) for the outer addresses of outer().
+inline std::vector<std::uint8_t> udp_l4(bool v6, std::uint16_t sport, std::uint16_t dport,
+                                        const std::vector<std::uint8_t>& payload, bool csum) {
+  std::vector<std::uint8_t> u(8);
+  put16(u, 0, sport);
+  put16(u, 2, dport);
+  put16(u, 4, std::uint16_t(8 + payload.size()));
+  u.insert(u.end(), payload.begin(), payload.end());
+  if (csum) {
+    Tcp t;
+    t.v6 = v6;
+    t.src_last = 1;
+    t.dst_last = 2;
+    auto ip = ip_header(v6, 17, u.size(), t);
+    std::uint16_t c = csum::csum_fold(csum::csum_partial(u.data(), u.size(), pseudo_of(ip, v6, u.size(), 17)));
+    put16(u, 6, c == 0 ? 0xFFFF : c);
+  }
+  return u;
+}
+
+/// VXLAN frame: outer (v6?) / UDP 4789 / VXLAN(vni, rco byte) / inner Ethernet frame.
+inline std::vector<std::uint8_t> vxlan(bool outer_v6, const std::vector<std::uint8_t>& inner,
+                                       std::uint32_t vni = 42, bool udp_csum = true,
+                                       std::uint16_t id = 0, std::uint8_t rco = 0, bool rco_flag = false,
+                                       std::uint16_t sport = 40000) {
+  std::vector<std::uint8_t> vx(8, 0);
+  put32(vx, 0, 0x08000000u | (rco_flag ? 0x00200000u : 0));
+  put32(vx, 4, (vni << 8) | rco);
+  vx.insert(vx.end(), inner.begin(), inner.end());
+  return outer(outer_v6, 17, udp_l4(outer_v6, sport, 4789, vx, udp_csum), id);
+}
+
+/// GRE frame: outer / GRE(flags, proto, key, csum) / inner (Ethernet for 0x6558, else IP).
+inline std::vector<std::uint8_t> gre(bool outer_v6, std::uint16_t flags, std::uint16_t proto,
+                                     const std::vector<std::uint8_t>& inner, std::uint32_t key = 7,
+                                     std::uint16_t id = 0) {
+  std::vector<std::uint8_t> g(4);
+  put16(g, 0, flags);
+  put16(g, 2, proto);
+  if (flags & 0x8000) g.insert(g.end(), {0, 0, 0, 0});
+  if (flags & 0x2000) {
+    g.insert(g.end(), 4, 0);
+    put32(g, g.size() - 4, key);
+  }
+  if (flags & 0x1000) g.insert(g.end(), {0, 0, 0, 1});
+  g.insert(g.end(), inner.begin(), inner.end());
+  if (flags & 0x8000) put16(g, 4, csum::ip_compute_csum(g.data(), g.size()));
+  return outer(outer_v6, 47, g, id);
+}
+
+/// Inner IP packet (no Ethernet) of tcp_frame(t).
+inline std::vector<std::uint8_t> ip_only(const Tcp& t) {
+  auto f = tcp_frame(t);
+  return {f.begin() + 14, f.end()};
+}
+
+}  // namespace ofld::grotest
