@@ -4,6 +4,11 @@
 #include <charconv>
 #include <cstdio>
 
+// toml++ header-only, unless the build defines TOML_SHARED_LIB=1 (the DPDK flags pulled in by
+// CMake do, and link libtomlplusplus with it).
+#ifndef TOML_HEADER_ONLY
+#define TOML_HEADER_ONLY 1
+#endif
 #include <toml++/toml.h>
 
 namespace ofld::daemon {
@@ -143,35 +148,35 @@ Parsed<DaemonConfig> parse_toml(const std::string& text, const std::string& orig
   std::vector<std::string> w;
   std::optional<std::string> err;
   auto scalar = [&](const toml::node& n, const std::string& key) -> std::optional<std::string> {
-    if (auto s = n.value<std::string>()) return *s;
-    if (auto i = n.value<std::int64_t>()) return std::to_string(*i);
+    if (n.is_string()) return *n.value<std::string>();
+    if (n.is_integer()) return std::to_string(*n.value<std::int64_t>());
     err = key + ": expected a string or an integer";
     return std::nullopt;
   };
   for (auto&& [k, node] : t) {
     std::string key(k.str());
     if (key == "dev") {
-      auto s = node.value<std::string>();
+      auto s = node.is_string() ? node.value<std::string>() : std::nullopt;
       if (!s || s->empty() || s->size() > 15) return std::string("dev: expected an interface name of 1..15 characters");
       cfg.dev = *s;
     } else if (key == "address") {
-      auto s = node.value<std::string>();
+      auto s = node.is_string() ? node.value<std::string>() : std::nullopt;
       if (!s) return std::string("address: expected a string like \"192.0.2.1/24\"");
       cfg.address = *s;
     } else if (key == "control") {
-      auto s = node.value<std::string>();
+      auto s = node.is_string() ? node.value<std::string>() : std::nullopt;
       if (!s) return std::string("control: expected a path");
       cfg.control = *s;
     } else if (key == "offload" || key == "gro") {
-      auto b = node.value<bool>();
-      if (!b) return key + ": expected true or false";
-      (key == "gro" ? cfg.gro : cfg.offload) = *b;
+      if (!node.is_boolean()) return key + ": expected true or false";
+      (key == "gro" ? cfg.gro : cfg.offload) = *node.value<bool>();
     } else if (key == "vxlan") {
       auto* vt = node.as_table();
       if (!vt) return std::string("vxlan: expected a table");
       for (auto&& [vk, vn] : *vt) {
         std::string name(vk.str());
-        if (auto b = vn.value<bool>()) {
+        if (vn.is_boolean()) {
+          auto b = vn.value<bool>();
           if (name == "udpcsum") w.push_back(*b ? "udpcsum" : "noudpcsum");
           else if (name == "learning") w.push_back(*b ? "learning" : "nolearning");
           else if (name == "udp6zerocsumtx" || name == "udp6zerocsumrx" || name == "remcsumtx" ||

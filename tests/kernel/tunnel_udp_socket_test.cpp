@@ -81,7 +81,7 @@ TEST(TunnelUdpSocket, B8_RefusedGsoSendFallsBackWithoutLoss) {
     // lo MTU 1500: a 2000-byte gso_size exceeds the path → udp_send_skb says EINVAL.
     auto data = pattern(5000);
     auto n = tx.value().send_train(lo, 47891, data, 2000);
-    ASSERT_TRUE(n.ok()) << n.message();
+    ASSERT_TRUE(n.ok()) << n.message() << " gso_disabled " << tx.value().stats().gso_disabled;
     EXPECT_EQ(n.value(), 3u);
     EXPECT_FALSE(tx.value().gso());  // the path is remembered as refused
     EXPECT_EQ(tx.value().stats().gso_disabled, 1u);
