@@ -223,6 +223,12 @@ Result<std::size_t> UdpSocket::send_train(const tunnel::IpAddr& dst, std::uint16
       ++st_.gso_disabled;
       return send_plain(&ss, sl, buf, seg_size);
     }
+    if (errno == EMSGSIZE) {
+      // gso_size + headers above the path MTU: this train cannot go as one GSO packet, the
+      // path itself is fine. Resend datagram by datagram (the kernel fragments them).
+      ++st_.gso_emsgsize;
+      return send_plain(&ss, sl, buf, seg_size);
+    }
     st_.send_errors += n;
     return Result<std::size_t>::error(err("sendmsg UDP_SEGMENT"));
   }

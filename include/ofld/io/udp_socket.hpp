@@ -46,6 +46,7 @@ struct UdpSocketStats {
   std::uint64_t gso_sends = 0;       ///< sendmsg calls with UDP_SEGMENT
   std::uint64_t plain_sends = 0;     ///< datagrams sent without UDP_SEGMENT
   std::uint64_t gso_disabled = 0;    ///< times a run-time error turned UDP_SEGMENT off
+  std::uint64_t gso_emsgsize = 0;    ///< GSO trains resent plainly after EMSGSIZE (seg > MTU)
   std::uint64_t send_errors = 0;     ///< datagrams lost to send errors (after fallback)
   std::uint64_t gro_buffers = 0;     ///< received buffers with a gso_size cmsg
 };
@@ -68,7 +69,8 @@ class UdpSocket {
 
   /// Send `count` datagrams of `seg_size` bytes laid end to end in `buf` (last may be
   /// shorter) to dst:port. With UDP_SEGMENT: one sendmsg (count > 1); EINVAL/EIO there →
-  /// UDP_SEGMENT off, resend without it. EAGAIN/ENOBUFS → wait for POLLOUT (≤ 100 ms) and
+  /// UDP_SEGMENT off, resend without it; EMSGSIZE (segment above the path MTU) → this train
+  /// is resent without it, UDP_SEGMENT stays on. EAGAIN/ENOBUFS → wait for POLLOUT (≤ 100 ms) and
   /// retry. Returns datagrams sent, or an error naming the errno.
   Result<std::size_t> send_train(const tunnel::IpAddr& dst, std::uint16_t port,
                                  std::span<const std::uint8_t> buf, std::uint16_t seg_size);
