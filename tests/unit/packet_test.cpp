@@ -407,7 +407,7 @@ TEST(PacketCsum, C24_ValidateWithCompleteAndComputed) {
   bad[45] ^= 0x10;
   Packet r = Packet::from_bytes(bad);
   r.pull(20);
-  r.csum = CsumComplete{ref16(bad, 20) + 1};
+  r.csum = CsumComplete{static_cast<ofld::csum::wsum>(ref16(bad, 20) + 1)};
   EXPECT_NE(checksum_validate(r, ps, true), 0);
   EXPECT_FALSE(r.csum_valid);
   EXPECT_TRUE(r.csum_complete_sw);
