@@ -83,6 +83,32 @@ TEST(TunnelVxlan, W26_OddCsumStartIsNotEncodable) {
   EXPECT_EQ(out[7], 0x00);
 }
 
+TEST(TunnelVxlan, F4_W26_CsumStartAbove254IsNotEncodable) {
+  auto c = cfg4();
+  c.remcsum_tx = true;
+  // 7 bits of start/2 reach 254 at most (V-2). Put 222 bytes in front: csum_start = 256.
+  auto f = tcp_frame(50, false, true);
+  auto p = core::Packet::from_bytes(f);
+  p.set_partial(34, 16);
+  std::uint8_t* front = p.push(222);
+  std::fill(front, front + 222, 0);
+  std::vector<std::uint8_t> out;
+  auto info = tunnel::encap_frame(p, c, out);
+  ASSERT_TRUE(info.ok);
+  EXPECT_FALSE(info.rco);
+  EXPECT_TRUE(info.csum_sw);
+  EXPECT_EQ(out[1], 0x00);
+  EXPECT_TRUE(tcp_csum_ok(out.data() + 8 + 222, out.size() - 8 - 222));
+  // 254 itself is encodable: 220 bytes in front → start 254 → RCO byte 0x7f.
+  auto q = core::Packet::from_bytes(f);
+  q.set_partial(34, 16);
+  std::uint8_t* fr2 = q.push(220);
+  std::fill(fr2, fr2 + 220, 0);
+  out.clear();
+  ASSERT_TRUE(tunnel::encap_frame(q, c, out).rco);
+  EXPECT_EQ(out[7], 0x7f);
+}
+
 TEST(TunnelVxlan, K2_RcoTxWithoutOuterChecksumIsRefused) {
   auto c = cfg4();
   c.remcsum_tx = true;
