@@ -21,8 +21,9 @@ void all_checksums_valid(const std::string& path, std::size_t expect_frames) {
     auto l = wire::parse_frame(r.bytes(), io::to_wire_link(f.link), {});
     ASSERT_TRUE(l);
     for (const auto& h : l.value().headers()) {
-      if (h.kind == wire::HeaderKind::Ipv4)
+      if (h.kind == wire::HeaderKind::Ipv4) {
         EXPECT_EQ(csum::ip_compute_csum(&r.data[h.offset], h.length), 0);
+      }
       if (h.kind == wire::HeaderKind::Tcp || h.kind == wire::HeaderKind::Udp) {
         const auto* ip = l.value().ip_of(h);
         ASSERT_NE(ip, nullptr);
@@ -56,7 +57,9 @@ TEST(GsoTool, PublicCapturesSegmentToValidCaptures) {
     EXPECT_EQ(s.dropped, 0u) << c.file;
     EXPECT_EQ(s.gso_frames, 1u) << c.file;
     EXPECT_EQ(s.counters.seg_mode[std::size_t(gso::SegMode::CopySum)], s.segments);
-    if (c.frames) EXPECT_EQ(s.segments, c.frames) << c.file;
+    if (c.frames) {
+      EXPECT_EQ(s.segments, c.frames) << c.file;
+    }
     all_checksums_valid(o.out, s.frames_out);
     std::remove(o.out.c_str());
   }
