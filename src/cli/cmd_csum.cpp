@@ -167,6 +167,7 @@ int run_verify(const CsumArgs& a) {
 }
 
 int run_fix(const CsumArgs& a) {
+  ofld::io::refuse_same_file(a.in, a.out);
   ofld::io::PcapReader reader(a.in);
   const auto link = ofld::io::to_wire_link(reader.link());
   ofld::tools::FixOptions opt;

@@ -49,7 +49,8 @@ ofld::cli::Registrar reg{[](CLI::App& root) {
   g->add_option("-o,--output", a->out, "output pcap")->required();
   g->add_option("--batch", a->batch, "frames per poll; each poll ends with a flush")
       ->check(CLI::Range(1, 1 << 20));
-  g->add_option("--flush-timeout-us", a->timeout_us, "gro_flush_timeout (µs of capture time)");
+  g->add_option("--flush-timeout-us", a->timeout_us, "gro_flush_timeout (µs of capture time)")
+      ->check(CLI::Range(0, 60000000));  // up to 60 s
   g->add_flag("--keep-partial", a->keep_partial,
               "leave merged TCP/UDP checksums as the pseudo-header seed (CHECKSUM_PARTIAL)");
   g->add_flag("--udp-gro-fwd", a->udp_fwd, "UDP GRO in segment mode for forwarding (GRO_UDP_FWD)");
@@ -95,6 +96,11 @@ ofld::cli::Registrar reg{[](CLI::App& root) {
       for (auto& k : ofld::tools::builtin_gro_cases())
         if (c->cases.empty() || std::find(c->cases.begin(), c->cases.end(), k.name) != c->cases.end())
           cases.push_back(std::move(k));
+      for (const auto& want : c->cases) {
+        bool found = false;
+        for (const auto& k : cases) found = found || k.name == want;
+        if (!found) throw std::runtime_error("no built-in GRO case named '" + want + "'");
+      }
     }
     try {
       auto more = ofld::tools::gro_cases_from_pcaps(c->files);

@@ -12,7 +12,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help/--version exit 0; every usage error exits 2, like any other bad setting.
+    return app.exit(e) == 0 ? 0 : 2;
   } catch (const std::exception& e) {
     // Commands report bad settings/input by throwing; the message names what is wrong.
     std::fprintf(stderr, "ofld: error: %s\n", e.what());

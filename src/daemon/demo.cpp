@@ -98,10 +98,32 @@ std::string read_all(const std::string& path) {
 
 }  // namespace
 
+namespace {
+// SIGINT/SIGTERM during the demo must not kill the process before the RAII owners of the
+// namespaces, endpoints and iperf3 processes have run: the signal is noted and the run ends
+// normally (it is a few seconds long), removing everything it made.
+volatile sig_atomic_t g_demo_signal = 0;
+struct DemoSignalGuard {
+  struct sigaction old_int {}, old_term {};
+  DemoSignalGuard() {
+    struct sigaction sa {};
+    sa.sa_handler = [](int sig) { g_demo_signal = sig; };
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGINT, &sa, &old_int);
+    ::sigaction(SIGTERM, &sa, &old_term);
+  }
+  ~DemoSignalGuard() {
+    ::sigaction(SIGINT, &old_int, nullptr);
+    ::sigaction(SIGTERM, &old_term, nullptr);
+  }
+};
+}  // namespace
+
 io::Result<json> run_demo(const DemoOptions& o) {
   using R = io::Result<json>;
   if (::geteuid() != 0)
     return R::skipped("ofld demo needs root (network namespaces, veth and TAP devices)");
+  DemoSignalGuard signal_guard;
   std::string self = o.self_exe;
   if (self.empty()) {
     char buf[4096];

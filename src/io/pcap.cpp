@@ -1,6 +1,8 @@
 // Capture files through libpcap (see include/ofld/io/pcap.hpp).
 #include "ofld/io/pcap.hpp"
 
+#include <sys/stat.h>
+
 #include <pcap/pcap.h>
 
 #include <cerrno>
@@ -209,6 +211,14 @@ struct PcapWriter::Impl {
   std::uint32_t snaplen = 0;
   std::uint64_t count = 0;
 };
+
+void refuse_same_file(const std::string& in, const std::string& out) {
+  struct stat a {}, b {};
+  if (::stat(in.c_str(), &a) != 0 || ::stat(out.c_str(), &b) != 0) return;  // out is new
+  if (a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+    throw PcapError("output '" + out + "' is the input capture '" + in +
+                    "': writing it would destroy the input; choose another output file");
+}
 
 PcapWriter::PcapWriter(const std::string& path, CaptureLink link, std::uint32_t snaplen)
     : impl_(std::make_unique<Impl>()) {

@@ -34,6 +34,7 @@ nlohmann::json to_json(const gro::Counters& c) {
 }
 
 GroPcapResult run_gro_pcap(const std::string& in, const std::string& out, const GroPcapOptions& o) {
+  io::refuse_same_file(in, out);
   io::PcapReader rd(in);
   io::PcapWriter wr(out, rd.link());
   GroPcapResult res;

@@ -34,6 +34,7 @@ GsoToolSummary run_gso_pcap(const GsoToolOptions& o) {
     s.features = fp.features;
   }
   const core::Device dev = device_with(s.features);
+  io::refuse_same_file(o.in, o.out);
   io::PcapReader rd(o.in);
   io::PcapWriter wr(o.out, rd.link());
   wire::ParseOptions po;

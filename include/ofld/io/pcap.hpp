@@ -104,6 +104,10 @@ struct PcapFile {
 };
 PcapFile read_pcap(const std::string& path);
 
+/// Throws PcapError when `out` names the same file as `in` (same device and inode, so also
+/// through links): a writer truncates its file before the reader has read it.
+void refuse_same_file(const std::string& in, const std::string& out);
+
 /// Writer of a classic pcap file with nanosecond timestamps.
 class PcapWriter {
  public:
