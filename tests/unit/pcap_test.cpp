@@ -229,3 +229,20 @@ TEST(Pcap, PcapngFallbackRejectsGarbage) {
   EXPECT_THROW(ofld::io::detail::PcapngReader(bad.path).first_dlt(), PcapError);
   EXPECT_THROW(read_pcap(bad.path), PcapError);
 }
+
+// Found by a new-user try-out: `ofld csum fix X -o X` truncated X before reading it. Writing
+// over the input (by the same path, or another name of the same file) is refused up front.
+TEST(Pcap, OutputThatIsTheInputIsRefused) {
+  const fs::path dir = fs::temp_directory_path() / ("ofld-same-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path in = dir / "in.pcap", link = dir / "link.pcap", other = dir / "other.pcap";
+  fs::copy_file(fs::path(OFLD_SOURCE_DIR) / "data" / "zeek_chksums_ip4-tcp-bad-chksum.pcap", in,
+                fs::copy_options::overwrite_existing);
+  const auto size = fs::file_size(in);
+  fs::create_hard_link(in, link);
+  EXPECT_THROW(refuse_same_file(in.string(), in.string()), PcapError);
+  EXPECT_THROW(refuse_same_file(in.string(), link.string()), PcapError);
+  EXPECT_NO_THROW(refuse_same_file(in.string(), other.string()));  // a new file is fine
+  EXPECT_EQ(fs::file_size(in), size);                               // input untouched
+  fs::remove_all(dir);
+}
