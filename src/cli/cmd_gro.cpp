@@ -86,14 +86,16 @@ ofld::cli::Registrar reg{[](CLI::App& root) {
 
   auto c = std::make_shared<ConfArgs>();
   auto& conf = ofld::cli::group(root, "conformance", "compare ofld with the running kernel");
-  auto* cg = conf.add_subcommand("gro", "GRO: built-in cases and captures, ofld vs kernel veth GRO (root)");
+  auto* cg = conf.add_subcommand("gro", "GRO: built-in cases and captures, ofld vs kernel veth GRO and kernel VXLAN receive (root)");
   cg->add_option("--case", c->cases, "run only these built-in cases (e.g. ipv4/data_same)");
   cg->add_option("FILE", c->files, "captures to replay (Ethernet)");
   cg->add_flag("--json", c->json, "print JSON");
   cg->callback([c] {
     std::vector<ofld::tools::GroCase> cases;
     if (c->files.empty() || !c->cases.empty()) {
-      for (auto& k : ofld::tools::builtin_gro_cases())
+      auto all = ofld::tools::builtin_gro_cases();
+      for (auto& k : ofld::tools::builtin_vxlan_rx_cases()) all.push_back(std::move(k));
+      for (auto& k : all)
         if (c->cases.empty() || std::find(c->cases.begin(), c->cases.end(), k.name) != c->cases.end())
           cases.push_back(std::move(k));
       for (const auto& want : c->cases) {

@@ -4,6 +4,7 @@
 #include "ofld/core/csum.hpp"
 #include "ofld/tools/gro_tool.hpp"
 #include "ofld/tools/kernel_oracle.hpp"
+#include "ofld/tools/kernel_oracle_vxlan_gro.hpp"
 
 namespace ofld::tools {
 
@@ -259,6 +260,111 @@ std::vector<GroCase> builtin_gro_cases() {
       }
       add("two_flows", fr, {});
     }
+  }
+  return v;
+}
+
+namespace {
+
+// Outer Ethernet / IPv4 (DF, TTL 64, `id`) / UDP (sport 50000 → 4789, RFC 768 checksum or 0)
+// / VXLAN (I flag, VNI 42) around `inner`, addressed as KernelVxlanGro expects.
+Bytes vxlan_outer(Bytes inner, std::uint16_t id, bool udp_csum) {
+  using K = KernelVxlanGro;
+  std::copy(K::kVxlanMac.begin(), K::kVxlanMac.end(), inner.begin());
+  const std::uint8_t src[6] = {0x02, 0x6f, 0x66, 0x6c, 0x02, 0x10};
+  std::copy(src, src + 6, inner.begin() + 6);
+  Bytes u(16, 0);
+  p16(u, 0, 50000);
+  p16(u, 2, 4789);
+  p16(u, 4, std::uint16_t(16 + inner.size()));
+  u[8] = 0x08;
+  u[12] = 0; u[13] = 0; u[14] = 42; u[15] = 0;  // VNI 42
+  u.insert(u.end(), inner.begin(), inner.end());
+  Bytes ip(20, 0);
+  ip[0] = 0x45;
+  p16(ip, 2, std::uint16_t(20 + u.size()));
+  p16(ip, 4, id);
+  p16(ip, 6, 0x4000);
+  ip[8] = 64;
+  ip[9] = 17;
+  std::copy(K::kSenderIp.begin(), K::kSenderIp.end(), ip.begin() + 12);
+  std::copy(K::kReceiverIp.begin(), K::kReceiverIp.end(), ip.begin() + 16);
+  p16(ip, 10, cs::ip_compute_csum(ip.data(), 20));
+  if (udp_csum) {
+    const cs::wsum ps = cs::csum_tcpudp_nofold(ip.data() + 12, ip.data() + 16, std::uint32_t(u.size()), 17, 0);
+    std::uint16_t c = cs::csum_fold(cs::csum_partial(u.data(), u.size(), ps));
+    p16(u, 6, c == 0 ? 0xFFFF : c);
+  }
+  Bytes f(14);
+  std::copy(K::kReceiverMac.begin(), K::kReceiverMac.end(), f.begin());
+  std::copy(K::kSenderMac.begin(), K::kSenderMac.end(), f.begin() + 6);
+  p16(f, 12, 0x0800);
+  f.insert(f.end(), ip.begin(), ip.end());
+  f.insert(f.end(), u.begin(), u.end());
+  return f;
+}
+
+}  // namespace
+
+std::vector<GroCase> builtin_vxlan_rx_cases() {
+  std::vector<GroCase> v;
+  auto add = [&](std::string name, std::vector<Bytes> inner, bool csum,
+                 const std::vector<std::uint16_t>& ids = {}) {
+    GroCase c;
+    c.name = "vxlan-rx/" + name;
+    c.path = GroPath::VxlanRx;
+    for (std::size_t i = 0; i < inner.size(); ++i)
+      c.frames.push_back(vxlan_outer(std::move(inner[i]), ids.empty() ? std::uint16_t(1000 + i) : ids[i], csum));
+    v.push_back(std::move(c));
+  };
+  auto stream = [](bool v6, std::size_t n, std::size_t len) {
+    std::vector<Bytes> fr;
+    for (std::size_t i = 0; i < n; ++i) {
+      T t = base(v6, len, std::uint32_t(i * len));
+      t.id = std::uint16_t(i);
+      fr.push_back(frame(t));
+    }
+    return fr;
+  };
+  for (bool v6 : {false, true}) {
+    const std::string fam = v6 ? "ipv6/" : "ipv4/";
+    add(fam + "data_10x1000", stream(v6, 10, 1000), true);
+    add(fam + "data_10x1000_nocsum", stream(v6, 10, 1000), false);
+    {  // PSH in the middle: merged, then the aggregate completes (T-15, T-17)
+      auto fr = stream(v6, 6, 500);
+      T t = base(v6, 500, 1000);
+      t.id = 2;
+      t.flags |= 0x08;
+      fr[2] = frame(t);
+      add(fam + "psh_mid", fr, true);
+    }
+    {  // bad inner TCP checksum on #2 (T-1, K-5)
+      auto fr = stream(v6, 5, 300);
+      T t = base(v6, 300, 600);
+      t.id = 2;
+      t.bad = true;
+      fr[2] = frame(t);
+      add(fam + "bad_inner_csum", fr, true);
+    }
+    // 100 segments: the underlay's polls of 64 (K-3) cut the stream; gro_cells may merge again
+    add(fam + "100x200_budget", stream(v6, 100, 200), true);
+    // the 64 KB limit (G-16) counts outer and inner headers
+    add(fam + "50x1400_size_limit", stream(v6, 50, 1400), true);
+  }
+  {  // outer IDs neither incrementing nor fixed: the underlay does not merge (N-15 on the
+     // outer header), the vxlan device's gro_cells does (W-12, W-19)
+    std::vector<std::uint16_t> ids{0x1234, 0x9a01, 0x0777, 0xfe00, 0x4242, 0x0101, 0xc0de, 0x5a5a};
+    add("ipv4/outer_random_id", stream(false, 8, 700), true, ids);
+  }
+  {  // two inner flows interleaved
+    std::vector<Bytes> fr;
+    for (int i = 0; i < 8; ++i) {
+      T t = base(false, 400, 400u * unsigned(i / 2));
+      t.sport = std::uint16_t(1500 + (i & 1));
+      t.id = std::uint16_t(i / 2);
+      fr.push_back(frame(t));
+    }
+    add("ipv4/two_inner_flows", fr, true);
   }
   return v;
 }

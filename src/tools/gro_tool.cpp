@@ -8,6 +8,7 @@
 #include "ofld/io/pcap.hpp"
 #include "ofld/offload/virtio_net.hpp"
 #include "ofld/tools/kernel_oracle.hpp"
+#include "ofld/tools/kernel_oracle_vxlan_gro.hpp"
 
 namespace ofld::tools {
 
@@ -156,13 +157,19 @@ GroFrameCheck compare(const OutFrame& ours, const OutFrame& k) {
 }
 
 std::vector<OutFrame> ours_for(const GroCase& gc) {
-  gro::EngineOptions eo;
-  eo.batch = 64;  // K-3: the kernel cuts bursts every 64 frames
-  gro::Engine e(eo);
-  for (const auto& f : gc.frames) e.receive(core::Packet::from_bytes(f));
-  e.flush_all();
+  std::vector<core::Packet> pkts;
+  if (gc.path == GroPath::VxlanRx) {
+    pkts = vxlan_rx_gro(gc.frames);
+  } else {
+    gro::EngineOptions eo;
+    eo.batch = 64;  // K-3: the kernel cuts bursts every 64 frames
+    gro::Engine e(eo);
+    for (const auto& f : gc.frames) e.receive(core::Packet::from_bytes(f));
+    e.flush_all();
+    pkts = e.take_output();
+  }
   std::vector<OutFrame> v;
-  for (auto& p : e.output()) {
+  for (auto& p : pkts) {
     OutFrame o;
     o.data = p.to_bytes();
     if (auto h = offload::virtio::from_packet(p, true)) {
@@ -182,25 +189,33 @@ std::vector<OutFrame> ours_for(const GroCase& gc) {
 
 GroConformanceReport run_gro_conformance(const std::vector<GroCase>& cases) {
   GroConformanceReport rep;
-  auto kg = KernelGro::create();
+  // One kernel set-up per path, created when the first case needs it.
+  std::optional<Result<KernelGro>> kg;
+  std::optional<Result<KernelVxlanGro>> kv;
   for (const auto& gc : cases) {
     GroCaseReport cr;
     cr.name = gc.name;
-    if (!kg) {
+    auto skip = [&](std::string why) {
       cr.skipped = true;
-      cr.message = kg.describe();
+      cr.message = std::move(why);
       rep.cases.push_back(cr);
       rep.skipped++;
+    };
+    if (gc.path == GroPath::VxlanRx ? (kv ? !*kv : false) : (kg ? !*kg : false)) {
+      skip(gc.path == GroPath::VxlanRx ? kv->describe() : kg->describe());
       continue;
     }
     if (gc.frames.empty()) {
-      cr.skipped = true;
-      cr.message = "no Ethernet frames";
-      rep.cases.push_back(cr);
-      rep.skipped++;
+      skip("no Ethernet frames");
       continue;
     }
-    auto kr = kg.value().receive(gc.frames);
+    if (gc.path == GroPath::VxlanRx && !kv) kv.emplace(KernelVxlanGro::create());
+    if (gc.path == GroPath::Veth && !kg) kg.emplace(KernelGro::create());
+    if (gc.path == GroPath::VxlanRx ? !*kv : !*kg) {
+      skip(gc.path == GroPath::VxlanRx ? kv->describe() : kg->describe());
+      continue;
+    }
+    auto kr = gc.path == GroPath::VxlanRx ? kv->value().receive(gc.frames) : kg->value().receive(gc.frames);
     if (!kr) {
       cr.skipped = kr.is_skipped();
       cr.message = kr.describe();

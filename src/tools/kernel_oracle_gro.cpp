@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "ofld/tools/kernel_oracle.hpp"
+#include "ofld/tools/kernel_oracle_vxlan_gro.hpp"
 
 namespace ofld::tools {
 
@@ -30,6 +31,18 @@ std::vector<int> find_napi_threads(const std::string& dev) {
   }
   ::closedir(d);
   return pids;
+}
+
+Status pin_napi(int cpu, const std::string& dev) {
+  auto pids = find_napi_threads(dev);
+  if (pids.empty()) return Status::skipped("no napi/" + dev + "-* kernel thread found");
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  for (int pid : pids)
+    if (::sched_setaffinity(pid, sizeof set, &set) != 0)
+      return Status::error("sched_setaffinity(napi thread " + std::to_string(pid) + "): " + strerror(errno));
+  return io::ok_status();
 }
 
 }  // namespace
@@ -90,58 +103,56 @@ Result<KernelGro> KernelGro::create(const Options& opts) {
   return g;
 }
 
-Status KernelGro::pin_napi_thread(int cpu) {
-  auto pids = find_napi_threads("oveth1");
-  if (pids.empty()) return Status::skipped("no napi/oveth1-* kernel thread found");
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  for (int pid : pids)
-    if (::sched_setaffinity(pid, sizeof set, &set) != 0)
-      return Status::error("sched_setaffinity(napi thread " + std::to_string(pid) + "): " + strerror(errno));
-  return io::ok_status();
+Status KernelGro::pin_napi_thread(int cpu) { return pin_napi(cpu, "oveth1"); }
+
+Status oracle_detail::send_burst_threaded(io::PacketSocket& tx, std::span<const Frame> burst,
+                                          const std::string& napi_dev) {
+  Status sent = io::ok_status();
+  // Pin sender and napi thread to one CPU; the SCHED_FIFO sender keeps the CPU until the
+  // whole burst sits in the veth ring, then the napi thread polls it at once (K-3 (a)).
+  Status setup = io::ok_status();
+  std::thread t([&] {
+    int cpu = ::sched_getcpu();
+    if (cpu < 0) cpu = 0;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (::pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) {
+      setup = Status::error("pthread_setaffinity_np failed");
+      return;
+    }
+    if (setup = pin_napi(cpu, napi_dev); !setup) return;
+    sched_param sp{};
+    sp.sched_priority = 10;
+    if (::pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) != 0) {
+      setup = Status::skipped("cannot switch the sender to SCHED_FIFO");
+      return;
+    }
+    for (const Frame& f : burst) {
+      const VnetHdr zero{};
+      sent = tx.send(f.data, f.vnet == zero ? nullptr : &f.vnet);
+      if (!sent) break;
+    }
+    sp.sched_priority = 0;
+    ::pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
+  });
+  t.join();
+  if (!setup) return setup;
+  return sent;
 }
 
 Result<std::vector<Frame>> KernelGro::receive(std::span<const Frame> burst) {
   using R = Result<std::vector<Frame>>;
   rx_->drain();
   Status sent = io::ok_status();
-  auto send_all = [&] {
+  if (opts_.mode == Mode::FlushTimeout) {
     for (const Frame& f : burst) {
       const VnetHdr zero{};
       sent = tx_->send(f.data, f.vnet == zero ? nullptr : &f.vnet);
-      if (!sent) return;
+      if (!sent) break;
     }
-  };
-  if (opts_.mode == Mode::FlushTimeout) {
-    send_all();
   } else {
-    // Pin sender and napi thread to one CPU; the SCHED_FIFO sender keeps the CPU until the
-    // whole burst sits in the veth ring, then the napi thread polls it at once (K-3 (a)).
-    Status setup = io::ok_status();
-    std::thread t([&] {
-      int cpu = ::sched_getcpu();
-      if (cpu < 0) cpu = 0;
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      CPU_SET(cpu, &set);
-      if (::pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) {
-        setup = Status::error("pthread_setaffinity_np failed");
-        return;
-      }
-      if (setup = pin_napi_thread(cpu); !setup) return;
-      sched_param sp{};
-      sp.sched_priority = 10;
-      if (::pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) != 0) {
-        setup = Status::skipped("cannot switch the sender to SCHED_FIFO");
-        return;
-      }
-      send_all();
-      sp.sched_priority = 0;
-      ::pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
-    });
-    t.join();
-    if (!setup) return R::from(setup);
+    sent = send_burst_threaded(*tx_, burst, "oveth1");
   }
   if (!sent) return R::from(sent);
   return collect(
