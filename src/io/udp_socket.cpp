@@ -9,6 +9,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -81,8 +83,12 @@ Result<UdpSocket> UdpSocket::open(const UdpSocketOptions& o) {
   int one = 1;
   if (s.v6_) ::setsockopt(s.fd_, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
   int buf = o.buf_bytes;
-  ::setsockopt(s.fd_, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
-  ::setsockopt(s.fd_, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+  // SO_*BUFFORCE (CAP_NET_ADMIN) goes past net.core.{w,r}mem_max, which is 208 KiB by
+  // default: too small for 64 KiB trains at several Gbit/s. Unprivileged: capped request.
+  if (::setsockopt(s.fd_, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof buf) < 0)
+    ::setsockopt(s.fd_, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
+  if (::setsockopt(s.fd_, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof buf) < 0)
+    ::setsockopt(s.fd_, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
   if (o.zero_csum_tx) {
     int r = s.v6_ ? ::setsockopt(s.fd_, IPPROTO_UDP, UDP_NO_CHECK6_TX, &one, sizeof one)
                   : ::setsockopt(s.fd_, SOL_SOCKET, SO_NO_CHECK, &one, sizeof one);
@@ -266,6 +272,55 @@ Result<std::optional<UdpRx>> UdpSocket::recv(std::span<std::uint8_t> buf) {
     }
   }
   return std::optional<UdpRx>(rx);
+}
+
+Result<std::size_t> UdpSocket::recv_batch(std::span<std::uint8_t> arena, std::size_t slot,
+                                          std::span<UdpRx> out) {
+  constexpr std::size_t kMax = 64;
+  std::size_t n = std::min({out.size(), kMax, slot ? arena.size() / slot : 0});
+  if (n == 0) return std::size_t(0);
+  using Ctrl = std::array<char, CMSG_SPACE(sizeof(int)) * 2>;
+  alignas(cmsghdr) Ctrl ctrl[kMax];
+  sockaddr_storage from[kMax];
+  iovec iov[kMax];
+  mmsghdr m[kMax];
+  for (std::size_t i = 0; i < n; ++i) {
+    iov[i] = {arena.data() + i * slot, slot};
+    std::memset(&m[i], 0, sizeof m[i]);
+    m[i].msg_hdr.msg_name = &from[i];
+    m[i].msg_hdr.msg_namelen = sizeof from[i];
+    m[i].msg_hdr.msg_iov = &iov[i];
+    m[i].msg_hdr.msg_iovlen = 1;
+    m[i].msg_hdr.msg_control = ctrl[i].data();
+    m[i].msg_hdr.msg_controllen = ctrl[i].size();
+  }
+  int r;
+  do r = ::recvmmsg(fd_, m, unsigned(n), MSG_DONTWAIT, nullptr);
+  while (r < 0 && errno == EINTR);
+  if (r < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return std::size_t(0);
+    return Result<std::size_t>::error(err("recvmmsg"));
+  }
+  ++st_.recv_batches;
+  st_.recv_buffers += std::size_t(r);
+  for (int i = 0; i < r; ++i) {
+    UdpRx& rx = out[std::size_t(i)];
+    rx = UdpRx{};
+    rx.len = m[i].msg_len;
+    from_sa(from[i], rx.from, rx.from_port);
+    msghdr* mh = &m[i].msg_hdr;
+    for (cmsghdr* c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+      if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+        int g = 0;
+        std::memcpy(&g, CMSG_DATA(c), sizeof g);
+        if (g > 0 && std::size_t(g) < rx.len) {
+          rx.gso_size = std::uint16_t(g);
+          ++st_.gro_buffers;
+        }
+      }
+    }
+  }
+  return std::size_t(r);
 }
 
 }  // namespace ofld::io

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "ofld/wire/tunnel.hpp"
+
 #include "ofld/gro/engine.hpp"
 #include "ofld/gso/gso.hpp"
 #include "ofld/offload/virtio_net.hpp"
@@ -15,7 +17,13 @@ Datapath::Datapath(VxlanConfig cfg, DatapathOptions opts)
       fdb_(std::uint64_t(cfg_.ageing_s) * 1000000000ull),
       gso_ctr_(std::make_unique<offload::GsoCounters>()) {
   for (const auto& r : cfg_.remotes) fdb_.add_default_remote(r);
-  if (opts_.gro) gro_ = std::make_unique<gro::Engine>(gro::EngineOptions{});
+  if (opts_.gro) {
+    // The caller's rx_flush() is the NAPI poll end; no intermediate flush inside a batch
+    // (aggregates are still bounded by the 64 KiB GRO size rule).
+    gro::EngineOptions eo{};
+    eo.batch = std::size_t(1) << 30;
+    gro_ = std::make_unique<gro::Engine>(eo);
+  }
 }
 
 Datapath::~Datapath() = default;
@@ -27,26 +35,6 @@ Mac mac_at(std::span<const std::uint8_t> f, std::size_t off) {
   return m;
 }
 
-/// Cut the datagrams (sizes[i] bytes each, end to end in `bytes`) into UDP_SEGMENT trains.
-void build_trains(std::span<const std::uint8_t> bytes, std::span<const std::uint32_t> sizes,
-                  const IpAddr& remote, std::uint16_t sport, std::vector<TxTrain>& out) {
-  std::size_t off = 0;
-  TxTrain* cur = nullptr;
-  bool closed = true;
-  for (std::uint32_t sz : sizes) {
-    bool fits = cur && !closed && sz <= cur->seg_size && cur->count < kMaxTrainSegs &&
-                cur->buf.size() + sz <= kMaxTrainBytes;
-    if (!fits) {
-      out.push_back(TxTrain{remote, sport, std::uint16_t(sz), 0, {}});
-      cur = &out.back();
-      closed = false;
-    }
-    cur->buf.insert(cur->buf.end(), bytes.begin() + off, bytes.begin() + off + sz);
-    ++cur->count;
-    if (sz < cur->seg_size) closed = true;  // a short datagram ends its train
-    off += sz;
-  }
-}
 }  // namespace
 
 void Datapath::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::uint8_t> frame,
@@ -74,7 +62,7 @@ void Datapath::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
   if (look.flooded && look.remotes.size() > 1) ++ctr_.tx_flooded;
   std::uint16_t sport = flow_src_port(inner_flow_hash(frame), cfg_.src_min(), cfg_.src_max());
 
-  std::vector<core::Packet> segs;
+  segs_.clear();
   if (tp.pkt.is_gso()) {
     // With RCO the device "has" checksum offload: segments keep their pseudo-header seeds
     // (W-28/X-31); otherwise no checksum feature → summed while copying (X-8 CopySum).
@@ -88,36 +76,77 @@ void Datapath::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
       return;
     }
     ++ctr_.tx_gso_super;
-    segs = std::move(r.segs);
+    segs_ = std::move(r.segs);
   } else {
-    segs.push_back(std::move(tp.pkt));
+    segs_.push_back(std::move(tp.pkt));
   }
 
-  scratch_.clear();
-  std::vector<std::uint32_t> sizes;
-  sizes.reserve(segs.size());
-  for (auto& s : segs) {
+  // Encapsulate each segment straight into the first remote's trains: equal-size datagrams,
+  // a shorter one closes its train, at most kMaxTrainSegs / kMaxTrainBytes per train.
+  const std::size_t first = out.size();
+  TxTrain* cur = nullptr;
+  bool closed = true;
+  const bool multi = segs_.size() > 1;
+  for (auto& s : segs_) {
     bool was_partial = s.ip_summed() == core::IpSummed::Partial;
-    bool was_none_gso = !was_partial && segs.size() > 1;
-    std::size_t before = scratch_.size();
-    EncapInfo e = encap_frame(s, cfg_, scratch_);
+    std::size_t sz = wire::vxlan::kLen + s.len();
+    bool fits = cur && !closed && sz <= cur->seg_size && cur->count < kMaxTrainSegs &&
+                cur->buf.size() + sz <= kMaxTrainBytes;
+    if (!fits) {
+      out.push_back(TxTrain{look.remotes[0], sport, std::uint16_t(sz), 0, take_buf()});
+      cur = &out.back();
+      closed = false;
+    }
+    std::size_t before = cur->buf.size();
+    EncapInfo e = encap_frame(s, cfg_, cur->buf);
     if (!e.ok) {
+      cur->buf.resize(before);
       ctr_.drop(e.reason);
+      if (cur->count == 0) {  // nothing in the train just opened
+        recycle_one(out.back().buf);
+        out.pop_back();
+        cur = out.size() > first ? &out.back() : nullptr;
+      }
       continue;
     }
-    sizes.push_back(std::uint32_t(scratch_.size() - before));
+    ++cur->count;
+    if (sz < cur->seg_size) closed = true;  // a short datagram ends its train
     if (e.rco) ++ctr_.tx_rco, ++ctr_.tx_csum_skipped;
-    if (e.csum_sw || was_none_gso) ++ctr_.tx_csum_sw;
+    if (e.csum_sw || (!was_partial && multi)) ++ctr_.tx_csum_sw;
   }
-  if (sizes.empty()) return;
-  for (const auto& r : look.remotes) {
-    std::size_t first = out.size();
-    build_trains(scratch_, sizes, r, sport, out);
-    for (std::size_t i = first; i < out.size(); ++i) {
-      ctr_.tx_datagrams += out[i].count;
-      ctr_.tx_dgram_bytes += out[i].buf.size();
+  const std::size_t last = out.size();
+  // Flooding: the same trains to every other remote.
+  for (std::size_t r = 1; r < look.remotes.size(); ++r)
+    for (std::size_t i = first; i < last; ++i) {
+      auto b = take_buf();
+      b.assign(out[i].buf.begin(), out[i].buf.end());
+      out.push_back(TxTrain{look.remotes[r], sport, out[i].seg_size, out[i].count, std::move(b)});
     }
+  for (std::size_t i = first; i < out.size(); ++i) {
+    ctr_.tx_datagrams += out[i].count;
+    ctr_.tx_dgram_bytes += out[i].buf.size();
   }
+}
+
+std::vector<std::uint8_t> Datapath::take_buf() {
+  if (buf_pool_.empty()) {
+    std::vector<std::uint8_t> b;
+    b.reserve(kMaxTrainBytes);
+    return b;
+  }
+  auto b = std::move(buf_pool_.back());
+  buf_pool_.pop_back();
+  b.clear();
+  return b;
+}
+
+void Datapath::recycle_one(std::vector<std::uint8_t>& b) {
+  if (buf_pool_.size() < kBufPoolMax && b.capacity() >= kMaxTrainBytes) buf_pool_.push_back(std::move(b));
+}
+
+void Datapath::recycle(std::vector<TxTrain>& sent) {
+  for (auto& t : sent) recycle_one(t.buf);
+  sent.clear();
 }
 
 void Datapath::receive(std::span<const std::uint8_t> payload, const IpAddr& from,
@@ -165,8 +194,11 @@ void Datapath::to_tap(core::Packet&& p, std::vector<TapFrame>& out) {
     return;
   }
   if (p.is_gso()) ++ctr_.rx_gro_aggregates;
-  TapFrame f{*h, p.to_bytes()};
-  out.push_back(std::move(f));
+  if (opts_.tap_frame_packets) {
+    out.push_back(TapFrame{*h, std::move(p)});
+  } else {
+    out.push_back(TapFrame{*h, p.to_bytes()});
+  }
 }
 
 void Datapath::rx_flush(std::uint64_t now_ns, std::vector<TapFrame>& out) {
@@ -177,6 +209,22 @@ void Datapath::rx_flush(std::uint64_t now_ns, std::vector<TapFrame>& out) {
   }
   for (auto& p : rx_nogro_) to_tap(std::move(p), out);
   rx_nogro_.clear();
+}
+
+namespace {
+void packet_pieces(const core::Packet& p, std::vector<std::span<const std::uint8_t>>& out) {
+  if (p.headlen()) out.push_back(p.head());
+  for (const auto& f : p.frags())
+    if (f.len) out.push_back(f.bytes());
+  for (const auto& m : p.frag_list()) packet_pieces(m, out);
+}
+}  // namespace
+
+std::size_t tap_pieces(const TapFrame& f, std::vector<std::span<const std::uint8_t>>& out) {
+  std::size_t n = out.size();
+  if (f.pkt) packet_pieces(*f.pkt, out);
+  else if (!f.data.empty()) out.push_back(f.data);
+  return out.size() - n;
 }
 
 void Datapath::tick(std::uint64_t now_ns) { ctr_.fdb_aged += fdb_.age(now_ns); }

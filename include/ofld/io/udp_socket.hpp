@@ -49,6 +49,8 @@ struct UdpSocketStats {
   std::uint64_t gso_emsgsize = 0;    ///< GSO trains resent plainly after EMSGSIZE (seg > MTU)
   std::uint64_t send_errors = 0;     ///< datagrams lost to send errors (after fallback)
   std::uint64_t gro_buffers = 0;     ///< received buffers with a gso_size cmsg
+  std::uint64_t recv_batches = 0;    ///< recvmmsg calls that returned data
+  std::uint64_t recv_buffers = 0;    ///< buffers (datagrams or trains) those calls returned
 };
 
 class UdpSocket {
@@ -77,6 +79,13 @@ class UdpSocket {
   /// Non-blocking receive into `buf` (size ≥ 65535 recommended). nullopt when nothing is
   /// queued (EAGAIN).
   Result<std::optional<UdpRx>> recv(std::span<std::uint8_t> buf);
+  /// Non-blocking batch receive (one recvmmsg, MSG_DONTWAIT): `arena` is cut into
+  /// out.size() slots of `slot` bytes (≥ 65535 with UDP_GRO: a train can fill 64 KiB);
+  /// datagram/train i lands at arena[i * slot]. Returns how many slots were filled (0 when
+  /// nothing is queued). With UDP_GRO each slot may hold a train (UdpRx::gso_size); without
+  /// it this is the one-datagram-per-slot fallback, still one system call per batch.
+  Result<std::size_t> recv_batch(std::span<std::uint8_t> arena, std::size_t slot,
+                                 std::span<UdpRx> out);
 
  private:
   UdpSocket() = default;

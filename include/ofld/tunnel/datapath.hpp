@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -44,11 +45,24 @@ struct TxTrain {
   std::vector<std::uint8_t> buf;
 };
 
-/// A frame for the TAP: virtio_net_hdr (host-order values) + Ethernet frame bytes.
+/// A frame for the TAP: virtio_net_hdr (host-order values) + Ethernet frame bytes. With
+/// DatapathOptions::tap_frame_packets the bytes stay in `pkt` (head, frags, frag_list: write
+/// them with one writev over tap_pieces(), no flattening copy) and `data` is empty.
 struct TapFrame {
-  wire::virtio_net::Hdr vnet;
+  TapFrame() = default;
+  TapFrame(const wire::virtio_net::Hdr& h, std::vector<std::uint8_t> bytes)
+      : vnet(h), data(std::move(bytes)) {}
+  TapFrame(const wire::virtio_net::Hdr& h, core::Packet p) : vnet(h), pkt(std::move(p)) {}
+  wire::virtio_net::Hdr vnet{};
   std::vector<std::uint8_t> data;
+  std::optional<core::Packet> pkt;
+  /// Frame length in bytes (data or pkt).
+  std::size_t size() const noexcept { return pkt ? pkt->len() : data.size(); }
 };
+
+/// The byte pieces of a TAP frame in order (data, or pkt's head, frags and frag_list members),
+/// appended to `out`; for a writev. Returns the number of pieces appended.
+std::size_t tap_pieces(const TapFrame& f, std::vector<std::span<const std::uint8_t>>& out);
 
 struct DatapathOptions {
   bool gro = true;        ///< GRO after decapsulation (off: every frame written alone)
@@ -59,6 +73,9 @@ struct DatapathOptions {
   /// TAP MTU (bytes of L3). Without a vnet header a frame longer than mtu + 14 is an error
   /// (public bug B4: a GSO super-frame reaching a non-vnet reader); 0 = no check.
   int tap_mtu = 0;
+  /// Receive: hand TapFrames over with the packet in TapFrame::pkt instead of flattening it
+  /// into TapFrame::data (saves a copy of every received byte; the daemon writes the pieces).
+  bool tap_frame_packets = false;
 };
 
 class Datapath {
@@ -68,7 +85,9 @@ class Datapath {
   Datapath(const Datapath&) = delete;
   Datapath& operator=(const Datapath&) = delete;
 
-  /// One frame read from the TAP (its virtio_net_hdr decoded). Appends trains to `out`.
+  /// One frame read from the TAP (its virtio_net_hdr decoded). Appends trains to `out`; the
+  /// datagrams are encapsulated straight into the trains' buffers (taken from recycle()d
+  /// ones when there are any, so a steady stream does not allocate).
   void transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::uint8_t> frame,
                 std::uint64_t now_ns, std::vector<TxTrain>& out);
   /// One received UDP payload from `from`. Frames ready for the TAP are appended by rx_flush().
@@ -82,6 +101,8 @@ class Datapath {
                      const IpAddr& from, OuterCsum outer, std::uint64_t now_ns);
   /// End of a receive batch (NAPI poll end): complete GRO flows and append TAP frames.
   void rx_flush(std::uint64_t now_ns, std::vector<TapFrame>& out);
+  /// Give sent trains' buffers back for reuse by transmit() and clear `sent`.
+  void recycle(std::vector<TxTrain>& sent);
   /// Age the FDB (call about once a second).
   void tick(std::uint64_t now_ns);
 
@@ -94,8 +115,9 @@ class Datapath {
   const offload::GsoCounters& gso_counters() const noexcept { return *gso_ctr_; }
 
  private:
-  void emit_frame(core::Packet& seg, std::span<const IpAddr> remotes, std::uint16_t sport,
-                  std::vector<TxTrain>& out, std::size_t first_train);
+  std::vector<std::uint8_t> take_buf();
+  void recycle_one(std::vector<std::uint8_t>& b);
+  static constexpr std::size_t kBufPoolMax = 256;
   void to_tap(core::Packet&& p, std::vector<TapFrame>& out);
 
   VxlanConfig cfg_;
@@ -105,7 +127,8 @@ class Datapath {
   std::unique_ptr<gro::Engine> gro_;
   std::unique_ptr<offload::GsoCounters> gso_ctr_;
   std::vector<core::Packet> rx_nogro_;
-  std::vector<std::uint8_t> scratch_;
+  std::vector<core::Packet> segs_;                  // transmit scratch (reused)
+  std::vector<std::vector<std::uint8_t>> buf_pool_;  // recycled train buffers
 };
 
 }  // namespace ofld::tunnel
