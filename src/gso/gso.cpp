@@ -93,6 +93,15 @@ GsoResult gso_segment(Packet&& p, core::Features features, const core::Device& d
   };
   if (!p.is_gso()) return fail(GsoReason::NotGso);
 
+  // keep GSO_PARTIAL only if the device can take the whole gso_type (FRAGLIST too when
+  // there is a frag_list) with the features it offers only for partial packets.
+  if (features.has(core::netif_f::GSO_PARTIAL)) {
+    const core::Features partial_features =
+        core::netif_f::GSO_ROBUST | (dev.features & dev.gso_partial_features);
+    if (!core::gso_ok(p, features | partial_features))
+      features = features.without(core::netif_f::GSO_PARTIAL);
+  }
+
   offload::detail::gso_hooks_anchor();
   GsoContext ctx;
   ctx.skb = &p;
@@ -106,6 +115,8 @@ GsoResult gso_segment(Packet&& p, core::Features features, const core::Device& d
   // (VLAN tags skipped); a raw IP frame goes straight to the L3 hook.
   const bool has_mac = p.mac_header != core::kNoHeader && p.network_header != core::kNoHeader &&
                        p.mac_header != p.network_header;
+  const std::uint64_t payload_before = counters ? counters->payload_bytes_copied : 0;
+  const std::uint64_t referenced_before = counters ? counters->payload_bytes_referenced : 0;
   int rc = mac_gso_segment(ctx, has_mac ? wire::ethertype::kTeb : p.protocol);
   if (rc != 0) return fail(ctx.reason == GsoReason::Ok ? GsoReason::BadGsoType : ctx.reason);
 
@@ -117,10 +128,19 @@ GsoResult gso_segment(Packet&& p, core::Features features, const core::Device& d
     return res;
   }
   res.segs.reserve(ctx.segs.size());
-  for (auto& s : ctx.segs) res.segs.push_back(std::move(s.pkt));
+  std::uint64_t out_bytes = 0;
+  for (auto& s : ctx.segs) {
+    out_bytes += s.pkt.len();
+    res.segs.push_back(std::move(s.pkt));
+  }
   if (counters) {
     ++counters->packets_segmented;
     counters->segments_out += res.segs.size();
+    // Header bytes: what the segments hold beyond the payload the builders accounted for
+    // (skb_segment's doffset copies; for list segmentation also the members' own headers).
+    const std::uint64_t payload = (counters->payload_bytes_copied - payload_before) +
+                                  (counters->payload_bytes_referenced - referenced_before);
+    if (out_bytes >= payload) counters->header_bytes_copied += out_bytes - payload;
   }
   return res;
 }

@@ -46,12 +46,21 @@ Prepared prepare_frame(std::span<const std::uint8_t> frame, const wire::Layout& 
   const std::uint32_t l4len = l4->end - l4->offset;
   const std::uint32_t payload = l4->end - l4->header_end();
 
-  // Tunnels the engine segments: one level of VXLAN, GUE or GRE.
+  // Tunnels the engine segments: one level of VXLAN, GUE, GRE or IP-in-IP (IPIP/SIT,
+  // IP4IP6/IP6IP6). Any other tunnel is passed through under a reason naming it — when the
+  // frame would have needed segmenting (oversize); otherwise it simply fits.
   const bool tunnel = l.encapsulation;
+  const bool ipxip = l.tunnel == wire::TunnelKind::Ipip || l.tunnel == wire::TunnelKind::Sit;
   if (tunnel && (l.tunnel_depth != 1 || (l.tunnel != wire::TunnelKind::Vxlan &&
                                         l.tunnel != wire::TunnelKind::Gue &&
-                                        l.tunnel != wire::TunnelKind::Gre)))
-    return pass(frame, "unsupported tunnel");
+                                        l.tunnel != wire::TunnelKind::Gre && !ipxip))) {
+    if (opt.gso_size == 0 || payload <= opt.gso_size) return pass(frame, "payload fits in one segment");
+    Prepared r = pass(frame, l.tunnel_depth != 1 ? "nested tunnels (not supported)"
+                                                 : std::string(wire::to_string(l.tunnel)) +
+                                                       " (not supported)");
+    r.oversize = true;
+    return r;
+  }
 
   Prepared r;
   r.pkt = opt.frag_size ? Packet::from_bytes_frags(frame.first(end), l4->header_end(), opt.frag_size)
@@ -74,7 +83,18 @@ Prepared prepare_frame(std::span<const std::uint8_t> frame, const wire::Layout& 
     p.inner_mac_header = l.inner_mac_header != wire::kNoOffset ? core::pos_t(l.inner_mac_header)
                                                                : p.inner_network_header;
     const std::uint32_t t4 = l.transport_header;
-    if (l.tunnel == wire::TunnelKind::Gre) {
+    // The IP-in-IP bit names the outer family; the kernel's ipip/sit/ip6tnl devices
+    // set it before any FOU/GUE header is added (iptunnel_handle_offloads).
+    const std::uint32_t ipxip_bit = (oip && oip->kind == HeaderKind::Ipv6) ? sg::IPXIP6 : sg::IPXIP4;
+    if (ipxip) {
+      p.inner_mac_header = p.inner_network_header;  // no inner link header
+      p.transport_header = p.inner_network_header;  // inet_gso_segment: after the outer IP
+      p.inner_protocol_type = core::InnerProtoType::IpProto;
+      p.inner_ipproto = ip->kind == HeaderKind::Ipv4 ? wire::ipproto::kIpip : wire::ipproto::kIpv6;
+      p.inner_protocol = ip->kind == HeaderKind::Ipv4 ? wire::ethertype::kIpv4
+                                                      : wire::ethertype::kIpv6;
+      type |= ipxip_bit;
+    } else if (l.tunnel == wire::TunnelKind::Gre) {
       p.inner_protocol_type = core::InnerProtoType::Ether;
       p.inner_protocol = wire::load_be16(b + t4 + 2);
       type |= (b[t4] & 0x80) ? (sg::GRE | sg::GRE_CSUM) : sg::GRE;
@@ -89,6 +109,7 @@ Prepared prepare_frame(std::span<const std::uint8_t> frame, const wire::Layout& 
         p.inner_protocol_type = core::InnerProtoType::IpProto;
         p.inner_ipproto = ip->kind == HeaderKind::Ipv4 ? wire::ipproto::kIpip
                                                        : wire::ipproto::kIpv6;
+        type |= ipxip_bit;
         p.inner_protocol = ip->kind == HeaderKind::Ipv4 ? wire::ethertype::kIpv4
                                                         : wire::ethertype::kIpv6;
       }

@@ -13,8 +13,9 @@ void register_gso_hooks(Registry& r) {
   r.add(Key::Ethertype, et::kTeb, {"eth", eth_segment});
   r.add(Key::Ethertype, et::kIpv4, {"ipv4", ipv4_segment});
   r.add(Key::Ethertype, et::kIpv6, {"ipv6", ipv6_segment});
-  r.add(Key::IpProto, ip::kIpip, {"ipip", ipv4_segment});   // IP-protocol inner of GUE/FOU
-  r.add(Key::IpProto, ip::kIpv6, {"ipv6ip", ipv6_segment});
+  // IP-in-IP: IPIP / IP4IP6 and SIT / IP6IP6; also the IP-protocol inner of GUE/FOU.
+  r.add(Key::IpProto, ip::kIpip, {"ipip", ipip_segment});
+  r.add(Key::IpProto, ip::kIpv6, {"sit", sit_segment});
   r.add(Key::IpProto, ip::kTcp, {"tcp", tcp_segment});
   r.add(Key::IpProto, ip::kUdp, {"udp", udp_segment});
   r.add(Key::IpProto, ip::kGre, {"gre", gre_segment});

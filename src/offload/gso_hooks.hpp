@@ -17,6 +17,8 @@ int udp_segment(GsoContext& ctx);   // udp4/udp6 gso: tunnels or USO (X-28, X-29
 int vxlan_segment(GsoContext& ctx); // VXLAN: inner Ethernet, then X-31
 int gue_segment(GsoContext& ctx);   // GUE: inner IP protocol, then X-31
 int gre_segment(GsoContext& ctx);   // gre_gso_segment
+int ipip_segment(GsoContext& ctx);  // ipip / ip4ip6 gso: IPXIP4/6 check, then IPv4
+int sit_segment(GsoContext& ctx);   // sit / ip6ip6 gso: IPXIP4/6 check, then IPv6
 
 /// __skb_udp_tunnel_segment. data() at the outer UDP header. `inner_ether`: the
 /// payload is an Ethernet frame (inner protocol TEB, MAC-level GSO); otherwise it is the IP

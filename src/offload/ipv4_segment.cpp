@@ -1,5 +1,6 @@
 // IPv4 level of GSO: inet_gso_segment (net/ipv4/af_inet.c). Spec, X-25 (6.12
-// semantics: outer IDs of an encapsulated packet always advance; FIXEDID needs DF).
+// semantics: outer IDs of an encapsulated packet always advance; FIXEDID needs DF); X-25
+// GSO-partial outputs (ID advances by gso_segs, tot_len for one mss).
 #include "gso_hooks.hpp"
 #include "ofld/wire/bytes.hpp"
 
@@ -47,13 +48,26 @@ int ipv4_segment(GsoContext& ctx) {
   }
 
   const int nhoff = ctx.seg_off(nh);
-  for (auto& s : ctx.segs) {  // X-25 plain segments
-    std::uint8_t* ip = s.pkt.at_pos(nhoff, ihl);
-    if (!ip) return ctx.fail(GsoReason::HeaderTruncated);
-    if (!fixedid) wire::store_be16(ip + 4, id++);
-    wire::store_be16(ip + 2, std::uint16_t(s.pkt.len() - std::size_t(nhoff)));
+  for (auto& s : ctx.segs) {
+    std::uint8_t* ip = s.pkt.at_pos(nhoff, 20);
+    // A fraglist member keeps its own header: its ihl may differ from the head's.
+    const std::size_t sihl = ip ? std::size_t(ip[0] & 0x0f) * 4 : 0;
+    if (!ip || sihl < 20 || !s.pkt.at_pos(nhoff, sihl)) return ctx.fail(GsoReason::HeaderTruncated);
+    if (s.pkt.is_gso()) {  // a GSO-partial output: it stands for gso_segs packets
+      if (!fixedid) {
+        wire::store_be16(ip + 4, id);
+        id = std::uint16_t(id + s.pkt.gso.segs);
+      }
+    } else if (!fixedid) {
+      wire::store_be16(ip + 4, id++);
+    }
+    wire::store_be16(ip + 2, std::uint16_t(gso::one_mss_len(ctx, s, nhoff)));
     wire::store_be16(ip + 10, 0);
-    wire::store_be16(ip + 10, csum::ip_compute_csum(ip, ihl));  // ip_send_check
+    wire::store_be16(ip + 10, csum::ip_compute_csum(ip, sihl));  // ip_send_check
+    if (encap) {  // skb_reset_inner_headers: this is the inner header of the segment
+      s.pkt.inner_network_header = nhoff;
+      s.pkt.inner_transport_header = s.pkt.transport_header;
+    }
     s.pkt.network_header = nhoff;
   }
   return 0;

@@ -30,7 +30,8 @@ int ipv6_segment(GsoContext& ctx) {
   skb.network_header = nh;
   skb.pull(hl);
   const core::Features saved_features = ctx.features;
-  if (ctx.encap_level > 0) ctx.features &= ctx.dev->hw_enc_features;
+  const bool encap = ctx.encap_level > 0;
+  if (encap) ctx.features &= ctx.dev->hw_enc_features;
   ctx.encap_level += int(hl);
   skb.transport_header = skb.data_pos();
 
@@ -50,7 +51,12 @@ int ipv6_segment(GsoContext& ctx) {
   for (auto& s : ctx.segs) {
     std::uint8_t* ip = s.pkt.at_pos(nhoff, 40);
     if (!ip) return ctx.fail(GsoReason::HeaderTruncated);
-    wire::store_be16(ip + 4, std::uint16_t(s.pkt.len() - std::size_t(nhoff) - 40));
+    // payload_len (for one mss when the segment is a GSO-partial output)
+    wire::store_be16(ip + 4, std::uint16_t(gso::one_mss_len(ctx, s, nhoff + 40)));
+    if (encap) {  // skb_reset_inner_headers
+      s.pkt.inner_network_header = nhoff;
+      s.pkt.inner_transport_header = s.pkt.transport_header;
+    }
     s.pkt.network_header = nhoff;
   }
   return 0;

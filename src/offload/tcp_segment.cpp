@@ -1,5 +1,6 @@
 // TCP level of GSO: tcp4_gso_segment / tcp6_gso_segment + tcp_gso_segment
-// (net/ipv4/tcp_offload.c, net/ipv6/tcpv6_offload.c). Spec X-16..X-21, §4.9b.
+// (net/ipv4/tcp_offload.c, net/ipv6/tcpv6_offload.c). Spec X-16..X-21, §4.9b; fraglist
+// and GSO-partial outputs through the gso:: building blocks.
 #include "gso_hooks.hpp"
 #include "ofld/wire/bytes.hpp"
 #include "ofld/wire/layout.hpp"
@@ -23,6 +24,22 @@ int tcp_segment(GsoContext& ctx) {
   const core::pos_t th_pos = skb.data_pos();
   skb.transport_header = th_pos;
 
+  // a fraglist aggregate whose geometry is intact is split at its members;
+  // otherwise the checksum is redone from scratch below (NONE → X-17) and mss segmentation
+  // runs over head and members alike.
+  if (skb.gso.type & core::skb_gso::FRAGLIST) {
+    std::size_t own = skb.len();
+    for (const auto& m : skb.frag_list()) own -= m.len();
+    if (own - thlen == skb.gso.size && !(skb.gso.type & core::skb_gso::DODGY)) {
+      skb.pull(thlen);  // building blocks take data() at the payload
+      int rc = gso::skb_segment_list(ctx);
+      if (rc != 0) return rc;
+      return gso::segment_list_nat_fixup(ctx, ctx.seg_off(ctx.l3_pos), ctx.seg_off(th_pos), 16,
+                                         /*udp=*/false);
+    }
+    skb.csum = core::CsumNone{};
+  }
+
   // not PARTIAL → zero the field, seed the pseudo header, make it PARTIAL.
   if (skb.ip_summed() != core::IpSummed::Partial) {
     wire::store_be16(skb.data() + 16, 0);
@@ -44,12 +61,16 @@ int tcp_segment(GsoContext& ctx) {
   const std::uint8_t* th0 = skb.at_pos(th_pos, thlen);
   const std::uint16_t seed = wire::load_be16(th0 + 16);
   std::uint32_t seq = wire::load_be32(th0 + 4);
-  // newcheck = seed adjusted from the super-packet's L4 length to thlen + mss.
-  const std::uint16_t newcheck =
-      csum::csum_fold16(csum::csum_add(seed, oldlen + std::uint32_t(thlen + mss)));
 
-  int rc = gso::skb_segment(ctx);
+  int rc = gso::segment_payload(ctx);
   if (rc != 0) return rc;
+  // GSO-partial outputs carry gso_segs × mss each: seq and the length in the
+  // checksum advance by that much.
+  std::uint32_t step = mss;
+  if (ctx.segs[0].pkt.is_gso()) step *= ctx.segs[0].pkt.gso.segs;
+  // newcheck = seed adjusted from the super-packet's L4 length to thlen + step.
+  const std::uint16_t newcheck =
+      csum::csum_fold16(csum::csum_add(seed, oldlen + std::uint32_t(thlen + step)));
 
   const int thoff = ctx.seg_off(th_pos);
   const std::size_t n = ctx.segs.size();
@@ -59,7 +80,7 @@ int tcp_segment(GsoContext& ctx) {
     if (!th) return ctx.fail(GsoReason::HeaderTruncated);
     s.pkt.transport_header = thoff;
     wire::store_be32(th + 4, seq);
-    seq += mss;
+    seq += step;
     if (i > 0) th[13] &= std::uint8_t(~kCwr);  // CWR only on the first segment
     std::uint16_t check;
     if (i + 1 < n) {

@@ -1,5 +1,6 @@
 // UDP level of GSO: udp4_ufo_fragment / udp6_ufo_fragment entry and __udp_gso_segment
-// (net/ipv4/udp_offload.c, net/ipv6/udp_offload.c). Spec. A UDP tunnel
+// (net/ipv4/udp_offload.c, net/ipv6/udp_offload.c). Spec X-28 (incl. the fraglist branch),
+// X-29; GSO-partial outputs. A UDP tunnel
 // (encapsulation + UDP_TUNNEL bits) is handed to the hook registered for the destination
 // port (VXLAN, GUE), or to the generic X-31 path using the packet's inner_protocol_type.
 #include "gso_hooks.hpp"
@@ -25,7 +26,8 @@ int uso_segment(GsoContext& ctx) {
   if (skb.len() <= 8 + mss) return ctx.fail(GsoReason::NothingToSegment);
   const core::pos_t uh_pos = skb.data_pos();
   skb.transport_header = uh_pos;
-  if (skb.ip_summed() == core::IpSummed::Partial && skb.csum_start_offset() != 0)
+  const bool fraglist = (skb.gso.type & core::skb_gso::FRAGLIST) != 0;
+  if (skb.ip_summed() == core::IpSummed::Partial && skb.csum_start_offset() != 0 && !fraglist)
     return ctx.fail(GsoReason::CsumStartMismatch);
   core::Features features = ctx.features;
   if (skb.ip_summed() != core::IpSummed::Partial)  // full software checksum
@@ -35,18 +37,42 @@ int uso_segment(GsoContext& ctx) {
     ctx.hw_segments = true;
     return 0;
   }
+  if (fraglist) {  // X-28 fraglist branch
+    std::size_t own = skb.len();
+    for (const auto& m : skb.frag_list()) own -= m.len();
+    if (own - 8 == mss && !(skb.gso.type & core::skb_gso::DODGY)) {
+      skb.pull(8);  // building blocks take data() at the payload
+      int rc = gso::skb_segment_list(ctx);
+      if (rc != 0) return rc;
+      // The head's UDP length is one member's again (GRO wrote the aggregate's); its
+      // checksum, still the one that came in, is valid for that length.
+      const int uhoff = ctx.seg_off(uh_pos);
+      std::uint8_t* uh = ctx.segs[0].pkt.at_pos(uhoff, 8);
+      if (!uh) return ctx.fail(GsoReason::HeaderTruncated);
+      wire::store_be16(uh + 4, std::uint16_t(8 + mss));
+      return gso::segment_list_nat_fixup(ctx, ctx.seg_off(ctx.l3_pos), uhoff, 6, /*udp=*/true);
+    }
+    // Geometry changed: one linear packet, PARTIAL with a fresh seed for the whole length.
+    skb.linearize();
+    wire::store_be16(skb.data() + 6, gso::pseudo_seed(skb, ctx.l3_pos, std::uint32_t(skb.len()),
+                                                      wire::ipproto::kUdp));
+    skb.csum = core::CsumPartial{uh_pos, 6, false};
+  }
   const std::uint8_t* uh0 = skb.data();
   const std::uint16_t old_len = wire::load_be16(uh0 + 4);
   const std::uint16_t old_check = wire::load_be16(uh0 + 6);
   skb.pull(8);
   const core::Features saved = ctx.features;
   ctx.features = features;
-  int rc = gso::skb_segment(ctx);
+  int rc = gso::segment_payload(ctx);
   ctx.features = saved;
   if (rc != 0) return rc;
 
   const int uhoff = ctx.seg_off(uh_pos);
-  const std::uint16_t newlen = std::uint16_t(8 + mss);
+  // GSO-partial outputs hold gso_segs × mss of payload each (__udp_gso_segment).
+  std::uint32_t step = mss;
+  if (ctx.segs[0].pkt.is_gso()) step *= ctx.segs[0].pkt.gso.segs;
+  const std::uint16_t newlen = std::uint16_t(8 + step);
   const std::uint16_t check_mss = csum16_add(csum16_sub(old_check, old_len), newlen);
   const std::size_t n = ctx.segs.size();
   for (std::size_t i = 0; i < n; ++i) {

@@ -207,3 +207,35 @@ inline Bytes encap(const Bytes& inner_eth, Outer kind, bool outer_v6, bool udp_c
 }
 
 }  // namespace gso_test
+
+namespace gso_test {
+
+/// IP-in-IP (RFC 2003 / RFC 4213 / RFC 2473): outer Ethernet + outer IPv4 (protocol 4 or 41,
+/// ID 0x4000, DF clear, as encap() uses) or IPv6 (next header 4 or 41), then the inner IP
+/// packet of `inner_eth` (its Ethernet header dropped).
+inline Bytes ipip_encap(const Bytes& inner_eth, bool outer_v6) {
+  Bytes in(inner_eth.begin() + 14, inner_eth.end());
+  const std::uint8_t proto = (in[0] >> 4) == 6 ? 41 : 4;
+  const std::size_t iphl = outer_v6 ? 40 : 20;
+  Bytes f(14 + iphl + in.size());
+  eth_header(f, outer_v6 ? 0x86DD : 0x0800);
+  if (outer_v6) ipv6_header(f, 14, in.size(), proto, 11, 12);
+  else ipv4_header(f, 14, iphl + in.size(), 0x4000, false, proto, 11, 12);
+  std::copy(in.begin(), in.end(), f.begin() + 14 + std::ptrdiff_t(iphl));
+  return f;
+}
+
+/// A device for GSO_PARTIAL tests: `features` (GSO_PARTIAL added) with the tunnel bits in
+/// `partial_only` usable only for GSO_PARTIAL packets (dev->gso_partial_features, F-6);
+/// hw_enc_features = features (F-9 adds SG and GSO_PARTIAL).
+inline ofld::core::Device partial_device(ofld::core::Features features,
+                                         ofld::core::Features partial_only) {
+  namespace nf = ofld::core::netif_f;
+  ofld::core::Device d;
+  d.features = features | partial_only | nf::GSO_PARTIAL;
+  d.gso_partial_features = partial_only;
+  d.hw_enc_features = features | partial_only | nf::GSO_PARTIAL | nf::SG;
+  return d;
+}
+
+}  // namespace gso_test

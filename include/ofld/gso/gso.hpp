@@ -42,6 +42,55 @@ using offload::SegMode;
 /// (reason TooManyFrags / NothingToSegment).
 int skb_segment(GsoContext& ctx);
 
+/// What the L4 hooks call instead of skb_segment(): sets ctx.data_offset, then
+///  * gso_size == GSO_BY_FRAGS → skb_segment_by_frags();
+///  * sg && csum at this level and GSO_PARTIAL in ctx.features (X-10 GSO-partial branch):
+///    partial_segs = min(payload, 65534) / gso_size; if > 1 the payload is split into chunks
+///    of partial_segs × gso_size (skb_segment() run with the enlarged gso.size, restored
+///    afterwards) and every output becomes a GSO skb: gso_size = the original, gso_segs =
+///    partial_segs, type |= PARTIAL, DODGY cleared; a tail of at most one gso_size gets
+///    gso_size 0, a longer tail gso_segs = ceil(tail payload / gso_size). ctx.gso_partial set;
+///  * otherwise plain skb_segment().
+/// Returns 0 or -EINVAL with ctx.reason set, as skb_segment().
+int segment_payload(GsoContext& ctx);
+
+/// X-11 GSO_BY_FRAGS: one segment per payload run — the head's own payload (head + page
+/// frags), then each frag_list member's [data, end) — each with the headers
+/// [frame_start, data) copied. Construction as skb_segment (SG references page frags;
+/// without SG or without csum the bytes are copied and summed into the GSO CB, X-8/X-9).
+int skb_segment_by_frags(GsoContext& ctx);
+
+/// X-32 skb_segment_list (ctx.skb's data() at the head's payload, as for skb_segment):
+/// the head (its own bytes, frag_list removed) and every frag_list
+/// member become packets again. Members keep their own network and transport headers (the
+/// bytes in front of their data(), as GRO left them; their network_header/transport_header
+/// positions must be set); the bytes from the frame start up to the head's network header
+/// (link header + any tunnel headers) are copied from the head in front of each. Member
+/// metadata is the head's (__copy_skb_header), positions re-based; gso cleared. Lengths,
+/// IDs and checksums are left to the L3/L4 hooks. Errors: HeaderTruncated (member without
+/// its headers), BadGsoType (no frag_list).
+int skb_segment_list(GsoContext& ctx);
+
+/// X-22 (TCP) / X-28 (UDP) fraglist NAT fix-up after skb_segment_list(): if the second
+/// segment's addresses and ports equal the head's (at segment offsets `nhoff` / `thoff`),
+/// nothing changes; otherwise every later segment gets the head's addresses and ports, its
+/// L4 checksum field (at thoff + check_off) patched incrementally (RFC 1624; a PARTIAL
+/// segment's seed only for the address words; UDP: a zero field is left alone and a patched
+/// 0 becomes 0xFFFF) and its IPv4 header checksum recomputed. Uses each segment's own
+/// network/transport positions. Returns 0 or -EINVAL (HeaderTruncated).
+int segment_list_nat_fixup(GsoContext& ctx, int nhoff, int thoff, std::uint16_t check_off,
+                           bool udp);
+
+/// __copy_skb_header as the GSO builders use it: header positions re-based by `base` (the
+/// frame start becomes position 0), protocol/inner/vlan/encapsulation metadata, the checksum
+/// state (a PARTIAL csum_start re-based too). gso info is not copied.
+void copy_skb_header(const core::Packet& src, core::Packet& dst, core::pos_t base);
+
+/// For GSO-partial outputs (ctx.gso_partial): the length counted from segment offset
+/// `from` of a packet carrying one gso_size of payload (X-25 tot_len, X-27 payload_len,
+/// X-31 uh->len). For any other segment: its actual length from `from`.
+std::size_t one_mss_len(const GsoContext& ctx, const GsoSeg& s, int from) noexcept;
+
 /// X-15 gso_make_checksum: fold(sum(transport header .. CB.csum_start) + CB.csum), then
 /// CB := (res, transport header). Returns the checksum field value (host order).
 std::uint16_t gso_make_checksum(GsoSeg& s, csum::wsum res) noexcept;
@@ -115,11 +164,15 @@ struct Prepared {
   core::Packet pkt;
   PrepareStatus status = PrepareStatus::PassThrough;
   std::string why;  ///< pass-through reason (human text)
+  /// PassThrough of a frame whose payload exceeds gso_size (it leaves unsegmented, e.g.
+  /// "geneve (not supported)"), as opposed to one that needs no segmenting.
+  bool oversize = false;
 };
 
 /// Set up `frame` (already parsed as `layout`) as the kernel stack would hand it to GSO:
-/// header positions, protocol, tunnel metadata (VXLAN / GUE / GRE, encapsulation, inner_*),
-/// gso_type (TCPV4/TCPV6/UDP_L4, TCP_ECN if CWR, UDP_TUNNEL(_CSUM), GRE(_CSUM),
+/// header positions, protocol, tunnel metadata (VXLAN / GUE / GRE / IPIP / SIT / IP4IP6 /
+/// IP6IP6, encapsulation, inner_*), gso_type (TCPV4/TCPV6/UDP_L4, TCP_ECN if CWR,
+/// IPXIP4/IPXIP6 by the outer family for IP-in-IP and GUE, UDP_TUNNEL(_CSUM), GRE(_CSUM),
 /// TUNNEL_REMCSUM for an RCO VXLAN header), PARTIAL at the innermost L4 header with the
 /// pseudo-header seed (C-12), outer UDP seed for UDP_TUNNEL_CSUM (C-30 GSO case).
 /// Frames with an Ethernet padding trailer are trimmed to the IP datagram.

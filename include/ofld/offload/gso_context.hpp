@@ -61,8 +61,15 @@ struct GsoCounters {
   std::uint64_t segments_out = 0;       ///< segments produced
   std::array<std::uint64_t, std::size_t(SegMode::kCount)> seg_mode{};  ///< per SegMode
   std::uint64_t sg_sum = 0;             ///< SG segments whose payload was summed after (X-9)
+  /// Payload bytes copied into segments: every payload byte in Copy/CopySum mode, and in
+  /// SgRef mode the payload bytes that sat in the input's linear head.
   std::uint64_t payload_bytes_copied = 0;
-  std::uint64_t payload_bytes_referenced = 0;
+  std::uint64_t payload_bytes_referenced = 0;  ///< SgRef: page-fragment bytes referenced
+  /// Header bytes written into segments (the doffset bytes every segment gets, X-7; for list
+  /// segmentation the link/tunnel header bytes copied from the head, X-32). Never payload.
+  std::uint64_t header_bytes_copied = 0;
+  std::uint64_t packets_partial = 0;    ///< runs whose outputs are GSO_PARTIAL skbs (X-10)
+  std::uint64_t packets_fraglist = 0;   ///< runs split at frag_list members (X-11, X-32)
   std::array<std::uint64_t, std::size_t(GsoReason::kCount)> errors{};  ///< per GsoReason
   std::uint64_t errors_total() const noexcept;
 };
@@ -92,6 +99,12 @@ struct GsoContext {
   int depth = 0;                        ///< nested hook calls
   core::pos_t l3_pos = core::kNoHeader; ///< the IP header enclosing the current L4 header
   std::uint16_t l3_proto = 0;           ///< its ethertype (0x0800 / 0x86DD)
+  /// Segment offset of the first payload byte (SKB_GSO_CB data_offset, same for every
+  /// segment); set by gso::segment_payload(). Used for the one-mss lengths of GSO-partial
+  /// segments.
+  int data_offset = 0;
+  /// The outputs are GSO_PARTIAL skbs: segs[0].pkt.gso.type has PARTIAL.
+  bool gso_partial = false;
   GsoReason reason = GsoReason::Ok;     ///< first failure
 
   /// Record a failure; returns -22 (EINVAL) so hooks can `return ctx.fail(...)`.

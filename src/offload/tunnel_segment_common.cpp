@@ -1,0 +1,58 @@
+// See tunnel_segment_common.hpp.
+#include "tunnel_segment_common.hpp"
+
+namespace ofld::offload::gso_hooks {
+
+TunnelSwitch::TunnelSwitch(GsoContext& ctx, core::pos_t outer_l4, int tnl_hlen) noexcept
+    : ctx_(ctx),
+      mac_(ctx.skb->mac_header),
+      nh_(ctx.skb->network_header),
+      outer_l4_(outer_l4),
+      tnl_hlen_(tnl_hlen),
+      protocol_(ctx.protocol),
+      skb_protocol_(ctx.skb->protocol),
+      l3_pos_(ctx.l3_pos),
+      l3_proto_(ctx.l3_proto),
+      encap_level_(ctx.encap_level) {
+  core::Packet& skb = *ctx.skb;
+  skb.encapsulation = false;
+  ctx.encap_level = 0;
+  skb.pull(std::size_t(tnl_hlen));
+  skb.mac_header = skb.data_pos();
+  skb.network_header = skb.inner_network_header;
+}
+
+int TunnelSwitch::leave(int rc, core::Features saved_features) noexcept {
+  core::Packet& skb = *ctx_.skb;
+  ctx_.features = saved_features;
+  ctx_.protocol = protocol_;
+  ctx_.l3_pos = l3_pos_;
+  ctx_.l3_proto = l3_proto_;
+  ctx_.encap_level = encap_level_;
+  skb.protocol = skb_protocol_;
+  if (rc != 0 || ctx_.hw_segments) {  // skb_gso_error_unwind
+    skb.mac_header = mac_;
+    skb.network_header = nh_;
+    skb.transport_header = outer_l4_;
+    skb.encapsulation = true;
+    if (ctx_.hw_segments) skb.push(std::size_t(tnl_hlen_));
+  }
+  return rc;
+}
+
+void TunnelSwitch::restore_segment(core::Packet& p) const noexcept {
+  if (p.ip_summed() == core::IpSummed::Partial) {  // inner checksum offloaded: inner_* valid
+    p.inner_mac_header = p.mac_header;
+    p.inner_network_header = p.network_header;
+    p.inner_transport_header = p.transport_header;
+    p.encapsulation = true;
+  } else {
+    p.encapsulation = false;
+  }
+  p.protocol = skb_protocol_;
+  p.mac_header = ctx_.seg_off(mac_);
+  p.network_header = ctx_.seg_off(nh_);
+  p.transport_header = ctx_.seg_off(outer_l4_);
+}
+
+}  // namespace ofld::offload::gso_hooks

@@ -1,0 +1,43 @@
+// The inner-packet switch shared by the tunnel segment hooks (gre_segment.cpp,
+// udp_tunnel_segment.cpp): what __skb_udp_tunnel_segment and gre_gso_segment both do around
+// the call into the inner protocol (spec ).
+#pragma once
+
+#include "gso_hooks.hpp"
+
+namespace ofld::offload::gso_hooks {
+
+/// The outer level's state, saved while the inner packet is segmented.
+class TunnelSwitch {
+ public:
+  /// Switch ctx.skb to the inner packet: encapsulation cleared, encap_level 0, `tnl_hlen`
+  /// bytes pulled (data() at the inner MAC header), mac_header there, network_header the
+  /// inner network header. `outer_l4` = the tunnel header position (transport_header).
+  /// The caller has checked that tnl_hlen bytes can be pulled.
+  TunnelSwitch(GsoContext& ctx, core::pos_t outer_l4, int tnl_hlen) noexcept;
+
+  /// After the inner call: restore ctx.features (to `saved_features`), ctx.protocol,
+  /// ctx.l3_pos/l3_proto, ctx.encap_level and skb->protocol. On failure or when the device
+  /// segments also restore the outer headers (skb_gso_error_unwind) and, for the
+  /// latter, push the tunnel header back. Returns rc.
+  int leave(int rc, core::Features saved_features) noexcept;
+
+  /// Per output segment: a segment whose (inner) checksum is still PARTIAL gets its inner_*
+  /// headers set from the current ones and encapsulation = 1 (else 0); protocol and the
+  /// outer mac/network/transport positions are put back (segment offsets).
+  void restore_segment(core::Packet& p) const noexcept;
+
+  std::uint16_t skb_protocol() const noexcept { return skb_protocol_; }
+  int outer_l4_off() const noexcept { return ctx_.seg_off(outer_l4_); }
+
+ private:
+  GsoContext& ctx_;
+  core::pos_t mac_, nh_, outer_l4_;
+  int tnl_hlen_;
+  std::uint16_t protocol_, skb_protocol_;
+  core::pos_t l3_pos_;
+  std::uint16_t l3_proto_;
+  int encap_level_;
+};
+
+}  // namespace ofld::offload::gso_hooks
