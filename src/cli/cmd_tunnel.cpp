@@ -1,10 +1,12 @@
-// `ofld tunnel [options] vxlan id VNI local ADDR remote ADDR ...` and `ofld stats`: wiring of
-// daemon::parse_* and daemon::TunnelDaemon (no packet logic here).
+// `ofld tunnel [options] vxlan|gue|gre|ip6gre WORDS...` (options may also follow the words):
+// wiring of daemon::parse_* and daemon::TunnelDaemon (VXLAN) / daemon::IpTunnelDaemon (GUE,
+// GRE, ip6gre) — no packet logic here.
 #include <iostream>
 
 #include <spdlog/spdlog.h>
 
 #include "ofld/daemon/config.hpp"
+#include "ofld/daemon/ip_tunnel_daemon.hpp"
 #include "ofld/daemon/tunnel_daemon.hpp"
 #include "registry.hpp"
 
@@ -27,17 +29,11 @@ int run_tunnel(const TunnelArgs& a) {
     }
     cfg = std::get<DaemonConfig>(p);
     if (!a.words.empty()) {
-      std::cerr << "ofld tunnel: give either --config or the vxlan words, not both\n";
+      std::cerr << "ofld tunnel: give either --config or the tunnel words, not both\n";
       return 2;
     }
   } else {
-    if (a.words.empty() || a.words[0] != "vxlan") {
-      std::cerr << "ofld tunnel: expected `vxlan id VNI local ADDR remote ADDR ...`"
-                   " (gue and gre are not implemented)\n";
-      return 2;
-    }
-    std::vector<std::string> w(a.words.begin() + 1, a.words.end());
-    if (auto e = parse_vxlan_words(w, cfg)) {
+    if (auto e = parse_tunnel_words(a.words, cfg)) {
       std::cerr << "ofld tunnel: " << *e << "\n";
       return 2;
     }
@@ -48,6 +44,14 @@ int run_tunnel(const TunnelArgs& a) {
   if (a.no_offload) cfg.offload = false;
   if (a.no_gro) cfg.gro = false;
   if (a.verbose) spdlog::set_level(spdlog::level::debug);
+  if (cfg.mode != TunnelMode::Vxlan) {
+    auto d = IpTunnelDaemon::create(cfg);
+    if (!d.ok()) {
+      std::cerr << "ofld tunnel: " << d.message() << "\n";
+      return d.is_skipped() ? 1 : 2;
+    }
+    return d.value()->run();
+  }
   auto d = TunnelDaemon::create(cfg);
   if (!d.ok()) {
     std::cerr << "ofld tunnel: " << d.message() << "\n";
@@ -58,8 +62,10 @@ int run_tunnel(const TunnelArgs& a) {
 
 ofld::cli::Registrar reg([](CLI::App& root) {
   auto a = std::make_shared<TunnelArgs>();
-  auto* t = root.add_subcommand("tunnel", "VXLAN overlay endpoint: TAP <-> UDP with GSO/GRO/RCO");
-  t->add_option("--dev", a->dev, "TAP interface name (default ofld0)");
+  auto* t = root.add_subcommand(
+      "tunnel", "overlay endpoint: VXLAN (TAP <-> UDP), GUE (TUN <-> UDP) or GRE/ip6gre (TUN <-> raw IP), "
+                "with GSO/GRO/RCO");
+  t->add_option("--dev", a->dev, "TAP/TUN interface name (default ofld0)");
   t->add_option("--config", a->config, "TOML configuration file");
   t->add_option("--address", a->address, "CIDR address to assign to the TAP");
   t->add_option("--control", a->control, "control socket path (default /run/ofld/DEV.sock)");
@@ -70,8 +76,13 @@ ofld::cli::Registrar reg([](CLI::App& root) {
   t->add_option("words", a->words,
                 "vxlan id VNI local ADDR remote ADDR [remote ADDR..] [dstport N] [srcport MIN MAX] "
                 "[udpcsum|noudpcsum] [udp6zerocsumtx] [udp6zerocsumrx] [remcsumtx] [remcsumrx] "
-                "[remcsum-nopartial] [ttl N] [tos N] [mtu N] [ageing S] [nolearning] [fdb MAC ADDR]");
-  t->positionals_at_end();
+                "[remcsum-nopartial] [ttl N] [tos N] [mtu N] [ageing S] [nolearning] [fdb MAC ADDR]\n"
+                "gue local ADDR remote ADDR port P [udpcsum|noudpcsum] [udp6zerocsumtx] "
+                "[udp6zerocsumrx] [remcsumtx] [remcsumrx] [remcsum-nopartial] [ttl N] [tos N] [mtu N]\n"
+                "gre|ip6gre local ADDR remote ADDR [key K] [ikey K] [okey K] [csum] [icsum] [ocsum] "
+                "[ttl N] [tos N] [mtu N]");
+  // Options may come anywhere among the words (`... remote B --dev X`): no
+  // positionals_at_end(), so CLI11 keeps recognising --options after the first word.
   t->callback([a] { ofld::cli::exit_code() = run_tunnel(*a); });
 });
 

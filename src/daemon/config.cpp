@@ -135,6 +135,135 @@ std::optional<std::string> parse_vxlan_words(const std::vector<std::string>& w, 
   return tunnel::validate(v);
 }
 
+namespace {
+
+/// GRE key: a 32-bit number or a dotted quad (iproute2 `key 1.2.3.4`).
+std::optional<std::uint32_t> gre_key(const std::string& s) {
+  if (auto n = number(s, 0, 0xFFFFFFFFull)) return std::uint32_t(*n);
+  unsigned a, b, c, d;
+  char tail;
+  if (std::sscanf(s.c_str(), "%u.%u.%u.%u%c", &a, &b, &c, &d, &tail) == 4 && a < 256 && b < 256 &&
+      c < 256 && d < 256)
+    return (a << 24) | (b << 16) | (c << 8) | d;
+  return std::nullopt;
+}
+
+/// Words shared by gue and gre/ip6gre; `mode` names the tunnel in messages.
+std::optional<std::string> parse_l3_words(const std::vector<std::string>& w, const std::string& mode,
+                                          tunnel::IpTunnelConfig& v) {
+  const bool gue = mode == "gue";
+  bool have_remote = false;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    const std::string& k = w[i];
+    const std::string* a = i + 1 < w.size() ? &w[i + 1] : nullptr;
+    auto num = [&](std::uint64_t lo, std::uint64_t hi, std::uint64_t& out) -> std::optional<std::string> {
+      if (!a) return k + ": missing value";
+      auto n = number(*a, lo, hi);
+      if (!n) return bad_number(k, *a, lo, hi);
+      out = *n;
+      ++i;
+      return std::nullopt;
+    };
+    std::uint64_t n = 0;
+    if (k == "local" || k == "remote") {
+      if (!a) return k + ": missing address";
+      auto ip = tunnel::IpAddr::parse(*a);
+      if (!ip) return k + ": '" + *a + "' is not an IPv4 or IPv6 address";
+      if (k == "remote") {
+        if (have_remote) return "remote: a " + mode + " tunnel has exactly one remote";
+        have_remote = true;
+        v.remote = *ip;
+      } else {
+        v.local = *ip;
+      }
+      ++i;
+    } else if (k == "ttl") {
+      if (auto e = num(1, 255, n)) return e;
+      v.ttl = std::uint8_t(n);
+    } else if (k == "tos") {
+      if (auto e = num(0, 255, n)) return e;
+      v.tos = std::uint8_t(n);
+    } else if (k == "mtu") {
+      if (auto e = num(68, 65535, n)) return e;
+      v.mtu = int(n);
+    } else if (gue && (k == "port" || k == "dstport" || k == "encap-dport")) {
+      if (auto e = num(1, 65535, n)) return e;
+      v.port = std::uint16_t(n);
+    } else if (gue && k == "udpcsum") {
+      v.udp_csum = true;
+    } else if (gue && k == "noudpcsum") {
+      v.udp_csum = false;
+    } else if (gue && k == "udp6zerocsumtx") {
+      v.udp6_zero_csum_tx = true;
+    } else if (gue && k == "udp6zerocsumrx") {
+      v.udp6_zero_csum_rx = true;
+    } else if (gue && k == "remcsumtx") {
+      v.remcsum_tx = true;
+    } else if (gue && k == "remcsumrx") {
+      v.remcsum_rx = true;
+    } else if (gue && (k == "remcsum-nopartial" || k == "remcsum_nopartial")) {
+      v.remcsum_nopartial = true;
+    } else if (!gue && (k == "key" || k == "ikey" || k == "okey")) {
+      if (!a) return k + ": missing value (a number or a dotted quad)";
+      auto key = gre_key(*a);
+      if (!key) return k + ": '" + *a + "' is not a number in 0..4294967295 or a dotted quad";
+      if (k != "okey") v.ikey = *key;
+      if (k != "ikey") v.okey = *key;
+      ++i;
+    } else if (!gue && (k == "csum" || k == "icsum" || k == "ocsum")) {
+      if (k != "ocsum") v.icsum = true;
+      if (k != "icsum") v.ocsum = true;
+    } else if (k == "id" || k == "vni") {
+      return k + ": " + mode + " has no VNI (that is a vxlan setting)";
+    } else {
+      return "unknown " + mode + " setting '" + k + "'";
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> parse_gue_words(const std::vector<std::string>& w, DaemonConfig& cfg) {
+  cfg.mode = TunnelMode::Gue;
+  cfg.ip = tunnel::IpTunnelConfig{};
+  cfg.ip.kind = tunnel::IpTunnelKind::Gue;
+  if (auto e = parse_l3_words(w, "gue", cfg.ip)) return e;
+  return tunnel::validate(cfg.ip);
+}
+
+std::optional<std::string> parse_gre_words(const std::vector<std::string>& w, bool ip6,
+                                           DaemonConfig& cfg) {
+  const std::string mode = ip6 ? "ip6gre" : "gre";
+  cfg.mode = TunnelMode::Gre;
+  cfg.ip = tunnel::IpTunnelConfig{};
+  cfg.ip.kind = tunnel::IpTunnelKind::Gre;
+  if (auto e = parse_l3_words(w, mode, cfg.ip)) return e;
+  for (const auto* a : {&cfg.ip.local, &cfg.ip.remote}) {
+    if (a->empty()) continue;
+    const char* which = a == &cfg.ip.local ? "local" : "remote";
+    if (ip6 && !a->is_v6())
+      return std::string(which) + ": " + a->to_string() + " is IPv4; ip6gre needs IPv6 addresses (use gre)";
+    if (!ip6 && a->is_v6())
+      return std::string(which) + ": " + a->to_string() + " is IPv6; gre needs IPv4 addresses (use ip6gre)";
+  }
+  return tunnel::validate(cfg.ip);
+}
+
+std::optional<std::string> parse_tunnel_words(const std::vector<std::string>& w, DaemonConfig& cfg) {
+  if (w.empty())
+    return std::string("expected a tunnel mode: vxlan, gue, gre or ip6gre, then its settings");
+  std::vector<std::string> rest(w.begin() + 1, w.end());
+  const std::string& m = w[0];
+  if (m == "vxlan") {
+    cfg.mode = TunnelMode::Vxlan;
+    return parse_vxlan_words(rest, cfg);
+  }
+  if (m == "gue") return parse_gue_words(rest, cfg);
+  if (m == "gre" || m == "ip6gre") return parse_gre_words(rest, m == "ip6gre", cfg);
+  return "unknown tunnel mode '" + m + "' (expected vxlan, gue, gre or ip6gre)";
+}
+
 Parsed<DaemonConfig> parse_toml(const std::string& text, const std::string& origin) {
   DaemonConfig cfg;
   toml::table t;
@@ -145,7 +274,9 @@ Parsed<DaemonConfig> parse_toml(const std::string& text, const std::string& orig
            std::to_string(e.source().begin.line) + ")";
   }
   // Convert the TOML into the words form so that both share one set of rules and messages.
-  std::vector<std::string> w;
+  std::vector<std::string> w, l3w;
+  std::string l3_mode;
+  bool have_vxlan = false;
   std::optional<std::string> err;
   auto scalar = [&](const toml::node& n, const std::string& key) -> std::optional<std::string> {
     if (n.is_string()) return *n.value<std::string>();
@@ -173,6 +304,7 @@ Parsed<DaemonConfig> parse_toml(const std::string& text, const std::string& orig
     } else if (key == "vxlan") {
       auto* vt = node.as_table();
       if (!vt) return std::string("vxlan: expected a table");
+      have_vxlan = true;
       for (auto&& [vk, vn] : *vt) {
         std::string name(vk.str());
         if (vn.is_boolean()) {
@@ -205,6 +337,37 @@ Parsed<DaemonConfig> parse_toml(const std::string& text, const std::string& orig
           w.push_back(*s);
         }
       }
+    } else if (key == "gue" || key == "gre" || key == "ip6gre") {
+      auto* tt = node.as_table();
+      if (!tt) return key + ": expected a table";
+      if (!l3_mode.empty()) return key + ": only one tunnel table per file (already have " + l3_mode + ")";
+      l3_mode = key;
+      for (auto&& [vk, vn] : *tt) {
+        std::string name(vk.str());
+        const std::string full = key + "." + name;
+        if (vn.is_boolean()) {
+          bool b = *vn.value<bool>();
+          if (name == "udpcsum") l3w.push_back(b ? "udpcsum" : "noudpcsum");
+          else if (name == "udp6zerocsumtx" || name == "udp6zerocsumrx" || name == "remcsumtx" ||
+                   name == "remcsumrx" || name == "remcsum_nopartial" || name == "remcsum-nopartial" ||
+                   name == "csum" || name == "icsum" || name == "ocsum") {
+            if (b) l3w.push_back(name);
+          } else {
+            return full + ": unknown setting or not a boolean setting";
+          }
+        } else if (vn.is_string() || vn.is_integer()) {
+          if (name == "udpcsum" || name == "csum" || name == "icsum" || name == "ocsum" ||
+              name == "remcsumtx" || name == "remcsumrx" || name == "remcsum_nopartial" ||
+              name == "udp6zerocsumtx" || name == "udp6zerocsumrx")
+            return full + ": expected true or false";
+          auto sv = scalar(vn, full);
+          if (!sv) return *err;
+          l3w.push_back(name);
+          l3w.push_back(*sv);
+        } else {
+          return full + ": expected a string, an integer or a boolean";
+        }
+      }
     } else if (key == "fdb") {
       auto* arr = node.as_array();
       if (!arr) return std::string("fdb: expected [[fdb]] tables with mac and remote");
@@ -218,6 +381,14 @@ Parsed<DaemonConfig> parse_toml(const std::string& text, const std::string& orig
     } else {
       return "unknown setting '" + key + "'";
     }
+  }
+  if (!l3_mode.empty()) {
+    if (have_vxlan || !w.empty())
+      return l3_mode + ": a file configures one tunnel; remove the [vxlan] table and [[fdb]] entries";
+    auto e = l3_mode == "gue" ? parse_gue_words(l3w, cfg)
+                              : parse_gre_words(l3w, l3_mode == "ip6gre", cfg);
+    if (e) return l3_mode + "." + *e;
+    return cfg;
   }
   if (auto e = parse_vxlan_words(w, cfg)) return "vxlan." + *e;
   return cfg;

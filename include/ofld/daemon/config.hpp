@@ -29,6 +29,14 @@
 //   [[fdb]]                  # static entries
 //   mac = "02:00:00:00:00:01"
 //   remote = "10.0.0.2"
+//
+// L3 modes (TUN device, IP inner packets; see ofld/tunnel/ip_tunnel.hpp):
+//   gue local ADDR remote ADDR port P [udpcsum|noudpcsum] [udp6zerocsumtx] [udp6zerocsumrx]
+//       [remcsumtx] [remcsumrx] [remcsum-nopartial] [ttl N] [tos N] [mtu N]
+//   gre|ip6gre local ADDR remote ADDR [key K] [ikey K] [okey K] [csum] [icsum] [ocsum]
+//       [ttl N] [tos N] [mtu N]            (K: a number or a dotted quad, as in iproute2)
+// TOML: a [gue], [gre] or [ip6gre] table with the same names (booleans for the flags,
+// `port = 5555`, `key = 7`); exactly one tunnel table per file.
 // Every error names the setting ("dstport: 'x' is not a number in 1..65535").
 #pragma once
 
@@ -39,17 +47,23 @@
 #include <vector>
 
 #include "ofld/tunnel/fdb.hpp"
+#include "ofld/tunnel/ip_tunnel.hpp"
 #include "ofld/tunnel/vxlan.hpp"
 
 namespace ofld::daemon {
 
+/// Which tunnel `ofld tunnel` runs: VXLAN (TAP, Ethernet inner) or an L3 mode (TUN).
+enum class TunnelMode : std::uint8_t { Vxlan, Gue, Gre };
+
 struct DaemonConfig {
+  TunnelMode mode = TunnelMode::Vxlan;
   std::string dev = "ofld0";      ///< TAP name
   std::string address;            ///< optional CIDR assigned to the TAP (ip addr add)
   std::string control;            ///< control socket path; empty → default_control_path(dev)
   bool offload = true;            ///< TAP vnet hdr + TUNSETOFFLOAD, UDP_SEGMENT, UDP_GRO
   bool gro = true;                ///< GRO after decapsulation
   tunnel::VxlanConfig vxlan;
+  tunnel::IpTunnelConfig ip;      ///< mode Gue or Gre (gre / ip6gre by the address family)
   std::vector<std::pair<tunnel::Mac, tunnel::IpAddr>> static_fdb;
 };
 
@@ -64,6 +78,16 @@ using Parsed = std::variant<T, std::string>;
 /// the result (tunnel::validate).
 std::optional<std::string> parse_vxlan_words(const std::vector<std::string>& words,
                                              DaemonConfig& cfg);
+/// Parse the words after `gue` into cfg.ip (mode Gue). Validates the result.
+std::optional<std::string> parse_gue_words(const std::vector<std::string>& words, DaemonConfig& cfg);
+/// Parse the words after `gre` (ip6 = false) or `ip6gre` (ip6 = true) into cfg.ip (mode
+/// Gre). `gre` needs IPv4 addresses, `ip6gre` IPv6 ones. Validates the result.
+std::optional<std::string> parse_gre_words(const std::vector<std::string>& words, bool ip6,
+                                           DaemonConfig& cfg);
+/// Parse `MODE words...` (MODE = vxlan, gue, gre or ip6gre); errors name the setting, or
+/// the mode when it is unknown or missing.
+std::optional<std::string> parse_tunnel_words(const std::vector<std::string>& words,
+                                              DaemonConfig& cfg);
 /// Parse a TOML file. Validates the result.
 Parsed<DaemonConfig> parse_toml_file(const std::string& path);
 /// Parse TOML text (`origin` names the source in messages).

@@ -1,0 +1,46 @@
+// ofld/io/tun.hpp — a Linux TUN device (IFF_TUN: raw IP packets, no Ethernet header) with
+// the virtio_net_hdr, for the L3 tunnel modes (GUE, GRE, ip6gre).
+//
+// With IFF_VNET_HDR every read and write carries the 10-byte legacy virtio_net_hdr (spec
+// V-18..V-21, fields little-endian via TUNSETVNETLE); csum_start counts from the IP header.
+// TUNSETOFFLOAD bits are those of io::tun_offload (tap.hpp). The device lives in the calling
+// thread's network namespace and is deleted when the fd closes (not persistent).
+// Kernel: drivers/net/tun.c (tun_set_iff, tun_get_user, tun_put_user).
+#pragma once
+
+#include <string>
+
+#include "ofld/io/netns.hpp"
+
+namespace ofld::io {
+
+class Tun {
+ public:
+  /// TUNSETIFF(IFF_TUN|IFF_NO_PI[|IFF_VNET_HDR]), non-blocking fd. Skipped without
+  /// /dev/net/tun or CAP_NET_ADMIN; other failures are errors naming the step.
+  static Result<Tun> open(const std::string& name, bool vnet_hdr);
+  Tun(Tun&& o) noexcept;
+  Tun& operator=(Tun&& o) noexcept;
+  Tun(const Tun&) = delete;
+  Tun& operator=(const Tun&) = delete;
+  ~Tun();
+
+  int fd() const noexcept { return fd_; }
+  const std::string& name() const noexcept { return name_; }
+  bool has_vnet_hdr() const noexcept { return vnet_hdr_; }
+  /// TUNSETOFFLOAD(bits); EINVAL for combinations the kernel refuses (F-22).
+  Status set_offload(unsigned bits);
+  /// Try `wanted`, then drop USO, TSO_ECN, TSO6, TSO4, CSUM in turn; the accepted set.
+  Result<unsigned> set_offload_best(unsigned wanted);
+  Status set_mtu(int mtu);
+  Status set_up();
+
+ private:
+  Tun() = default;
+  void close_all() noexcept;
+  int fd_ = -1, ctl_ = -1;
+  std::string name_;
+  bool vnet_hdr_ = false;
+};
+
+}  // namespace ofld::io

@@ -1,0 +1,158 @@
+// ofld/tunnel/ip_tunnel.hpp — the L3 tunnel modes of `ofld tunnel`: GUE (IP over UDP with
+// the Generic UDP Encapsulation header, optionally with remote checksum offload) and GRE /
+// ip6gre (IP over GRE over IPv4 / IPv6, optional key and checksum). Like Linux's `ipip/sit
+// encap gue` and `gre`/`ip6gre` devices these carry IP packets (no inner Ethernet): the
+// endpoint's local side is a TUN device.
+//
+// Configuration, counters and the per-packet encapsulation / decapsulation without I/O:
+//   GUE: draft-ietf-intarea-gue + Linux include/net/gue.h, net/ipv4/fou_core.c
+//        (__gue_build_header, gue_udp_recv, gue_remcsum): spec V-6..V-10, W-25, W-27, C-33, K-2.
+//   GRE: RFC 2784 / RFC 2890 + Linux net/ipv4/ip_gre.c, net/ipv4/gre_demux.c, ip_tunnel.c
+//        (gre_parse_header, ip_tunnel_rcv flag checks): spec V-12, V-13, X-33.
+// The outer IP header (both) and the outer UDP header (GUE) are built by the kernel: we send
+// through a UDP socket (GUE) or a raw IP socket of protocol 47 (GRE), so an "encapsulated
+// packet" here starts at the GUE or GRE header.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ofld/core/packet.hpp"
+#include "ofld/tunnel/endpoint.hpp"
+#include "ofld/tunnel/vxlan.hpp"  // OuterCsum
+
+namespace ofld::tunnel {
+
+enum class IpTunnelKind : std::uint8_t { Gue, Gre };
+
+/// Settings of a GUE or GRE endpoint (iproute2 names in the comments).
+struct IpTunnelConfig {
+  IpTunnelKind kind = IpTunnelKind::Gre;
+  IpAddr local;                 ///< `local ADDR` (decides IPv4 vs IPv6 underlay)
+  IpAddr remote;                ///< `remote ADDR` (same family)
+  // GUE
+  std::uint16_t port = 0;       ///< `port P`: UDP port (both ends); GUE has no IANA port → required
+  bool udp_csum = true;         ///< IPv4 outer UDP checksum (`udpcsum` / `noudpcsum`)
+  bool udp6_zero_csum_tx = false;  ///< IPv6: send outer UDP checksum 0 (RFC 6935)
+  bool udp6_zero_csum_rx = false;  ///< IPv6: accept outer UDP checksum 0
+  bool remcsum_tx = false;      ///< `remcsumtx`: RCO private flag + option (W-27)
+  bool remcsum_rx = false;      ///< `remcsumrx`: accept RCO (W-25)
+  bool remcsum_nopartial = false;  ///< FOU_F_REMCSUM_NOPARTIAL: write the inner checksum on receive
+  // GRE
+  std::optional<std::uint32_t> ikey, okey;  ///< `key K` (both), `ikey K`, `okey K`
+  bool icsum = false, ocsum = false;        ///< `csum` (both), `icsum`, `ocsum`
+  // both
+  std::uint8_t ttl = 0;         ///< 0 = kernel default
+  std::uint8_t tos = 0;
+  int mtu = 0;                  ///< TUN MTU (bytes of inner IP); 0 = 1500 − overhead()
+
+  bool ipv6() const noexcept { return local.is_v6(); }
+  bool gue() const noexcept { return kind == IpTunnelKind::Gue; }
+  /// GUE: true when transmitted datagrams carry an outer UDP checksum.
+  bool tx_outer_csum() const noexcept { return ipv6() ? !udp6_zero_csum_tx : udp_csum; }
+  /// Bytes added on the underlay: outer IP + UDP + GUE (4, + 8 when remcsumtx: the Linux
+  /// header-room estimate counts the RCO option, V-10) or outer IP + GRE (4 + C + K).
+  int overhead() const noexcept;
+  /// "gue", "gre" or "ip6gre".
+  std::string_view name() const noexcept;
+};
+
+/// Check a configuration; the error names the bad setting.
+std::optional<std::string> validate(const IpTunnelConfig& cfg);
+
+/// Why an L3 tunnel dropped a packet. Names via to_string().
+enum class IpDrop : std::uint8_t {
+  RxTruncated,        ///< shorter than the tunnel header + an IPv4 header
+  RxBadHeader,        ///< GUE: version ≠ 0, control message, V-9 flags/options; GRE: version ≠ 0, R
+  RxNotIp,            ///< inner protocol is neither IPv4 nor IPv6 (or disagrees with the packet)
+  RxRcoNotEnabled,    ///< GUE RCO option but remcsumrx not configured (W-25)
+  RxRcoNoOuterCsum,   ///< RCO with an outer UDP checksum known to be 0 (K-2)
+  RxRcoBadOffset,     ///< RCO start/offset outside the inner packet (C-33)
+  RxKeyMismatch,      ///< GRE key absent/present/different from ikey (ip_tunnel_lookup)
+  RxCsumFlagMismatch, ///< GRE C bit differs from icsum (ip_tunnel_rcv)
+  RxGreCsumBad,       ///< GRE checksum does not verify (V-13)
+  RxWrongSource,      ///< outer source is not the configured remote
+  TxNotIp,            ///< TUN packet that is not IPv4/IPv6
+  TxVnetRejected,     ///< virtio_net_hdr refused (S-1..S-4)
+  TxGsoFailed,        ///< GSO engine refused the encapsulated super-packet
+  TxCsumFailed,       ///< checksum could not be finished
+  TxSendFailed,       ///< send failed
+  RxTunWriteFailed,   ///< TUN write refused
+  kCount
+};
+std::string_view to_string(IpDrop d) noexcept;
+inline constexpr std::size_t kIpDropCount = std::size_t(IpDrop::kCount);
+
+/// Counters of one L3 tunnel endpoint (single-threaded).
+struct IpCounters {
+  std::uint64_t tx_packets = 0, tx_bytes = 0;          ///< TUN packets read
+  std::uint64_t tx_datagrams = 0, tx_dgram_bytes = 0;  ///< encapsulated packets (from the GUE/GRE header)
+  std::uint64_t tx_trains = 0;                         ///< UDP_SEGMENT sendmsg calls (GUE)
+  std::uint64_t tx_gso_super = 0;                      ///< super-packets segmented by tunnel GSO
+  std::uint64_t tx_rco = 0;                            ///< GUE packets sent with the RCO option
+  std::uint64_t tx_csum_sw = 0;                        ///< inner checksums computed in software
+  std::uint64_t tx_csum_skipped = 0;                   ///< inner checksums left as a seed (RCO)
+  std::uint64_t tx_gre_csum = 0;                       ///< GRE checksums written
+  std::uint64_t rx_datagrams = 0, rx_dgram_bytes = 0;  ///< encapsulated packets received
+  std::uint64_t rx_gro_trains = 0;                     ///< UDP_GRO buffers (GUE)
+  std::uint64_t rx_rco = 0;                            ///< RCO packets accepted
+  std::uint64_t rx_rco_nocsum = 0;                     ///< RCO packets with outer checksum 0 (K-2)
+  std::uint64_t rx_gre_csum_ok = 0;                    ///< GRE checksums verified
+  std::uint64_t rx_csum_validated = 0;                 ///< inner checksums verified (or summed)
+  std::uint64_t rx_csum_skipped = 0;                   ///< inner checksums not summed (RCO partial)
+  std::uint64_t rx_packets = 0, rx_bytes = 0;          ///< TUN writes
+  std::uint64_t rx_gro_merged = 0, rx_gro_aggregates = 0;
+  std::array<std::uint64_t, kIpDropCount> drops{};
+  void drop(IpDrop d) noexcept { ++drops[std::size_t(d)]; }
+  std::uint64_t drops_total() const noexcept;
+};
+
+/// A decapsulated inner IP packet (data() at the IP header).
+struct IpDecapResult {
+  bool ok = false;
+  IpDrop reason = IpDrop::RxTruncated;  ///< when !ok
+  bool rco = false;
+  core::Packet pkt;
+};
+
+// ---- GUE (src/tunnel/gue.cpp) ----------------------------------------------------------------
+
+/// GUE header for one inner IP packet (`inner`, data() at the IP header, not GSO or GSO):
+/// bare 4-byte header with proto 4 / 41, or — when cfg.remcsum_tx, an outer checksum and a
+/// CHECKSUM_PARTIAL inner — the private-flags word + RCO option (start = csum_start from the
+/// inner IP header, offset = start + csum_offset; W-27, V-8). Writes the header into `out`
+/// (≥ 12 bytes) and returns its length; 0 when the inner packet is not IPv4/IPv6.
+std::size_t gue_build_header(const core::Packet& inner, const IpTunnelConfig& cfg,
+                             std::span<std::uint8_t> out, bool& rco);
+
+/// gue_udp_recv for one UDP payload: V-9 checks (version 0, no control message, known
+/// flags, options inside hlen), version 1 = direct IP (V-7), proto IPIP/IPv6 matching the
+/// packet's version nibble, RCO (C-33/W-25): partial mode marks the inner checksum PARTIAL
+/// and sums nothing; remcsum_nopartial computes and writes it. RCO needs remcsumrx and an
+/// outer checksum not known to be 0 (K-2). Counts drops into `c`.
+IpDecapResult gue_decap(std::span<const std::uint8_t> payload, const IpTunnelConfig& cfg,
+                        OuterCsum outer, IpCounters& c);
+
+// ---- GRE (src/tunnel/gre.cpp) ----------------------------------------------------------------
+
+/// GRE header for an inner packet of ethertype `proto`: C (checksum 0, to be filled) when
+/// cfg.ocsum, K when cfg.okey. Writes into `out` (≥ 12 bytes); returns its length.
+std::size_t gre_build_header(std::uint16_t proto, const IpTunnelConfig& cfg,
+                             std::span<std::uint8_t> out);
+/// Write the GRE checksum (V-13: over the GRE header and payload, field zero, no pseudo
+/// header) into the GRE packet `pkt` (starting at its GRE header) when C is set.
+void gre_fill_checksum(std::span<std::uint8_t> pkt) noexcept;
+
+/// GRE receive for one GRE packet (from the GRE header): version 0, no routing, C bit equal to
+/// icsum (ip_tunnel_rcv), checksum verified (the inner packet is then CHECKSUM_COMPLETE with
+/// its known sum), key presence and value equal to ikey, protocol IPv4/IPv6. Sequence
+/// numbers are ignored (no iseq). Counts drops into `c`.
+IpDecapResult gre_decap(std::span<const std::uint8_t> payload, const IpTunnelConfig& cfg,
+                        IpCounters& c);
+
+}  // namespace ofld::tunnel

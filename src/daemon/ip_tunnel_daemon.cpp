@@ -1,0 +1,340 @@
+// `ofld tunnel gue|gre|ip6gre` endpoint process: epoll over TUN, UDP or raw IP, control
+// socket and signals (wiring only; packet logic in tunnel::IpDatapath).
+#include "ofld/daemon/ip_tunnel_daemon.hpp"
+
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+#include "ofld/gro/engine.hpp"
+#include "ofld/io/raw_ip_socket.hpp"
+#include "ofld/io/tap.hpp"
+#include "ofld/io/tun.hpp"
+#include "ofld/io/udp_socket.hpp"
+#include "ofld/offload/gro_context.hpp"
+#include "ofld/offload/gso_context.hpp"
+#include "ofld/tunnel/ip_datapath.hpp"
+
+namespace ofld::daemon {
+
+using json = nlohmann::json;
+namespace wv = wire::virtio_net;
+
+namespace {
+std::uint64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return std::uint64_t(ts.tv_sec) * 1000000000ull + std::uint64_t(ts.tv_nsec);
+}
+std::string err(const std::string& what) { return what + ": " + std::strerror(errno); }
+constexpr std::size_t kBatch = 64;
+constexpr std::size_t kMaxFrame = 65536 + 64;
+}  // namespace
+
+struct IpTunnelDaemon::Impl {
+  DaemonConfig cfg;
+  std::optional<io::Tun> tun;
+  std::optional<io::UdpSocket> udp;    // GUE
+  std::optional<io::RawIpSocket> raw;  // GRE
+  std::unique_ptr<tunnel::IpDatapath> dp;
+  unsigned tun_offload = 0;
+  int ep = -1, sig = -1, ctl = -1;
+  std::string ctl_path;
+  bool stop = false, write_warned = false;
+  std::vector<std::uint8_t> tunbuf, netbuf;
+  std::vector<tunnel::TxTrain> trains;
+  std::vector<tunnel::TapFrame> frames;
+
+  ~Impl() {
+    if (ctl >= 0) {
+      ::close(ctl);
+      ::unlink(ctl_path.c_str());
+    }
+    if (sig >= 0) ::close(sig);
+    if (ep >= 0) ::close(ep);
+  }
+
+  int net_fd() const { return udp ? udp->fd() : raw->fd(); }
+
+  void send_trains() {
+    auto& c = dp->counters();
+    for (auto& t : trains) {
+      auto r = udp ? udp->send_train(t.remote, cfg.ip.port, t.buf, t.seg_size)
+                   : raw->send_train(t.remote, t.buf, t.seg_size);
+      if (!r.ok()) {
+        c.drops[std::size_t(tunnel::IpDrop::TxSendFailed)] += t.count;
+        spdlog::debug("{}", r.message());
+      } else if (udp && udp->gso() && t.count > 1) {
+        ++c.tx_trains;
+      }
+    }
+    trains.clear();
+  }
+
+  void handle_tun() {
+    const bool vnet = tun->has_vnet_hdr();
+    for (std::size_t i = 0; i < kBatch; ++i) {
+      ssize_t n = ::read(tun->fd(), tunbuf.data(), tunbuf.size());
+      if (n < 0) {
+        if (errno != EAGAIN && errno != EINTR) spdlog::warn("{}", err("tun read"));
+        break;
+      }
+      std::span<const std::uint8_t> b(tunbuf.data(), std::size_t(n));
+      wv::Hdr h{};
+      if (vnet) {
+        auto p = wv::parse(b, wv::kHdrLen, wv::ByteOrder::Little);
+        if (!p.ok()) continue;
+        h = p.value();
+        b = b.subspan(wv::kHdrLen);
+      }
+      dp->transmit(h, b, trains);
+    }
+    send_trains();
+  }
+
+  void write_frames() {
+    const bool vnet = tun->has_vnet_hdr();
+    for (auto& f : frames) {
+      std::uint8_t hb[wv::kHdrLen] = {};
+      wv::emit(f.vnet, hb, wv::kHdrLen, wv::ByteOrder::Little);
+      iovec iov[2] = {{hb, sizeof hb}, {f.data.data(), f.data.size()}};
+      ssize_t r = vnet ? ::writev(tun->fd(), iov, 2) : ::writev(tun->fd(), iov + 1, 1);
+      if (r < 0) {
+        dp->counters().drop(tunnel::IpDrop::RxTunWriteFailed);
+        if (!write_warned) spdlog::warn("{}", err("tun write"));
+        write_warned = true;
+        continue;
+      }
+      ++dp->counters().rx_packets;
+      dp->counters().rx_bytes += f.data.size();
+    }
+    frames.clear();
+  }
+
+  void handle_net() {
+    const auto t = now_ns();
+    for (std::size_t i = 0; i < kBatch; ++i) {
+      if (udp) {
+        auto r = udp->recv(netbuf);
+        if (!r.ok()) {
+          spdlog::warn("{}", r.message());
+          break;
+        }
+        if (!r.value()) break;
+        const auto& m = *r.value();
+        dp->receive_train(std::span<const std::uint8_t>(netbuf.data(), m.len), m.gso_size, m.from,
+                          tunnel::OuterCsum::Unknown, t);
+      } else {
+        auto r = raw->recv(netbuf);
+        if (!r.ok()) {
+          spdlog::warn("{}", r.message());
+          break;
+        }
+        if (!r.value()) break;
+        const auto& m = *r.value();
+        dp->receive(std::span<const std::uint8_t>(netbuf.data() + m.off, m.len), m.from,
+                    tunnel::OuterCsum::Unknown, t);
+      }
+    }
+    dp->rx_flush(t, frames);
+    write_frames();
+  }
+
+  void handle_control() {
+    int c = ::accept4(ctl, nullptr, nullptr, SOCK_CLOEXEC);
+    if (c < 0) return;
+    std::string s = stats().dump() + "\n";
+    std::size_t off = 0;
+    while (off < s.size()) {
+      ssize_t w = ::write(c, s.data() + off, s.size() - off);
+      if (w <= 0) break;
+      off += std::size_t(w);
+    }
+    ::close(c);
+  }
+
+  json stats() const {
+    const auto& c = dp->counters();
+    json drops = json::object();
+    for (std::size_t i = 0; i < tunnel::kIpDropCount; ++i)
+      if (c.drops[i]) drops[std::string(tunnel::to_string(tunnel::IpDrop(i)))] = c.drops[i];
+    // Same layout as the VXLAN daemon's stats where the meaning is the same.
+    json j = {
+        {"dev", tun->name()},
+        {"mode", std::string(cfg.ip.name())},
+        {"tx", {{"frames", c.tx_packets}, {"bytes", c.tx_bytes}, {"datagrams", c.tx_datagrams},
+                {"datagram_bytes", c.tx_dgram_bytes}, {"udp_segment_trains", c.tx_trains},
+                {"gso_super_packets", c.tx_gso_super}, {"rco", c.tx_rco},
+                {"csum_sw", c.tx_csum_sw}, {"csum_skipped", c.tx_csum_skipped},
+                {"gre_csum", c.tx_gre_csum}}},
+        {"rx", {{"datagrams", c.rx_datagrams}, {"datagram_bytes", c.rx_dgram_bytes},
+                {"udp_gro_trains", c.rx_gro_trains}, {"rco", c.rx_rco},
+                {"rco_no_outer_csum", c.rx_rco_nocsum}, {"gre_csum_ok", c.rx_gre_csum_ok},
+                {"csum_validated", c.rx_csum_validated}, {"csum_skipped", c.rx_csum_skipped},
+                {"frames", c.rx_packets}, {"bytes", c.rx_bytes}, {"gro_merged", c.rx_gro_merged},
+                {"gro_aggregates", c.rx_gro_aggregates}}},
+        {"drops", drops},
+        {"drops_total", c.drops_total()},
+    };
+    const auto& g = dp->gso_counters();
+    j["gso"] = {{"packets_in", g.packets_in}, {"segmented", g.packets_segmented},
+                {"segments_out", g.segments_out}, {"payload_bytes_copied", g.payload_bytes_copied},
+                {"errors", g.errors_total()}};
+    if (const auto* e = dp->gro()) {
+      const auto& gc = e->counters();
+      json nm = json::object();
+      for (std::size_t i = 0; i < gro::kGroReasonCount; ++i)
+        if (gc.not_merged[i])
+          nm[std::string(offload::to_string(offload::GroReason(i)))] = gc.not_merged[i];
+      j["gro"] = {{"packets_in", gc.packets_in}, {"merged", gc.merged},
+                  {"aggregates", gc.aggregates}, {"singles", gc.singles},
+                  {"not_merged_by_reason", nm}};
+    }
+    if (udp) {
+      j["socket"] = {{"kind", "udp"}, {"udp_segment", udp->gso()}, {"udp_gro", udp->gro()},
+                     {"udp_segment_sends", udp->stats().gso_sends},
+                     {"plain_sends", udp->stats().plain_sends},
+                     {"udp_segment_disabled", udp->stats().gso_disabled},
+                     {"gro_buffers", udp->stats().gro_buffers}};
+    } else {
+      j["socket"] = {{"kind", "raw_ip"}, {"sendmmsg_calls", raw->stats().sendmmsg_calls},
+                     {"datagrams_sent", raw->stats().datagrams_sent},
+                     {"send_errors", raw->stats().send_errors}};
+    }
+    j["tun"] = {{"vnet_hdr", tun->has_vnet_hdr()}, {"offload_bits", tun_offload}};
+    return j;
+  }
+};
+
+IpTunnelDaemon::IpTunnelDaemon(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+IpTunnelDaemon::~IpTunnelDaemon() = default;
+void IpTunnelDaemon::request_stop() noexcept { impl_->stop = true; }
+json IpTunnelDaemon::stats_json() const { return impl_->stats(); }
+
+io::Result<std::unique_ptr<IpTunnelDaemon>> IpTunnelDaemon::create(const DaemonConfig& cfg) {
+  using R = io::Result<std::unique_ptr<IpTunnelDaemon>>;
+  if (cfg.mode == TunnelMode::Vxlan) return R::error("IpTunnelDaemon: not an L3 tunnel mode");
+  const auto& v = cfg.ip;
+  if (auto e = tunnel::validate(v)) return R::error(*e);
+  auto im = std::make_unique<Impl>();
+  im->cfg = cfg;
+  auto t = io::Tun::open(cfg.dev, cfg.offload);
+  if (!t.ok()) return R::from(t);
+  im->tun.emplace(std::move(t.value()));
+  auto& tun = *im->tun;
+  if (cfg.offload) {
+    using namespace io::tun_offload;
+    auto r = tun.set_offload_best(kCsum | kTso4 | kTso6 | kTsoEcn);
+    im->tun_offload = r.ok() ? r.value() : 0;
+    spdlog::info("tun {}: TUNSETOFFLOAD accepted 0x{:x} (CSUM{} TSO4{} TSO6{} TSO_ECN{})",
+                 tun.name(), im->tun_offload, (im->tun_offload & kCsum) ? "+" : "-",
+                 (im->tun_offload & kTso4) ? "+" : "-", (im->tun_offload & kTso6) ? "+" : "-",
+                 (im->tun_offload & kTsoEcn) ? "+" : "-");
+  } else {
+    spdlog::info("tun {}: offloads off (no vnet header; one packet per read/write)", tun.name());
+  }
+  const int mtu = v.mtu ? v.mtu : 1500 - v.overhead();
+  if (auto s = tun.set_mtu(mtu); !s.ok()) return R::error("mtu " + std::to_string(mtu) + ": " + s.message());
+  if (auto s = tun.set_up(); !s.ok()) return R::from(s);
+  if (!cfg.address.empty()) {
+    auto r = io::check_command({"ip", "addr", "add", cfg.address, "dev", tun.name()});
+    if (!r.ok()) return R::error("address " + cfg.address + ": " + r.message());
+  }
+  tunnel::IpDatapathOptions dopt;
+  dopt.gro = cfg.gro && cfg.offload;
+  dopt.tun_vnet_hdr = cfg.offload;
+  if (v.gue()) {
+    io::UdpSocketOptions uo{v.local, v.port, !v.tx_outer_csum(), v.udp6_zero_csum_rx,
+                            v.ttl, v.tos, cfg.offload, cfg.offload, 4 << 20, false};
+    auto u = io::UdpSocket::open(uo);
+    if (!u.ok())
+      return R::error("local " + v.local.to_string() + " port " + std::to_string(v.port) + ": " +
+                      u.message());
+    im->udp.emplace(std::move(u.value()));
+  } else {
+    auto r = io::RawIpSocket::open(io::RawIpSocketOptions{v.local, 47, v.ttl, v.tos, 4 << 20});
+    if (!r.ok()) return R::from(r);
+    im->raw.emplace(std::move(r.value()));
+  }
+  im->dp = std::make_unique<tunnel::IpDatapath>(v, dopt);
+  im->tunbuf.resize(kMaxFrame);
+  im->netbuf.resize(kMaxFrame);
+  im->ctl_path = cfg.control.empty() ? default_control_path(tun.name()) : cfg.control;
+  ::mkdir("/run/ofld", 0755);
+  im->ctl = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  if (im->ctl_path.size() >= sizeof sa.sun_path) return R::error("control: path too long");
+  std::memcpy(sa.sun_path, im->ctl_path.c_str(), im->ctl_path.size() + 1);
+  ::unlink(im->ctl_path.c_str());
+  if (::bind(im->ctl, reinterpret_cast<sockaddr*>(&sa), sizeof sa) < 0 || ::listen(im->ctl, 8) < 0)
+    return R::error(err("control socket " + im->ctl_path));
+  sigset_t ss;
+  sigemptyset(&ss);
+  sigaddset(&ss, SIGINT);
+  sigaddset(&ss, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &ss, nullptr);
+  im->sig = ::signalfd(-1, &ss, SFD_CLOEXEC | SFD_NONBLOCK);
+  im->ep = ::epoll_create1(EPOLL_CLOEXEC);
+  for (int fd : {tun.fd(), im->net_fd(), im->ctl, im->sig}) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    if (::epoll_ctl(im->ep, EPOLL_CTL_ADD, fd, &ev) < 0) return R::error(err("epoll_ctl"));
+  }
+  std::string extra;
+  if (v.gue()) {
+    extra = " port " + std::to_string(v.port) + (v.remcsum_tx ? " remcsumtx" : "") +
+            (v.remcsum_rx ? " remcsumrx" : "") + (v.tx_outer_csum() ? "" : " (no outer UDP checksum)");
+  } else {
+    if (v.ikey) extra += " ikey " + std::to_string(*v.ikey);
+    if (v.okey) extra += " okey " + std::to_string(*v.okey);
+    if (v.icsum) extra += " icsum";
+    if (v.ocsum) extra += " ocsum";
+  }
+  spdlog::info("tunnel {}: {} local {} remote {}{} mtu {}", tun.name(), v.name(),
+               v.local.to_string(), v.remote.to_string(), extra, mtu);
+  return std::unique_ptr<IpTunnelDaemon>(new IpTunnelDaemon(std::move(im)));
+}
+
+int IpTunnelDaemon::run() {
+  auto& im = *impl_;
+  epoll_event evs[8];
+  while (!im.stop) {
+    int n = ::epoll_wait(im.ep, evs, 8, 500);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      spdlog::error("{}", err("epoll_wait"));
+      return 1;
+    }
+    for (int i = 0; i < n; ++i) {
+      const int fd = evs[i].data.fd;
+      if (fd == im.sig) {
+        signalfd_siginfo si;
+        if (::read(im.sig, &si, sizeof si) > 0)
+          spdlog::info("signal {}: shutting down", int(si.ssi_signo));
+        im.stop = true;
+      } else if (fd == im.tun->fd()) {
+        im.handle_tun();
+      } else if (fd == im.net_fd()) {
+        im.handle_net();
+      } else if (fd == im.ctl) {
+        im.handle_control();
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace ofld::daemon

@@ -1,0 +1,157 @@
+// Raw IP sockets for GRE; see ofld/io/raw_ip_socket.hpp.
+#include "ofld/io/raw_ip_socket.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+namespace ofld::io {
+
+namespace {
+std::string errstr(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+void to_sockaddr(const tunnel::IpAddr& a, sockaddr_storage& ss, socklen_t& len) {
+  std::memset(&ss, 0, sizeof ss);
+  if (a.is_v6()) {
+    auto* s6 = reinterpret_cast<sockaddr_in6*>(&ss);
+    s6->sin6_family = AF_INET6;
+    std::memcpy(&s6->sin6_addr, a.bytes.data(), 16);
+    len = sizeof *s6;
+  } else {
+    auto* s4 = reinterpret_cast<sockaddr_in*>(&ss);
+    s4->sin_family = AF_INET;
+    std::memcpy(&s4->sin_addr, a.bytes.data(), 4);
+    len = sizeof *s4;
+  }
+}
+}  // namespace
+
+Result<RawIpSocket> RawIpSocket::open(const RawIpSocketOptions& o) {
+  using R = Result<RawIpSocket>;
+  RawIpSocket s;
+  s.v6_ = o.local.is_v6();
+  const int fam = s.v6_ ? AF_INET6 : AF_INET;
+  s.fd_ = ::socket(fam, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, o.protocol);
+  if (s.fd_ < 0) {
+    if (errno == EPERM || errno == EACCES) return R::skipped(errstr("raw socket (need CAP_NET_RAW)"));
+    return R::error(errstr("raw socket protocol " + std::to_string(o.protocol)));
+  }
+  sockaddr_storage ss;
+  socklen_t len;
+  to_sockaddr(o.local, ss, len);
+  if (::bind(s.fd_, reinterpret_cast<sockaddr*>(&ss), len) != 0)
+    return R::error(errstr("bind raw socket to " + o.local.to_string()));
+  int b = o.buf_bytes;
+  ::setsockopt(s.fd_, SOL_SOCKET, SO_SNDBUF, &b, sizeof b);
+  ::setsockopt(s.fd_, SOL_SOCKET, SO_RCVBUF, &b, sizeof b);
+  if (o.ttl > 0) {
+    int v = o.ttl;
+    if (s.v6_ ? ::setsockopt(s.fd_, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &v, sizeof v)
+              : ::setsockopt(s.fd_, IPPROTO_IP, IP_TTL, &v, sizeof v))
+      return R::error(errstr("ttl " + std::to_string(o.ttl)));
+  }
+  if (o.tos > 0) {
+    int v = o.tos;
+    if (s.v6_ ? ::setsockopt(s.fd_, IPPROTO_IPV6, IPV6_TCLASS, &v, sizeof v)
+              : ::setsockopt(s.fd_, IPPROTO_IP, IP_TOS, &v, sizeof v))
+      return R::error(errstr("tos " + std::to_string(o.tos)));
+  }
+  return s;
+}
+
+RawIpSocket::RawIpSocket(RawIpSocket&& o) noexcept : fd_(o.fd_), v6_(o.v6_), st_(o.st_) { o.fd_ = -1; }
+
+RawIpSocket& RawIpSocket::operator=(RawIpSocket&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = o.fd_;
+    v6_ = o.v6_;
+    st_ = o.st_;
+    o.fd_ = -1;
+  }
+  return *this;
+}
+
+RawIpSocket::~RawIpSocket() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Result<std::size_t> RawIpSocket::send_train(const tunnel::IpAddr& dst,
+                                            std::span<const std::uint8_t> buf,
+                                            std::uint16_t seg_size) {
+  if (seg_size == 0 || buf.empty()) return std::size_t(0);
+  sockaddr_storage ss;
+  socklen_t salen;
+  to_sockaddr(dst, ss, salen);
+  constexpr std::size_t kMax = 64;
+  mmsghdr msgs[kMax];
+  iovec iov[kMax];
+  std::size_t off = 0, sent = 0;
+  int waits = 0;
+  while (off < buf.size()) {
+    std::size_t n = 0;
+    for (std::size_t o = off; o < buf.size() && n < kMax; o += seg_size, ++n) {
+      iov[n] = {const_cast<std::uint8_t*>(buf.data() + o), std::min<std::size_t>(seg_size, buf.size() - o)};
+      msgs[n] = {};
+      msgs[n].msg_hdr.msg_name = &ss;
+      msgs[n].msg_hdr.msg_namelen = salen;
+      msgs[n].msg_hdr.msg_iov = &iov[n];
+      msgs[n].msg_hdr.msg_iovlen = 1;
+    }
+    int r = ::sendmmsg(fd_, msgs, unsigned(n), 0);
+    if (r < 0) {
+      if ((errno == EAGAIN || errno == ENOBUFS) && waits++ < 10) {
+        pollfd p{fd_, POLLOUT, 0};
+        ::poll(&p, 1, 10);
+        continue;
+      }
+      if (errno == EINTR) continue;
+      std::size_t lost = (buf.size() - off + seg_size - 1) / seg_size;
+      st_.send_errors += lost;
+      return Result<std::size_t>::error(errstr("sendmmsg to " + dst.to_string()));
+    }
+    ++st_.sendmmsg_calls;
+    st_.datagrams_sent += std::size_t(r);
+    sent += std::size_t(r);
+    off += std::size_t(r) * seg_size;
+  }
+  return sent;
+}
+
+Result<std::optional<RawIpRx>> RawIpSocket::recv(std::span<std::uint8_t> buf) {
+  using R = Result<std::optional<RawIpRx>>;
+  sockaddr_storage ss{};
+  socklen_t sl = sizeof ss;
+  ssize_t n;
+  do {
+    n = ::recvfrom(fd_, buf.data(), buf.size(), MSG_TRUNC, reinterpret_cast<sockaddr*>(&ss), &sl);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return std::optional<RawIpRx>{};
+    return R::error(errstr("raw recv"));
+  }
+  RawIpRx rx;
+  rx.len = std::min<std::size_t>(std::size_t(n), buf.size());
+  if (ss.ss_family == AF_INET6) {
+    rx.from.family = 6;
+    std::memcpy(rx.from.bytes.data(), &reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr, 16);
+  } else {
+    rx.from.family = 4;
+    std::memcpy(rx.from.bytes.data(), &reinterpret_cast<sockaddr_in*>(&ss)->sin_addr, 4);
+    if (rx.len < 20 || (buf[0] >> 4) != 4) return R::error("raw recv: not an IPv4 header");
+    const std::size_t ihl = std::size_t(buf[0] & 0x0f) * 4;
+    if (ihl < 20 || ihl > rx.len) return R::error("raw recv: bad IPv4 header length");
+    rx.off = ihl;
+    rx.len -= ihl;
+  }
+  return std::optional<RawIpRx>{rx};
+}
+
+}  // namespace ofld::io

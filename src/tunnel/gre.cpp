@@ -1,0 +1,65 @@
+// GRE encapsulation / decapsulation for the gre / ip6gre mode (gre_build_header,
+// gre_parse_header, ip_tunnel_rcv in net/ipv4; RFC 2784, RFC 2890; spec V-12, V-13).
+#include "ofld/core/csum.hpp"
+#include "ofld/tunnel/ip_tunnel.hpp"
+#include "ofld/wire/bytes.hpp"
+#include "ofld/wire/layout.hpp"
+#include "ofld/wire/tunnel.hpp"
+
+namespace ofld::tunnel {
+
+std::size_t gre_build_header(std::uint16_t proto, const IpTunnelConfig& cfg,
+                             std::span<std::uint8_t> out) {
+  wire::GreRepr h;
+  h.protocol = proto;
+  if (cfg.ocsum) h.checksum = 0;
+  h.key = cfg.okey;
+  return h.emit(out);
+}
+
+void gre_fill_checksum(std::span<std::uint8_t> pkt) noexcept {
+  if (pkt.size() < 8 || !(pkt[0] & 0x80)) return;
+  wire::store_be16(pkt.data() + wire::gre::kCsumOffset, 0);
+  wire::store_be16(pkt.data() + wire::gre::kCsumOffset, csum::ip_compute_csum(pkt.data(), pkt.size()));
+}
+
+IpDecapResult gre_decap(std::span<const std::uint8_t> payload, const IpTunnelConfig& cfg,
+                        IpCounters& c) {
+  IpDecapResult r;
+  auto fail = [&](IpDrop d) {
+    r.reason = d;
+    c.drop(d);
+    return std::move(r);
+  };
+  auto hp = wire::GreHeader<>::parse(payload);
+  if (!hp) return fail(IpDrop::RxTruncated);
+  const auto& h = hp.value();
+  // gre_parse_header: version 0 only; RFC 1701 routing is not supported by Linux either.
+  if (h.version() != 0 || h.routing_present()) return fail(IpDrop::RxBadHeader);
+  // ip_tunnel_rcv: a checksum present but not expected, or expected but absent → drop.
+  if (h.csum_present() != cfg.icsum) return fail(IpDrop::RxCsumFlagMismatch);
+  const std::size_t hlen = h.header_len();
+  csum::wsum inner_sum = 0;
+  if (h.csum_present()) {
+    const csum::wsum all = csum::csum_partial(payload);
+    if (csum::csum_fold(all) != 0) return fail(IpDrop::RxGreCsumBad);  // V-13
+    ++c.rx_gre_csum_ok;
+    // hlen is a multiple of 4, so the inner sum is the total minus the header's.
+    inner_sum = csum::csum_sub(all, csum::csum_partial(payload.first(hlen)));
+  }
+  // ip_tunnel_lookup: the key flag and value must match the tunnel's ikey.
+  if (h.key() != cfg.ikey) return fail(IpDrop::RxKeyMismatch);
+  auto inner = payload.subspan(hlen);
+  if (inner.size() < 20) return fail(IpDrop::RxTruncated);
+  const unsigned nib = inner[0] >> 4;
+  const std::uint16_t proto = h.protocol();
+  if (!((proto == wire::ethertype::kIpv4 && nib == 4) || (proto == wire::ethertype::kIpv6 && nib == 6)))
+    return fail(IpDrop::RxNotIp);
+  r.pkt = core::Packet::from_bytes(inner);
+  // A verified GRE checksum gives the inner packet's sum for free (CHECKSUM_COMPLETE).
+  if (h.csum_present()) r.pkt.csum = core::CsumComplete{inner_sum};
+  r.ok = true;
+  return r;
+}
+
+}  // namespace ofld::tunnel

@@ -1,0 +1,95 @@
+// GUE encapsulation / decapsulation for the L3 tunnel mode (__gue_build_header, gue_udp_recv,
+// gue_remcsum in net/ipv4/fou_core.c; spec V-6..V-10, W-25, W-27, C-33, K-2).
+#include "ofld/tunnel/ip_tunnel.hpp"
+#include "ofld/wire/bytes.hpp"
+#include "ofld/wire/layout.hpp"
+#include "ofld/wire/tunnel.hpp"
+
+namespace ofld::tunnel {
+
+std::size_t gue_build_header(const core::Packet& inner, const IpTunnelConfig& cfg,
+                             std::span<std::uint8_t> out, bool& rco) {
+  rco = false;
+  if (inner.headlen() < 1) return 0;
+  const unsigned ver = inner.data()[0] >> 4;
+  if (ver != 4 && ver != 6) return 0;
+  wire::GueRepr h;
+  h.proto = ver == 4 ? wire::ipproto::kIpip : wire::ipproto::kIpv6;
+  if (cfg.remcsum_tx && cfg.tx_outer_csum() && inner.ip_summed() == core::IpSummed::Partial) {
+    const auto& cp = std::get<core::CsumPartial>(inner.csum);
+    const int start = inner.csum_start_offset();
+    // W-27: start counted from the end of the GUE header (= the inner IP header here);
+    // offset = start + csum_offset. Only Internet checksums (not CRC32c) can travel as RCO.
+    if (!cp.not_inet && start >= 0 && start + cp.csum_offset <= 0xFFFF) {
+      h.remcsum = wire::GueHeader<>::Remcsum{std::uint16_t(start),
+                                             std::uint16_t(start + cp.csum_offset)};
+      rco = true;
+    }
+  }
+  return h.emit(out);
+}
+
+IpDecapResult gue_decap(std::span<const std::uint8_t> payload, const IpTunnelConfig& cfg,
+                        OuterCsum outer, IpCounters& c) {
+  IpDecapResult r;
+  auto fail = [&](IpDrop d) {
+    r.reason = d;
+    c.drop(d);
+    return std::move(r);
+  };
+  if (payload.size() < 4) return fail(IpDrop::RxTruncated);
+  std::span<const std::uint8_t> inner;
+  std::uint8_t proto = 0;
+  std::optional<wire::GueHeader<>::Remcsum> rcs;
+  switch (payload[0] >> 6) {
+    case 1: {  // V-7: no GUE header, the payload is the IP packet itself
+      const unsigned nib = payload[0] >> 4;
+      if (nib != 4 && nib != 6) return fail(IpDrop::RxBadHeader);
+      proto = nib == 4 ? wire::ipproto::kIpip : wire::ipproto::kIpv6;
+      inner = payload;
+      break;
+    }
+    case 0: {
+      auto h = wire::GueHeader<>::parse(payload);  // V-9
+      if (!h) {
+        return fail(h.error().code == wire::Errc::Truncated ? IpDrop::RxTruncated
+                                                            : IpDrop::RxBadHeader);
+      }
+      if (h.value().control()) return fail(IpDrop::RxBadHeader);  // no control messages
+      proto = h.value().proto_ctype();
+      rcs = h.value().remcsum();
+      inner = payload.subspan(h.value().header_len());
+      break;
+    }
+    default:
+      return fail(IpDrop::RxBadHeader);
+  }
+  if (inner.size() < 20) return fail(IpDrop::RxTruncated);
+  const unsigned nib = inner[0] >> 4;
+  if (!((proto == wire::ipproto::kIpip && nib == 4) || (proto == wire::ipproto::kIpv6 && nib == 6)))
+    return fail(IpDrop::RxNotIp);
+  r.pkt = core::Packet::from_bytes(inner);
+  if (rcs) {
+    if (!cfg.remcsum_rx) return fail(IpDrop::RxRcoNotEnabled);
+    if (std::size_t(rcs->offset) + 2 > inner.size() || rcs->start >= inner.size())
+      return fail(IpDrop::RxRcoBadOffset);
+    if (outer == OuterCsum::Zero) {  // K-2: nothing protects the inner packet
+      ++c.rx_rco_nocsum;
+      return fail(IpDrop::RxRcoNoOuterCsum);
+    }
+    // C-33/W-25: the kernel verified the outer UDP checksum over the whole payload before
+    // the socket saw it, so the inner bytes are intact; the field is recovered from that.
+    if (cfg.remcsum_nopartial) r.pkt.csum = core::CsumComplete{r.pkt.checksum(0, r.pkt.len())};
+    if (core::remcsum_process(r.pkt, 0, rcs->start, rcs->offset, cfg.remcsum_nopartial) !=
+        core::PacketError::Ok)
+      return fail(IpDrop::RxRcoBadOffset);
+    if (cfg.remcsum_nopartial) ++c.rx_csum_validated;
+    else ++c.rx_csum_skipped;
+    ++c.rx_rco;
+    r.rco = true;
+  }
+  r.ok = true;
+  return r;
+}
+
+}  // namespace ofld::tunnel

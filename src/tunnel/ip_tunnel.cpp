@@ -1,0 +1,82 @@
+// L3 tunnel modes (GUE, GRE, ip6gre): configuration checks, drop names, counters.
+#include "ofld/tunnel/ip_tunnel.hpp"
+
+namespace ofld::tunnel {
+
+int IpTunnelConfig::overhead() const noexcept {
+  const int ip = ipv6() ? 40 : 20;
+  if (gue()) return ip + 8 + 4 + (remcsum_tx ? 8 : 0);
+  return ip + 4 + (ocsum ? 4 : 0) + (okey ? 4 : 0);
+}
+
+std::string_view IpTunnelConfig::name() const noexcept {
+  if (gue()) return "gue";
+  return ipv6() ? "ip6gre" : "gre";
+}
+
+std::optional<std::string> validate(const IpTunnelConfig& cfg) {
+  const std::string n(cfg.name());
+  if (cfg.local.empty()) return "local: an underlay address is required (" + n + " local ADDR)";
+  if (cfg.remote.empty()) return "remote: the remote address is required (" + n + " remote ADDR)";
+  if (cfg.remote.family != cfg.local.family)
+    return "remote: " + cfg.remote.to_string() + " is not the address family of local " +
+           cfg.local.to_string();
+  if (cfg.gue()) {
+    if (cfg.port == 0)
+      return std::string(
+          "port: GUE has no default port (no IANA assignment); give `port P`, the same UDP port "
+          "on both ends (Linux examples use 5555)");
+    if (!cfg.ipv6() && (cfg.udp6_zero_csum_tx || cfg.udp6_zero_csum_rx))
+      return std::string("udp6zerocsumtx/udp6zerocsumrx: only valid with an IPv6 underlay");
+    if (cfg.remcsum_tx && !cfg.tx_outer_csum())
+      return std::string(
+                 "remcsumtx: remote checksum offload needs an outer UDP checksum (spec K-2: "
+                 "without it the inner checksum cannot be recovered); drop ") +
+             (cfg.ipv6() ? "udp6zerocsumtx" : "noudpcsum") + " or remcsumtx";
+    if (cfg.remcsum_nopartial && !cfg.remcsum_rx)
+      return std::string("remcsum-nopartial: only meaningful with remcsumrx");
+    if (cfg.ikey || cfg.okey || cfg.icsum || cfg.ocsum)
+      return std::string("key/csum: GRE settings, not valid for gue");
+  } else {
+    if (cfg.port != 0) return "port: not a " + n + " setting (GRE is IP protocol 47, no port)";
+    if (cfg.remcsum_tx || cfg.remcsum_rx || cfg.remcsum_nopartial)
+      return "remcsumtx/remcsumrx: not a " + n + " setting (remote checksum offload is GUE/VXLAN)";
+    if (!cfg.udp_csum || cfg.udp6_zero_csum_tx || cfg.udp6_zero_csum_rx)
+      return "udpcsum/noudpcsum/udp6zerocsum*: not a " + n + " setting (GRE has no UDP header)";
+  }
+  if (cfg.mtu != 0 && (cfg.mtu < 68 || cfg.mtu > 65535 - cfg.overhead()))
+    return "mtu: " + std::to_string(cfg.mtu) + " outside 68.." +
+           std::to_string(65535 - cfg.overhead());
+  return std::nullopt;
+}
+
+std::string_view to_string(IpDrop d) noexcept {
+  switch (d) {
+    case IpDrop::RxTruncated: return "rx_truncated";
+    case IpDrop::RxBadHeader: return "rx_bad_header";
+    case IpDrop::RxNotIp: return "rx_not_ip";
+    case IpDrop::RxRcoNotEnabled: return "rx_rco_not_enabled";
+    case IpDrop::RxRcoNoOuterCsum: return "rx_rco_no_outer_csum";
+    case IpDrop::RxRcoBadOffset: return "rx_rco_bad_offset";
+    case IpDrop::RxKeyMismatch: return "rx_key_mismatch";
+    case IpDrop::RxCsumFlagMismatch: return "rx_csum_flag_mismatch";
+    case IpDrop::RxGreCsumBad: return "rx_gre_csum_bad";
+    case IpDrop::RxWrongSource: return "rx_wrong_source";
+    case IpDrop::TxNotIp: return "tx_not_ip";
+    case IpDrop::TxVnetRejected: return "tx_vnet_rejected";
+    case IpDrop::TxGsoFailed: return "tx_gso_failed";
+    case IpDrop::TxCsumFailed: return "tx_csum_failed";
+    case IpDrop::TxSendFailed: return "tx_send_failed";
+    case IpDrop::RxTunWriteFailed: return "rx_tun_write_failed";
+    case IpDrop::kCount: break;
+  }
+  return "unknown";
+}
+
+std::uint64_t IpCounters::drops_total() const noexcept {
+  std::uint64_t n = 0;
+  for (auto v : drops) n += v;
+  return n;
+}
+
+}  // namespace ofld::tunnel
