@@ -1,12 +1,23 @@
 // libFuzzer target: arbitrary frame sequences through the GRO engine.
+//
 // Input: byte 0 = configuration (bit 0 UDP GRO forwarding, bit 1 VXLAN socket 4789 with RCO,
 // bit 2 RCO no-partial, bit 3 GUE socket 6080, bits 4-7 batch size − 1), then frames as
-// [u16 length][bytes]... Properties: never crashes (ASan/UBSan); every input frame is
-// accounted for (merged + held + delivered); per TCP flow (Ethernet/IP/TCP frames, addresses
-// and ports as the key) the output carries exactly the input payload bytes (same count, same
-// byte multiset), and the first bytes of every output frame's payload are the payload start
-// of some input frame of that flow.
-#include <algorithm>
+// [u16 length][bytes]...
+//
+// Properties checked (any violation aborts):
+//  * never crashes (ASan/UBSan);
+//  * accounting: every input frame is merged, held or delivered at once, and the completions
+//    account for every held or merged frame;
+//  * G-7: a packet GRO does not take (flushed: hard reject, bad checksum, flagged ...) is
+//    delivered at once and byte-identical to its input (RCO no-partial rewrites undone, W-23);
+//  * G-8: a completion of count 1 is byte-identical to the input frame it holds;
+//  * in order per flow: for every GRO flow (the identity of spec §5.5: MAC header, IPv4
+//    protocol + addresses or IPv6 version/flow label + addresses + next header + extension
+//    header bytes, L4 ports) of plain TCP, and of plain UDP (not to a configured tunnel port),
+//    the completions, in delivery order, carry the payload bytes of that flow's taken input
+//    frames in input order: a completion of count n holds exactly the concatenated payloads
+//    of the next n taken frames of its flow. Frames delivered at once (previous bullet) may
+//    overtake a held flow (K-5), so they are not part of the sequence.
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -17,51 +28,83 @@
 
 namespace {
 
+using Bytes = std::vector<std::uint8_t>;
+
 struct Chunk {
-  std::string key;
-  std::vector<std::uint8_t> payload;
+  std::string key;  ///< GRO flow identity
+  Bytes payload;    ///< L4 payload bytes (up to the IP length: padding excluded)
   bool ok = false;
 };
 
-Chunk tcp_payload(const std::vector<std::uint8_t>& f) {
+inline std::uint16_t ld16(const std::uint8_t* p) { return std::uint16_t(p[0] << 8 | p[1]); }
+
+// Parse Ethernet / IPv4 (no options) or IPv6 (+ Hop-by-Hop, Routing, Dest-Opts headers) /
+// TCP or UDP. UDP to a port in `skip_udp` (tunnel sockets) is not a plain UDP flow.
+Chunk l4_payload(const Bytes& f, std::uint16_t skip_a, std::uint16_t skip_b) {
   Chunk c;
   if (f.size() < 14) return c;
-  const std::uint16_t type = std::uint16_t(f[12] << 8 | f[13]);
-  std::size_t off = 14, end = 0, l4 = 0;
+  const std::uint16_t type = ld16(f.data() + 12);
+  const std::size_t off = 14;
+  std::size_t end = 0, l4 = 0;
+  std::uint8_t proto = 0;
+  c.key.assign(f.begin(), f.begin() + 14);
   if (type == 0x0800) {
     if (f.size() < off + 20) return c;
     const std::size_t ihl = std::size_t(f[off] & 0x0F) * 4;
-    const std::size_t tot = std::size_t(f[off + 2] << 8 | f[off + 3]);
-    if ((f[off] >> 4) != 4 || ihl < 20 || tot < ihl || off + tot > f.size() || f[off + 9] != 6) return c;
-    c.key.assign(f.begin() + long(off) + 12, f.begin() + long(off) + 20);
+    const std::size_t tot = ld16(f.data() + off + 2);
+    if ((f[off] >> 4) != 4 || ihl < 20 || tot < ihl || off + tot > f.size()) return c;
+    proto = f[off + 9];
+    c.key.push_back(char(proto));
+    c.key.append(f.begin() + long(off) + 12, f.begin() + long(off) + 20);
     end = off + tot;
     l4 = off + ihl;
   } else if (type == 0x86DD) {
     if (f.size() < off + 40) return c;
-    end = off + 40 + std::size_t(f[off + 4] << 8 | f[off + 5]);
+    end = off + 40 + ld16(f.data() + off + 4);
     if (end > f.size()) return c;
-    std::uint8_t nh = f[off + 6];
+    c.key.push_back(char(f[off] & 0xF0));
+    c.key.push_back(char(f[off + 1] & 0x0F));
+    c.key.append(f.begin() + long(off) + 2, f.begin() + long(off) + 4);
+    c.key.push_back(char(f[off + 6]));
+    c.key.append(f.begin() + long(off) + 8, f.begin() + long(off) + 40);
+    proto = f[off + 6];
     l4 = off + 40;
-    while (nh == 0 || nh == 43 || nh == 60) {
+    while (proto == 0 || proto == 43 || proto == 60) {
       if (l4 + 2 > end) return c;
-      const std::uint8_t n2 = f[l4];
-      l4 += (std::size_t(f[l4 + 1]) + 1) * 8;
-      nh = n2;
+      const std::size_t n = (std::size_t(f[l4 + 1]) + 1) * 8;
+      if (l4 + n > end) return c;
+      proto = f[l4];
+      c.key.append(f.begin() + long(l4), f.begin() + long(l4 + n));
+      l4 += n;
     }
-    if (nh != 6) return c;
-    c.key.assign(f.begin() + long(off) + 8, f.begin() + long(off) + 40);
   } else {
     return c;
   }
-  if (l4 + 20 > end) return c;
-  const std::size_t doff = std::size_t(f[l4 + 12] >> 4) * 4;
-  if (doff < 20 || l4 + doff > end) return c;
+  std::size_t hl = 0;
+  if (proto == 6) {
+    if (l4 + 20 > end) return c;
+    hl = std::size_t(f[l4 + 12] >> 4) * 4;
+    if (hl < 20 || l4 + hl > end) return c;
+  } else if (proto == 17) {
+    if (l4 + 8 > end) return c;
+    const std::uint16_t dport = ld16(f.data() + l4 + 2);
+    if ((skip_a && dport == skip_a) || (skip_b && dport == skip_b)) return c;
+    hl = 8;
+  } else {
+    return c;
+  }
+  c.key.push_back(char(proto));
   c.key.append(f.begin() + long(l4), f.begin() + long(l4) + 4);
-  c.key.append(f.begin(), f.begin() + 14);
-  c.payload.assign(f.begin() + long(l4 + doff), f.begin() + long(end));
+  c.payload.assign(f.begin() + long(l4 + hl), f.begin() + long(end));
   c.ok = true;
   return c;
 }
+
+struct Out {
+  Bytes bytes;
+  long direct = -1;     ///< input index when delivered at once, else -1 (a completion)
+  std::uint16_t count = 1;
+};
 
 }  // namespace
 
@@ -72,9 +115,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   o.config.udp_gro_fwd = cfg & 1;
   if (cfg & 2) o.config.udp_tunnels.push_back({4789, 4789, true, bool(cfg & 4)});
   if (cfg & 8) o.config.udp_tunnels.push_back({6080, 6080, true, bool(cfg & 4)});
-  o.batch = std::size_t((cfg >> 4) + 1);
+  const std::size_t batch = std::size_t((cfg >> 4) + 1);
+  // The poll end is driven here (the engine's own batch counter does the same thing) so that
+  // each receive's outputs can be told apart: completions first, then the skb itself when it
+  // was delivered at once.
+  o.batch = std::size_t(1) << 30;
   ofld::gro::Engine e(o);
-  std::vector<std::vector<std::uint8_t>> in;
+  std::vector<Bytes> in;
   std::size_t i = 1;
   while (i + 2 <= size && in.size() < 256) {
     std::size_t n = std::size_t(data[i] << 8 | data[i + 1]);
@@ -83,47 +130,72 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     in.emplace_back(data + i, data + i + n);
     i += n;
   }
-  std::vector<std::vector<std::uint8_t>> out;
-  for (auto& f : in) {
-    e.receive(ofld::core::Packet::from_bytes(f));
-    for (auto& p : e.output()) out.push_back(p.to_bytes());
-    e.output().clear();
+  std::vector<Out> out;
+  auto take = [&](long direct_idx) {
+    auto& v = e.output();
+    for (std::size_t k = 0; k < v.size(); ++k) {
+      Out x;
+      x.bytes = v[k].to_bytes();
+      if (direct_idx >= 0 && k + 1 == v.size())
+        x.direct = direct_idx;
+      else if (v[k].gso.size != 0)
+        x.count = v[k].gso.segs;
+      out.push_back(std::move(x));
+    }
+    v.clear();
+  };
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    const auto dn = e.counters().delivered_now;
+    e.receive(ofld::core::Packet::from_bytes(in[k]));
+    take(e.counters().delivered_now != dn ? long(k) : -1);
+    if ((k + 1) % batch == 0) {
+      e.poll_end();
+      take(-1);
+    }
   }
   e.flush_all();
-  for (auto& p : e.output()) out.push_back(p.to_bytes());
+  take(-1);
 
   const auto& c = e.counters();
   if (c.merged + c.held + c.delivered_now != in.size()) std::abort();
   if (c.segments_out + c.delivered_now != in.size()) std::abort();
 
-  // Payload accounting per TCP flow, only where no tunnel/UDP GRO can rewrite outer frames.
-  if (cfg & 0x0F) return 0;
-  std::map<std::string, std::vector<std::uint8_t>> a, b;
-  std::map<std::string, std::vector<std::vector<std::uint8_t>>> starts;
-  for (auto& f : in) {
-    auto ch = tcp_payload(f);
+  // G-7: delivered at once and untouched.
+  std::vector<bool> direct(in.size(), false);
+  for (const auto& x : out) {
+    if (x.direct < 0) continue;
+    direct[std::size_t(x.direct)] = true;
+    if (x.bytes != in[std::size_t(x.direct)]) std::abort();
+  }
+
+  // Per flow, in order.
+  const std::uint16_t skip_a = (cfg & 2) ? 4789 : 0, skip_b = (cfg & 8) ? 6080 : 0;
+  struct Flow {
+    std::vector<std::size_t> taken;  // input indices, in order
+    std::size_t next = 0;
+  };
+  std::map<std::string, Flow> flows;
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    if (direct[k]) continue;
+    auto ch = l4_payload(in[k], skip_a, skip_b);
+    if (ch.ok) flows[ch.key].taken.push_back(k);
+  }
+  for (const auto& x : out) {
+    if (x.direct >= 0) continue;
+    auto ch = l4_payload(x.bytes, skip_a, skip_b);
     if (!ch.ok) continue;
-    a[ch.key].insert(a[ch.key].end(), ch.payload.begin(), ch.payload.end());
-    starts[ch.key].push_back(ch.payload);
+    Flow& fl = flows[ch.key];
+    if (fl.next + x.count > fl.taken.size()) std::abort();  // more segments than were taken
+    if (x.count == 1 && x.bytes != in[fl.taken[fl.next]]) std::abort();  // G-8
+    Bytes want;
+    for (std::size_t s = 0; s < x.count; ++s) {
+      auto part = l4_payload(in[fl.taken[fl.next + s]], skip_a, skip_b);
+      want.insert(want.end(), part.payload.begin(), part.payload.end());
+    }
+    if (ch.payload != want) std::abort();
+    fl.next += x.count;
   }
-  for (auto& f : out) {
-    auto ch = tcp_payload(f);
-    if (!ch.ok) continue;
-    b[ch.key].insert(b[ch.key].end(), ch.payload.begin(), ch.payload.end());
-    bool found = false;
-    for (auto& s : starts[ch.key])
-      if (s.size() <= ch.payload.size() && std::equal(s.begin(), s.end(), ch.payload.begin())) {
-        found = true;
-        break;
-      }
-    if (!found) std::abort();
-  }
-  for (auto& [k, v] : a) {
-    auto w = b[k];
-    if (v.size() != w.size()) std::abort();
-    std::sort(v.begin(), v.end());
-    std::sort(w.begin(), w.end());
-    if (v != w) std::abort();
-  }
+  for (const auto& [k, fl] : flows)
+    if (fl.next != fl.taken.size()) std::abort();  // a taken frame never came out
   return 0;
 }
