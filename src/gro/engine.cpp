@@ -239,6 +239,7 @@ void Engine::receive(core::Packet pkt, std::uint64_t now_ns) {
     h->proto = ctx.proto;
     h->ip_fixedid = 0;
     h->encap_mark = ctx.encap_mark;
+    h->is_flist = ctx.is_flist;  // T-4 / U-3 fraglist mode of the new flow
     h->is_ipv6 = eth ? type == 0x86DD : (pkt.data()[0] >> 4) == 6;
     h->same_flow = false;
     h->age_ns = now_ns;

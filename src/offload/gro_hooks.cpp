@@ -39,6 +39,9 @@ std::string_view to_string(GroReason r) noexcept {
     case GroReason::SeqGap: return "seq_gap";
     case GroReason::SizeLimit: return "size_limit";
     case GroReason::FinalFlags: return "final_flags";
+    case GroReason::FraglistCsum: return "fraglist_csum";
+    case GroReason::FraglistCount: return "fraglist_count";
+    case GroReason::FraglistMode: return "fraglist_mode";
     case GroReason::ShortSegment: return "short_segment";
     case GroReason::UdpZeroCsum: return "udp_zero_csum";
     case GroReason::UdpLength: return "udp_length";
@@ -157,6 +160,29 @@ bool gro_merge(GroContext& ctx, GroHeld& p) noexcept {
   p.count = std::uint16_t(p.count + ctx.count);
   ctx.same_flow = true;
   return true;
+}
+
+bool gro_merge_list(GroContext& ctx, GroHeld& p) noexcept {
+  core::Packet& skb = *ctx.skb;
+  const std::size_t nh = ctx.network_offsets[ctx.encap_mark ? 1 : 0];
+  const std::size_t plen = p.pkt.len() - p.network_offsets[0];
+  const std::size_t slen = skb.len() - ctx.network_offsets[0];
+  if (plen + slen >= 65536 || ctx.flush) return false;  // G-21
+  if (!skb.frag_list().empty() || ctx.data_offset > skb.len()) return false;
+  skb.set_network_header(int(nh));
+  skb.set_transport_header(int(ctx.transport_offset));
+  if (!skb.pskb_pull(ctx.data_offset)) return false;
+  p.pkt.add_to_frag_list(std::move(skb));
+  p.count = std::uint16_t(p.count + 1);
+  ctx.same_flow = true;
+  return true;
+}
+
+bool gro_flist_csum_match(const core::Packet& a, const core::Packet& b) noexcept {
+  if (a.ip_summed() != b.ip_summed()) return false;
+  const auto* ua = std::get_if<core::CsumUnnecessary>(&a.csum);
+  const auto* ub = std::get_if<core::CsumUnnecessary>(&b.csum);
+  return !ua || !ub || ua->level == ub->level;
 }
 
 void gro_call_receive(GroContext& ctx, Key key, std::uint16_t number) noexcept {

@@ -41,7 +41,10 @@ void tcp_gro_receive(GroContext& ctx) {
 
   const std::size_t len = ctx.gro_len();
   const std::uint32_t flags = wire_load32(th + 12);
-  const core::Packet& skb = *ctx.skb;
+  const std::uint16_t dport = wire_load16(th + 2);
+  // The skb may be moved onto a fraglist (G-21): what out_check_final needs is read now.
+  const bool skb_gso = ctx.skb->is_gso();
+  const std::uint16_t skb_gso_size = ctx.skb->gso.size;
 
   // T-3: tcp_gro_lookup.
   GroHeld* p = nullptr;
@@ -53,6 +56,16 @@ void tcp_gro_receive(GroContext& ctx) {
     }
     p = c;
     break;
+  }
+
+  // T-4 fraglist decision (NETIF_F_GRO_FRAGLIST; not inside a tunnel, see gro_context.hpp).
+  if (ctx.cfg->gro_fraglist && !ctx.encap_mark) {
+    if (p) {
+      if (p->is_flist && skb_gso && p->count == 1) p->is_flist = false;  // back to normal GRO
+      ctx.is_flist = p->is_flist;
+    } else {
+      ctx.is_flist = !ctx.cfg->tcp_established(dport) && !skb_gso;
+    }
   }
 
   std::size_t mss = 1;
@@ -79,26 +92,40 @@ void tcp_gro_receive(GroContext& ctx) {
     if (why == GroReason::None) why = gro_network_flush(ctx, *p, off);  // T-9
     mss = p->pkt.gso.size;
     if (why == GroReason::None) {  // T-10
-      if (skb.is_gso() ? mss != skb.gso.size : (len - 1) >= mss) why = GroReason::Size;
+      if (skb_gso ? mss != skb_gso_size : (len - 1) >= mss) why = GroReason::Size;
     }
     if (why == GroReason::None) {  // T-11
       const std::uint32_t plen = std::uint32_t(p->pkt.len() - p->data_offset);
       if (wire_load32(th2 + 4) + plen != wire_load32(th + 4)) why = GroReason::SeqGap;
     }
-    if (why == GroReason::None && !gro_merge(ctx, *p))  // T-14
-      why = ctx.flush ? (ctx.skb_reason != GroReason::None ? ctx.skb_reason : GroReason::Size)
-                      : GroReason::SizeLimit;
-    if (why != GroReason::None) {
-      mss = 1;
+    if (p->is_flist) {
+      // T-13: exact flag word, same checksum state, fewer than 64 segments, no GSO member;
+      // G-21 list merge; p's header is left alone (no T-15).
+      if (why == GroReason::None && flags != flags2) why = GroReason::Flags;
+      if (why == GroReason::None && skb_gso) why = GroReason::GsoInput;
+      if (why == GroReason::None && !gro_flist_csum_match(*ctx.skb, p->pkt))
+        why = GroReason::FraglistCsum;
+      if (why == GroReason::None && p->count >= 64) why = GroReason::FraglistCount;
+      if (why == GroReason::None && !gro_merge_list(ctx, *p))
+        why = ctx.flush ? (ctx.skb_reason != GroReason::None ? ctx.skb_reason : GroReason::Size)
+                        : GroReason::SizeLimit;
+      if (why != GroReason::None) mss = 1;
     } else {
-      th2[13] |= std::uint8_t((flags & (kFin | kPsh)) >> 16);  // T-15
+      if (why == GroReason::None && !gro_merge(ctx, *p))  // T-14
+        why = ctx.flush ? (ctx.skb_reason != GroReason::None ? ctx.skb_reason : GroReason::Size)
+                        : GroReason::SizeLimit;
+      if (why != GroReason::None) {
+        mss = 1;
+      } else {
+        th2[13] |= std::uint8_t((flags & (kFin | kPsh)) >> 16);  // T-15
+      }
     }
   }
 
   // T-16..T-19 out_check_final.
   GroReason fin = GroReason::None;
-  if (skb.is_gso()) {
-    if (len != std::size_t(ctx.count) * skb.gso.size) fin = GroReason::Size;
+  if (skb_gso) {
+    if (len != std::size_t(ctx.count) * skb_gso_size) fin = GroReason::Size;
   } else if (len < mss) {
     fin = p && why == GroReason::None ? GroReason::ShortSegment : GroReason::Size;
   }
@@ -114,6 +141,13 @@ int tcp_gro_complete(GroContext& ctx, std::uint32_t thoff) {
   core::Packet& p = ctx.cp->pkt;
   std::uint8_t* th = p.data() + thoff;
   const std::uint8_t* l3 = p.data() + ctx.l3_off;
+  if (ctx.cp->is_flist) {  // T-21: headers untouched, checksum state raised one level
+    p.gso.type |= (ctx.l3_v6 ? gso::TCPV6 : gso::TCPV4) | gso::FRAGLIST;
+    p.gso.segs = ctx.cp->count;
+    core::incr_checksum_unnecessary(p);
+    p.set_transport_header(int(thoff));
+    return 0;
+  }
   const std::uint32_t tcplen = std::uint32_t(p.len() - thoff);
   // T-20: check := ~tcp_v4/v6_check(len, saddr, daddr, 0) = folded pseudo sum (the seed).
   wire_store16(th + 16, cs::csum_fold16(pseudo(l3, tcplen, 6)));

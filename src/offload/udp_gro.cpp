@@ -28,6 +28,11 @@ void receive_segment(GroContext& ctx, const std::uint8_t* uh) {
       p->same_flow = false;
       continue;
     }
+    if (ctx.is_flist != p->is_flist) {  // U-8
+      ctx.flush_skb(GroReason::FraglistMode);
+      ctx.complete_p(p, GroReason::FraglistMode);
+      return;
+    }
     const std::size_t ulen2 = wire_load16(uh2 + 4);
     GroReason why = gro_network_flush(ctx, *p, off);
     if (why == GroReason::None && ulen > ulen2) why = GroReason::UdpLonger;
@@ -36,7 +41,10 @@ void receive_segment(GroContext& ctx, const std::uint8_t* uh) {
       ctx.note_skb(why);
       return;
     }
-    if (!gro_merge(ctx, *p)) {
+    // U-10: a fraglist member needs p's checksum state (else only the skb is flushed).
+    if (p->is_flist && !gro_flist_csum_match(*ctx.skb, p->pkt))
+      return ctx.flush_skb(GroReason::FraglistCsum);
+    if (p->is_flist ? !gro_merge_list(ctx, *p) : !gro_merge(ctx, *p)) {
       ctx.note_skb(GroReason::SizeLimit);
       ctx.complete_p(p, GroReason::SizeLimit);
     } else if (ulen != ulen2) {
@@ -70,7 +78,9 @@ void udp_gro_receive(GroContext& ctx) {
   if (!po || !po->gro_receive) {  // U-3
     if (ctx.skb->encapsulation) return ctx.flush_skb(GroReason::UdpEncapLocal);
     const bool sock = ctx.cfg->udp_gro_sock(dport);
-    if ((!sock && ctx.cfg->udp_gro_fwd) || sock) return receive_segment(ctx, uh);
+    // is_flist: GRO_FRAGLIST and no UDP_GRO socket (not inside a tunnel, gro_context.hpp).
+    ctx.is_flist = ctx.cfg->gro_fraglist && !sock && !ctx.encap_mark;
+    if ((!sock && ctx.cfg->udp_gro_fwd) || sock || ctx.is_flist) return receive_segment(ctx, uh);
     return ctx.flush_skb(GroReason::UdpNoGro);
   }
   // U-4: tunnel socket.
@@ -97,6 +107,14 @@ int udp_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
   std::uint8_t* uh = p.data() + nhoff;
   const std::uint8_t* l3 = p.data() + ctx.l3_off;
   const std::size_t newlen = p.len() - nhoff;
+  if (ctx.cp->is_flist && !p.encapsulation) {  // U-12 fraglist: length only, state raised
+    wire_store16(uh + 4, std::uint16_t(newlen));
+    p.gso.type |= gso::FRAGLIST | gso::UDP_L4;
+    p.gso.segs = ctx.cp->count;
+    core::incr_checksum_unnecessary(p);
+    p.set_transport_header(int(nhoff));
+    return 0;
+  }
   const std::uint16_t check = wire_load16(uh + 6);
   if (check) wire_store16(uh + 6, cs::csum_fold16(pseudo(l3, std::uint32_t(newlen))));
   wire_store16(uh + 4, std::uint16_t(newlen));

@@ -22,7 +22,13 @@
 //  * IPv4 ID: N-15 — fixed-ID marking without DF, separate bits for the outer (bit 0) and the
 //    inner (bit 1) IPv4 header, outer IDs checked like inner ones (no DF exemption).
 //  * BIG TCP (gro_max_size > 65536) is not implemented: the limit is 65536 (G-16).
-//  * Fraglist GRO (NETIF_F_GRO_FRAGLIST, T-4/T-13/T-21, U-8) is not implemented.
+//  * Fraglist GRO (GroConfig::gro_fraglist = NETIF_F_GRO_FRAGLIST; T-4, T-13, T-21, G-21,
+//    U-3, U-8, U-10, U-12): members are chained on the head's frag_list with their headers
+//    pulled (network/transport header kept, as skb_segment_list needs them). Only for flows
+//    that are not inside a tunnel (encap_mark clear). The socket lookup of T-4 is modelled by
+//    GroConfig::tcp_established_ports (a local established socket on the destination port).
+//    A GSO skb never starts a fraglist flow; one arriving at a fraglist flow of count 1
+//    turns it into a normal flow (T-4); at a larger fraglist flow it is not merged (flush).
 #pragma once
 
 #include <array>
@@ -65,6 +71,9 @@ enum class GroReason : std::uint8_t {
   SeqGap,          ///< T-11
   SizeLimit,       ///< G-16: merged datagram would exceed 65535 bytes
   FinalFlags,      ///< T-17: URG/PSH/RST/SYN/FIN in the packet (merged first if possible)
+  FraglistCsum,    ///< T-13 / U-10: fraglist member with another ip_summed or csum_level
+  FraglistCount,   ///< T-13: fraglist flow already holds 64 segments
+  FraglistMode,    ///< T-4 / U-8: fraglist mode differs between packet and flow
   ShortSegment,    ///< T-16 / U-11: shorter than mss (merged, then completed)
   UdpZeroCsum,     ///< U-5
   UdpLength,       ///< U-6
@@ -108,6 +117,10 @@ struct GroConfig {
   bool udp_gro_fwd = false;                 ///< NETIF_F_GRO_UDP_FWD (U-3)
   std::vector<std::uint16_t> udp_gro_socks; ///< local sockets with UDP_GRO (by dest port)
   std::vector<GroUdpTunnel> udp_tunnels;    ///< UDP tunnel sockets (by dest port)
+  bool gro_fraglist = false;                ///< NETIF_F_GRO_FRAGLIST (T-4, U-3)
+  /// Local TCP ports with an established socket (T-4's lookup, by destination port, host
+  /// order): such flows use normal GRO even when gro_fraglist is on.
+  std::vector<std::uint16_t> tcp_established_ports;
   std::uint32_t gro_max_size = kGroMaxSize; ///< G-16 (IPv6)
   std::uint32_t gro_ipv4_max_size = kGroMaxSize;  ///< G-16 (IPv4)
 
@@ -115,6 +128,11 @@ struct GroConfig {
     for (const auto& t : udp_tunnels)
       if (t.port == dport) return &t;
     return nullptr;
+  }
+  bool tcp_established(std::uint16_t dport) const noexcept {
+    for (auto p : tcp_established_ports)
+      if (p == dport) return true;
+    return false;
   }
   bool udp_gro_sock(std::uint16_t dport) const noexcept {
     for (auto p : udp_gro_socks)
@@ -135,6 +153,7 @@ struct GroHeld {
   std::uint8_t ip_fixedid = 0;      ///< N-15: bit 0 outer/only IPv4 header, bit 1 inner
   bool encap_mark = false;          ///< a tunnel layer was parsed (selects the inner offset)
   bool is_ipv6 = false;
+  bool is_flist = false;            ///< fraglist flow (T-4, U-3): members on frag_list
   bool same_flow = false;           ///< per-round candidate mark (gro_list_prepare, L3, L4)
   std::uint64_t age_ns = 0;         ///< when it was held (napi jiffies analogue)
   core::BufferRef agg;              ///< storage for merged payload that had to be copied
@@ -156,6 +175,7 @@ struct GroContext {
   bool encap_mark = false;
   bool is_fou = false;
   bool is_ipv6 = false;
+  bool is_flist = false;            ///< T-4 / U-3 decision for this packet
   bool csum_valid = false;
   std::uint8_t csum_cnt = 0;
   core::wsum csum = 0;
@@ -218,6 +238,15 @@ void gro_postpull_rcsum(GroContext& ctx, std::size_t off, std::size_t n) noexcep
 /// G-16..G-20 skb_gro_receive: append the skb's payload [data_offset, end) to p.
 /// Returns false (E2BIG) when the size limit or the skb's flush flag refuses the merge.
 bool gro_merge(GroContext& ctx, GroHeld& p) noexcept;
+
+/// G-21 skb_gro_receive_list: chain the skb on p's frag_list with its headers pulled
+/// (network and transport header recorded first). Refused (false) when p's length from its
+/// network header plus the skb's would reach 65536 (fixed cap, not gro_max_size), or the skb
+/// is flushed or has a frag_list itself.
+bool gro_merge_list(GroContext& ctx, GroHeld& p) noexcept;
+/// The T-13 / U-10 checksum-state condition for a fraglist merge: equal ip_summed and, for
+/// CHECKSUM_UNNECESSARY, equal csum_level.
+bool gro_flist_csum_match(const core::Packet& a, const core::Packet& b) noexcept;
 
 /// Call the receive hook of (key, number) with the recursion limit (G-10). No hook or the
 /// limit reached → skb flushed with NoHandler / Recursion.
