@@ -42,6 +42,9 @@ GsoToolSummary run_gso_pcap(const GsoToolOptions& o) {
   gso::PrepareOptions popt;
   popt.gso_size = o.mss;
   popt.input = o.csum_partial ? gso::InputCsum::Seeds : gso::InputCsum::Complete;
+  // A device with SG is handed socket-built packets: headers linear, payload in page
+  // fragments, so SG segments reference the payload instead of copying it.
+  if (s.features.has(core::netif_f::SG)) popt.frag_size = 4096;
   io::PcapRecord rec;
   auto write = [&](const io::PcapRecord& base, Bytes data) {
     io::PcapRecord out = base;
@@ -52,9 +55,9 @@ GsoToolSummary run_gso_pcap(const GsoToolOptions& o) {
   };
   while (rd.next(rec)) {
     ++s.frames_in;
-    auto pass = [&](const std::string& why) {
+    auto pass = [&](const std::string& why, bool oversize = false) {
       ++s.passed;
-      ++s.pass_reasons[why];
+      ++(oversize ? s.unsegmented_reasons : s.pass_reasons)[why];
       wr.write(rec);
       ++s.frames_out;
     };
@@ -62,7 +65,7 @@ GsoToolSummary run_gso_pcap(const GsoToolOptions& o) {
     auto l = wire::parse_frame(rec.bytes(), io::to_wire_link(rd.link()), po);
     if (!l) { pass("unparsed"); continue; }
     gso::Prepared pr = gso::prepare_frame(rec.bytes(), l.value(), popt);
-    if (pr.status == gso::PrepareStatus::PassThrough) { pass(pr.why); continue; }
+    if (pr.status == gso::PrepareStatus::PassThrough) { pass(pr.why, pr.oversize); continue; }
     const bool was_gso = pr.pkt.is_gso();
     gso::TxResult tx = gso::tx_prepare(std::move(pr.pkt), dev, &s.counters);
     if (tx.dropped()) {
@@ -91,13 +94,16 @@ std::string gso_summary_text(const GsoToolSummary& s) {
       "finished {}; passed through {}; dropped {}\n",
       s.frames_in, s.frames_out, s.gso_frames, s.segments, s.hw_frames, s.finished, s.passed,
       s.dropped);
-  t += fmt::format("construction: sg-ref {}, copy {}, copy-sum {} (sg then summed {}); payload "
-                   "bytes copied {}, referenced {}\n",
+  t += fmt::format("construction: sg-ref {}, copy {}, copy-sum {} (sg then summed {})\n",
                    s.counters.seg_mode[0], s.counters.seg_mode[1], s.counters.seg_mode[2],
-                   s.counters.sg_sum, s.counters.payload_bytes_copied,
+                   s.counters.sg_sum);
+  t += fmt::format("bytes: headers copied {}; payload copied {}, payload referenced {}\n",
+                   s.counters.header_bytes_copied, s.counters.payload_bytes_copied,
                    s.counters.payload_bytes_referenced);
   for (auto& [k, v] : s.drop_reasons) t += fmt::format("dropped {}: {}\n", k, v);
-  for (auto& [k, v] : s.pass_reasons) t += fmt::format("passed {}: {}\n", k, v);
+  for (auto& [k, v] : s.unsegmented_reasons)
+    t += fmt::format("passed through unsegmented: {}: {}\n", k, v);
+  for (auto& [k, v] : s.pass_reasons) t += fmt::format("passed through: {}: {}\n", k, v);
   return t;
 }
 
@@ -117,8 +123,10 @@ std::string gso_summary_json(const GsoToolSummary& s) {
                        {"sg_then_sum", s.counters.sg_sum}};
   j["payload_bytes"] = {{"copied", s.counters.payload_bytes_copied},
                         {"referenced", s.counters.payload_bytes_referenced}};
+  j["header_bytes"] = {{"copied", s.counters.header_bytes_copied}};
   j["drop_reasons"] = s.drop_reasons;
   j["pass_reasons"] = s.pass_reasons;
+  j["unsegmented_reasons"] = s.unsegmented_reasons;
   j["features"] = core::format_features(s.features).empty() ? "" : fmt::format("{:#x}", s.features.bits);
   return j.dump(2);
 }

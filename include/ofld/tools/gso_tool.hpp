@@ -36,7 +36,11 @@ struct GsoToolSummary {
   std::uint64_t passed = 0;           ///< frames passed through unchanged
   std::uint64_t dropped = 0;          ///< frames refused (reasons below)
   std::map<std::string, std::uint64_t> drop_reasons;
+  /// Frames passed through that need no segmenting (payload fits, not TCP/UDP, ...).
   std::map<std::string, std::uint64_t> pass_reasons;
+  /// Frames passed through although their payload exceeds mss, by reason (e.g.
+  /// "geneve (not supported)"). Counted in `passed` too.
+  std::map<std::string, std::uint64_t> unsegmented_reasons;
   gso::GsoCounters counters;
   core::Features features{};
 };
