@@ -21,10 +21,17 @@ ofld::cli::Registrar reg([](CLI::App& root) {
   d->add_flag("--no-gro", *no_gro, "no GRO after decapsulation");
   d->add_flag("--kernel-peer", o->kernel_peer, "side B is the kernel VXLAN device");
   d->add_flag("--kernel-both", o->kernel_both, "both sides kernel VXLAN (reference)");
+  d->add_flag("--latency", o->latency,
+              "request/response latency (sockperf TCP ping-pong, 64 B) instead of throughput");
   d->add_flag("--json", *json_out, "JSON output");
   d->callback([=] {
     o->offload = !*no_offload;
     o->gro = !*no_gro;
+    if (auto why = ofld::daemon::demo_refusal(*o)) {  // before anything is made
+      std::cerr << "ofld demo: " << *why << "\n";
+      ofld::cli::exit_code() = 2;
+      return;
+    }
     auto r = ofld::daemon::run_demo(*o);
     if (!r.ok()) {
       std::cerr << "ofld demo: " << r.message() << "\n";
@@ -41,6 +48,11 @@ ofld::cli::Registrar reg([](CLI::App& root) {
                 << o->seconds << " s\n";
       if (j.contains("error")) {
         std::cout << "  error: " << j["error"].get<std::string>() << "\n";
+      } else if (j.contains("latency_us")) {
+        const auto& l = j["latency_us"];
+        std::cout << "  latency (sockperf TCP ping-pong, half round trip, us): avg " << l.value("avg", 0.0)
+                  << ", p50 " << l.value("p50", 0.0) << ", p99 " << l.value("p99", 0.0) << ", p99.9 "
+                  << l.value("p99_9", 0.0) << "\n";
       } else {
         std::cout << "  throughput: " << j["gbit_per_s"].get<double>() << " Gbit/s ("
                   << j["retransmits"] << " retransmits)\n";
@@ -56,6 +68,14 @@ ofld::cli::Registrar reg([](CLI::App& root) {
                   << " TAP writes, " << s["rx"]["gro_aggregates"] << " GRO aggregates; drops "
                   << s["drops"].dump() << "\n";
       }
+    }
+    if (j.contains("interrupted")) {
+      // Shell convention: 128 + signal number (130 SIGINT, 143 SIGTERM).
+      int sig = j["interrupted"].get<int>();
+      std::cerr << "ofld demo: interrupted by signal " << sig
+                << "; namespaces, endpoints and processes were removed; no result\n";
+      ofld::cli::exit_code() = 128 + sig;
+      return;
     }
     ofld::cli::exit_code() = j.contains("error") ? 1 : 0;
   });

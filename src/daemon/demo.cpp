@@ -8,6 +8,7 @@
 #include <chrono>
 #include <fstream>
 #include <sstream>
+#include <optional>
 #include <thread>
 
 #include "ofld/daemon/tunnel_daemon.hpp"
@@ -52,6 +53,13 @@ class Child {
   }
   ~Child() { stop(); }
   pid_t pid() const { return pid_; }
+  /// Reap without blocking; true (status in st) when the child has exited.
+  bool try_wait(int& st) {
+    if (pid_ <= 0) return false;
+    if (::waitpid(pid_, &st, WNOHANG) != pid_) return false;
+    pid_ = -1;
+    return true;
+  }
   bool alive() const { return pid_ > 0 && ::waitpid(pid_, nullptr, WNOHANG) == 0; }
   /// SIGTERM, wait up to 3 s, then SIGKILL. Returns the exit status (-1 if killed/unknown).
   int stop() {
@@ -96,6 +104,33 @@ std::string read_all(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(f)), {});
 }
 
+/// sockperf ping-pong summary → {"avg", "p50", "p90", "p99", "p99_9", "max", "observations"}
+/// (µs, half round trip as sockperf reports it); empty when the lines are missing.
+json parse_sockperf(const std::string& text) {
+  json j = json::object();
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) {
+    auto num_after = [&](const std::string& key) -> std::optional<double> {
+      auto p = l.find(key);
+      if (p == std::string::npos) return std::nullopt;
+      try {
+        return std::stod(l.substr(p + key.size()));
+      } catch (...) {
+        return std::nullopt;
+      }
+    };
+    if (auto v = num_after("avg-latency=")) j["avg"] = *v;
+    if (auto v = num_after("percentile 50.000 =")) j["p50"] = *v;
+    if (auto v = num_after("percentile 90.000 =")) j["p90"] = *v;
+    if (auto v = num_after("percentile 99.000 =")) j["p99"] = *v;
+    if (auto v = num_after("percentile 99.900 =")) j["p99_9"] = *v;
+    if (auto v = num_after("<MAX> observation =")) j["max"] = *v;
+    if (auto v = num_after("Total ")) j["observations"] = std::uint64_t(*v);
+  }
+  if (!j.contains("p50") || !j.contains("avg")) return json::object();
+  return j;
+}
+
 }  // namespace
 
 namespace {
@@ -119,8 +154,22 @@ struct DemoSignalGuard {
 };
 }  // namespace
 
+std::optional<std::string> demo_refusal(const DemoOptions& o) {
+  if (o.rco && (o.kernel_peer || o.kernel_both))
+    return std::string(
+        "--rco with a kernel VXLAN endpoint (--kernel-peer/--kernel-both) is refused: the "
+        "kernel's RCO receive is broken on this kernel (spec K-1: TCP stalls, TcpInCsumErrors "
+        "grows), so the run could only time out. Use --rco between two ofld endpoints, or drop "
+        "--rco");
+  return std::nullopt;
+}
+
 io::Result<json> run_demo(const DemoOptions& o) {
   using R = io::Result<json>;
+  if (auto why = demo_refusal(o)) return R::error(*why);
+  if (auto w = o.latency ? io::run_command({"sh", "-c", "command -v sockperf"}) : io::Result<io::CmdResult>(io::CmdResult{0, "", ""});
+      !w.ok() || w.value().exit_code != 0)
+    return R::skipped("--latency needs sockperf (apt-get install sockperf; scripts/deps.sh installs it)");
   if (::geteuid() != 0)
     return R::skipped("ofld demo needs root (network namespaces, veth and TAP devices)");
   DemoSignalGuard signal_guard;
@@ -192,29 +241,72 @@ io::Result<json> run_demo(const DemoOptions& o) {
   // wait for the endpoints' control sockets
   for (int i = 0; i < 100; ++i) {
     bool ready = (a_kernel || query_stats(ctl_a).ok()) && (b_kernel || query_stats(ctl_b).ok());
-    if (ready) break;
+    if (ready || g_demo_signal) break;
     if ((!a_kernel && !ea.alive()) || (!b_kernel && !eb.alive()))
       return R::error("an endpoint exited at start-up: " +
                       read_all("/tmp/ofld-demo-" + tag + (ea.alive() ? "-b" : "-a") + ".log"));
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  Child srv = Child::spawn({"ip", "netns", "exec", B.name(), "iperf3", "-s", "-1", "-B", "192.168.231.2"},
-                           "/tmp/ofld-demo-" + tag + "-iperf3s.log");
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const std::string tool = o.latency ? "sockperf" : "iperf3";
+  const std::string srv_log = "/tmp/ofld-demo-" + tag + "-" + tool + "s.log";
+  Child srv = o.latency
+                  ? Child::spawn({"ip", "netns", "exec", B.name(), "sockperf", "server", "--tcp", "-i",
+                                  "192.168.231.2", "-p", "11111"},
+                                 srv_log)
+                  : Child::spawn({"ip", "netns", "exec", B.name(), "iperf3", "-s", "-1", "-B",
+                                  "192.168.231.2"},
+                                 srv_log);
+  for (int i = 0; i < 30 && !g_demo_signal; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   double cpu_a0 = a_kernel ? 0 : cpu_seconds(ea.pid()), cpu_b0 = b_kernel ? 0 : cpu_seconds(eb.pid());
-  auto cl = A.exec({"iperf3", "-c", "192.168.231.2", "-t", std::to_string(o.seconds), "-P",
-                    std::to_string(o.streams), "-J"},
-                   std::chrono::seconds(o.seconds + 20));
+  // The client runs as a child so that SIGINT/SIGTERM can cut the run short (then everything
+  // is still removed below, and the result says it was interrupted).
+  const std::string cl_log = "/tmp/ofld-demo-" + tag + "-" + tool + "c.out";
+  io::Result<std::string> cl = io::Result<std::string>::error("not run (interrupted)");
+  if (!g_demo_signal) {
+    // Latency: sockperf TCP ping-pong, 64-byte messages, one at a time (request/response).
+    Child c = o.latency
+                  ? Child::spawn({"ip", "netns", "exec", A.name(), "sockperf", "ping-pong", "--tcp",
+                                  "-i", "192.168.231.2", "-p", "11111", "-m", "64", "-t",
+                                  std::to_string(o.seconds)},
+                                 cl_log)
+                  : Child::spawn({"ip", "netns", "exec", A.name(), "iperf3", "-c", "192.168.231.2",
+                                  "-t", std::to_string(o.seconds), "-P", std::to_string(o.streams),
+                                  "-J"},
+                                 cl_log);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(o.seconds + 20);
+    int st = 0;
+    bool done = false;
+    while (!g_demo_signal && std::chrono::steady_clock::now() < deadline) {
+      if (c.try_wait(st)) {
+        done = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (done && WIFEXITED(st) && WEXITSTATUS(st) == 0) cl = read_all(cl_log);
+    else if (done) cl = io::Result<std::string>::error(tool + " exited with status " + std::to_string(WIFEXITED(st) ? WEXITSTATUS(st) : -1) + ": " + read_all(cl_log));
+    else if (!g_demo_signal) cl = io::Result<std::string>::error("timed out after " + std::to_string(o.seconds + 20) + " s");
+    // (a child still running is stopped by ~Child)
+  }
+  ::unlink(cl_log.c_str());
   double cpu_a = a_kernel ? 0 : cpu_seconds(ea.pid()) - cpu_a0;
   double cpu_b = b_kernel ? 0 : cpu_seconds(eb.pid()) - cpu_b0;
   json out;
   out["config"] = {{"seconds", o.seconds}, {"streams", o.streams}, {"ipv6_underlay", v6},
+                   {"test", o.latency ? "sockperf ping-pong tcp 64 B" : "iperf3"},
                    {"offload", o.offload}, {"gro", o.gro}, {"rco", o.rco},
                    {"side_a", a_kernel ? "kernel" : "ofld"}, {"side_b", b_kernel ? "kernel" : "ofld"}};
-  if (!cl.ok()) {
-    out["error"] = "iperf3 client: " + cl.message();
+  if (g_demo_signal) {
+    out["interrupted"] = int(g_demo_signal);
+    out["error"] = std::string("interrupted by ") + (g_demo_signal == SIGINT ? "SIGINT" : "SIGTERM");
+  } else if (!cl.ok()) {
+    out["error"] = tool + " client: " + cl.message();
+  } else if (o.latency) {
+    auto lat = parse_sockperf(cl.value());
+    if (lat.empty()) out["error"] = "sockperf: no latency figures in its output: " + cl.value().substr(0, 400);
+    else out["latency_us"] = lat;
   } else {
-    auto j = json::parse(cl.value().out, nullptr, false);
+    auto j = json::parse(cl.value(), nullptr, false);
     if (j.is_discarded() || !j.contains("end")) {
       out["error"] = "iperf3: unparsable output";
     } else {
@@ -235,7 +327,7 @@ io::Result<json> run_demo(const DemoOptions& o) {
   srv.stop();
   int rca = ea.stop(), rcb = eb.stop();
   out["endpoint_exit"] = {{"a", rca}, {"b", rcb}};
-  ::unlink(("/tmp/ofld-demo-" + tag + "-iperf3s.log").c_str());
+  ::unlink(srv_log.c_str());
   return out;
 }
 

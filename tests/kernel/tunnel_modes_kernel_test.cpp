@@ -292,3 +292,38 @@ TEST(TunnelModes, V13_GreKeyCsum) { run_variant({"gre", false, {"key", "42", "cs
 TEST(TunnelModes, V13_Ip6greKeyCsum) { run_variant({"ip6gre", true, {"key", "42", "csum"}}); }
 
 }  // namespace
+
+namespace {
+
+// `ofld demo` stopped by SIGTERM: everything it made is removed, it says it was interrupted
+// and exits 128 + 15 (it used to exit 0 as if the run had succeeded).
+TEST(DemoSignals, SigtermExitsNonZeroAfterCleanup) {
+  if (auto s = io::netns_available(); !s.ok()) GTEST_SKIP() << s.message();
+  const std::string log = "/tmp/ofld-tm-demo-" + std::to_string(::getpid()) + ".log";
+  pid_t pid = spawn({OFLD_CLI_PATH, "demo", "--seconds", "30"}, log);
+  // Wait until the iperf3 stream runs (the demo prints nothing before the end): its two
+  // namespaces exist.
+  const std::string ns_prefix = "ofld-demo-" + std::to_string(pid) + "-";
+  bool up = false;
+  for (int i = 0; i < 200 && !up; ++i) {
+    auto l = io::run_command({"ip", "netns", "list"});
+    up = l.ok() && l.value().out.find(ns_prefix + "1") != std::string::npos;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(up) << slurp(log);
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  ::kill(pid, SIGTERM);
+  int st = 0;
+  for (int i = 0; i < 1000 && ::waitpid(pid, &st, WNOHANG) != pid; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(WIFEXITED(st)) << "demo did not exit by itself after SIGTERM";
+  EXPECT_EQ(WEXITSTATUS(st), 128 + SIGTERM) << slurp(log);
+  std::string out = slurp(log);
+  EXPECT_NE(out.find("interrupted"), std::string::npos) << out;
+  auto l = io::run_command({"ip", "netns", "list"});
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l.value().out.find(ns_prefix), std::string::npos) << "namespaces left: " << l.value().out;
+  ::unlink(log.c_str());
+}
+
+}  // namespace

@@ -5,6 +5,7 @@
 // overlay 192.168.231.0/24).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,10 +24,17 @@ struct DemoOptions {
   bool rco = false;             ///< remcsumtx + remcsumrx on both endpoints
   bool kernel_peer = false;     ///< side B is the kernel's VXLAN device, not ofld
   bool kernel_both = false;     ///< both sides kernel VXLAN (reference for benchmarks)
+  bool latency = false;          ///< sockperf TCP ping-pong (64 B) instead of the iperf3 stream
   std::string self_exe;         ///< path of the ofld binary ("" = /proc/self/exe)
 };
 
-/// Run the demo. Result JSON: {"gbit_per_s", "seconds", "bytes", "cpu_s" {a,b},
+/// Combinations refused before anything is made (e.g. --rco with a kernel VXLAN endpoint,
+/// spec K-1); nullopt when the options are acceptable.
+std::optional<std::string> demo_refusal(const DemoOptions& o);
+
+/// Run the demo (with `latency`: "latency_us" {avg, p50, p90, p99, p99_9, max} instead of
+/// throughput; skipped when sockperf is missing). Errors: demo_refusal(). A SIGINT/SIGTERM during the run ends it early,
+/// removes everything made and sets "interrupted" (the signal number) and "error". Result JSON: {"gbit_per_s", "seconds", "bytes", "cpu_s" {a,b},
 /// "cpu_s_per_gb" {a,b}, "stats" {a,b}, "config"}. Skipped when not root.
 io::Result<nlohmann::json> run_demo(const DemoOptions& o);
 
