@@ -1,7 +1,8 @@
 // X-36 property: GSO (ofld::gso) of every GRO aggregate gives back the original frames byte
 // for byte, over randomised single-flow streams (seeded RNG): TCPv4 / TCPv6 (with TCP options,
 // IPv6 extension headers), UDP segment mode (GRO_UDP_FWD, U-3..U-12), and TCP inside VXLAN
-// (outer IPv4 / IPv6, outer UDP checksum or zero, W-15..W-18), with random segment sizes, a
+// (outer IPv4 / IPv6, outer UDP checksum or zero, W-15..W-18), a third of the TCP streams
+// through fraglist GRO (T-4, T-21 → X-32), with random segment sizes, a
 // shorter last segment (T-16 / U-11), PSH on the last (T-15, X-21), TTL / TOS, and IPv4 IDs
 // that increment (wrapping at 65535) or stay fixed — the two ID patterns X-36 calls reversible
 // (fixed → TCP_FIXEDID recorded by GRO, N-15/N-17, kept by GSO, X-24). Outer IPv4 IDs of
@@ -193,7 +194,9 @@ Stream make_stream(std::mt19937& rng, Kind kind) {
   // TCP_FIXEDID, N-17, and GSO keeps the ID, X-24). Fixed with DF clear merges on 6.18 (N-15)
   // but ofld::gso follows 6.12's X-24 and refuses TCP_FIXEDID without DF (see the test at the
   // end). UDP GRO records no fixed-ID bit, so UDP GSO always increments (the X-36 exception).
-  const bool fixed_id = kind != Kind::Udp && ip.df && rng() % 3 == 0;
+  // Fraglist completion (T-21) records no fixed-ID bit either, so fraglist streams increment.
+  const bool fraglist = (kind == Kind::TcpV4 || kind == Kind::TcpV6) && rng() % 3 == 0;
+  const bool fixed_id = kind != Kind::Udp && !fraglist && ip.df && rng() % 3 == 0;
   std::uint16_t id = std::uint16_t(rng() % 4 == 0 ? 65535 - rng() % 8 : rng());  // wraps too
   const std::size_t nseg = 2 + rng() % 58;  // up to 59 × 1460: some streams pass 64 KB (G-16)
   // Segment size: the aggregate must stay within one 64 KB datagram only as far as GRO
@@ -224,13 +227,16 @@ Stream make_stream(std::mt19937& rng, Kind kind) {
     s.gro.config.udp_tunnels.push_back({4789, 4789, false, false});
   }
   if (kind == Kind::Udp) s.gro.config.udp_gro_fwd = true;
+  // TCP outside a tunnel: a third of the streams through fraglist GRO (T-4 no local socket,
+  // T-21), segmented back by skb_segment_list.
+  s.gro.config.gro_fraglist = fraglist;
 
   s.what = std::string(kind == Kind::TcpV4 ? "tcp4" : kind == Kind::TcpV6 ? "tcp6" : kind == Kind::Udp ? "udp" : "vxlan") +
            (ip.v6 ? " v6" : " v4") + " nseg " + std::to_string(nseg) + " mss " + std::to_string(mss) +
            " last " + std::to_string(last) + (fixed_id ? " fixed-id" : " inc-id") + " df " +
            std::to_string(ip.df) + " opts " + std::to_string(t.options.size()) + " ext " +
            std::to_string(ip.v6_ext.size()) + (kind == Kind::Vxlan ? (outer.v6 ? " outer v6" : " outer v4") : "") +
-           (kind == Kind::Vxlan ? (outer_csum ? " ucsum" : " nocsum") : "");
+           (kind == Kind::Vxlan ? (outer_csum ? " ucsum" : " nocsum") : "") + (fraglist ? " fraglist" : "");
 
   for (std::size_t i = 0; i < nseg; ++i) {
     const std::size_t len = i + 1 == nseg ? last : mss;
