@@ -1,6 +1,6 @@
 // libFuzzer target: arbitrary frame + virtio_net_hdr + device features → segments.
 // Input layout: byte 0 = feature selector bits (SG, HW_CSUM, IP_CSUM, IPV6_CSUM, TSO, TSO6,
-// GSO_UDP_L4, GSO_ROBUST), bytes 1..10 = virtio_net_hdr (little-endian), rest = Ethernet frame.
+// GSO_UDP_L4, GSO_ROBUST; odd input size adds GSO_PARTIAL, see below), bytes 1..10 = virtio_net_hdr (little-endian), rest = Ethernet frame.
 // Properties: never crashes or over-reads (ASan); when GSO succeeds, the payload bytes of the
 // segments, in order, equal the input payload bytes (headers are the first `doffset` bytes of
 // each segment, where doffset = transport offset + L4 header length).
@@ -37,6 +37,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   core::Device dev;
   dev.features = dev.hw_enc_features = f;
+  // Odd input sizes: the device also offers GSO_PARTIAL with TSO/TSO6/USO usable only for
+  // partial packets (F-6), so the GSO-partial split runs; the payload property
+  // holds for its mss-multiple chunks too.
+  if ((size & 1) && f.has(nf::SG)) {
+    const core::Features po = nf::TSO | nf::TSO6 | nf::GSO_UDP_L4;
+    dev.gso_partial_features = po;
+    dev.features = dev.hw_enc_features = f | po | nf::GSO_PARTIAL;
+    f |= nf::GSO_PARTIAL;
+  }
   auto g = gso::gso_segment(std::move(tp.pkt), f, dev);
   if (!g.ok() || g.hw || doffset == 0 || doffset > frame.size()) return 0;
   std::size_t pos = doffset;
