@@ -16,6 +16,33 @@ using Bytes = std::vector<std::uint8_t>;
 
 namespace {
 
+// ethtool -K's short aliases (ethtool.c off_flag_def / the legacy names) → the group names
+// core::parse_features takes. Other tokens pass unchanged.
+std::string expand_ethtool_aliases(const std::string& list) {
+  static const std::pair<const char*, const char*> kAlias[] = {
+      {"sg", "scatter-gather"},          {"tx", "tx-checksumming"},
+      {"rx", "rx-checksumming"},         {"tso", "tcp-segmentation-offload"},
+      {"gso", "generic-segmentation-offload"}, {"gro", "generic-receive-offload"},
+      {"lro", "large-receive-offload"},  {"rxvlan", "rx-vlan-offload"},
+      {"txvlan", "tx-vlan-offload"},     {"ntuple", "ntuple-filters"},
+      {"rxhash", "receive-hashing"}};
+  std::string out, tok;
+  auto flush = [&] {
+    if (tok.empty()) return;
+    for (auto& [a, full] : kAlias)
+      if (tok == a) tok = full;
+    if (!out.empty()) out += ',';
+    out += tok;
+    tok.clear();
+  };
+  for (char c : list) {
+    if (c == ',' || c == ' ') flush();
+    else tok += c;
+  }
+  flush();
+  return out;
+}
+
 core::Device device_with(core::Features f) {
   core::Device d;
   d.features = f;
@@ -29,7 +56,7 @@ GsoToolSummary run_gso_pcap(const GsoToolOptions& o) {
   if (o.mss == 0) throw std::runtime_error("--mss must be > 0");
   GsoToolSummary s;
   if (o.have_features) {
-    auto fp = core::parse_features(o.features);
+    auto fp = core::parse_features(expand_ethtool_aliases(o.features));
     if (!fp.ok()) throw std::runtime_error(fp.error);
     s.features = fp.features;
   }

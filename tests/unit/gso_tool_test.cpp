@@ -189,3 +189,20 @@ TEST(GsoTool, SummarySeparatesHeaderAndPayloadBytes) {
   }
   std::remove(o.out.c_str());
 }
+
+// `--features sg,tx` (ethtool -K's short names) means scatter-gather + tx-checksumming, as
+// in ethtool; SG then gives sg-ref construction with the payload referenced.
+TEST(GsoTool, EthtoolShortNamesAccepted) {
+  tools::GsoToolOptions o;
+  o.in = std::string(OFLD_SHARED_DIR) + "/pcaps/tcpdump_gso-ipv4.pcap";
+  o.out = "/tmp/ofld_gso_tool_test4.pcap";
+  o.mss = 1448;
+  o.csum_partial = true;
+  o.have_features = true;
+  o.features = "sg,tx";
+  auto s = tools::run_gso_pcap(o);
+  EXPECT_TRUE(s.features.has(core::netif_f::SG | core::netif_f::HW_CSUM));
+  EXPECT_EQ(s.counters.seg_mode[std::size_t(gso::SegMode::SgRef)], 5u);
+  EXPECT_EQ(s.counters.payload_bytes_copied, 0u);
+  std::remove(o.out.c_str());
+}
