@@ -106,6 +106,9 @@ Kernel best_kernel() noexcept {
 }
 
 wsum csum_partial(const void* data, std::size_t len, wsum seed) noexcept {
+  // Headers (IPv4 20..60 B, pseudo-headers, TCP/UDP headers) are short: the scalar kernel
+  // beats the vector set-up and the indirect call there.
+  if (len <= 64) return detail::scalar64_sum(static_cast<const std::uint8_t*>(data), len, seed);
   static const SumFn fn = sum_fn(best_kernel());  // CPUID consulted once
   return fn(static_cast<const std::uint8_t*>(data), len, seed);
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <utility>
 
 namespace ofld::core {
@@ -32,15 +33,159 @@ std::string_view name(std::uint32_t bit) noexcept {
 }
 }  // namespace skb_gso
 
+// ---- pooled head storage ----------------------------------------------------------------------
+
+namespace detail {
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kPool = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kPool = false;
+#else
+constexpr bool kPool = true;
+#endif
+#else
+constexpr bool kPool = true;
+#endif
+
+// Size classes 256 B .. 64 KiB (powers of two); larger blocks go straight to the allocator.
+constexpr unsigned kMinShift = 8, kMaxShift = 16, kClasses = kMaxShift - kMinShift + 1;
+constexpr std::size_t kMaxCached[kClasses] = {1024, 1024, 512, 512, 256, 64, 32, 16, 16};
+
+unsigned class_of(std::size_t n) noexcept {  // smallest class holding n bytes
+  if (n <= (std::size_t(1) << kMinShift)) return 0;
+  return unsigned(64 - __builtin_clzll(n - 1)) - kMinShift;
+}
+
+struct FreeLists {
+  std::vector<std::uint8_t*> lists[kClasses];
+  ~FreeLists() {
+    for (auto& l : lists)
+      for (auto* b : l) ::operator delete(b);
+  }
+};
+thread_local FreeLists t_free;
+
+}  // namespace
+
+HeadBuf::HeadBuf(std::size_t min_bytes) {
+  unsigned c = class_of(min_bytes);
+  if (c >= kClasses) {
+    p_ = static_cast<std::uint8_t*>(::operator new(min_bytes));
+    cap_ = min_bytes;
+    return;
+  }
+  cap_ = std::size_t(1) << (c + kMinShift);
+  if (kPool) {
+    auto& l = t_free.lists[c];
+    if (!l.empty()) {
+      p_ = l.back();
+      l.pop_back();
+      return;
+    }
+  }
+  p_ = static_cast<std::uint8_t*>(::operator new(cap_));
+}
+
+void HeadBuf::release() noexcept {
+  if (!p_) return;
+  if (kPool && (cap_ & (cap_ - 1)) == 0 && cap_ >= (std::size_t(1) << kMinShift)) {
+    unsigned c = class_of(cap_);
+    if (c < kClasses) {
+      auto& l = t_free.lists[c];
+      if (l.size() < kMaxCached[c]) {
+        try {
+          l.push_back(p_);
+          p_ = nullptr;
+          return;
+        } catch (...) {  // the free list could not grow: fall through and free the block
+        }
+      }
+    }
+  }
+  ::operator delete(p_);
+  p_ = nullptr;
+}
+
+// ---- fragment array ----------------------------------------------------------------------------
+
+
+FragVec& FragVec::operator=(FragVec&& o) noexcept {
+  if (this == &o) return *this;
+  clear();
+  if (heap_) {
+    ::operator delete(heap_);
+    heap_ = nullptr;
+    cap_ = kInline;
+  }
+  if (o.heap_) {  // steal the heap array
+    heap_ = o.heap_, n_ = o.n_, cap_ = o.cap_;
+    o.heap_ = nullptr, o.n_ = 0, o.cap_ = kInline;
+    return *this;
+  }
+  for (std::uint32_t i = 0; i < o.n_; ++i) {
+    new (inline_ptr() + i) Frag(std::move(o.inline_ptr()[i]));
+    o.inline_ptr()[i].~Frag();
+  }
+  n_ = o.n_;
+  o.n_ = 0;
+  return *this;
+}
+
+FragVec::~FragVec() {
+  clear();
+  if (heap_) ::operator delete(heap_);
+}
+
+void FragVec::reserve(std::size_t n) {
+  if (n <= cap_) return;
+  std::size_t cap = std::max<std::size_t>(n, std::size_t(cap_) * 2);
+  Frag* nh = static_cast<Frag*>(::operator new(cap * sizeof(Frag)));
+  Frag* old = data();
+  for (std::uint32_t i = 0; i < n_; ++i) {
+    new (nh + i) Frag(std::move(old[i]));
+    old[i].~Frag();
+  }
+  if (heap_) ::operator delete(heap_);
+  heap_ = nh;
+  cap_ = std::uint32_t(cap);
+}
+
+void FragVec::push_back(Frag&& f) {
+  if (n_ == cap_) reserve(std::size_t(cap_) + 1);
+  new (data() + n_) Frag(std::move(f));
+  ++n_;
+}
+
+void FragVec::truncate(std::size_t n) noexcept {
+  Frag* d = data();
+  while (n_ > n) d[--n_].~Frag();
+}
+
+void FragVec::erase_front(std::size_t n) noexcept {
+  if (n == 0) return;
+  Frag* d = data();
+  for (std::size_t i = n; i < n_; ++i) d[i - n] = std::move(d[i]);
+  truncate(n_ - n);
+}
+
+}  // namespace detail
+
+// ---- Packet ------------------------------------------------------------------------------------
+
 Packet::Packet() : store_(kDefaultHeadroom), base_(std::ptrdiff_t(kDefaultHeadroom)) {}
+
+Packet::Packet(Uninit, std::size_t store_bytes, std::size_t headroom)
+    : store_(store_bytes), base_(std::ptrdiff_t(headroom)) {}
 Packet::Packet(Packet&&) noexcept = default;
 Packet& Packet::operator=(Packet&&) noexcept = default;
 Packet::~Packet() = default;
 
-Packet Packet::from_bytes(std::span<const std::uint8_t> bytes, std::size_t headroom) {
-  Packet p;
-  p.store_.assign(headroom + bytes.size(), 0);
-  p.base_ = std::ptrdiff_t(headroom);
+Packet Packet::from_bytes(std::span<const std::uint8_t> bytes, std::size_t headroom,
+                          std::size_t tailroom) {
+  Packet p(Uninit{}, headroom + bytes.size() + tailroom, headroom);
   if (!bytes.empty()) std::memcpy(p.store_.data() + headroom, bytes.data(), bytes.size());
   p.data_ = 0;
   p.tail_ = pos_t(bytes.size());
@@ -67,22 +212,6 @@ std::vector<std::uint8_t> Packet::to_bytes() const {
   return out;
 }
 
-std::size_t Packet::len() const noexcept {
-  std::size_t n = headlen() + frag_list_len_;
-  for (const auto& f : frags_) n += f.len;
-  return n;
-}
-std::size_t Packet::headlen() const noexcept { return std::size_t(tail_ - data_); }
-std::size_t Packet::headroom() const noexcept { return std::size_t(base_ + data_); }
-std::uint8_t* Packet::data() noexcept { return store_.data() + base_ + data_; }
-const std::uint8_t* Packet::data() const noexcept { return store_.data() + base_ + data_; }
-
-std::uint8_t* Packet::at_pos(pos_t pos, std::size_t n) noexcept {
-  if (pos == kNoHeader) return nullptr;
-  std::ptrdiff_t idx = base_ + pos;
-  if (idx < 0 || idx + std::ptrdiff_t(n) > base_ + tail_) return nullptr;
-  return store_.data() + idx;
-}
 
 int Packet::csum_start_offset() const noexcept {
   if (auto* pc = std::get_if<CsumPartial>(&csum)) return pc->csum_start - data_;
@@ -93,15 +222,19 @@ void Packet::ensure_headroom(std::size_t n) {
   if (headroom() >= n) return;
   std::size_t front = n + kDefaultHeadroom;
   std::size_t hl = headlen();
-  std::vector<std::uint8_t> ns(front + hl + 64, 0);
+  detail::HeadBuf ns(front + hl + 64);
   if (hl) std::memcpy(ns.data() + front, data(), hl);
   store_ = std::move(ns);
   base_ = std::ptrdiff_t(front) - data_;
 }
 
 void Packet::ensure_tailroom(std::size_t n) {
-  std::size_t need = std::size_t(base_ + tail_) + n;
-  if (store_.size() < need) store_.resize(std::max(need, store_.size() * 3 / 2), 0);
+  const std::size_t used = std::size_t(base_ + tail_);
+  const std::size_t need = used + n;
+  if (store_.size() >= need) return;
+  detail::HeadBuf ns(std::max(need, store_.size() * 3 / 2));
+  if (used) std::memcpy(ns.data(), store_.data(), used);
+  store_ = std::move(ns);
 }
 
 std::uint8_t* Packet::push(std::size_t n) {
@@ -121,19 +254,24 @@ std::uint8_t* Packet::pskb_pull(std::size_t n) {
   return pull(n);
 }
 
-std::uint8_t* Packet::put(std::size_t n) {
+std::uint8_t* Packet::put_uninit(std::size_t n) {
   if (!is_linear()) return nullptr;
   ensure_tailroom(n);
   std::uint8_t* p = store_.data() + base_ + tail_;
-  std::memset(p, 0, n);
   tail_ += pos_t(n);
+  return p;
+}
+
+std::uint8_t* Packet::put(std::size_t n) {
+  std::uint8_t* p = put_uninit(n);
+  if (p && n) std::memset(p, 0, n);
   return p;
 }
 
 void Packet::append(std::span<const std::uint8_t> bytes) {
   if (bytes.empty()) return;
   if (is_linear()) {
-    std::uint8_t* p = put(bytes.size());
+    std::uint8_t* p = put_uninit(bytes.size());
     std::memcpy(p, bytes.data(), bytes.size());
   } else {
     frags_.push_back(Frag{Buffer::make(bytes), 0, std::uint32_t(bytes.size())});
@@ -199,7 +337,7 @@ void Packet::pull_tail(std::size_t n) {
     f.len -= std::uint32_t(take);
     if (f.len == 0) ++consumed;
   }
-  frags_.erase(frags_.begin(), frags_.begin() + std::ptrdiff_t(consumed));
+  frags_.erase_front(consumed);
   tail_ += pos_t(n - left);
 }
 
@@ -222,7 +360,7 @@ void Packet::trim(std::size_t new_len) {
     left -= f.len;
     ++keep;
   }
-  frags_.resize(keep);
+  frags_.truncate(keep);
 }
 
 void Packet::linearize() {
@@ -245,21 +383,22 @@ std::span<std::uint8_t> Packet::header(std::size_t off, std::size_t n) {
   return {data() + off, n};
 }
 
-void Packet::segments(std::vector<std::span<const std::uint8_t>>& out) const {
-  if (headlen()) out.push_back(head());
-  for (const auto& f : frags_)
-    if (f.len) out.push_back(f.bytes());
-  for (const auto& m : frag_list_) m.segments(out);
+template <class F>
+bool Packet::for_each_piece(F&& f) const {
+  if (headlen() && !f(head())) return false;
+  for (const auto& fr : frags_)
+    if (fr.len && !f(fr.bytes())) return false;
+  for (const auto& m : frag_list_)
+    if (!m.for_each_piece(f)) return false;
+  return true;
 }
 
 PacketError Packet::copy_bits(std::size_t offset, std::span<std::uint8_t> dst) const {
   std::size_t total = len();
   if (offset > total || dst.size() > total - offset) return PacketError::OutOfRange;
-  std::vector<std::span<const std::uint8_t>> segs;
-  segments(segs);
   std::size_t pos = 0, w = 0;
-  for (auto s : segs) {
-    if (w == dst.size()) break;
+  for_each_piece([&](std::span<const std::uint8_t> s) {
+    if (w == dst.size()) return false;
     std::size_t end = pos + s.size();
     if (end > offset) {
       std::size_t from = offset > pos ? offset - pos : 0;
@@ -268,19 +407,20 @@ PacketError Packet::copy_bits(std::size_t offset, std::span<std::uint8_t> dst) c
       w += take;
     }
     pos = end;
-  }
+    return true;
+  });
   return PacketError::Ok;
 }
 
 wsum Packet::checksum(std::size_t offset, std::size_t n, wsum seed) const noexcept {
   std::size_t total = len();
   if (offset > total || n > total - offset) return seed;
-  std::vector<std::span<const std::uint8_t>> segs;
-  segments(segs);
+  // Fast path: the range lies in the head.
+  if (offset + n <= headlen()) return csum::csum_partial(data() + offset, n, seed);
   std::size_t pos = 0, done = 0;
   wsum sum = seed;
-  for (auto s : segs) {
-    if (done == n) break;
+  for_each_piece([&](std::span<const std::uint8_t> s) {
+    if (done == n) return false;
     std::size_t end = pos + s.size();
     if (end > offset) {
       std::size_t from = offset > pos ? offset - pos : 0;
@@ -289,14 +429,15 @@ wsum Packet::checksum(std::size_t offset, std::size_t n, wsum seed) const noexce
       done += take;
     }
     pos = end;
-  }
+    return true;
+  });
   return sum;
 }
 
 Packet Packet::clone_impl(bool deep) const {
-  Packet p;
-  p.store_ = store_;
-  p.base_ = base_;
+  const std::size_t used = std::size_t(base_ + tail_);
+  Packet p(Uninit{}, store_.size(), std::size_t(base_));
+  if (used) std::memcpy(p.store_.data(), store_.data(), used);
   p.data_ = data_;
   p.tail_ = tail_;
   p.frags_.reserve(frags_.size());

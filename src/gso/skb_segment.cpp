@@ -88,7 +88,10 @@ int skb_segment(GsoContext& ctx) {
   for (std::size_t i = 0; i < nsegs; ++i) {
     const std::size_t len = std::min<std::size_t>(mss, left);
     left -= len;
-    ctx.segs.push_back(GsoSeg{Packet::from_bytes({hdr, doffset}, kSegHeadroom), 0, 0});
+    // Copy modes put the payload into the head: size the head for it at once.
+    ctx.segs.push_back(GsoSeg{Packet::from_bytes({hdr, doffset}, kSegHeadroom,
+                                                 mode == SegMode::SgRef ? 0 : len),
+                              0, 0});
     GsoSeg& s = ctx.segs.back();
     copy_header(skb, s.pkt, ctx.frame_start);
     const pos_t pay_pos = pos_t(doffset);
@@ -118,7 +121,7 @@ int skb_segment(GsoContext& ctx) {
         ++sg_sum;
       }
     } else {
-      std::uint8_t* dst = s.pkt.put(len);
+      std::uint8_t* dst = s.pkt.put_uninit(len);
       std::size_t need = len, k = 0;
       wsum sum = 0;
       while (need) {

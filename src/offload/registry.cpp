@@ -14,15 +14,20 @@ bool Registry::add(Key key, std::uint16_t number, const ProtocolOffload& hooks) 
     }
   }
   if (count_ == slots_.size()) return false;
-  slots_[count_++] = Slot{key, number, hooks};
+  std::size_t b = bucket(key, number);
+  while (index_[b]) b = (b + 1) & (kIndexSize - 1);
+  slots_[count_] = Slot{key, number, hooks};
+  index_[b] = std::uint8_t(++count_);
   return true;
 }
 
 const ProtocolOffload* Registry::find(Key key, std::uint16_t number) const noexcept {
-  for (std::size_t i = 0; i < count_; ++i) {
-    if (slots_[i].key == key && slots_[i].number == number) return &slots_[i].hooks;
+  for (std::size_t b = bucket(key, number);; b = (b + 1) & (kIndexSize - 1)) {
+    const std::uint8_t i = index_[b];
+    if (i == 0) return nullptr;
+    const Slot& sl = slots_[i - 1];
+    if (sl.key == key && sl.number == number) return &sl.hooks;
   }
-  return nullptr;
 }
 
 namespace detail {

@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <span>
 #include <string_view>
 #include <variant>
@@ -86,6 +87,90 @@ struct Frag {
   }
   std::span<std::uint8_t> mutable_bytes() noexcept { return {buf->bytes.data() + off, len}; }
 };
+
+namespace detail {
+
+/// Byte storage for a packet's linear area (headroom + head + tailroom), the skb->head
+/// analogue. Move-only; capacity is rounded up to a size class and blocks are recycled through
+/// a per-thread free list (bounded), so building and freeing packets on the hot path does not
+/// reach malloc. Contents are not zeroed. Builds with AddressSanitizer bypass the pool.
+class HeadBuf {
+ public:
+  HeadBuf() noexcept = default;
+  explicit HeadBuf(std::size_t min_bytes);  ///< capacity >= min_bytes (throws bad_alloc)
+  HeadBuf(HeadBuf&& o) noexcept : p_(o.p_), cap_(o.cap_) { o.p_ = nullptr, o.cap_ = 0; }
+  HeadBuf& operator=(HeadBuf&& o) noexcept {
+    if (this != &o) {
+      release();
+      p_ = o.p_, cap_ = o.cap_;
+      o.p_ = nullptr, o.cap_ = 0;
+    }
+    return *this;
+  }
+  HeadBuf(const HeadBuf&) = delete;
+  HeadBuf& operator=(const HeadBuf&) = delete;
+  ~HeadBuf() { release(); }
+
+  std::uint8_t* data() noexcept { return p_; }
+  const std::uint8_t* data() const noexcept { return p_; }
+  std::size_t size() const noexcept { return cap_; }  ///< capacity in bytes
+
+ private:
+  void release() noexcept;
+  std::uint8_t* p_ = nullptr;
+  std::size_t cap_ = 0;
+};
+
+/// The fragment array (skb_shared_info.frags): up to kInline fragments live inside the
+/// Packet, more spill to the heap. Order is byte order.
+class FragVec {
+ public:
+  static constexpr std::uint32_t kInline = 4;
+  FragVec() noexcept = default;
+  FragVec(FragVec&& o) noexcept : n_(o.n_), cap_(o.cap_) {
+    if (o.heap_) {
+      heap_ = o.heap_;
+      o.heap_ = nullptr, o.cap_ = kInline;
+    } else {
+      for (std::uint32_t i = 0; i < n_; ++i) {
+        new (inline_ptr() + i) Frag(std::move(o.inline_ptr()[i]));
+        o.inline_ptr()[i].~Frag();
+      }
+    }
+    o.n_ = 0;
+  }
+  FragVec& operator=(FragVec&& o) noexcept;
+  FragVec(const FragVec&) = delete;
+  FragVec& operator=(const FragVec&) = delete;
+  ~FragVec();
+
+  std::size_t size() const noexcept { return n_; }
+  bool empty() const noexcept { return n_ == 0; }
+  Frag* data() noexcept { return heap_ ? heap_ : inline_ptr(); }
+  const Frag* data() const noexcept { return heap_ ? heap_ : inline_ptr(); }
+  Frag* begin() noexcept { return data(); }
+  Frag* end() noexcept { return data() + n_; }
+  const Frag* begin() const noexcept { return data(); }
+  const Frag* end() const noexcept { return data() + n_; }
+  Frag& operator[](std::size_t i) noexcept { return data()[i]; }
+  const Frag& operator[](std::size_t i) const noexcept { return data()[i]; }
+  void push_back(Frag&& f);
+  void push_back(const Frag& f) { push_back(Frag(f)); }
+  void reserve(std::size_t n);
+  void clear() noexcept { truncate(0); }
+  void truncate(std::size_t n) noexcept;     ///< keep the first n (n <= size)
+  void erase_front(std::size_t n) noexcept;  ///< drop the first n (n <= size)
+
+ private:
+  Frag* inline_ptr() noexcept { return reinterpret_cast<Frag*>(inline_); }
+  const Frag* inline_ptr() const noexcept { return reinterpret_cast<const Frag*>(inline_); }
+  alignas(Frag) unsigned char inline_[kInline * sizeof(Frag)];
+  Frag* heap_ = nullptr;  // when set, all fragments live here
+  std::uint32_t n_ = 0;
+  std::uint32_t cap_ = kInline;
+};
+
+}  // namespace detail
 
 // ---- checksum state (spec §1.1, §2.1, §2.2) ---------------------------------------------------
 
@@ -191,9 +276,10 @@ class Packet {
   Packet& operator=(const Packet&) = delete;
   ~Packet();
 
-  /// Build a packet whose linear head holds `bytes`, with `headroom` bytes reserved in front.
+  /// Build a packet whose linear head holds `bytes`, with `headroom` bytes reserved in front
+  /// and `tailroom` spare bytes behind (for put()/put_uninit() without a reallocation).
   static Packet from_bytes(std::span<const std::uint8_t> bytes,
-                           std::size_t headroom = kDefaultHeadroom);
+                           std::size_t headroom = kDefaultHeadroom, std::size_t tailroom = 0);
   /// Build a non-linear packet: the first `headlen` bytes in the head, the rest in fragments of
   /// at most `frag_size` bytes, each in its own Buffer (frag_size 0 = one fragment).
   static Packet from_bytes_frags(std::span<const std::uint8_t> bytes, std::size_t headlen,
@@ -203,16 +289,20 @@ class Packet {
   std::vector<std::uint8_t> to_bytes() const;
 
   // -- sizes (bytes) --
-  std::size_t len() const noexcept;             ///< skb->len: head + frags + frag_list
-  std::size_t headlen() const noexcept;         ///< skb_headlen: linear bytes from data()
+  std::size_t len() const noexcept {  ///< skb->len: head + frags + frag_list
+    std::size_t n = headlen() + frag_list_len_;
+    for (const auto& f : frags_) n += f.len;
+    return n;
+  }
+  std::size_t headlen() const noexcept { return std::size_t(tail_ - data_); }  ///< skb_headlen
   std::size_t data_len() const noexcept { return len() - headlen(); }  ///< skb->data_len
-  std::size_t headroom() const noexcept;        ///< bytes available in front of data()
+  std::size_t headroom() const noexcept { return std::size_t(base_ + data_); }  ///< before data()
   std::size_t nr_frags() const noexcept { return frags_.size(); }
   bool is_linear() const noexcept { return frags_.empty() && frag_list_.empty(); }
 
   // -- head access --
-  std::uint8_t* data() noexcept;
-  const std::uint8_t* data() const noexcept;
+  std::uint8_t* data() noexcept { return store_.data() + base_ + data_; }
+  const std::uint8_t* data() const noexcept { return store_.data() + base_ + data_; }
   std::span<std::uint8_t> head() noexcept { return {data(), headlen()}; }
   std::span<const std::uint8_t> head() const noexcept { return {data(), headlen()}; }
   /// Position of data() relative to the origin.
@@ -220,7 +310,12 @@ class Packet {
   /// Pointer into the head for a position; nullptr unless [pos, pos+n) lies within the
   /// storage from the start of headroom to the end of the head (pulled bytes stay addressable
   /// until the head is reallocated, as in the kernel).
-  std::uint8_t* at_pos(pos_t pos, std::size_t n = 1) noexcept;
+  std::uint8_t* at_pos(pos_t pos, std::size_t n = 1) noexcept {
+    if (pos == kNoHeader) return nullptr;
+    const std::ptrdiff_t idx = base_ + pos;
+    if (idx < 0 || idx + std::ptrdiff_t(n) > base_ + tail_) return nullptr;
+    return store_.data() + idx;
+  }
 
   // -- moving data --
   /// Prepend n bytes into the headroom (skb_push); reallocates headroom when short (never
@@ -235,6 +330,9 @@ class Packet {
   /// Extend the head at the tail by n bytes (skb_put). Requires no frags/frag_list → else
   /// nullptr. New bytes are zero.
   std::uint8_t* put(std::size_t n);
+  /// As put() but the new bytes are left unwritten (the kernel's skb_put); for callers that
+  /// fill them at once. nullptr when the packet has fragments.
+  std::uint8_t* put_uninit(std::size_t n);
   /// Append bytes at the end of the packet: into the head if linear, else as a new fragment.
   void append(std::span<const std::uint8_t> bytes);
   /// Add fragment bytes [off, off+len) of buf at the end (skb_add_rx_frag without truesize).
@@ -334,14 +432,18 @@ class Packet {
   void ensure_tailroom(std::size_t n);
   void pull_tail(std::size_t n);  // move n bytes from frags/frag_list into the head
   void absorb_frag_list();        // turn frag_list members into frags (len unchanged)
-  void segments(std::vector<std::span<const std::uint8_t>>& out) const;
   Packet clone_impl(bool deep) const;
 
-  std::vector<std::uint8_t> store_;  // [headroom | head | slack]
+  struct Uninit {};
+  Packet(Uninit, std::size_t store_bytes, std::size_t headroom);
+  template <class F>
+  bool for_each_piece(F&& f) const;  // head, frags, frag_list in byte order; f returns false to stop
+
+  detail::HeadBuf store_;            // [headroom | head | slack]
   std::ptrdiff_t base_ = 0;          // index in store_ of the origin (position 0)
   pos_t data_ = 0;                   // position of data()
   pos_t tail_ = 0;                   // position one past the head
-  std::vector<Frag> frags_;
+  detail::FragVec frags_;
   std::vector<Packet> frag_list_;
   std::size_t frag_list_len_ = 0;
 };

@@ -57,7 +57,13 @@ class Registry {
     std::uint16_t number;
     ProtocolOffload hooks;
   };
+  static constexpr std::size_t kIndexSize = 256;  // open addressing over slots_, load <= 1/4
+  static std::size_t bucket(Key key, std::uint16_t number) noexcept {
+    return ((std::uint32_t(number) * 0x9E3779B1u) >> 24 ^ std::uint32_t(key) * 0x55u) &
+           (kIndexSize - 1);
+  }
   std::array<Slot, kMaxEntries> slots_{};
+  std::array<std::uint8_t, kIndexSize> index_{};  // slot number + 1; 0 = empty
   std::size_t count_ = 0;
 };
 
