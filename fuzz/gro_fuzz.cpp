@@ -1,7 +1,8 @@
 // libFuzzer target: arbitrary frame sequences through the GRO engine.
 //
 // Input: byte 0 = configuration (bit 0 UDP GRO forwarding, bit 1 VXLAN socket 4789 with RCO,
-// bit 2 RCO no-partial, bit 3 GUE socket 6080, bits 4-7 batch size − 1), then frames as
+// bit 2 RCO no-partial, bit 3 GUE socket 6080, bits 4-6 batch size − 1, bit 7 GRO_FRAGLIST
+// (T-4, U-3: fraglist flows, members counted by gso_segs like any aggregate), then frames as
 // [u16 length][bytes]...
 //
 // Properties checked (any violation aborts):
@@ -115,7 +116,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   o.config.udp_gro_fwd = cfg & 1;
   if (cfg & 2) o.config.udp_tunnels.push_back({4789, 4789, true, bool(cfg & 4)});
   if (cfg & 8) o.config.udp_tunnels.push_back({6080, 6080, true, bool(cfg & 4)});
-  const std::size_t batch = std::size_t((cfg >> 4) + 1);
+  o.config.gro_fraglist = cfg & 0x80;
+  const std::size_t batch = std::size_t(((cfg >> 4) & 7) + 1);
   // The poll end is driven here (the engine's own batch counter does the same thing) so that
   // each receive's outputs can be told apart: completions first, then the skb itself when it
   // was delivered at once.
