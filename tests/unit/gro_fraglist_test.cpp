@@ -4,7 +4,7 @@
 // gro_test_util.hpp); expected payload lists are derived in each test from the rules, and the
 // byte-level expectation "headers not rewritten" is checked against the input frames. The last
 // tests close the loop with X-32: GSO of a fraglist aggregate (skb_segment_list) gives back
-// the original frames (TCP).
+// the original frames.
 #include <gtest/gtest.h>
 
 #include "gro_test_util.hpp"
@@ -236,8 +236,8 @@ TEST(GroFraglist, U10_UdpCsumLevelMismatchFlushesSkbOnly) {
   EXPECT_EQ(out[1].gso.segs, 2u) << "#0 and #2 merged";
 }
 
-// GSO (skb_segment_list) of TCP fraglist aggregates gives back the original
-// frames byte for byte.
+// GSO (skb_segment_list, X-18 / X-28 list branches) of TCP and UDP fraglist
+// aggregates gives back the original frames byte for byte.
 TEST(GroFraglist, X32_X36_FraglistAggregateSegmentsBackToOriginals) {
   std::vector<std::vector<std::vector<std::uint8_t>>> inputs;
   inputs.push_back(stream(5, 700));
@@ -251,9 +251,11 @@ TEST(GroFraglist, X32_X36_FraglistAggregateSegmentsBackToOriginals) {
     s.push_back(tcp_frame(t));  // short last segment (T-16)
     inputs.push_back(s);
   }
-  // UDP fraglist aggregates are left out: ofld::gso's X-28 list branch returns the segments
-  // with UDP checksums that do not verify (GSO area, reported), although GRO leaves every
-  // member's header as it came in (U3_U12_UdpFraglistAggregate).
+  {
+    std::vector<std::vector<std::uint8_t>> u;
+    for (int i = 0; i < 4; ++i) u.push_back(udp_frame(false, 400, false, 1500, 8000, 'u', std::uint16_t(i)));
+    inputs.push_back(u);
+  }
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     auto out = run(inputs[k], flist());
     ASSERT_EQ(out.size(), 1u) << k;
