@@ -245,3 +245,46 @@ TEST(GsoPartial, X25_X27_IpipOuterLengthsForOneMss) {
     }
   }
 }
+
+// D1 under GSO_PARTIAL (public bug: the "equal tail" — payload an exact multiple of mss —
+// got the wrong UDP length/checksum when the last output was itself a GSO skb). USO on a
+// device offering GSO_PARTIAL with GSO_UDP_L4 as a partial-only feature, payload k × mss for
+// k = 1..64, with and without a short tail. Expected (6.12, X-10/X-25/X-29): a chunk of
+// ⌊payload/mss⌋ × mss that is a GSO skb (gso_segs = that count, unless it is 1: then plain
+// segmentation), IPv4 tot_len for one mss, UDP length 8 + the chunk's payload and the pseudo
+// seed for that length; a short tail is a plain datagram with its own length and seed. The
+// device's cut of the chunk into mss datagrams carries the payload in order.
+TEST(GsoPartial, D1_UsoEqualTailUnderGsoPartial) {
+  core::Device dev = partial_device(nf::SG | nf::HW_CSUM, nf::GSO_UDP_L4);
+  const std::size_t mss = 1000;
+  for (std::size_t k = 1; k <= 64; ++k)
+    for (std::size_t tail : {0u, 37u}) {
+      const std::size_t payload = k * mss + tail;
+      if (payload <= mss) continue;  // not GSO (D2)
+      SCOPED_TRACE(testing::Message() << "k " << k << " tail " << tail);
+      Bytes f = udp_frame(false, payload);
+      gso::TxResult tx = gso::tx_prepare(prepare(f, std::uint16_t(mss)), dev);
+      ASSERT_FALSE(tx.dropped()) << offload::to_string(tx.gso_reason);
+      std::size_t seen = 0;
+      for (auto& p : tx.out) {
+        Bytes b = p.to_bytes();
+        const std::size_t pl = b.size() - 42;
+        EXPECT_EQ(load_be16(&b[34 + 4]), 8 + pl) << "UDP length = 8 + this output's payload";
+        EXPECT_EQ(load_be16(&b[34 + 6]), pseudo_only(&b[14], false, 8 + pl, 17));
+        if (p.is_gso()) {
+          EXPECT_EQ(p.gso.segs, k);
+          EXPECT_EQ(pl, k * mss);
+          EXPECT_EQ(load_be16(&b[14 + 2]), 20 + 8 + mss) << "X-25: tot_len for one mss";
+          // Device USO: mss datagrams cut from the chunk carry the payload in order.
+          for (std::size_t off = 0; off < pl; off += mss)
+            EXPECT_TRUE(std::equal(b.begin() + std::ptrdiff_t(42 + off),
+                                   b.begin() + std::ptrdiff_t(42 + off + mss),
+                                   f.begin() + std::ptrdiff_t(42 + seen + off)));
+        } else {
+          EXPECT_EQ(load_be16(&b[14 + 2]), b.size() - 14);
+        }
+        seen += pl;
+      }
+      EXPECT_EQ(seen, payload);
+    }
+}
