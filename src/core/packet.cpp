@@ -120,6 +120,8 @@ FragVec& FragVec::operator=(FragVec&& o) noexcept {
     heap_ = nullptr;
     cap_ = kInline;
   }
+  bytes_ = o.bytes_;
+  o.bytes_ = 0;
   if (o.heap_) {  // steal the heap array
     heap_ = o.heap_, n_ = o.n_, cap_ = o.cap_;
     o.heap_ = nullptr, o.n_ = 0, o.cap_ = kInline;
@@ -155,20 +157,28 @@ void FragVec::reserve(std::size_t n) {
 
 void FragVec::push_back(Frag&& f) {
   if (n_ == cap_) reserve(std::size_t(cap_) + 1);
+  bytes_ += f.len;
   new (data() + n_) Frag(std::move(f));
   ++n_;
 }
 
 void FragVec::truncate(std::size_t n) noexcept {
   Frag* d = data();
-  while (n_ > n) d[--n_].~Frag();
+  while (n_ > n) {
+    bytes_ -= d[--n_].len;
+    d[n_].~Frag();
+  }
 }
 
 void FragVec::erase_front(std::size_t n) noexcept {
   if (n == 0) return;
   Frag* d = data();
+  std::size_t dropped = 0;
+  for (std::size_t i = 0; i < n; ++i) dropped += d[i].len;
   for (std::size_t i = n; i < n_; ++i) d[i - n] = std::move(d[i]);
-  truncate(n_ - n);
+  bytes_ -= dropped;  // the moved-to slots now hold the survivors' lengths
+  const std::size_t keep = n_ - n;
+  while (n_ > keep) d[--n_].~Frag();  // moved-from tail: its lengths are already counted out
 }
 
 }  // namespace detail
@@ -288,6 +298,15 @@ PacketError Packet::add_frag(BufferRef buf, std::size_t off, std::size_t len) {
   return PacketError::Ok;
 }
 
+bool Packet::extend_last_frag(std::size_t n) noexcept {
+  if (frags_.empty()) return false;
+  Frag& f = frags_[frags_.size() - 1];
+  if (!f.buf || std::size_t(f.off) + f.len + n > f.buf->bytes.size()) return false;
+  f.len += std::uint32_t(n);
+  frags_.add_bytes(std::ptrdiff_t(n));
+  return true;
+}
+
 void Packet::add_to_frag_list(Packet p) {
   frag_list_len_ += p.len();
   frag_list_.push_back(std::move(p));
@@ -335,6 +354,7 @@ void Packet::pull_tail(std::size_t n) {
     left -= take;
     f.off += std::uint32_t(take);
     f.len -= std::uint32_t(take);
+    frags_.add_bytes(-std::ptrdiff_t(take));
     if (f.len == 0) ++consumed;
   }
   frags_.erase_front(consumed);
@@ -356,7 +376,10 @@ void Packet::trim(std::size_t new_len) {
   std::size_t keep = 0;
   for (auto& f : frags_) {
     if (left == 0) break;
-    if (f.len > left) f.len = std::uint32_t(left);
+    if (f.len > left) {
+      frags_.add_bytes(std::ptrdiff_t(left) - std::ptrdiff_t(f.len));
+      f.len = std::uint32_t(left);
+    }
     left -= f.len;
     ++keep;
   }

@@ -143,9 +143,8 @@ bool gro_merge(GroContext& ctx, GroHeld& p) noexcept {
     const std::size_t at = v.size();
     v.insert(v.end(), skb.data() + head_from, skb.data() + head_from + head_n);
     auto fr = p.pkt.frags();
-    if (!fr.empty() && fr.back().buf == p.agg && fr.back().off + fr.back().len == at)
-      fr.back().len += std::uint32_t(head_n);
-    else
+    if (!(!fr.empty() && fr.back().buf == p.agg && fr.back().off + fr.back().len == at &&
+          p.pkt.extend_last_frag(head_n)))
       p.pkt.add_frag(p.agg, at, head_n);
   }
   std::size_t skip = ctx.data_offset > skb.headlen() ? ctx.data_offset - skb.headlen() : 0;

@@ -127,7 +127,7 @@ class FragVec {
  public:
   static constexpr std::uint32_t kInline = 4;
   FragVec() noexcept = default;
-  FragVec(FragVec&& o) noexcept : n_(o.n_), cap_(o.cap_) {
+  FragVec(FragVec&& o) noexcept : bytes_(o.bytes_), n_(o.n_), cap_(o.cap_) {
     if (o.heap_) {
       heap_ = o.heap_;
       o.heap_ = nullptr, o.cap_ = kInline;
@@ -138,6 +138,7 @@ class FragVec {
       }
     }
     o.n_ = 0;
+    o.bytes_ = 0;
   }
   FragVec& operator=(FragVec&& o) noexcept;
   FragVec(const FragVec&) = delete;
@@ -145,6 +146,10 @@ class FragVec {
   ~FragVec();
 
   std::size_t size() const noexcept { return n_; }
+  /// Sum of the fragments' lengths (skb->data_len without frag_list), kept up to date by
+  /// every member; a caller that changes a Frag's len in place reports it with add_bytes().
+  std::size_t bytes() const noexcept { return bytes_; }
+  void add_bytes(std::ptrdiff_t d) noexcept { bytes_ = std::size_t(std::ptrdiff_t(bytes_) + d); }
   bool empty() const noexcept { return n_ == 0; }
   Frag* data() noexcept { return heap_ ? heap_ : inline_ptr(); }
   const Frag* data() const noexcept { return heap_ ? heap_ : inline_ptr(); }
@@ -166,6 +171,7 @@ class FragVec {
   const Frag* inline_ptr() const noexcept { return reinterpret_cast<const Frag*>(inline_); }
   alignas(Frag) unsigned char inline_[kInline * sizeof(Frag)];
   Frag* heap_ = nullptr;  // when set, all fragments live here
+  std::size_t bytes_ = 0;
   std::uint32_t n_ = 0;
   std::uint32_t cap_ = kInline;
 };
@@ -290,9 +296,7 @@ class Packet {
 
   // -- sizes (bytes) --
   std::size_t len() const noexcept {  ///< skb->len: head + frags + frag_list
-    std::size_t n = headlen() + frag_list_len_;
-    for (const auto& f : frags_) n += f.len;
-    return n;
+    return headlen() + frags_.bytes() + frag_list_len_;
   }
   std::size_t headlen() const noexcept { return std::size_t(tail_ - data_); }  ///< skb_headlen
   std::size_t data_len() const noexcept { return len() - headlen(); }  ///< skb->data_len
@@ -364,8 +368,13 @@ class Packet {
   /// True if any fragment buffer is referenced by someone else (skb_has_shared_frag).
   bool frags_shared() const noexcept;
 
-  std::span<const Frag> frags() const noexcept { return frags_; }
-  std::span<Frag> frags() noexcept { return frags_; }
+  std::span<const Frag> frags() const noexcept { return {frags_.data(), frags_.size()}; }
+  /// Mutable view for the bytes and buffers of the fragments. Do not change a fragment's
+  /// len or off through it (len() is cached); use extend_last_frag().
+  std::span<Frag> frags() noexcept { return {frags_.data(), frags_.size()}; }
+  /// Grow the last fragment by n bytes that follow it in its buffer (skb_gro_receive's
+  /// "same page" case). Returns false when there is no fragment or the buffer is too short.
+  bool extend_last_frag(std::size_t n) noexcept;
   /// frag_list (skb_shinfo->frag_list): chained packets whose bytes follow the frags.
   const std::vector<Packet>& frag_list() const noexcept { return frag_list_; }
   /// Append a packet to frag_list (its bytes [data,end) become part of this packet's len()).
