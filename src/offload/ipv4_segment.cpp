@@ -13,7 +13,6 @@ int ipv4_segment(GsoContext& ctx) {
   const std::size_t ihl = std::size_t(iph[0] & 0x0f) * 4;
   if ((iph[0] >> 4) != 4 || ihl < 20) return ctx.fail(GsoReason::BadIpHeader);
   std::uint16_t id = wire::load_be16(iph + 4);
-  const bool df = (iph[6] & 0x40) != 0;
   const std::uint8_t proto = iph[9];
   if (!skb.may_pull(ihl)) return ctx.fail(GsoReason::HeaderTruncated);
 
@@ -26,14 +25,16 @@ int ipv4_segment(GsoContext& ctx) {
   ctx.encap_level += int(ihl);
   skb.transport_header = skb.data_pos();
 
-  bool fixedid = false;
-  if (!skb.encapsulation || encap) {  // never for the outer header of a tunnel
-    fixedid = (skb.gso.type & core::skb_gso::TCP_FIXEDID) != 0;
-    if (fixedid && !df) {
-      ctx.features = saved_features;
-      return ctx.fail(GsoReason::FixedIdWithoutDf);
-    }
-  }
+  // X-24 as the running kernel (6.18, [newer]) has it: no DF restriction, and the fixed-ID
+  // state is kept per header: the outermost header follows TCP_FIXEDID_OUTER (or the 6.12 bit
+  // on a packet without encapsulation), a nested header TCP_FIXEDID_INNER (or the 6.12 bit,
+  // which meant the inner header of a tunnel). 6.12 refused FIXEDID with DF clear and always
+  // advanced a tunnel's outer IDs; GRO on 6.18 merges both (N-15), so GSO must take them back.
+  namespace g = core::skb_gso;
+  const std::uint32_t type = skb.gso.type;
+  const bool fixedid = encap ? (type & (g::TCP_FIXEDID_INNER | g::TCP_FIXEDID)) != 0
+                             : (type & g::TCP_FIXEDID_OUTER) != 0 ||
+                                   (!skb.encapsulation && (type & g::TCP_FIXEDID) != 0);
   const core::pos_t saved_l3 = ctx.l3_pos;
   const std::uint16_t saved_l3p = ctx.l3_proto;
   ctx.l3_pos = nh;

@@ -86,16 +86,27 @@ TEST(GsoTcp, X9b_NoCsumFeature_ChecksumsFinishedStateNone) {
   }
 }
 
-TEST(GsoTcp, X24_FixedIdWithoutDfRejected) {
+// X-24 [newer] (spec §1.2, §4.5; 6.18 is the judge, K-rules): DF clear no longer makes
+// TCP_FIXEDID an error; every segment keeps the super-packet's ID (spec §4.9b: "all 1000 if
+// TCP_FIXEDID").
+TEST(GsoTcp, X24_FixedIdWithoutDfKeepsTheId) {
   TcpSpec s;
   s.df = false;
-  core::Packet p = prepare(tcp_frame(s), 1448);
+  const Bytes f = tcp_frame(s);
+  const std::uint16_t id0 = std::uint16_t(f[kIp + 4] << 8 | f[kIp + 5]);
+  core::Packet p = prepare(f, 1448);
   p.gso.type |= core::skb_gso::TCP_FIXEDID;
   gso::GsoCounters c;
   gso::GsoResult r;
   run(std::move(p), nf::SG, &c, &r);
-  EXPECT_EQ(r.reason, gso::GsoReason::FixedIdWithoutDf);
-  EXPECT_EQ(c.errors[std::size_t(gso::GsoReason::FixedIdWithoutDf)], 1u);
+  ASSERT_TRUE(r.ok()) << offload::to_string(r.reason);
+  ASSERT_GE(r.segs.size(), 2u);
+  for (const auto& seg : r.segs) {
+    const Bytes b = seg.to_bytes();
+    EXPECT_EQ(std::uint16_t(b[kIp + 4] << 8 | b[kIp + 5]), id0);
+    EXPECT_EQ(b[kIp + 6] & 0x40, 0) << "DF stays clear";
+  }
+  EXPECT_EQ(c.errors[std::size_t(gso::GsoReason::FixedIdWithoutDf)], 0u);
 }
 
 TEST(GsoTcp, X19_PayloadNotAboveMssRejected) {
