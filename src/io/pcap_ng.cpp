@@ -1,6 +1,8 @@
 // Minimal pcapng reader (see pcap_ng.hpp); used only when libpcap refuses a pcapng file.
 #include "pcap_ng.hpp"
 
+#include <pcap/dlt.h>
+
 #include <cstring>
 
 namespace ofld::io::detail {
@@ -74,7 +76,10 @@ void PcapngReader::handle_shb(const std::vector<std::uint8_t>& body) {
 void PcapngReader::handle_idb(const std::vector<std::uint8_t>& body) {
   if (body.size() < 8) fail("malformed interface description block");
   Iface ifc;
-  ifc.dlt = u16(body.data());
+  // The IDB holds a LINKTYPE_* value (pcapng spec §4.2); the link mapping takes DLT_* values.
+  // They are equal except for raw IP: LINKTYPE_RAW 101 is DLT_RAW (12 or 14 by platform).
+  const std::uint16_t linktype = u16(body.data());
+  ifc.dlt = linktype == 101 ? DLT_RAW : linktype;
   ifc.snaplen = u32(body.data() + 4);
   std::size_t i = 8;
   while (i + 4 <= body.size()) {

@@ -185,6 +185,8 @@ TEST(Pcap, LinkTypeMappingIsBijective) {
 }
 
 // ---- pcapng fallback (src/io/pcap_ng.*) --------------------------------------------------
+#include <pcap/dlt.h>
+
 #include "../../src/io/pcap_ng.hpp"
 
 TEST(Pcap, PcapngWithDifferingSnaplensFallsBack) {
@@ -214,6 +216,21 @@ TEST(Pcap, PcapngFallbackReaderAgreesWithLibpcap) {
     ++n;
   }
   EXPECT_EQ(n, lib.records.size());
+}
+
+// Found by a new-user try-out: the fallback reader took the IDB's LINKTYPE_RAW (101) for a
+// DLT value and refused raw-IP pcapng files. pcapng §4.2: the IDB holds a LINKTYPE_* value.
+TEST(Pcap, PcapngFallbackMapsLinktypeRaw) {
+  const std::string path = kData + "linktype_raw_udp4.pcapng";
+  PcapFile lib = read_pcap(path);  // libpcap: raw IP
+  EXPECT_EQ(lib.link, CaptureLink::RawIp);
+  ofld::io::detail::PcapngReader ng(path);
+  EXPECT_EQ(ng.first_dlt(), DLT_RAW);
+  PcapRecord r;
+  ASSERT_TRUE(ng.next(r));
+  ASSERT_EQ(lib.records.size(), 1u);
+  EXPECT_EQ(r, lib.records[0]);
+  EXPECT_EQ(r.data[0], 0x45);  // the IPv4 header starts the record: no link header
 }
 
 TEST(Pcap, PcapngFallbackRejectsGarbage) {
