@@ -59,8 +59,10 @@ struct TunnelDaemon::Impl {
   std::string ctl_path;
   bool stop = false;
   bool tap_write_warned = false;
-  std::vector<std::uint8_t> tapbuf, udpbuf;
+  std::vector<std::uint8_t> tapbuf;
   std::vector<io::UdpRx> rxs;
+  std::vector<core::BufferRef> rxbufs;            // one per recvmmsg slot (shared with packets)
+  std::vector<std::span<std::uint8_t>> rxspans;
   std::vector<tunnel::TxTrain> trains;
   std::vector<tunnel::TapFrame> frames;
   std::vector<std::span<const std::uint8_t>> pieces;
@@ -83,6 +85,7 @@ struct TunnelDaemon::Impl {
       const auto& v = cfg.vxlan;
       io::UdpSocketOptions o{v.local, sport, !v.tx_outer_csum(), false, v.ttl, v.tos,
                              rx->gso(), false, 4 << 20, true};
+      o.gso_short_tail = rx->gso_short_tail();  // probed once on the primary socket
       auto s = io::UdpSocket::open(o);
       if (s.ok()) return tx.emplace(sport, std::move(s.value())).first->second;
       spdlog::warn("udp: source port {} not available ({}); using port {} for such flows", sport,
@@ -153,15 +156,22 @@ struct TunnelDaemon::Impl {
       ++dp->counters().rx_frames;
       dp->counters().rx_bytes += f.size();
     }
-    frames.clear();
+    frames.clear();  // releases the packets, hence the receive buffers they referenced
   }
 
-  // Drain the socket (bounded): recvmmsg batches until EAGAIN or the budget, then one GRO
-  // flush and the TAP writes (NAPI: poll, then flush at the end of the poll).
+  // Drain the socket (bounded): recvmmsg batches until EAGAIN or the budget, each followed
+  // by a GRO flush and the TAP writes (NAPI: poll a batch, flush at the end of the poll).
   void handle_udp() {
     auto t = now_ns();
     for (std::size_t call = 0; call < kRxBudget; ++call) {
-      auto r = rx->recv_batch(udpbuf, kMaxFrame, rxs);
+      // A slot whose bytes are still referenced by a packet gets a fresh buffer (normally
+      // every reference is gone: the previous wake-up flushed GRO and wrote its frames).
+      for (std::size_t i = 0; i < rxbufs.size(); ++i)
+        if (!rxbufs[i] || rxbufs[i].use_count() > 1) {
+          rxbufs[i] = std::make_shared<core::Buffer>(kMaxFrame);
+          rxspans[i] = rxbufs[i]->bytes;
+        }
+      auto r = rx->recv_batch(rxspans, rxs);
       if (!r.ok()) {
         spdlog::warn("{}", r.message());
         break;
@@ -169,13 +179,14 @@ struct TunnelDaemon::Impl {
       std::size_t n = r.value();
       for (std::size_t i = 0; i < n; ++i) {
         const auto& m = rxs[i];
-        dp->receive_train(std::span<const std::uint8_t>(udpbuf.data() + i * kMaxFrame, m.len),
-                          m.gso_size, m.from, tunnel::OuterCsum::Unknown, t);
+        dp->receive_train(rxbufs[i], 0, m.len, m.gso_size, m.from, tunnel::OuterCsum::Unknown, t);
       }
+      // GRO flush and TAP writes per batch: the packets reference the slots' bytes, which
+      // the next recvmmsg reuses (aggregates are bounded at 64 KiB anyway).
+      dp->rx_flush(t, frames);
+      write_frames();
       if (n < rxs.size()) break;  // drained
     }
-    dp->rx_flush(t, frames);
-    write_frames();
   }
 
   void handle_control() {
@@ -270,12 +281,16 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   auto& tap = *im->tap;
   if (cfg.offload) {
     using namespace io::tun_offload;
-    auto r = tap.set_offload_best(kCsum | kTso4 | kTso6 | kTsoEcn);
+    // USO (TUN_F_USO4|USO6, Linux 6.2+) is asked for too: the kernel then hands us UDP GSO
+    // super-packets (gso_type UDP_L4) that the data path segments like TSO ones. Older
+    // kernels refuse the bits (EINVAL) and set_offload_best retries without them.
+    auto r = tap.set_offload_best(kCsum | kTso4 | kTso6 | kTsoEcn | kUso4 | kUso6);
     im->tap_offload = r.ok() ? r.value() : 0;
-    spdlog::info("tap {}: TUNSETOFFLOAD accepted 0x{:x} (CSUM{} TSO4{} TSO6{} TSO_ECN{})", tap.name(),
-                 im->tap_offload, (im->tap_offload & kCsum) ? "+" : "-",
+    spdlog::info("tap {}: TUNSETOFFLOAD accepted 0x{:x} (CSUM{} TSO4{} TSO6{} TSO_ECN{} USO{})",
+                 tap.name(), im->tap_offload, (im->tap_offload & kCsum) ? "+" : "-",
                  (im->tap_offload & kTso4) ? "+" : "-", (im->tap_offload & kTso6) ? "+" : "-",
-                 (im->tap_offload & kTsoEcn) ? "+" : "-");
+                 (im->tap_offload & kTsoEcn) ? "+" : "-",
+                 (im->tap_offload & kUso4) ? "+" : "- (kernel refused TUN_F_USO4|USO6)");
   } else {
     // B4: a TAP left with offloads by an earlier owner would hand us super-frames we cannot
     // read without a vnet header; clear the device-wide mask.
@@ -315,8 +330,9 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   im->dp = std::make_unique<tunnel::Datapath>(v, dopt);
   for (const auto& [mac, ip] : cfg.static_fdb) im->dp->fdb().add_static(mac, ip);
   im->tapbuf.resize(kMaxFrame);
-  im->udpbuf.resize(kMaxFrame * kRxSlots);
   im->rxs.resize(kRxSlots);
+  im->rxbufs.resize(kRxSlots);
+  im->rxspans.resize(kRxSlots);
   // control socket
   im->ctl_path = cfg.control.empty() ? default_control_path(tap.name()) : cfg.control;
   ::mkdir("/run/ofld", 0755);

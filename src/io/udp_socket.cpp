@@ -69,6 +69,52 @@ void from_sa(const sockaddr_storage& ss, tunnel::IpAddr& a, std::uint16_t& port)
   }
 }
 
+/// Send a 2-datagram UDP_SEGMENT train (64 + 20 bytes) over loopback to a socket of our
+/// own and read it back. 1 = accepted and all 84 bytes arrived, 0 = refused (EINVAL), -1 =
+/// inconclusive (no loopback in this namespace, nothing arrived).
+int probe_short_tail(bool v6) {
+  int rx = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  int tx = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  int result = -1;
+  sockaddr_storage ss{};
+  socklen_t sl = make_sa(*tunnel::IpAddr::parse(v6 ? "::1" : "127.0.0.1"), 0, ss);
+  if (rx >= 0 && tx >= 0 && ::bind(rx, reinterpret_cast<sockaddr*>(&ss), sl) == 0 &&
+      ::getsockname(rx, reinterpret_cast<sockaddr*>(&ss), &sl) == 0) {
+    std::uint8_t buf[84] = {};
+    iovec iov{buf, sizeof buf};
+    alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(std::uint16_t))] = {};
+    msghdr mh{};
+    mh.msg_name = &ss;
+    mh.msg_namelen = sl;
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = ctrl;
+    mh.msg_controllen = sizeof ctrl;
+    cmsghdr* c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_UDP;
+    c->cmsg_type = UDP_SEGMENT;
+    c->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
+    const std::uint16_t seg = 64;
+    std::memcpy(CMSG_DATA(c), &seg, sizeof seg);
+    if (::sendmsg(tx, &mh, 0) < 0) {
+      result = errno == EINVAL ? 0 : -1;
+    } else {
+      std::size_t got = 0;
+      for (int i = 0; i < 4 && got < sizeof buf; ++i) {
+        pollfd p{rx, POLLIN, 0};
+        if (::poll(&p, 1, 50) <= 0) continue;
+        std::uint8_t rb[128];
+        ssize_t n;
+        while ((n = ::recv(rx, rb, sizeof rb, MSG_DONTWAIT)) > 0) got += std::size_t(n);
+      }
+      result = got == sizeof buf ? 1 : -1;
+    }
+  }
+  if (rx >= 0) ::close(rx);
+  if (tx >= 0) ::close(tx);
+  return result;
+}
+
 bool wait_writable(int fd) {
   pollfd p{fd, POLLOUT, 0};
   return ::poll(&p, 1, 100) > 0;
@@ -134,6 +180,17 @@ Result<UdpSocket> UdpSocket::open(const UdpSocketOptions& o) {
       else spdlog::warn("udp: UDP_SEGMENT refused ({}): falling back to sendmmsg", std::strerror(errno));
     }
   }
+  if (s.gso_) {
+    if (o.gso_short_tail) {
+      s.short_tail_ = *o.gso_short_tail;
+    } else if (!o.quiet) {
+      int r = probe_short_tail(s.v6_);
+      s.short_tail_ = r != 0;
+      if (r == 1) spdlog::info("udp: UDP_SEGMENT with a short last datagram accepted: one sendmsg per train");
+      else if (r == 0) spdlog::warn("udp: UDP_SEGMENT with a short last datagram refused: the short one goes alone");
+      else spdlog::info("udp: short-tail UDP_SEGMENT probe inconclusive (no loopback): assumed accepted");
+    }
+  }
   if (o.want_gro) {
     s.gro_ = ::setsockopt(s.fd_, SOL_UDP, UDP_GRO, &one, sizeof one) == 0;
     if (!o.quiet) {
@@ -149,6 +206,7 @@ UdpSocket& UdpSocket::operator=(UdpSocket&& o) noexcept {
   if (this != &o) {
     if (fd_ >= 0) ::close(fd_);
     fd_ = o.fd_; v6_ = o.v6_; gso_ = o.gso_; gro_ = o.gro_; port_ = o.port_; st_ = o.st_;
+    short_tail_ = o.short_tail_;
     o.fd_ = -1;
   }
   return *this;
@@ -198,6 +256,15 @@ Result<std::size_t> UdpSocket::send_train(const tunnel::IpAddr& dst, std::uint16
   socklen_t sl = make_sa(dst, port, ss);
   std::size_t n = seg_size ? (buf.size() + seg_size - 1) / seg_size : 1;
   if (!gso_ || n <= 1) return send_plain(&ss, sl, buf, seg_size);
+  if (!short_tail_ && buf.size() % seg_size != 0) {
+    // The kernel refuses a shorter last datagram: the equal ones as a train, the tail alone.
+    std::size_t whole = (n - 1) * seg_size;
+    auto r = send_train(dst, port, buf.first(whole), seg_size);
+    if (!r.ok()) return r;
+    auto t = send_plain(&ss, sl, buf.subspan(whole), 0);
+    if (!t.ok()) return t;
+    return r.value() + t.value();
+  }
   iovec iov{const_cast<std::uint8_t*>(buf.data()), buf.size()};
   alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(std::uint16_t))] = {};
   msghdr mh{};
@@ -278,6 +345,15 @@ Result<std::size_t> UdpSocket::recv_batch(std::span<std::uint8_t> arena, std::si
                                           std::span<UdpRx> out) {
   constexpr std::size_t kMax = 64;
   std::size_t n = std::min({out.size(), kMax, slot ? arena.size() / slot : 0});
+  std::array<std::span<std::uint8_t>, kMax> bufs;
+  for (std::size_t i = 0; i < n; ++i) bufs[i] = arena.subspan(i * slot, slot);
+  return recv_batch(std::span<const std::span<std::uint8_t>>(bufs.data(), n), out);
+}
+
+Result<std::size_t> UdpSocket::recv_batch(std::span<const std::span<std::uint8_t>> bufs,
+                                          std::span<UdpRx> out) {
+  constexpr std::size_t kMax = 64;
+  std::size_t n = std::min({out.size(), kMax, bufs.size()});
   if (n == 0) return std::size_t(0);
   using Ctrl = std::array<char, CMSG_SPACE(sizeof(int)) * 2>;
   alignas(cmsghdr) Ctrl ctrl[kMax];
@@ -285,7 +361,7 @@ Result<std::size_t> UdpSocket::recv_batch(std::span<std::uint8_t> arena, std::si
   iovec iov[kMax];
   mmsghdr m[kMax];
   for (std::size_t i = 0; i < n; ++i) {
-    iov[i] = {arena.data() + i * slot, slot};
+    iov[i] = {bufs[i].data(), bufs[i].size()};
     std::memset(&m[i], 0, sizeof m[i]);
     m[i].msg_hdr.msg_name = &from[i];
     m[i].msg_hdr.msg_namelen = sizeof from[i];

@@ -151,9 +151,14 @@ void Datapath::recycle(std::vector<TxTrain>& sent) {
 
 void Datapath::receive(std::span<const std::uint8_t> payload, const IpAddr& from,
                        OuterCsum outer, std::uint64_t now_ns) {
+  receive_one(payload, from, outer, now_ns, nullptr);
+}
+
+void Datapath::receive_one(std::span<const std::uint8_t> payload, const IpAddr& from,
+                           OuterCsum outer, std::uint64_t now_ns, const core::BufferRef* owner) {
   ++ctr_.rx_datagrams;
   ctr_.rx_dgram_bytes += payload.size();
-  auto d = decap(payload, cfg_, outer, ctr_);
+  auto d = decap(payload, cfg_, outer, ctr_, owner);
   if (!d.ok) return;
   auto inner = d.pkt.head();
   Mac src = mac_at(inner, 6);
@@ -175,6 +180,24 @@ void Datapath::receive_train(std::span<const std::uint8_t> buf, std::uint16_t gs
   ++ctr_.rx_gro_trains;
   for (std::size_t off = 0; off < buf.size(); off += gso_size)
     receive(buf.subspan(off, std::min<std::size_t>(gso_size, buf.size() - off)), from, outer, now_ns);
+}
+
+void Datapath::receive_train(const core::BufferRef& owner, std::size_t off, std::size_t len,
+                             std::uint16_t gso_size, const IpAddr& from, OuterCsum outer,
+                             std::uint64_t now_ns) {
+  if (!owner || off > owner->bytes.size() || len > owner->bytes.size() - off) {
+    ctr_.drop(Drop::RxTruncated);
+    return;
+  }
+  std::span<const std::uint8_t> buf(owner->bytes.data() + off, len);
+  if (gso_size == 0 || gso_size >= buf.size()) {
+    receive_one(buf, from, outer, now_ns, &owner);
+    return;
+  }
+  ++ctr_.rx_gro_trains;
+  for (std::size_t o = 0; o < buf.size(); o += gso_size)
+    receive_one(buf.subspan(o, std::min<std::size_t>(gso_size, buf.size() - o)), from, outer,
+                now_ns, &owner);
 }
 
 void Datapath::to_tap(core::Packet&& p, std::vector<TapFrame>& out) {

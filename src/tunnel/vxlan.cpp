@@ -43,6 +43,18 @@ std::uint32_t inner_flow_hash(std::span<const std::uint8_t> frame) noexcept {
   return gro::flow_hash(frame, gro::LinkLayer::Ethernet);
 }
 
+namespace {
+void append_bytes(const core::Packet& p, std::vector<std::uint8_t>& out) {
+  auto h = p.head();
+  out.insert(out.end(), h.begin(), h.end());
+  for (const auto& f : p.frags()) {
+    auto b = f.bytes();
+    out.insert(out.end(), b.begin(), b.end());
+  }
+  for (const auto& m : p.frag_list()) append_bytes(m, out);
+}
+}  // namespace
+
 EncapInfo encap_frame(core::Packet& inner, const VxlanConfig& cfg, std::vector<std::uint8_t>& out) {
   EncapInfo info;
   if (inner.len() < 14) {
@@ -67,16 +79,61 @@ EncapInfo encap_frame(core::Packet& inner, const VxlanConfig& cfg, std::vector<s
       info.csum_sw = true;
     }
   }
-  std::size_t at = out.size();
-  out.resize(at + vx::kLen + inner.len());
-  hdr.emit(std::span<std::uint8_t>(out.data() + at, vx::kLen));
-  inner.copy_bits(0, std::span<std::uint8_t>(out.data() + at + vx::kLen, inner.len()));
+  // Appended piece by piece (insert copies once; resize + copy_bits zero-filled first).
+  const std::size_t at = out.size();
+  std::uint8_t h[vx::kLen];
+  hdr.emit(std::span<std::uint8_t>(h, vx::kLen));
+  out.insert(out.end(), h, h + vx::kLen);
+  append_bytes(inner, out);
+  if (out.size() != at + vx::kLen + inner.len()) {  // defensive: pieces must add up to len()
+    out.resize(at + vx::kLen + inner.len());
+    inner.copy_bits(0, std::span<std::uint8_t>(out.data() + at + vx::kLen, inner.len()));
+  }
   info.ok = true;
   return info;
 }
 
+std::size_t inner_header_len(std::span<const std::uint8_t> f) noexcept {
+  const std::size_t n = f.size();
+  if (n < 14 + 20) return n;
+  const std::uint16_t et = std::uint16_t(f[12] << 8 | f[13]);
+  std::size_t l4 = 0;
+  if (et == 0x0800) {
+    const std::size_t ihl = std::size_t(f[14] & 0x0F) * 4;
+    if ((f[14] >> 4) != 4 || ihl < 20 || f[23] != 6) return n;
+    if ((f[20] & 0x3F) != 0 || f[21] != 0) return n;  // MF or fragment offset: keep linear
+    l4 = 14 + ihl;
+  } else if (et == 0x86DD) {
+    if (n < 14 + 40 || (f[14] >> 4) != 6 || f[20] != 6) return n;
+    l4 = 14 + 40;
+  } else {
+    return n;
+  }
+  if (n < l4 + 20) return n;
+  const std::size_t doff = std::size_t(f[l4 + 12] >> 4) * 4;
+  if (doff < 20 || l4 + doff > n) return n;
+  return l4 + doff;
+}
+
+namespace {
+/// The inner frame as a packet: linear copy, or headers + a fragment of `owner`.
+core::Packet inner_packet(std::span<const std::uint8_t> inner, const core::BufferRef* owner) {
+  if (!owner || !*owner) return core::Packet::from_bytes(inner);
+  const std::size_t hl = inner_header_len(inner);
+  if (hl >= inner.size()) return core::Packet::from_bytes(inner);
+  const auto* base = (*owner)->bytes.data();
+  const std::size_t off = std::size_t(inner.data() - base);
+  if (inner.data() < base || off + inner.size() > (*owner)->bytes.size())
+    return core::Packet::from_bytes(inner);
+  core::Packet p = core::Packet::from_bytes(inner.first(hl));
+  if (p.add_frag(*owner, off + hl, inner.size() - hl) != core::PacketError::Ok)
+    return core::Packet::from_bytes(inner);
+  return p;
+}
+}  // namespace
+
 DecapResult decap(std::span<const std::uint8_t> payload, const VxlanConfig& cfg, OuterCsum outer,
-                  Counters& c) {
+                  Counters& c, const core::BufferRef* owner) {
   DecapResult r;
   auto fail = [&](Drop d) {
     r.reason = d;
@@ -114,7 +171,7 @@ DecapResult decap(std::span<const std::uint8_t> payload, const VxlanConfig& cfg,
     ++c.rx_rco;
     r.rco = true;
   } else {
-    r.pkt = core::Packet::from_bytes(inner);
+    r.pkt = inner_packet(inner, owner);
   }
   r.ok = true;
   return r;

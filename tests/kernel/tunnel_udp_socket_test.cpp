@@ -5,6 +5,8 @@
 
 #include <poll.h>
 
+#include <algorithm>
+
 #include "ofld/io/netns.hpp"
 #include "ofld/io/udp_socket.hpp"
 
@@ -118,6 +120,71 @@ TEST(TunnelUdpSocket, ZeroChecksumSocketDoesNotUseUdpSegment) {
     auto tx = io::UdpSocket::open({lo, 0, true, false, 0, 0, true, false, 4 << 20, true});
     ASSERT_TRUE(tx.ok()) << tx.message();
     EXPECT_FALSE(tx.value().gso());
+  });
+}
+
+// recvmmsg fallback (UDP_GRO off): 20 datagrams come back one per slot, in order, with no
+// gso_size, from batch calls (expected bytes: the sent pattern; sizes: 300 each).
+TEST(TunnelUdpSocket, RecvmmsgBatchWithoutUdpGroOneDatagramPerSlot) {
+  in_netns([] {
+    auto lo = *tunnel::IpAddr::parse("127.0.0.1");
+    auto rx = io::UdpSocket::open({lo, 47893, false, false, 0, 0, false, false, 4 << 20, true});
+    auto tx = io::UdpSocket::open({lo, 0, false, false, 0, 0, false, false, 4 << 20, true});
+    ASSERT_TRUE(rx.ok() && tx.ok());
+    EXPECT_FALSE(rx.value().gro());
+    auto data = pattern(20 * 300);
+    auto n = tx.value().send_train(lo, 47893, data, 300);  // sendmmsg: 20 datagrams
+    ASSERT_TRUE(n.ok()) << n.message();
+    ASSERT_EQ(n.value(), 20u);
+    std::vector<std::uint8_t> arena(8 * 2048), all;
+    std::vector<io::UdpRx> rxs(8);
+    std::size_t datagrams = 0, calls = 0;
+    for (int i = 0; i < 40 && datagrams < 20; ++i) {
+      pollfd p{rx.value().fd(), POLLIN, 0};
+      ::poll(&p, 1, 50);
+      auto r = rx.value().recv_batch(arena, 2048, rxs);
+      ASSERT_TRUE(r.ok()) << r.message();
+      if (r.value()) ++calls;
+      for (std::size_t k = 0; k < r.value(); ++k) {
+        EXPECT_EQ(rxs[k].len, 300u);
+        EXPECT_EQ(rxs[k].gso_size, 0);
+        EXPECT_EQ(rxs[k].from.to_string(), "127.0.0.1");
+        all.insert(all.end(), arena.begin() + k * 2048, arena.begin() + k * 2048 + rxs[k].len);
+      }
+      datagrams += r.value();
+    }
+    EXPECT_EQ(datagrams, 20u);
+    EXPECT_EQ(all, data);
+    EXPECT_LT(calls, 20u);  // batched: fewer calls than datagrams
+    EXPECT_EQ(rx.value().stats().recv_buffers, 20u);
+  });
+}
+
+// With UDP_GRO a UDP_SEGMENT train fills one slot of a batch receive, gso_size set (U-*).
+TEST(TunnelUdpSocket, RecvmmsgBatchWithUdpGroTrainInOneSlot) {
+  in_netns([] {
+    auto lo = *tunnel::IpAddr::parse("127.0.0.1");
+    auto rx = io::UdpSocket::open({lo, 47894, false, false, 0, 0, true, true, 4 << 20, true});
+    auto tx = io::UdpSocket::open({lo, 0, false, false, 0, 0, true, false, 4 << 20, true});
+    ASSERT_TRUE(rx.ok() && tx.ok());
+    if (!tx.value().gso() || !rx.value().gro()) GTEST_SKIP() << "kernel lacks UDP_SEGMENT/UDP_GRO";
+    auto data = pattern(2500);
+    ASSERT_TRUE(tx.value().send_train(lo, 47894, data, 1000).ok());
+    std::vector<std::uint8_t> a(65536), b(65536);
+    std::vector<std::span<std::uint8_t>> bufs = {a, b};
+    std::vector<io::UdpRx> rxs(2);
+    std::size_t n = 0;
+    for (int i = 0; i < 40 && n == 0; ++i) {
+      pollfd p{rx.value().fd(), POLLIN, 0};
+      ::poll(&p, 1, 50);
+      auto r = rx.value().recv_batch(bufs, rxs);
+      ASSERT_TRUE(r.ok()) << r.message();
+      n = r.value();
+    }
+    ASSERT_EQ(n, 1u);
+    EXPECT_EQ(rxs[0].len, 2500u);
+    EXPECT_EQ(rxs[0].gso_size, 1000);
+    EXPECT_TRUE(std::equal(data.begin(), data.end(), a.begin()));
   });
 }
 

@@ -125,6 +125,61 @@ TEST_P(TunnelDatapath, E1_TrainIsDecapsulatedThenMergedByGro) {
   EXPECT_EQ(rx.fdb().size(), 1u);  // the sender's inner MAC was learned
 }
 
+// E1 + zero-copy receive: the train sits in a shared receive buffer; the inner frames keep
+// their payload there as fragments, GRO steals them, and the TAP frame's pieces (for one
+// writev) carry exactly the sender's frame. Expected bytes: the input frame itself.
+TEST_P(TunnelDatapath, E1_SharedReceiveBufferIsWrittenByPiecesWithoutFlattening) {
+  bool v6 = GetParam();
+  tunnel::Datapath tx(cfg(v6), {});
+  tunnel::DatapathOptions ro;
+  ro.tap_frame_packets = true;
+  tunnel::Datapath rx(cfg(v6), ro);
+  auto f = tcp_frame(3000, v6, true);
+  std::vector<tunnel::TxTrain> out;
+  tx.transmit(tso_hdr(v6, 1000, 0), f, 0, out);
+  ASSERT_EQ(out.size(), 1u);
+  auto owner = std::make_shared<core::Buffer>(out[0].buf.size() + 100);
+  std::memcpy(owner->bytes.data() + 100, out[0].buf.data(), out[0].buf.size());
+  rx.receive_train(owner, 100, out[0].buf.size(), out[0].seg_size,
+                   *tunnel::IpAddr::parse(v6 ? "fd00::2" : "10.0.0.2"), tunnel::OuterCsum::Present, 1);
+  std::vector<tunnel::TapFrame> frames;
+  rx.rx_flush(2, frames);
+  ASSERT_EQ(frames.size(), 1u);
+  ASSERT_TRUE(frames[0].pkt.has_value());
+  EXPECT_TRUE(frames[0].data.empty());
+  EXPECT_EQ(frames[0].vnet.gso_size, 1000);
+  EXPECT_GT(owner.use_count(), 1);  // payload referenced, not copied
+  std::vector<std::span<const std::uint8_t>> pieces;
+  ASSERT_GE(tunnel::tap_pieces(frames[0], pieces), 2u);
+  std::vector<std::uint8_t> flat;
+  for (auto p : pieces) flat.insert(flat.end(), p.begin(), p.end());
+  ASSERT_EQ(flat.size(), f.size());
+  std::size_t hl = 14 + (v6 ? 40 : 20) + 20;
+  EXPECT_EQ(0, std::memcmp(flat.data() + hl, f.data() + hl, 3000));
+  frames.clear();
+  EXPECT_EQ(owner.use_count(), 1);  // the buffer can be reused for the next recvmmsg
+}
+
+// Train buffers come back through recycle() and are reused: the second transmit of the same
+// super-packet produces the same bytes (input-derived: equal to the first, which the test
+// above checks against the frame) from a recycled buffer.
+TEST_P(TunnelDatapath, RecycledTrainBuffersAreReused) {
+  bool v6 = GetParam();
+  tunnel::Datapath tx(cfg(v6), {});
+  auto f = tcp_frame(3000, v6, true);
+  std::vector<tunnel::TxTrain> out;
+  tx.transmit(tso_hdr(v6, 1000, 0), f, 0, out);
+  ASSERT_EQ(out.size(), 1u);
+  auto first = out[0].buf;
+  const std::uint8_t* storage = out[0].buf.data();
+  tx.recycle(out);
+  EXPECT_TRUE(out.empty());
+  tx.transmit(tso_hdr(v6, 1000, 0), f, 0, out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].buf.data(), storage);
+  EXPECT_EQ(out[0].buf, first);
+}
+
 INSTANTIATE_TEST_SUITE_P(Underlay, TunnelDatapath, ::testing::Values(false, true),
                          [](const auto& i) { return i.param ? "Ipv6" : "Ipv4"; });
 

@@ -230,3 +230,41 @@ TEST(TunnelVxlan, FlowSrcPortKernelFormula) {
 }
 
 }  // namespace
+
+namespace {
+// Golden header lengths, derived by hand: Ethernet 14 + IPv4 IHL*4 + TCP doff*4, or
+// Ethernet 14 + IPv6 40 + TCP doff*4; anything else stays whole (linear).
+std::vector<std::uint8_t> eth_frame(std::uint16_t et, std::size_t n) {
+  std::vector<std::uint8_t> f(n, 0);
+  f[12] = std::uint8_t(et >> 8), f[13] = std::uint8_t(et);
+  return f;
+}
+}  // namespace
+
+TEST(TunnelVxlan, InnerHeaderLenForZeroCopyReceive) {
+  auto v4 = eth_frame(0x0800, 200);
+  v4[14] = 0x46;  // IPv4, IHL 6 (24 bytes)
+  v4[23] = 6;     // TCP
+  v4[14 + 24 + 12] = 0x80;  // doff 8 (32 bytes)
+  EXPECT_EQ(tunnel::inner_header_len(v4), 14u + 24 + 32);
+  auto frag = v4;
+  frag[20] = 0x20;  // MF
+  EXPECT_EQ(tunnel::inner_header_len(frag), frag.size());
+  auto udp = v4;
+  udp[23] = 17;
+  EXPECT_EQ(tunnel::inner_header_len(udp), udp.size());
+  auto v6 = eth_frame(0x86DD, 200);
+  v6[14] = 0x60;
+  v6[20] = 6;  // next header TCP
+  v6[14 + 40 + 12] = 0x50;  // doff 5
+  EXPECT_EQ(tunnel::inner_header_len(v6), 14u + 40 + 20);
+  auto ext = v6;
+  ext[20] = 0;  // hop-by-hop first: not parsed, stays whole
+  EXPECT_EQ(tunnel::inner_header_len(ext), ext.size());
+  auto arp = eth_frame(0x0806, 60);
+  EXPECT_EQ(tunnel::inner_header_len(arp), arp.size());
+  auto bad = v4;
+  bad[14 + 24 + 12] = 0xF0;  // doff 60 runs past a 64-byte frame
+  bad.resize(14 + 24 + 26);
+  EXPECT_EQ(tunnel::inner_header_len(bad), bad.size());
+}

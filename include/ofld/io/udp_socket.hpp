@@ -30,6 +30,12 @@ struct UdpSocketOptions {
   bool want_gro = true;        ///< enable UDP_GRO when the kernel accepts it
   int buf_bytes = 4 << 20;     ///< SO_SNDBUF / SO_RCVBUF request (bytes)
   bool quiet = false;          ///< no probe log lines (secondary sockets)
+  /// Whether UDP_SEGMENT sends whose last datagram is shorter are accepted: a known answer
+  /// (copy the primary socket's gso_short_tail()), or nullopt = probe it at open() when
+  /// UDP_SEGMENT is accepted and !quiet (else assumed yes, as on every kernel with UDP_SEGMENT
+  /// so far). When refused, send_train sends the equal-size datagrams as a train and the
+  /// short one on its own.
+  std::optional<bool> gso_short_tail{};
 };
 
 /// One received buffer: `len` bytes; when gso_size > 0 it holds datagrams of gso_size bytes
@@ -66,6 +72,8 @@ class UdpSocket {
   int fd() const noexcept { return fd_; }
   bool gso() const noexcept { return gso_; }
   bool gro() const noexcept { return gro_; }
+  /// UDP_SEGMENT accepts a shorter last datagram (start-up probe or given in the options).
+  bool gso_short_tail() const noexcept { return short_tail_; }
   std::uint16_t local_port() const noexcept { return port_; }
   const UdpSocketStats& stats() const noexcept { return st_; }
 
@@ -86,6 +94,9 @@ class UdpSocket {
   /// it this is the one-datagram-per-slot fallback, still one system call per batch.
   Result<std::size_t> recv_batch(std::span<std::uint8_t> arena, std::size_t slot,
                                  std::span<UdpRx> out);
+  /// As above with one buffer per slot (bufs[i] receives out[i]); at most 64 per call.
+  Result<std::size_t> recv_batch(std::span<const std::span<std::uint8_t>> bufs,
+                                 std::span<UdpRx> out);
 
  private:
   UdpSocket() = default;
@@ -95,6 +106,7 @@ class UdpSocket {
   bool v6_ = false;
   bool gso_ = false;
   bool gro_ = false;
+  bool short_tail_ = true;
   std::uint16_t port_ = 0;
   UdpSocketStats st_;
 };

@@ -99,6 +99,13 @@ class Datapath {
   /// UDP-coalesced train of tunnel datagrams to anything but the decapsulator).
   void receive_train(std::span<const std::uint8_t> buf, std::uint16_t gso_size,
                      const IpAddr& from, OuterCsum outer, std::uint64_t now_ns);
+  /// As receive_train, for a buffer inside `owner` (bytes [off, off + len) of owner->bytes):
+  /// TCP frames keep their payload in `owner` as a fragment (no copy; GRO steals it). The
+  /// caller must not overwrite `owner` before rx_flush() output is written and released
+  /// (owner.use_count() == 1 again).
+  void receive_train(const core::BufferRef& owner, std::size_t off, std::size_t len,
+                     std::uint16_t gso_size, const IpAddr& from, OuterCsum outer,
+                     std::uint64_t now_ns);
   /// End of a receive batch (NAPI poll end): complete GRO flows and append TAP frames.
   void rx_flush(std::uint64_t now_ns, std::vector<TapFrame>& out);
   /// Give sent trains' buffers back for reuse by transmit() and clear `sent`.
@@ -119,6 +126,8 @@ class Datapath {
   void recycle_one(std::vector<std::uint8_t>& b);
   static constexpr std::size_t kBufPoolMax = 256;
   void to_tap(core::Packet&& p, std::vector<TapFrame>& out);
+  void receive_one(std::span<const std::uint8_t> payload, const IpAddr& from, OuterCsum outer,
+                   std::uint64_t now_ns, const core::BufferRef* owner);
 
   VxlanConfig cfg_;
   DatapathOptions opts_;

@@ -93,7 +93,18 @@ struct DecapResult {
 /// is NONE (validated later by GRO or the local stack). An RCO frame whose outer checksum is
 /// known to be zero carries no integrity and an unrecoverable inner checksum (K-2): counted
 /// in rx_rco_nocsum and dropped (RxRcoNoOuterCsum).
+///
+/// `owner`: when given, `payload` lies inside owner->bytes and the frame is not copied whole:
+/// its Ethernet/IP/TCP headers (inner_header_len) go to the packet's head and the rest stays
+/// in `owner` as one fragment (the kernel's page-frag receive; GRO then steals the fragment
+/// instead of copying). The caller must not reuse owner's bytes while such packets live.
 DecapResult decap(std::span<const std::uint8_t> payload, const VxlanConfig& cfg, OuterCsum outer,
-                  Counters& c);
+                  Counters& c, const core::BufferRef* owner = nullptr);
+
+/// Bytes of an inner Ethernet frame's headers that a receive path keeps linear: Ethernet +
+/// IPv4 (IHL) or IPv6 (fixed 40) + TCP (data offset) when the frame is TCP over untagged
+/// IPv4/IPv6 without fragmentation or IPv6 extension headers; otherwise the whole frame
+/// (such packets are built linear). Never more than frame.size().
+std::size_t inner_header_len(std::span<const std::uint8_t> frame) noexcept;
 
 }  // namespace ofld::tunnel
