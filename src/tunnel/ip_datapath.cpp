@@ -106,7 +106,10 @@ bool IpDatapath::encap_gso(core::Packet& p, std::span<const std::uint8_t> hdr, b
       wire::store_be16(uh + 6, gso::pseudo_seed(p, nh, std::uint32_t(total - iplen), wire::ipproto::kUdp));
     p.inner_protocol_type = core::InnerProtoType::IpProto;
     p.inner_ipproto = inner_v4 ? wire::ipproto::kIpip : wire::ipproto::kIpv6;
-    p.gso.type |= (csum ? sg::UDP_TUNNEL_CSUM : sg::UDP_TUNNEL) | (rco ? sg::TUNNEL_REMCSUM : 0u);
+    // The IP-in-IP bit of the OUTER family, as iptunnel_handle_offloads() adds it for an
+    // ipip/sit/ip6tnl device with FOU/GUE encapsulation.
+    p.gso.type |= (csum ? sg::UDP_TUNNEL_CSUM : sg::UDP_TUNNEL) | (rco ? sg::TUNNEL_REMCSUM : 0u) |
+                  (v6 ? sg::IPXIP6 : sg::IPXIP4);
     // The UDP socket's kernel finishes the outer checksum (our "device" has HW_CSUM); the
     // inner TCP checksum is summed while copying (hw_enc_features has none), or left as the
     // seed with RCO (X-31: remcsum restores HW_CSUM for the inner level).
