@@ -163,6 +163,10 @@ int run_verify(const CsumArgs& a) {
   } else {
     std::cout << summary_text(sum);
   }
+  if (!reader.cut_short().empty()) {  // every complete record was checked; say so, exit 1
+    std::cerr << "ofld csum: warning: input " << reader.cut_short() << "\n";
+    return 1;
+  }
   return sum.frames_with_bad ? 1 : 0;
 }
 
@@ -218,6 +222,10 @@ int run_fix(const CsumArgs& a) {
               << " of " << after.frames << " frames; " << untouched
               << " frames with bad/partial checksums left unchanged (unverifiable)\n"
               << "after " << summary_text(after);
+  }
+  if (!reader.cut_short().empty()) {  // every complete record was written; say so, exit 1
+    std::cerr << "ofld csum: warning: input " << reader.cut_short() << "\n";
+    return 1;
   }
   return after.frames_with_bad ? 1 : 0;
 }

@@ -71,12 +71,17 @@ ofld::cli::Registrar reg{[](CLI::App& root) {
         j["frames_out"] = r.frames_out;
         j["non_ethernet"] = r.non_ethernet;
         j["partial_kept"] = r.partial_kept;
+        if (!r.cut_short.empty()) j["input_cut_short"] = r.cut_short;
         std::printf("%s\n", j.dump(2).c_str());
       } else {
         std::printf("%s: %llu frames in, %llu frames out -> %s%s\n", a->in.c_str(),
                     (unsigned long long)r.frames_in, (unsigned long long)r.frames_out,
                     a->out.c_str(), a->keep_partial ? " (checksums left partial)" : "");
         print_counters(r.counters);
+      }
+      if (!r.cut_short.empty()) {  // output holds every complete record; say so, exit 1
+        std::fprintf(stderr, "ofld gro: warning: input %s\n", r.cut_short.c_str());
+        ofld::cli::exit_code() = 1;
       }
     } catch (const std::exception& e) {
       std::fprintf(stderr, "ofld gro: %s\n", e.what());

@@ -45,6 +45,10 @@ ofld::cli::Registrar reg{[](CLI::App& root) {
       std::fputs((ga->json ? ofld::tools::gso_summary_json(s) + "\n"
                            : ofld::tools::gso_summary_text(s)).c_str(), stdout);
       ofld::cli::exit_code() = s.dropped ? 1 : 0;
+      if (!s.cut_short.empty()) {  // output holds every complete record; say so, exit 1
+        std::fprintf(stderr, "ofld gso: warning: input %s\n", s.cut_short.c_str());
+        ofld::cli::exit_code() = 1;
+      }
     } catch (const std::exception& e) {
       std::fprintf(stderr, "ofld gso: %s\n", e.what());
       ofld::cli::exit_code() = 2;

@@ -111,6 +111,7 @@ struct PcapReader::Impl {
   int dlt = 0;
   std::uint32_t snaplen = 0;
   std::uint64_t count = 0;
+  std::string cut_short;  // see PcapReader::cut_short()
 };
 
 PcapReader::PcapReader(const std::string& path) : impl_(std::make_unique<Impl>()) {
@@ -162,6 +163,12 @@ bool PcapReader::next(PcapRecord& out) {
   if (rc == PCAP_ERROR_BREAK) return false;  // end of file
   if (rc != 1) {
     std::string why = pcap_geterr(impl_->handle.get());
+    if (why.find("truncated") != std::string::npos) {  // libpcap: "truncated dump file; ..."
+      impl_->cut_short = "cut short in record " + std::to_string(impl_->count + 1) + " (" +
+                         why + "); " + std::to_string(impl_->count) + " complete record(s) read";
+      impl_->handle.reset();
+      return false;
+    }
     if (detail::is_pcapng_file(impl_->path)) {
       // libpcap refused a later block of a pcapng file: continue with the fallback reader
       // from the same record on.
@@ -191,6 +198,7 @@ std::uint32_t PcapReader::snaplen() const noexcept { return impl_->snaplen; }
 TsPrecision PcapReader::precision() const noexcept { return TsPrecision::Nano; }
 const std::string& PcapReader::path() const noexcept { return impl_->path; }
 std::uint64_t PcapReader::records_read() const noexcept { return impl_->count; }
+const std::string& PcapReader::cut_short() const noexcept { return impl_->cut_short; }
 
 PcapFile read_pcap(const std::string& path) {
   PcapReader r(path);
@@ -199,6 +207,7 @@ PcapFile read_pcap(const std::string& path) {
   f.snaplen = r.snaplen();
   PcapRecord rec;
   while (r.next(rec)) f.records.push_back(rec);
+  if (!r.cut_short().empty()) throw PcapError("capture '" + path + "': " + r.cut_short());
   return f;
 }
 

@@ -90,6 +90,7 @@ GroPcapResult run_gro_pcap(const std::string& in, const std::string& out, const 
   engine.flush_all();
   drain();
   res.counters = engine.counters();
+  res.cut_short = rd.cut_short();
   return res;
 }
 

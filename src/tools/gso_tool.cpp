@@ -112,6 +112,7 @@ GsoToolSummary run_gso_pcap(const GsoToolOptions& o) {
     for (auto& p : tx.out) write(rec, p.to_bytes());
   }
   wr.close();
+  s.cut_short = rd.cut_short();
   return s;
 }
 
@@ -131,6 +132,7 @@ std::string gso_summary_text(const GsoToolSummary& s) {
   for (auto& [k, v] : s.unsegmented_reasons)
     t += fmt::format("passed through unsegmented: {}: {}\n", k, v);
   for (auto& [k, v] : s.pass_reasons) t += fmt::format("passed through: {}: {}\n", k, v);
+  if (!s.cut_short.empty()) t += "input " + s.cut_short + "\n";
   return t;
 }
 
@@ -154,6 +156,7 @@ std::string gso_summary_json(const GsoToolSummary& s) {
   j["drop_reasons"] = s.drop_reasons;
   j["pass_reasons"] = s.pass_reasons;
   j["unsegmented_reasons"] = s.unsegmented_reasons;
+  if (!s.cut_short.empty()) j["input_cut_short"] = s.cut_short;
   j["features"] = core::format_features(s.features).empty() ? "" : fmt::format("{:#x}", s.features.bits);
   return j.dump(2);
 }
@@ -303,6 +306,7 @@ std::vector<GsoCase> gso_cases_from_pcap(const std::string& path, std::uint16_t 
     v.push_back({fmt::format("{}#{}", path.substr(path.find_last_of('/') + 1), n), vh,
                  pr.pkt.to_bytes()});
   }
+  if (!rd.cut_short().empty()) throw io::PcapError("capture '" + path + "': " + rd.cut_short());
   return v;
 }
 

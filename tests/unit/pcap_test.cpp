@@ -1,6 +1,8 @@
 // io/pcap: reading pcap/pcapng through libpcap, writing pcap, link types, errors.
 // Expected values come from the public captures' MANIFEST (packet counts, link types) and
 // from tests/data/README.md (hand-made frames).
+#include <fstream>
+#include <iterator>
 #include "ofld/io/pcap.hpp"
 
 #include <gtest/gtest.h>
@@ -245,6 +247,35 @@ TEST(Pcap, PcapngFallbackRejectsGarbage) {
   }
   EXPECT_THROW(ofld::io::detail::PcapngReader(bad.path).first_dlt(), PcapError);
   EXPECT_THROW(read_pcap(bad.path), PcapError);
+}
+
+// Found by a new-user try-out: a capture cut off inside a record gave no summary, only an
+// error. Now the reader stops after the last complete record and says so (cut_short), tools
+// write what they read, and whole-file reads still fail (nothing is lost silently).
+TEST(Pcap, CutShortCaptureReadsCompleteRecordsAndSaysSo) {
+  const fs::path src = fs::path(OFLD_SOURCE_DIR) / "data" / "zeek_chksums_ip4-tcp-bad-chksum.pcap";
+  PcapFile whole = read_pcap(src.string());
+  ASSERT_GE(whole.records.size(), 1u);
+  std::ifstream in(src, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  TempFile cut("cut.pcap");
+  {
+    std::ofstream out(cut.path, std::ios::binary);
+    out.write(bytes.data(), std::streamsize(bytes.size() - 3));  // 3 bytes short of the end
+  }
+  ofld::io::PcapReader r(cut.path);
+  PcapRecord rec;
+  std::size_t n = 0;
+  while (r.next(rec)) {
+    EXPECT_EQ(rec, whole.records[n]);
+    ++n;
+  }
+  EXPECT_EQ(n, whole.records.size() - 1);
+  EXPECT_NE(r.cut_short().find("cut short in record " + std::to_string(whole.records.size())),
+            std::string::npos)
+      << r.cut_short();
+  EXPECT_THROW(read_pcap(cut.path), PcapError);
+  EXPECT_TRUE(ofld::io::PcapReader(src.string()).cut_short().empty());
 }
 
 // Found by a new-user try-out: `ofld csum fix X -o X` truncated X before reading it. Writing

@@ -90,6 +90,10 @@ class PcapReader {
   TsPrecision precision() const noexcept;   ///< precision the reader delivers (always Nano)
   const std::string& path() const noexcept;
   std::uint64_t records_read() const noexcept;
+  /// Non-empty when the file ended inside a record (a capture cut short, as tshark calls it):
+  /// next() then returned false after the last complete record, and this says where and why.
+  /// Callers that write results must report it; read_pcap() throws instead.
+  const std::string& cut_short() const noexcept;
 
  private:
   struct Impl;
@@ -102,6 +106,7 @@ struct PcapFile {
   std::uint32_t snaplen = 0;
   std::vector<PcapRecord> records;
 };
+/// Whole-file read. Throws PcapError on any error, including a file cut short mid-record.
 PcapFile read_pcap(const std::string& path);
 
 /// Throws PcapError when `out` names the same file as `in` (same device and inode, so also

@@ -25,6 +25,7 @@ struct GroPcapResult {
   std::uint64_t frames_in = 0, frames_out = 0;
   std::uint64_t non_ethernet = 0;     ///< frames of other link types, passed through
   std::uint64_t partial_kept = 0;     ///< merged frames written with the seed (--keep-partial)
+  std::string cut_short;  ///< input ended inside a record (io::PcapReader::cut_short)
 };
 /// Read `in`, run GRO over its frames in file order (capture timestamps are the clock), write
 /// `out`: merged frames with completed checksums (unless keep_partial), timestamps of the

@@ -43,6 +43,9 @@ struct GsoToolSummary {
   std::map<std::string, std::uint64_t> unsegmented_reasons;
   gso::GsoCounters counters;
   core::Features features{};
+  /// Non-empty when the input ended inside a record (io::PcapReader::cut_short): the output
+  /// holds everything before it.
+  std::string cut_short;
 };
 
 /// Read `in`, segment every frame whose L4 payload exceeds mss, write `out`. Throws
