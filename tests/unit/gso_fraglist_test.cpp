@@ -144,7 +144,9 @@ TEST(GsoFraglist, X22_NatOnHeadAppliedToAllMembers) {
       Bytes b = p.to_bytes();
       EXPECT_EQ(b[ip + (v6 ? 23 : 15)], 99);
       EXPECT_EQ(load_be16(&b[l4]), 61000);
-      if (!v6) EXPECT_EQ(csum::ip_compute_csum(&b[ip], 20), 0);
+      if (!v6) {
+        EXPECT_EQ(csum::ip_compute_csum(&b[ip], 20), 0);
+      }
       EXPECT_TRUE(l4_valid(&b[ip], v6, &b[l4], b.size() - l4, 6));
     }
   }

@@ -151,14 +151,20 @@ TEST(GsoPartial, X10_ExactMultipleIsOneGsoSkb) {
     ASSERT_EQ(b.size(), f.size());
     const std::size_t iip = 64, il4 = iip + (iv6 ? 40 : 20);
     EXPECT_EQ(load_be16(&b[kOl4 + 4]), (il4 - kOl4) + 20 + 1400);
-    if (iv6) EXPECT_EQ(load_be16(&b[iip + 4]), 20 + 1400);
-    else EXPECT_EQ(load_be16(&b[iip + 2]), 20 + 20 + 1400);
+    if (iv6) {
+      EXPECT_EQ(load_be16(&b[iip + 4]), 20 + 1400);
+    } else {
+      EXPECT_EQ(load_be16(&b[iip + 2]), 20 + 20 + 1400);
+    }
     EXPECT_TRUE(std::equal(b.begin() + std::ptrdiff_t(il4 + 20), b.end(),
                            f.begin() + std::ptrdiff_t(il4 + 20)));
     for (const Bytes& fr : device_tso(b, iip, iv6, il4, 1400, true)) {
       EXPECT_EQ(load_be16(&fr[kOl4 + 4]), fr.size() - kOl4);
-      if (iv6) EXPECT_EQ(load_be16(&fr[iip + 4]), fr.size() - iip - 40);
-      else EXPECT_EQ(load_be16(&fr[iip + 2]), fr.size() - iip);
+      if (iv6) {
+        EXPECT_EQ(load_be16(&fr[iip + 4]), fr.size() - iip - 40);
+      } else {
+        EXPECT_EQ(load_be16(&fr[iip + 2]), fr.size() - iip);
+      }
     }
   }
 }
