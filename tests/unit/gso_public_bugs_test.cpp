@@ -118,7 +118,9 @@ void expect_l4_ok(const core::Packet& p, bool v6, bool udp) {
     EXPECT_EQ(load_be16(&b[l4 + (udp ? 6 : 16)]), pseudo_only(&b[ip], v6, b.size() - l4, proto));
   else
     EXPECT_TRUE(l4_valid(&b[ip], v6, &b[l4], b.size() - l4, proto));
-  if (udp) EXPECT_EQ(load_be16(&b[l4 + 4]), b.size() - l4) << "UDP length = 8 + payload";
+  if (udp) {
+    EXPECT_EQ(load_be16(&b[l4 + 4]), b.size() - l4) << "UDP length = 8 + payload";
+  }
 }
 
 }  // namespace
@@ -256,8 +258,9 @@ TEST(GsoPublicBugs, E2_ZeroOuterUdpChecksumStaysZero) {
       EXPECT_FALSE(p.gso.type & core::skb_gso::UDP_TUNNEL_CSUM);
       Bytes b = p.to_bytes();
       EXPECT_EQ(load_be16(&b[34 + 6]), 0);
-      if (p.ip_summed() != core::IpSummed::Partial)
+      if (p.ip_summed() != core::IpSummed::Partial) {
         EXPECT_TRUE(l4_valid(&b[64], false, &b[84], b.size() - 84, 6));
+      }
     }
   }
 }
