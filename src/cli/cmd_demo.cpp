@@ -1,4 +1,5 @@
 // `ofld demo`: wiring of daemon::run_demo and a printout.
+#include <cstdio>
 #include <iostream>
 
 #include "ofld/daemon/demo.hpp"
@@ -56,7 +57,8 @@ ofld::cli::Registrar reg([](CLI::App& root) {
       } else {
         std::cout << "  throughput: " << j["gbit_per_s"].get<double>() << " Gbit/s ("
                   << j["retransmits"] << " retransmits)\n";
-        std::cout << "  endpoint CPU: a " << j["cpu_s"]["a"] << " s, b " << j["cpu_s"]["b"] << " s\n";
+        std::printf("  endpoint CPU: a %.2f s, b %.2f s\n", j["cpu_s"].value("a", 0.0),
+                    j["cpu_s"].value("b", 0.0));
       }
       for (const char* side : {"a", "b"}) {
         if (!j["stats"].contains(side)) continue;

@@ -28,33 +28,6 @@ void collect_pieces(const Packet& skb, std::vector<Piece>& out) {
   for (const auto& m : skb.frag_list()) collect_pieces(m, out);
 }
 
-pos_t map_pos(pos_t p, pos_t base) noexcept { return p == core::kNoHeader ? p : p - base; }
-
-// __copy_skb_header: the metadata a segment inherits (positions re-based to the frame start).
-void copy_header(const Packet& src, Packet& dst, pos_t base) {
-  dst.mac_header = map_pos(src.mac_header, base);
-  dst.network_header = map_pos(src.network_header, base);
-  dst.transport_header = map_pos(src.transport_header, base);
-  dst.inner_mac_header = map_pos(src.inner_mac_header, base);
-  dst.inner_network_header = map_pos(src.inner_network_header, base);
-  dst.inner_transport_header = map_pos(src.inner_transport_header, base);
-  dst.protocol = src.protocol;
-  dst.inner_protocol = src.inner_protocol;
-  dst.inner_protocol_type = src.inner_protocol_type;
-  dst.inner_ipproto = src.inner_ipproto;
-  dst.vlan_tci = src.vlan_tci;
-  dst.vlan_present = src.vlan_present;
-  dst.vlan_proto = src.vlan_proto;
-  dst.encapsulation = src.encapsulation;
-  dst.encap_hdr_csum = src.encap_hdr_csum;
-  dst.remcsum_offload = src.remcsum_offload;
-  if (auto* cp = std::get_if<core::CsumPartial>(&src.csum)) {
-    dst.csum = core::CsumPartial{cp->csum_start - base, cp->csum_offset, cp->not_inet};
-  } else {
-    dst.csum = src.csum;
-  }
-}
-
 constexpr std::size_t kSegHeadroom = 32;
 
 }  // namespace
@@ -93,7 +66,7 @@ int skb_segment(GsoContext& ctx) {
                                                  mode == SegMode::SgRef ? 0 : len),
                               0, 0});
     GsoSeg& s = ctx.segs.back();
-    copy_header(skb, s.pkt, ctx.frame_start);
+    copy_skb_header(skb, s.pkt, ctx.frame_start);  // src/gso/segment_list.cpp
     const pos_t pay_pos = pos_t(doffset);
     bool summed = false;
 
