@@ -206,3 +206,37 @@ TEST(GsoTool, EthtoolShortNamesAccepted) {
   EXPECT_EQ(s.counters.payload_bytes_copied, 0u);
   std::remove(o.out.c_str());
 }
+
+// QA: zeek_erspan.pcap carries GRE/TEB packets whose outer IPv4 datagram is fragmented (16
+// first fragments holding an inner TCP header, MANIFEST.tsv "gre,ip-fragments"). A fragment
+// is not a GSO packet: every first fragment must pass through unchanged under "IP fragment",
+// never be segmented (which produced new fragments with invented IP IDs). --mss 500 is below
+// the inner TCP payload of those fragments, so the bug would segment them.
+TEST(GsoTool, OuterIpFragmentsOfTunnelPacketsPassThrough) {
+  tools::GsoToolOptions o;
+  o.in = std::string(OFLD_SHARED_DIR) + "/pcaps/zeek_erspan.pcap";
+  o.out = "/tmp/ofld_gso_tool_frag.pcap";
+  o.mss = 500;
+  auto in = io::read_pcap(o.in);
+  std::size_t first_frags = 0;
+  std::vector<std::vector<std::uint8_t>> expect_unchanged;
+  for (auto& r : in.records) {
+    auto l = wire::parse_frame(r.bytes(), io::to_wire_link(in.link), {});
+    if (!l) continue;
+    const auto* ip = l.value().find(wire::HeaderKind::Ipv4);
+    if (ip && (ip->flags & wire::layer_flag::kFirstFragment) && l.value().inner_l4()) {
+      ++first_frags;
+      expect_unchanged.push_back(r.data);
+    }
+  }
+  ASSERT_EQ(first_frags, 16u);
+  auto s = tools::run_gso_pcap(o);
+  EXPECT_EQ(s.pass_reasons["IP fragment"], first_frags);
+  auto out = io::read_pcap(o.out);
+  for (const auto& f : expect_unchanged) {
+    std::size_t found = 0;
+    for (auto& r : out.records) found += r.data == f ? 1 : 0;
+    EXPECT_EQ(found, 1u) << "a first fragment was not copied unchanged";
+  }
+  std::remove(o.out.c_str());
+}
