@@ -179,6 +179,8 @@ int run_fix(const CsumArgs& a) {
   opt.fix_partial = !a.keep_partial;
   opt.fill_udp4_zero = a.fill_udp4_zero;
   ofld::io::PcapWriter writer(a.out, reader.link());
+  // With `-o -` the capture is standard output: the report goes to stderr.
+  std::ostream& rep = ofld::cli::capture_to_stdout(a.out) ? std::cerr : std::cout;
   Summary before, after;
   json frames = json::array();
   ofld::io::PcapRecord rec;
@@ -201,7 +203,7 @@ int run_fix(const CsumArgs& a) {
       j["before"] = report_json(res.before)["fields"];
       frames.push_back(std::move(j));
     } else if (res.after.rewritten || a.problems_only) {
-      std::cout << n << ": rewrote " << res.after.rewritten << " field(s); before: "
+      rep << n << ": rewrote " << res.after.rewritten << " field(s); before: "
                 << report_text(res.before) << "; after: " << report_text(res.after) << "\n";
     }
   }
@@ -216,9 +218,9 @@ int run_fix(const CsumArgs& a) {
                 {"frames_unverifiable_left_unchanged", untouched},
                 {"before", summary_json(before)},
                 {"after", summary_json(after)}};
-    std::cout << doc.dump(2) << "\n";
+    rep << doc.dump(2) << "\n";
   } else {
-    std::cout << "fix: " << after.rewritten << " field(s) rewritten in " << after.frames_modified
+    rep << "fix: " << after.rewritten << " field(s) rewritten in " << after.frames_modified
               << " of " << after.frames << " frames; " << untouched
               << " frames with bad/partial checksums left unchanged (unverifiable)\n"
               << "after " << summary_text(after);

@@ -3,8 +3,13 @@
 // refused up front (spec K-1: kernel RCO receive is broken, the run could only time out).
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
 #include "ofld/daemon/demo.hpp"
 #include "ofld/io/netns.hpp"
+#include "ofld/io/pcap.hpp"
 
 namespace {
 
@@ -45,6 +50,44 @@ TEST(CliOperator, K1_DemoRcoWithKernelPeerRefusedUpFront) {
   EXPECT_EQ(r.exit_code, 2);  // a usage refusal, before any namespace is made (root or not)
   EXPECT_NE(r.err.find("--rco"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("K-1"), std::string::npos) << r.err;
+}
+
+// QA: `-o -` writes the capture to standard output (libpcap's name for stdout). The report
+// used to go to stdout too: `csum fix` interleaved its per-frame lines and summary with the
+// pcap bytes (tshark: "appears to be damaged or corrupt"), and `gso`/`gro` lost their summary
+// (libpcap closes stdout with the capture). Now stdout is exactly the capture and the report
+// is on stderr, for every command that writes one.
+TEST(CliOperator, CaptureToStdoutKeepsTheReportOnStderr) {
+  const std::string pcaps = std::string(OFLD_SHARED_DIR) + "/pcaps/";
+  struct C {
+    std::vector<std::string> args;
+    std::size_t frames;
+    std::string report;
+  } cases[] = {
+      {{"csum", "fix", pcaps + "zeek_chksums_ip4-bad-chksum.pcap", "-o", "-"}, 1, "fix: 1 field"},
+      {{"csum", "fix", pcaps + "zeek_chksums_ip4-bad-chksum.pcap", "-o", "-", "--json"}, 1,
+       "\"fields_rewritten\": 1"},
+      {{"gso", pcaps + "tcpdump_gso-ipv4.pcap", "-o", "-", "--mss", "1448", "--csum-partial"}, 5,
+       "frames in 1, out 5"},
+      {{"gro", pcaps + "tcpdump_vxlan.pcap", "-o", "-"}, 10, "10 frames in, 10 frames out"},
+  };
+  const std::string path = "/tmp/ofld_cli_stdout_test.pcap";
+  for (const auto& c : cases) {
+    auto r = run(c.args);
+    EXPECT_EQ(r.exit_code, 0) << c.args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find(c.report), std::string::npos) << c.args[0] << " stderr: " << r.err;
+    {
+      std::ofstream f(path, std::ios::binary | std::ios::trunc);
+      f << r.out;
+    }
+    try {
+      auto cap = io::read_pcap(path);  // throws on any byte after the last record
+      EXPECT_EQ(cap.records.size(), c.frames) << c.args[0];
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << c.args[0] << ": stdout is not a clean pcap: " << e.what();
+    }
+  }
+  std::remove(path.c_str());
 }
 
 }  // namespace
