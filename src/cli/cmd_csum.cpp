@@ -159,6 +159,7 @@ int run_verify(const CsumArgs& a) {
                 {"link", ofld::io::capture_link_name(reader.link())},
                 {"frames", std::move(frames)},
                 {"summary", summary_json(sum)}};
+    if (!reader.cut_short().empty()) doc["input_cut_short"] = reader.cut_short();  // as gso/gro
     std::cout << doc.dump(2) << "\n";
   } else {
     std::cout << summary_text(sum);
@@ -218,6 +219,7 @@ int run_fix(const CsumArgs& a) {
                 {"frames_unverifiable_left_unchanged", untouched},
                 {"before", summary_json(before)},
                 {"after", summary_json(after)}};
+    if (!reader.cut_short().empty()) doc["input_cut_short"] = reader.cut_short();  // as gso/gro
     rep << doc.dump(2) << "\n";
   } else {
     rep << "fix: " << after.rewritten << " field(s) rewritten in " << after.frames_modified

@@ -11,6 +11,8 @@
 #include "ofld/io/netns.hpp"
 #include "ofld/io/pcap.hpp"
 
+#include <nlohmann/json.hpp>
+
 namespace {
 
 using namespace ofld;
@@ -88,6 +90,38 @@ TEST(CliOperator, CaptureToStdoutKeepsTheReportOnStderr) {
     }
   }
   std::remove(path.c_str());
+}
+
+// QA: a capture cut short inside a record makes every command exit 1 with a warning on
+// stderr; `gso --json` and `gro --json` also say so in the JSON ("input_cut_short"), but
+// `csum verify --json` / `csum fix --json` did not, so a JSON reader saw exit 1 with no bad
+// checksum and no reason. Same key now in all four.
+TEST(CliOperator, CutShortCaptureNamedInEveryJsonReport) {
+  const std::string src = std::string(OFLD_SHARED_DIR) + "/pcaps/tcpdump_vxlan.pcap";
+  const std::string cut = "/tmp/ofld_cli_cut_short.pcap", out = "/tmp/ofld_cli_cut_short_out.pcap";
+  {
+    std::ifstream i(src, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(i)), std::istreambuf_iterator<char>());
+    ASSERT_GT(bytes.size(), 500u);
+    std::ofstream o(cut, std::ios::binary | std::ios::trunc);
+    o << bytes.substr(0, 500);  // ends inside record 4
+  }
+  const std::vector<std::vector<std::string>> cmds = {
+      {"csum", "verify", cut, "--json"},
+      {"csum", "fix", cut, "-o", out, "--json"},
+      {"gso", cut, "-o", out, "--mss", "100", "--json"},
+      {"gro", cut, "-o", out, "--json"},
+  };
+  for (const auto& c : cmds) {
+    auto r = run(c);
+    EXPECT_EQ(r.exit_code, 1) << c[0] << " " << c[1];
+    auto j = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << c[0] << " " << c[1] << ": " << r.out;
+    ASSERT_TRUE(j.contains("input_cut_short")) << c[0] << " " << c[1];
+    EXPECT_NE(j["input_cut_short"].get<std::string>().find("record 4"), std::string::npos);
+  }
+  std::remove(cut.c_str());
+  std::remove(out.c_str());
 }
 
 }  // namespace
