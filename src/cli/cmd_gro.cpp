@@ -79,6 +79,9 @@ ofld::cli::Registrar reg{[](CLI::App& root) {
                     (unsigned long long)r.frames_in, (unsigned long long)r.frames_out,
                     a->out.c_str(), a->keep_partial ? " (checksums left partial)" : "");
         print_counters(rep, r.counters);
+        if (r.non_ethernet)
+          std::fprintf(rep, "passed through without GRO (no ethertype in the link header): %llu\n",
+                       (unsigned long long)r.non_ethernet);
       }
       if (!r.cut_short.empty()) {  // output holds every complete record; say so, exit 1
         std::fprintf(stderr, "ofld gro: warning: input %s\n", r.cut_short.c_str());
