@@ -54,6 +54,7 @@ json field_json(const CsumField& f) {
     j["expected"] = hex16(f.expected);
   }
   if (f.verdict == Verdict::Partial) j["seed"] = hex16(f.seed);
+  if (f.lco) j["lco"] = true;  // good once the inner partial checksum is filled
   return j;
 }
 
