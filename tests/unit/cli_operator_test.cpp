@@ -124,4 +124,17 @@ TEST(CliOperator, CutShortCaptureNamedInEveryJsonReport) {
   std::remove(out.c_str());
 }
 
+// QA: `ofld bench csum --sizes 0` answered "Value 0 not in range 0.000000 to 1797693...
+// (300 digits)", and `--sizes 99999999999999` ran out of memory ("ofld: error:
+// std::bad_alloc"). Both are usage errors naming --sizes and its real range, before any work.
+TEST(CliOperator, BenchCsumSizesOutOfRangeNamedUpFront) {
+  for (const char* v : {"0", "99999999999999", "-1"}) {
+    auto r = run({"bench", "csum", "--reps", "1", "--sizes", v});
+    EXPECT_EQ(r.exit_code, 2) << v;
+    EXPECT_NE(r.err.find("--sizes"), std::string::npos) << v << ": " << r.err;
+    EXPECT_EQ(r.err.find("bad_alloc"), std::string::npos) << v << ": " << r.err;
+    EXPECT_LT(r.err.size(), 200u) << v << ": " << r.err;
+  }
+}
+
 }  // namespace
