@@ -64,7 +64,10 @@ ofld::cli::Registrar reg{[](CLI::App& root) {
   c->add_flag("--json", args->json, "print JSON instead of a table");
   c->add_option("--reps", args->reps, "repetitions per measurement (median reported)")
       ->check(CLI::Range(1, 1000));
-  c->add_option("--sizes", args->sizes, "buffer sizes in bytes")->check(CLI::PositiveNumber);
+  // 1 B .. 256 MiB: PositiveNumber printed a 300-digit upper bound for 0, and a size beyond
+  // memory ended as "ofld: error: std::bad_alloc".
+  c->add_option("--sizes", args->sizes, "buffer sizes in bytes (1 to 268435456)")
+      ->check(CLI::Range(std::size_t(1), std::size_t(1) << 28));
   c->callback([args] {
     ofld::tools::CsumBenchOptions opt;
     opt.reps = args->reps;

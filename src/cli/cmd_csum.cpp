@@ -54,6 +54,7 @@ json field_json(const CsumField& f) {
     j["expected"] = hex16(f.expected);
   }
   if (f.verdict == Verdict::Partial) j["seed"] = hex16(f.seed);
+  if (f.lco) j["lco"] = true;  // good once the inner partial checksum is filled
   return j;
 }
 
@@ -159,6 +160,7 @@ int run_verify(const CsumArgs& a) {
                 {"link", ofld::io::capture_link_name(reader.link())},
                 {"frames", std::move(frames)},
                 {"summary", summary_json(sum)}};
+    if (!reader.cut_short().empty()) doc["input_cut_short"] = reader.cut_short();  // as gso/gro
     std::cout << doc.dump(2) << "\n";
   } else {
     std::cout << summary_text(sum);
@@ -179,6 +181,8 @@ int run_fix(const CsumArgs& a) {
   opt.fix_partial = !a.keep_partial;
   opt.fill_udp4_zero = a.fill_udp4_zero;
   ofld::io::PcapWriter writer(a.out, reader.link());
+  // With `-o -` the capture is standard output: the report goes to stderr.
+  std::ostream& rep = ofld::cli::capture_to_stdout(a.out) ? std::cerr : std::cout;
   Summary before, after;
   json frames = json::array();
   ofld::io::PcapRecord rec;
@@ -201,7 +205,7 @@ int run_fix(const CsumArgs& a) {
       j["before"] = report_json(res.before)["fields"];
       frames.push_back(std::move(j));
     } else if (res.after.rewritten || a.problems_only) {
-      std::cout << n << ": rewrote " << res.after.rewritten << " field(s); before: "
+      rep << n << ": rewrote " << res.after.rewritten << " field(s); before: "
                 << report_text(res.before) << "; after: " << report_text(res.after) << "\n";
     }
   }
@@ -216,9 +220,10 @@ int run_fix(const CsumArgs& a) {
                 {"frames_unverifiable_left_unchanged", untouched},
                 {"before", summary_json(before)},
                 {"after", summary_json(after)}};
-    std::cout << doc.dump(2) << "\n";
+    if (!reader.cut_short().empty()) doc["input_cut_short"] = reader.cut_short();  // as gso/gro
+    rep << doc.dump(2) << "\n";
   } else {
-    std::cout << "fix: " << after.rewritten << " field(s) rewritten in " << after.frames_modified
+    rep << "fix: " << after.rewritten << " field(s) rewritten in " << after.frames_modified
               << " of " << after.frames << " frames; " << untouched
               << " frames with bad/partial checksums left unchanged (unverifiable)\n"
               << "after " << summary_text(after);

@@ -10,22 +10,22 @@
 
 namespace {
 
-void print_counters(const ofld::gro::Counters& c) {
-  std::printf("packets in %llu, merged %llu, held %llu, delivered at once %llu\n",
+void print_counters(std::FILE* f, const ofld::gro::Counters& c) {
+  std::fprintf(f, "packets in %llu, merged %llu, held %llu, delivered at once %llu\n",
               (unsigned long long)c.packets_in, (unsigned long long)c.merged,
               (unsigned long long)c.held, (unsigned long long)c.delivered_now);
-  std::printf("aggregates %llu (count > 1), singles %llu, segments out %llu\n",
+  std::fprintf(f, "aggregates %llu (count > 1), singles %llu, segments out %llu\n",
               (unsigned long long)c.aggregates, (unsigned long long)c.singles,
               (unsigned long long)c.segments_out);
-  std::printf("not merged by reason:\n");
+  std::fprintf(f, "not merged by reason:\n");
   for (std::size_t i = 1; i < ofld::offload::kGroReasonCount; ++i)
     if (c.not_merged[i])
-      std::printf("  %-16s %llu\n", std::string(ofld::offload::to_string(ofld::offload::GroReason(i))).c_str(),
+      std::fprintf(f, "  %-16s %llu\n", std::string(ofld::offload::to_string(ofld::offload::GroReason(i))).c_str(),
                   (unsigned long long)c.not_merged[i]);
-  std::printf("completed by reason:\n");
+  std::fprintf(f, "completed by reason:\n");
   for (std::size_t i = 1; i < ofld::offload::kGroReasonCount; ++i)
     if (c.completed[i])
-      std::printf("  %-16s %llu\n", std::string(ofld::offload::to_string(ofld::offload::GroReason(i))).c_str(),
+      std::fprintf(f, "  %-16s %llu\n", std::string(ofld::offload::to_string(ofld::offload::GroReason(i))).c_str(),
                   (unsigned long long)c.completed[i]);
 }
 
@@ -65,6 +65,7 @@ ofld::cli::Registrar reg{[](CLI::App& root) {
     for (auto p : a->vxlan_ports) o.config.udp_tunnels.push_back({p, 4789, false, false});
     try {
       auto r = ofld::tools::run_gro_pcap(a->in, a->out, o);
+      std::FILE* rep = ofld::cli::report_file(a->out);
       if (a->json) {
         nlohmann::json j = ofld::tools::to_json(r.counters);
         j["frames_in"] = r.frames_in;
@@ -72,12 +73,15 @@ ofld::cli::Registrar reg{[](CLI::App& root) {
         j["non_ethernet"] = r.non_ethernet;
         j["partial_kept"] = r.partial_kept;
         if (!r.cut_short.empty()) j["input_cut_short"] = r.cut_short;
-        std::printf("%s\n", j.dump(2).c_str());
+        std::fprintf(rep, "%s\n", j.dump(2).c_str());
       } else {
-        std::printf("%s: %llu frames in, %llu frames out -> %s%s\n", a->in.c_str(),
+        std::fprintf(rep, "%s: %llu frames in, %llu frames out -> %s%s\n", a->in.c_str(),
                     (unsigned long long)r.frames_in, (unsigned long long)r.frames_out,
                     a->out.c_str(), a->keep_partial ? " (checksums left partial)" : "");
-        print_counters(r.counters);
+        print_counters(rep, r.counters);
+        if (r.non_ethernet)
+          std::fprintf(rep, "passed through without GRO (no ethertype in the link header): %llu\n",
+                       (unsigned long long)r.non_ethernet);
       }
       if (!r.cut_short.empty()) {  // output holds every complete record; say so, exit 1
         std::fprintf(stderr, "ofld gro: warning: input %s\n", r.cut_short.c_str());

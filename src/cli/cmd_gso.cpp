@@ -43,7 +43,8 @@ ofld::cli::Registrar reg{[](CLI::App& root) {
     try {
       auto s = ofld::tools::run_gso_pcap(ga->o);
       std::fputs((ga->json ? ofld::tools::gso_summary_json(s) + "\n"
-                           : ofld::tools::gso_summary_text(s)).c_str(), stdout);
+                           : ofld::tools::gso_summary_text(s)).c_str(),
+                 ofld::cli::report_file(ga->o.out));
       ofld::cli::exit_code() = s.dropped ? 1 : 0;
       if (!s.cut_short.empty()) {  // output holds every complete record; say so, exit 1
         std::fprintf(stderr, "ofld gso: warning: input %s\n", s.cut_short.c_str());

@@ -2,6 +2,7 @@
 // Registrar, so adding a command never touches main.cpp. CLI only; no packet logic here.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
@@ -33,6 +34,14 @@ inline CLI::App& group(CLI::App& parent, const std::string& name, const std::str
 inline int& exit_code() {
   static int rc = 0;
   return rc;
+}
+
+/// Where a command that writes a capture prints its report: stderr when the capture itself
+/// goes to standard output (`-o -`, libpcap's name for stdout), so that the report neither
+/// corrupts the pcap stream nor is lost when libpcap closes stdout with the capture.
+inline bool capture_to_stdout(const std::string& out) { return out == "-"; }
+inline std::FILE* report_file(const std::string& out) {
+  return capture_to_stdout(out) ? stderr : stdout;
 }
 
 }  // namespace ofld::cli

@@ -186,7 +186,11 @@ bool PcapReader::next(PcapRecord& out) {
   out.ts_sec = hdr->ts.tv_sec;
   out.ts_nsec = std::uint32_t(hdr->ts.tv_usec);  // nanoseconds: opened with NANO precision
   out.caplen = hdr->caplen;
-  out.len = hdr->len;
+  // A record claiming fewer bytes on the wire than it holds (len < caplen; malformed, but
+  // libpcap passes it) is at least as long as what was captured — as the pcapng fallback
+  // reader does. Keeping the smaller len made every writer refuse the record later, with an
+  // error naming the *output* file.
+  out.len = hdr->len < hdr->caplen ? hdr->caplen : hdr->len;
   out.data.assign(data, data + hdr->caplen);
   ++impl_->count;
   return true;

@@ -80,6 +80,8 @@ std::string describe(const CsumField& f) {
   if (f.verdict == Verdict::Bad) {
     std::snprintf(buf, sizeof buf, " (0x%04x, expected 0x%04x)", f.found, f.expected);
     s += buf;
+  } else if (f.lco) {
+    s += " (LCO: once the inner partial checksum is filled)";
   } else if (f.verdict == Verdict::Skipped) {
     s += " (";
     s += to_string(f.reason);
@@ -299,15 +301,57 @@ std::vector<SiteCtx> collect(std::span<const std::uint8_t> frame, const Layout& 
   return out;
 }
 
+/// Local checksum offload (LCO, Documentation/networking/checksum-offloads.rst; lco_csum in
+/// udp_set_csum / gre_build_header / GSO): when the innermost L4 checksum is left
+/// CHECKSUM_PARTIAL for the device, the stack computes the outer UDP/GRE checksum over the
+/// packet as it will be after the device fills the inner field. Such an outer checksum fails
+/// the receiver test on the bytes as handed to the device (or captured before it) and is
+/// right once the inner field is completed: true when `f` (site i, Bad) is Good on a copy
+/// of the frame whose Partial fields inside its coverage are completed, innermost first.
+bool lco_good(std::span<const std::uint8_t> frame, const std::vector<SiteCtx>& sites,
+              std::size_t i, const CsumField& f, bool truncated) {
+  const Site& o = sites[i].site;
+  if (f.verdict != Verdict::Bad || (o.kind != CsumKind::Udp && o.kind != CsumKind::Gre))
+    return false;
+  if (o.kind == CsumKind::Udp && f.found == 0) return false;  // IPv6 zero: no checksum at all
+  std::vector<std::uint8_t> scratch(frame.begin(), frame.end());
+  bool any = false;
+  for (std::size_t j = sites.size(); j-- > i + 1;) {
+    const SiteCtx& c = sites[j];
+    if (c.site.kind != CsumKind::Tcp && c.site.kind != CsumKind::Udp) continue;
+    CsumField g = evaluate(scratch, c.site, c.under_fragment, c.under_clipped, truncated);
+    if (g.verdict != Verdict::Partial) continue;
+    if (g.field_offset < o.hdr->offset || std::uint64_t(g.field_offset) + 2 > o.cover_end) continue;
+    wire::store_be16(&scratch[g.field_offset], g.expected);
+    any = true;
+  }
+  if (!any) return false;
+  const SiteCtx& oc = sites[i];
+  return evaluate(scratch, o, oc.under_fragment, oc.under_clipped, truncated).verdict ==
+         Verdict::Good;
+}
+
+void mark_lco(std::span<const std::uint8_t> frame, const std::vector<SiteCtx>& sites,
+              std::size_t i, CsumField& f, bool truncated) {
+  if (lco_good(frame, sites, i, f, truncated)) {
+    f.verdict = Verdict::Good;
+    f.lco = true;
+  }
+}
+
 }  // namespace
 
 FrameReport verify_frame(std::span<const std::uint8_t> frame, wire::LinkType link,
                          std::uint32_t orig_len, const CheckOptions& opt) {
   Parsed p = parse(frame, link, orig_len, opt);
   if (!p.layout) return std::move(p.report);
-  for (const SiteCtx& c : collect(frame, *p.layout))
-    p.report.fields.push_back(
-        evaluate(frame, c.site, c.under_fragment, c.under_clipped, p.report.truncated));
+  const std::vector<SiteCtx> sites = collect(frame, *p.layout);
+  for (std::size_t i = 0; i < sites.size(); ++i) {
+    const SiteCtx& c = sites[i];
+    CsumField f = evaluate(frame, c.site, c.under_fragment, c.under_clipped, p.report.truncated);
+    mark_lco(frame, sites, i, f, p.report.truncated);
+    p.report.fields.push_back(f);
+  }
   return std::move(p.report);
 }
 
@@ -330,9 +374,13 @@ FixResult fix_frame(std::span<std::uint8_t> frame, wire::LinkType link, std::uin
   // Innermost first: an outer UDP/GRE checksum covers the inner headers (and an inner
   // IPv4 header checksum covers nothing outside itself), so each field is re-evaluated on
   // the bytes as already repaired.
-  for (auto it = sites.rbegin(); it != sites.rend(); ++it) {
+  // An outer checksum that is right by LCO (inner fields left partial, --keep-partial) is
+  // kept: rewriting it would break it for the device that completes the inner field.
+  for (std::size_t i = sites.size(); i-- > 0;) {
+    const SiteCtx* it = &sites[i];
     CsumField f = evaluate(cframe, it->site, it->under_fragment, it->under_clipped,
                            p.report.truncated);
+    mark_lco(cframe, sites, i, f, p.report.truncated);
     bool write = (f.verdict == Verdict::Bad && opt.fix_bad) ||
                  (f.verdict == Verdict::Partial && opt.fix_partial) ||
                  (f.verdict == Verdict::None && opt.fill_udp4_zero);

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <optional>
+#include <span>
 
 #include "ofld/io/pcap.hpp"
 #include "ofld/offload/virtio_net.hpp"
@@ -34,12 +36,82 @@ nlohmann::json to_json(const gro::Counters& c) {
   return j;
 }
 
+namespace {
+
+// GRO runs on Ethernet frames (the engine is the kernel's dev_gro_receive after eth_type_trans).
+// Frames of the other link types the reader accepts (Linux cooked SLL/SLL2, raw IP) are given
+// a stand-in Ethernet header for the engine and get their own link header back on output:
+// every distinct link header gets a number, carried in the stand-in's destination MAC, so
+// frames merge only when their link headers are identical (as GRO compares MAC headers, G-2)
+// and every aggregate is written with the link header of its frames.
+class LinkAdapter {
+ public:
+  explicit LinkAdapter(io::CaptureLink link) : link_(link) {}
+
+  /// The Ethernet frame for the engine, or nullopt when the frame has no ethertype (passed
+  /// through as it is).
+  std::optional<std::vector<std::uint8_t>> to_ethernet(std::span<const std::uint8_t> f) {
+    std::size_t hl = 0;
+    std::uint16_t proto = 0;
+    switch (link_) {
+      case io::CaptureLink::Ethernet: return std::vector<std::uint8_t>(f.begin(), f.end());
+      case io::CaptureLink::LinuxSll:  // pkttype, hatype, halen, addr[8], protocol
+        hl = 16;
+        if (f.size() < hl) return std::nullopt;
+        proto = std::uint16_t(f[14] << 8 | f[15]);
+        break;
+      case io::CaptureLink::LinuxSll2:  // protocol, reserved, ifindex, hatype, pkttype, halen, addr[8]
+        hl = 20;
+        if (f.size() < hl) return std::nullopt;
+        proto = std::uint16_t(f[0] << 8 | f[1]);
+        break;
+      case io::CaptureLink::RawIp:
+      case io::CaptureLink::Ipv4:
+      case io::CaptureLink::Ipv6:
+        if (f.empty()) return std::nullopt;
+        proto = (f[0] >> 4) == 4 ? 0x0800 : (f[0] >> 4) == 6 ? 0x86DD : 0;
+        break;
+    }
+    if (proto < 0x0600) return std::nullopt;  // SLL: not an ethertype (802.2, CAN, ...)
+    const std::string key(f.begin(), f.begin() + long(hl));
+    auto it = index_.find(key);
+    if (it == index_.end()) {
+      if (headers_.size() >= (1u << 24)) return std::nullopt;
+      it = index_.emplace(key, std::uint32_t(headers_.size())).first;
+      headers_.push_back(key);
+    }
+    const std::uint32_t i = it->second;
+    std::vector<std::uint8_t> e = {0x02, 0x00, 0x00, std::uint8_t(i >> 16), std::uint8_t(i >> 8),
+                                   std::uint8_t(i), 0x02, 0x00, 0x00, 0x00, 0x00, 0x01,
+                                   std::uint8_t(proto >> 8), std::uint8_t(proto)};
+    e.insert(e.end(), f.begin() + long(hl), f.end());
+    return e;
+  }
+
+  /// The engine's output frame with the capture's own link header in place of the stand-in.
+  std::vector<std::uint8_t> from_ethernet(std::vector<std::uint8_t> e) const {
+    if (link_ == io::CaptureLink::Ethernet || e.size() < 14) return e;
+    const std::uint32_t i = std::uint32_t(e[3]) << 16 | std::uint32_t(e[4]) << 8 | e[5];
+    const std::string& h = headers_.at(i);
+    std::vector<std::uint8_t> f(h.begin(), h.end());
+    f.insert(f.end(), e.begin() + 14, e.end());
+    return f;
+  }
+
+ private:
+  io::CaptureLink link_;
+  std::map<std::string, std::uint32_t> index_;
+  std::vector<std::string> headers_;
+};
+
+}  // namespace
+
 GroPcapResult run_gro_pcap(const std::string& in, const std::string& out, const GroPcapOptions& o) {
   io::refuse_same_file(in, out);
   io::PcapReader rd(in);
   io::PcapWriter wr(out, rd.link());
   GroPcapResult res;
-  const bool eth = rd.link() == io::CaptureLink::Ethernet;
+  LinkAdapter adapt(rd.link());
   gro::EngineOptions eo;
   eo.config = o.config;
   eo.batch = o.batch ? o.batch : 64;
@@ -62,7 +134,7 @@ GroPcapResult run_gro_pcap(const std::string& in, const std::string& out, const 
       io::PcapRecord r;
       r.ts_sec = std::int64_t(now / 1000000000ull);
       r.ts_nsec = std::uint32_t(now % 1000000000ull);
-      r.data = p.to_bytes();
+      r.data = adapt.from_ethernet(p.to_bytes());
       r.caplen = r.len = std::uint32_t(r.data.size());
       wr.write(r);
       res.frames_out++;
@@ -72,19 +144,20 @@ GroPcapResult run_gro_pcap(const std::string& in, const std::string& out, const 
   while (rd.next(rec)) {
     res.frames_in++;
     now = std::uint64_t(rec.ts_sec) * 1000000000ull + rec.ts_nsec;
-    if (!eth || rec.truncated()) {
-      // Other link types / truncated frames: passed through in order (after held flows of
-      // the same batch would reorder them, so flush first).
+    auto frame = rec.truncated() ? std::nullopt : adapt.to_ethernet(rec.bytes());
+    if (!frame) {
+      // Truncated frames / frames without an ethertype: passed through in order (after held
+      // flows of the same batch would reorder them, so flush first).
       engine.poll_end(now);
       engine.flush_all();
       drain();
-      res.non_ethernet += eth ? 0 : 1;
+      res.non_ethernet += rec.truncated() ? 0 : 1;
       wr.write(rec);
       res.frames_out++;
       continue;
     }
     engine.tick(now);
-    engine.receive(core::Packet::from_bytes(rec.bytes()), now);
+    engine.receive(core::Packet::from_bytes(*frame), now);
     drain();
   }
   engine.flush_all();

@@ -50,10 +50,37 @@ core::Device device_with(core::Features f) {
   return d;
 }
 
+/// A segment of `mss` payload bytes would not fit a 16-bit length field of its headers (IPv4
+/// total length, IPv6 payload length, UDP length: segments carry no jumbo option): the reason
+/// to pass the frame through, or nullptr. Only for frames that would be segmented. (The
+/// engine wrote such lengths modulo 65536, e.g. IPv4 total length 11 for --mss 65495.)
+const char* length_overflow(const wire::Layout& l, std::uint32_t mss) {
+  const wire::HeaderRef* l4 = l.inner_l4();
+  if (!l4 || (l4->kind != wire::HeaderKind::Tcp && l4->kind != wire::HeaderKind::Udp)) return nullptr;
+  if (l4->end <= l4->header_end() || l4->end - l4->header_end() <= mss) return nullptr;
+  const std::uint64_t seg_end = std::uint64_t(l4->header_end()) + mss;  // end of a full segment
+  for (const auto& h : l.headers()) {
+    if (h.offset >= l4->header_end()) break;
+    std::uint64_t field = 0;
+    if (h.kind == wire::HeaderKind::Ipv4 || h.kind == wire::HeaderKind::Udp) field = seg_end - h.offset;
+    else if (h.kind == wire::HeaderKind::Ipv6) field = seg_end - h.offset - 40;
+    if (field > 0xFFFF)
+      return h.kind == wire::HeaderKind::Udp
+                 ? "segment at --mss exceeds the 65535-byte UDP length"
+                 : "segment at --mss exceeds the 65535-byte IP length";
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 GsoToolSummary run_gso_pcap(const GsoToolOptions& o) {
   if (o.mss == 0) throw std::runtime_error("--mss must be > 0");
+  // gso_size 0xFFFF is GSO_BY_FRAGS (segment at frag_list boundaries), not a size: a capture
+  // has no frag_list, so every frame used to be dropped as "nothing-to-segment".
+  if (o.mss == 0xFFFF)
+    throw std::runtime_error("--mss 65535 is GSO_BY_FRAGS (segment along frag_list), not a "
+                             "segment size; use 1..65534");
   GsoToolSummary s;
   if (o.have_features) {
     auto fp = core::parse_features(expand_ethtool_aliases(o.features));
@@ -91,6 +118,7 @@ GsoToolSummary run_gso_pcap(const GsoToolOptions& o) {
     if (rec.truncated()) { pass("truncated capture"); continue; }
     auto l = wire::parse_frame(rec.bytes(), io::to_wire_link(rd.link()), po);
     if (!l) { pass("unparsed"); continue; }
+    if (const char* why = length_overflow(l.value(), o.mss)) { pass(why, true); continue; }
     gso::Prepared pr = gso::prepare_frame(rec.bytes(), l.value(), popt);
     if (pr.status == gso::PrepareStatus::PassThrough) { pass(pr.why, pr.oversize); continue; }
     const bool was_gso = pr.pkt.is_gso();

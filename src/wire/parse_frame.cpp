@@ -239,7 +239,11 @@ class Parser {
                std::uint32_t(off + Ipv4Header<>::kDaddrOffset)}))
       return {};
     note_network(off);
-    L_.frag = later ? FragStatus::Later : first ? FragStatus::First : FragStatus::None;
+    // Inside an outer first fragment the whole inner datagram is incomplete: the frame stays
+    // a first fragment whatever this header says (only a later fragment is more final).
+    L_.frag = later                           ? FragStatus::Later
+              : (first || in_first_frag_) ? FragStatus::First
+                                          : FragStatus::None;
     if (later) {
       stop(StopReason::LaterFragment, off + hl, h->frag_offset());
       return {};
@@ -286,7 +290,7 @@ class Parser {
       return {};
     const std::uint8_t ip_idx = last_index();
     note_network(off);
-    L_.frag = FragStatus::None;
+    L_.frag = in_first_frag_ ? FragStatus::First : FragStatus::None;  // see ipv4()
 
     std::uint8_t nh = h->next_header();
     std::size_t cur = body;
@@ -316,7 +320,7 @@ class Parser {
           in_first_frag_ = true;
         } else {
           L_.at(ip_idx).flags |= layer_flag::kAtomicFragment;
-          L_.frag = FragStatus::Atomic;
+          if (!in_first_frag_) L_.frag = FragStatus::Atomic;
         }
         nh = f->next_header();
         cur += Ipv6FragHeader<>::kLen;

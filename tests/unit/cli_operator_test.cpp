@@ -3,8 +3,15 @@
 // refused up front (spec K-1: kernel RCO receive is broken, the run could only time out).
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
 #include "ofld/daemon/demo.hpp"
 #include "ofld/io/netns.hpp"
+#include "ofld/io/pcap.hpp"
+
+#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -45,6 +52,89 @@ TEST(CliOperator, K1_DemoRcoWithKernelPeerRefusedUpFront) {
   EXPECT_EQ(r.exit_code, 2);  // a usage refusal, before any namespace is made (root or not)
   EXPECT_NE(r.err.find("--rco"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("K-1"), std::string::npos) << r.err;
+}
+
+// QA: `-o -` writes the capture to standard output (libpcap's name for stdout). The report
+// used to go to stdout too: `csum fix` interleaved its per-frame lines and summary with the
+// pcap bytes (tshark: "appears to be damaged or corrupt"), and `gso`/`gro` lost their summary
+// (libpcap closes stdout with the capture). Now stdout is exactly the capture and the report
+// is on stderr, for every command that writes one.
+TEST(CliOperator, CaptureToStdoutKeepsTheReportOnStderr) {
+  const std::string pcaps = std::string(OFLD_SHARED_DIR) + "/pcaps/";
+  struct C {
+    std::vector<std::string> args;
+    std::size_t frames;
+    std::string report;
+  } cases[] = {
+      {{"csum", "fix", pcaps + "zeek_chksums_ip4-bad-chksum.pcap", "-o", "-"}, 1, "fix: 1 field"},
+      {{"csum", "fix", pcaps + "zeek_chksums_ip4-bad-chksum.pcap", "-o", "-", "--json"}, 1,
+       "\"fields_rewritten\": 1"},
+      {{"gso", pcaps + "tcpdump_gso-ipv4.pcap", "-o", "-", "--mss", "1448", "--csum-partial"}, 5,
+       "frames in 1, out 5"},
+      {{"gro", pcaps + "tcpdump_vxlan.pcap", "-o", "-"}, 10, "10 frames in, 10 frames out"},
+  };
+  const std::string path = "/tmp/ofld_cli_stdout_test.pcap";
+  for (const auto& c : cases) {
+    auto r = run(c.args);
+    EXPECT_EQ(r.exit_code, 0) << c.args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find(c.report), std::string::npos) << c.args[0] << " stderr: " << r.err;
+    {
+      std::ofstream f(path, std::ios::binary | std::ios::trunc);
+      f << r.out;
+    }
+    try {
+      auto cap = io::read_pcap(path);  // throws on any byte after the last record
+      EXPECT_EQ(cap.records.size(), c.frames) << c.args[0];
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << c.args[0] << ": stdout is not a clean pcap: " << e.what();
+    }
+  }
+  std::remove(path.c_str());
+}
+
+// QA: a capture cut short inside a record makes every command exit 1 with a warning on
+// stderr; `gso --json` and `gro --json` also say so in the JSON ("input_cut_short"), but
+// `csum verify --json` / `csum fix --json` did not, so a JSON reader saw exit 1 with no bad
+// checksum and no reason. Same key now in all four.
+TEST(CliOperator, CutShortCaptureNamedInEveryJsonReport) {
+  const std::string src = std::string(OFLD_SHARED_DIR) + "/pcaps/tcpdump_vxlan.pcap";
+  const std::string cut = "/tmp/ofld_cli_cut_short.pcap", out = "/tmp/ofld_cli_cut_short_out.pcap";
+  {
+    std::ifstream i(src, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(i)), std::istreambuf_iterator<char>());
+    ASSERT_GT(bytes.size(), 500u);
+    std::ofstream o(cut, std::ios::binary | std::ios::trunc);
+    o << bytes.substr(0, 500);  // ends inside record 4
+  }
+  const std::vector<std::vector<std::string>> cmds = {
+      {"csum", "verify", cut, "--json"},
+      {"csum", "fix", cut, "-o", out, "--json"},
+      {"gso", cut, "-o", out, "--mss", "100", "--json"},
+      {"gro", cut, "-o", out, "--json"},
+  };
+  for (const auto& c : cmds) {
+    auto r = run(c);
+    EXPECT_EQ(r.exit_code, 1) << c[0] << " " << c[1];
+    auto j = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << c[0] << " " << c[1] << ": " << r.out;
+    ASSERT_TRUE(j.contains("input_cut_short")) << c[0] << " " << c[1];
+    EXPECT_NE(j["input_cut_short"].get<std::string>().find("record 4"), std::string::npos);
+  }
+  std::remove(cut.c_str());
+  std::remove(out.c_str());
+}
+
+// QA: `ofld bench csum --sizes 0` answered "Value 0 not in range 0.000000 to 1797693...
+// (300 digits)", and `--sizes 99999999999999` ran out of memory ("ofld: error:
+// std::bad_alloc"). Both are usage errors naming --sizes and its real range, before any work.
+TEST(CliOperator, BenchCsumSizesOutOfRangeNamedUpFront) {
+  for (const char* v : {"0", "99999999999999", "-1"}) {
+    auto r = run({"bench", "csum", "--reps", "1", "--sizes", v});
+    EXPECT_EQ(r.exit_code, 2) << v;
+    EXPECT_NE(r.err.find("--sizes"), std::string::npos) << v << ": " << r.err;
+    EXPECT_EQ(r.err.find("bad_alloc"), std::string::npos) << v << ": " << r.err;
+    EXPECT_LT(r.err.size(), 200u) << v << ": " << r.err;
+  }
 }
 
 }  // namespace

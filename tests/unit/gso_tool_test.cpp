@@ -206,3 +206,91 @@ TEST(GsoTool, EthtoolShortNamesAccepted) {
   EXPECT_EQ(s.counters.payload_bytes_copied, 0u);
   std::remove(o.out.c_str());
 }
+
+// QA: zeek_erspan.pcap carries GRE/TEB packets whose outer IPv4 datagram is fragmented (16
+// first fragments holding an inner TCP header, MANIFEST.tsv "gre,ip-fragments"). A fragment
+// is not a GSO packet: every first fragment must pass through unchanged under "IP fragment",
+// never be segmented (which produced new fragments with invented IP IDs). --mss 500 is below
+// the inner TCP payload of those fragments, so the bug would segment them.
+TEST(GsoTool, OuterIpFragmentsOfTunnelPacketsPassThrough) {
+  tools::GsoToolOptions o;
+  o.in = std::string(OFLD_SHARED_DIR) + "/pcaps/zeek_erspan.pcap";
+  o.out = "/tmp/ofld_gso_tool_frag.pcap";
+  o.mss = 500;
+  auto in = io::read_pcap(o.in);
+  std::size_t first_frags = 0;
+  std::vector<std::vector<std::uint8_t>> expect_unchanged;
+  for (auto& r : in.records) {
+    auto l = wire::parse_frame(r.bytes(), io::to_wire_link(in.link), {});
+    if (!l) continue;
+    const auto* ip = l.value().find(wire::HeaderKind::Ipv4);
+    if (ip && (ip->flags & wire::layer_flag::kFirstFragment) && l.value().inner_l4()) {
+      ++first_frags;
+      expect_unchanged.push_back(r.data);
+    }
+  }
+  ASSERT_EQ(first_frags, 16u);
+  auto s = tools::run_gso_pcap(o);
+  EXPECT_EQ(s.pass_reasons["IP fragment"], first_frags);
+  auto out = io::read_pcap(o.out);
+  for (const auto& f : expect_unchanged) {
+    std::size_t found = 0;
+    for (auto& r : out.records) found += r.data == f ? 1 : 0;
+    EXPECT_EQ(found, 1u) << "a first fragment was not copied unchanged";
+  }
+  std::remove(o.out.c_str());
+}
+
+// QA: BIG TCP captures (80000 B payload) with an --mss so large that a segment's IPv4 total
+// length / IPv6 payload length passes 65535: the segments came out with the length modulo
+// 65536 (IPv4 total length 11, IPv6 payload length 26; tshark and `csum verify` could not
+// parse them). Such frames now pass through unsegmented under a named reason; the largest
+// --mss that fits still segments; --mss 65535 (GSO_BY_FRAGS) is refused up front.
+TEST(GsoTool, SegmentsThatWouldOverflowLengthFieldsPassThrough) {
+  struct C {
+    const char* file;
+    std::uint16_t mss;
+    bool fits;
+  } cases[] = {{"tcpdump_bigtcp-ipv4.pcap", 65495, false},
+               {"tcpdump_bigtcp-ipv4.pcap", 65000, true},
+               {"tcpdump_bigtcp-ipv6.pcap", 65530, false},
+               {"tcpdump_bigtcp-ipv6.pcap", 65000, true},
+               {"tcpdump_bigtcp-ipv6-vxlan-ipv6.pcap", 65450, false}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(std::string(c.file) + " --mss " + std::to_string(c.mss));
+    tools::GsoToolOptions o;
+    o.in = std::string(OFLD_SHARED_DIR) + "/pcaps/" + c.file;
+    o.out = "/tmp/ofld_gso_tool_overflow.pcap";
+    o.mss = c.mss;
+    o.csum_partial = true;
+    auto s = tools::run_gso_pcap(o);
+    EXPECT_EQ(s.dropped, 0u);
+    auto out = io::read_pcap(o.out);
+    if (c.fits) {
+      EXPECT_EQ(s.segments, 2u);
+      for (auto& r : out.records) {
+        auto l = wire::parse_frame(r.bytes(), io::to_wire_link(out.link), {});
+        EXPECT_TRUE(l) << (l ? "" : l.error().to_string());
+      }
+    } else {
+      EXPECT_EQ(s.segments, 0u);
+      EXPECT_EQ(s.passed, 1u);
+      ASSERT_EQ(s.unsegmented_reasons.size(), 1u);
+      EXPECT_NE(s.unsegmented_reasons.begin()->first.find("65535"), std::string::npos);
+      ASSERT_EQ(out.records.size(), 1u);
+      EXPECT_EQ(out.records[0].data, io::read_pcap(o.in).records[0].data);
+    }
+    std::remove(o.out.c_str());
+  }
+  tools::GsoToolOptions o;
+  o.in = std::string(OFLD_SHARED_DIR) + "/pcaps/tcpdump_bigtcp-ipv4.pcap";
+  o.out = "/tmp/ofld_gso_tool_overflow.pcap";
+  o.mss = 65535;
+  try {
+    tools::run_gso_pcap(o);
+    ADD_FAILURE() << "--mss 65535 accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("GSO_BY_FRAGS"), std::string::npos) << e.what();
+  }
+  std::remove(o.out.c_str());
+}

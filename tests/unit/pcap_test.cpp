@@ -294,3 +294,36 @@ TEST(Pcap, OutputThatIsTheInputIsRefused) {
   EXPECT_EQ(fs::file_size(in), size);                               // input untouched
   fs::remove_all(dir);
 }
+
+// QA: a pcap record with len (bytes on the wire) smaller than caplen is malformed; libpcap
+// returns it as it is. `ofld gso|csum fix` then failed at the end with "capture 'OUT.pcap':
+// record 1 has caplen 54 > original length 10" — naming the output, after writing part of
+// it. The reader now reports len = caplen (as the pcapng fallback reader does), so the record
+// is read, processed and written.
+TEST(Pcap, RecordShorterOnTheWireThanCapturedReadsAsCaptured) {
+  const fs::path src = fs::path(OFLD_SOURCE_DIR) / "data" / "zeek_chksums_ip4-tcp-bad-chksum.pcap";
+  PcapFile whole = read_pcap(src.string());
+  ASSERT_EQ(whole.records.size(), 1u);
+  std::ifstream in(src, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GE(bytes.size(), 40u);
+  ASSERT_EQ(bytes[0], '\xd4');  // little-endian microsecond pcap
+  bytes[36] = 10;                // record 1: len = 10 (little-endian u32 at 24 + 12)
+  bytes[37] = bytes[38] = bytes[39] = 0;
+  TempFile bad("lenlt.pcap"), out("lenlt_out.pcap");
+  {
+    std::ofstream o(bad.path, std::ios::binary);
+    o.write(bytes.data(), std::streamsize(bytes.size()));
+  }
+  PcapFile f = read_pcap(bad.path);
+  ASSERT_EQ(f.records.size(), 1u);
+  EXPECT_EQ(f.records[0].data, whole.records[0].data);
+  EXPECT_EQ(f.records[0].caplen, whole.records[0].caplen);
+  EXPECT_EQ(f.records[0].len, f.records[0].caplen);
+  EXPECT_FALSE(f.records[0].truncated());
+  {
+    PcapWriter w(out.path, f.link);
+    EXPECT_NO_THROW(w.write(f.records[0]));
+  }
+  EXPECT_EQ(read_pcap(out.path).records.size(), 1u);
+}

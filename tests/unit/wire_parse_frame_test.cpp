@@ -166,6 +166,28 @@ TEST(WireParseFrame, Ipv4Fragments) {
   EXPECT_EQ(f2.transport_header, kNoOffset);
 }
 
+// QA: a tunnel packet cut by outer IPv4 fragmentation (zeek_erspan.pcap: GRE/TEB in a first
+// fragment). The inner IPv4 header says "not a fragment", but the inner datagram is
+// incomplete: the frame's status must stay First (it used to be reset to None by the inner
+// header, and `ofld gso` then segmented the fragment into new fragments with invented IDs).
+TEST(WireParseFrame, InnerDatagramOfOuterFirstFragmentIsAFragment) {
+  const Bytes inner = cat({eth(0x0800), ipv4(6, tcp(Bytes(64, 7)), 1500)});
+  const Bytes gre = cat({hex("00 00 65 58"), inner});
+  Layout l = parse_ok(cat({eth(0x0800), ipv4(47, gre, -1, 0x2000)}));
+  EXPECT_EQ(l.frag, FragStatus::First);
+  ASSERT_NE(l.inner_l4(), nullptr);
+  EXPECT_EQ(l.inner_l4()->kind, K::Tcp);
+  // IPv6 inside an IPv4 first fragment (an atomic fragment header inside stays First too).
+  const Bytes fh = {6, 0, 0, 0, 0, 0, 0, 9};
+  Layout s = parse_ok(cat({eth(0x0800), ipv4(41, ipv6(44, cat({fh, tcp(Bytes(64, 7))}), 1400), -1,
+                                             0x2000)}));
+  EXPECT_EQ(s.frag, FragStatus::First);
+  // Unfragmented outer: the inner header's own status.
+  Layout n = parse_ok(cat({eth(0x0800), ipv4(47, cat({hex("00 00 65 58"),
+                                                       cat({eth(0x0800), ipv4(6, tcp({}))})}))}));
+  EXPECT_EQ(n.frag, FragStatus::None);
+}
+
 TEST(WireParseFrame, Ipv6RoutingType0PseudoHeaderDestination) {
   // RH0 (next 17, len 4 → 40 bytes, type 0, segments left 1, 2 addresses) then UDP.
   const Bytes rh = hex("11 04 00 01 00 00 00 00"

@@ -88,6 +88,10 @@ struct CsumField {
   std::uint16_t seed = 0;
   Verdict verdict = Verdict::Skipped;
   SkipReason reason = SkipReason::NotSkipped;
+  /// Outer UDP/GRE checksum that is Good only for the packet as it will be once the inner
+  /// CHECKSUM_PARTIAL field(s) it covers are completed: local checksum offload (LCO,
+  /// lco_csum), what the stack writes when a device will fill the inner checksum. Not Bad.
+  bool lco = false;
 };
 
 /// Everything found in one frame.

@@ -23,12 +23,13 @@ struct GroPcapOptions {
 struct GroPcapResult {
   gro::Counters counters;
   std::uint64_t frames_in = 0, frames_out = 0;
-  std::uint64_t non_ethernet = 0;     ///< frames of other link types, passed through
+  std::uint64_t non_ethernet = 0;     ///< frames with no ethertype (SLL non-IP), passed through
   std::uint64_t partial_kept = 0;     ///< merged frames written with the seed (--keep-partial)
   std::string cut_short;  ///< input ended inside a record (io::PcapReader::cut_short)
 };
-/// Read `in`, run GRO over its frames in file order (capture timestamps are the clock), write
-/// `out`: merged frames with completed checksums (unless keep_partial), timestamps of the
+/// Read `in` (any link type the reader accepts: SLL, SLL2 and raw IP frames get a stand-in
+/// Ethernet header for the engine and their own link header back), run GRO over its frames
+/// in file order (capture timestamps are the clock), write `out`: merged frames with completed checksums (unless keep_partial), timestamps of the
 /// aggregate's first frame. Throws io::PcapError on file errors.
 GroPcapResult run_gro_pcap(const std::string& in, const std::string& out, const GroPcapOptions& o);
 nlohmann::json to_json(const gro::Counters& c);

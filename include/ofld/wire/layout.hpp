@@ -173,7 +173,7 @@ enum class StopReason : std::uint8_t {
 };
 std::string_view to_string(StopReason r) noexcept;
 
-/// Fragment status of the innermost IP layer (also per IP header via layer_flag).
+/// Fragment status of the innermost IP layer; First also inside an outer first fragment.
 enum class FragStatus : std::uint8_t { None, First, Later, Atomic };
 
 /// Result of parse_frame(): the header list plus kernel-style summary offsets.
@@ -195,7 +195,7 @@ struct Layout {
   bool encapsulation = false;            ///< a tunnel was recognised (skb->encapsulation)
   std::uint8_t tunnel_depth = 0;         ///< number of tunnel layers recognised
   std::uint8_t l4_proto = 0;   ///< IP protocol of the innermost L4 found (0 = none)
-  FragStatus frag = FragStatus::None;  ///< of the innermost IP header
+  FragStatus frag = FragStatus::None;  ///< innermost IP header, or First inside an outer one
   /// VXLAN RCO of the first tunnel when decoded (ParseOptions::vxlan_remcsum_rx or GUE
   /// REMCSUM option): absolute offsets of the start of summing and of the checksum field.
   std::uint32_t rco_start = kNoOffset;
