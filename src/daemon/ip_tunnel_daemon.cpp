@@ -227,6 +227,9 @@ io::Result<std::unique_ptr<IpTunnelDaemon>> IpTunnelDaemon::create(const DaemonC
   if (cfg.mode == TunnelMode::Vxlan) return R::error("IpTunnelDaemon: not an L3 tunnel mode");
   const auto& v = cfg.ip;
   if (auto e = tunnel::validate(v)) return R::error(*e);
+  if (cfg.queues != 1)
+    return R::error("queues: " + std::to_string(cfg.queues) +
+                    ": gue/gre/ip6gre endpoints have one queue in this version (vxlan has --queues N)");
   auto im = std::make_unique<Impl>();
   im->cfg = cfg;
   auto t = io::Tun::open(cfg.dev, cfg.offload);

@@ -14,9 +14,10 @@ namespace ofld::tunnel {
 Datapath::Datapath(VxlanConfig cfg, DatapathOptions opts)
     : cfg_(std::move(cfg)),
       opts_(opts),
-      fdb_(std::uint64_t(cfg_.ageing_s) * 1000000000ull),
+      fdb_(opts_.fdb ? opts_.fdb
+                     : std::make_shared<SharedFdb>(std::uint64_t(cfg_.ageing_s) * 1000000000ull)),
       gso_ctr_(std::make_unique<offload::GsoCounters>()) {
-  for (const auto& r : cfg_.remotes) fdb_.add_default_remote(r);
+  for (const auto& r : cfg_.remotes) fdb_->add_default_remote(r);
   if (opts_.gro) {
     // The caller's rx_flush() is the NAPI poll end; no intermediate flush inside a batch
     // (aggregates are still bounded by the 64 KiB GRO size rule).
@@ -54,12 +55,12 @@ void Datapath::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
     ctr_.drop(Drop::TxVnetRejected);
     return;
   }
-  auto look = fdb_.lookup(mac_at(frame, 0), now_ns);
-  if (look.remotes.empty()) {
+  const bool flooded = fdb_->lookup(mac_at(frame, 0), now_ns, remotes_);
+  if (remotes_.empty()) {
     ctr_.drop(Drop::TxNoRemote);
     return;
   }
-  if (look.flooded && look.remotes.size() > 1) ++ctr_.tx_flooded;
+  if (flooded && remotes_.size() > 1) ++ctr_.tx_flooded;
   std::uint16_t sport = flow_src_port(inner_flow_hash(frame), cfg_.src_min(), cfg_.src_max());
 
   segs_.clear();
@@ -93,7 +94,7 @@ void Datapath::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
     bool fits = cur && !closed && sz <= cur->seg_size && cur->count < kMaxTrainSegs &&
                 cur->buf.size() + sz <= kMaxTrainBytes;
     if (!fits) {
-      out.push_back(TxTrain{look.remotes[0], sport, std::uint16_t(sz), 0, take_buf()});
+      out.push_back(TxTrain{remotes_[0], sport, std::uint16_t(sz), 0, take_buf()});
       cur = &out.back();
       closed = false;
     }
@@ -116,11 +117,11 @@ void Datapath::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
   }
   const std::size_t last = out.size();
   // Flooding: the same trains to every other remote.
-  for (std::size_t r = 1; r < look.remotes.size(); ++r)
+  for (std::size_t r = 1; r < remotes_.size(); ++r)
     for (std::size_t i = first; i < last; ++i) {
       auto b = take_buf();
       b.assign(out[i].buf.begin(), out[i].buf.end());
-      out.push_back(TxTrain{look.remotes[r], sport, out[i].seg_size, out[i].count, std::move(b)});
+      out.push_back(TxTrain{remotes_[r], sport, out[i].seg_size, out[i].count, std::move(b)});
     }
   for (std::size_t i = first; i < out.size(); ++i) {
     ctr_.tx_datagrams += out[i].count;
@@ -166,7 +167,7 @@ void Datapath::receive_one(std::span<const std::uint8_t> payload, const IpAddr& 
     ctr_.drop(Drop::RxLoop);
     return;
   }
-  if (cfg_.learning && fdb_.learn(src, from, now_ns)) ++ctr_.fdb_learned;
+  if (cfg_.learning && fdb_->learn(src, from, now_ns)) ++ctr_.fdb_learned;
   if (gro_) gro_->receive(std::move(d.pkt), now_ns);
   else rx_nogro_.push_back(std::move(d.pkt));
 }
@@ -250,6 +251,6 @@ std::size_t tap_pieces(const TapFrame& f, std::vector<std::span<const std::uint8
   return out.size() - n;
 }
 
-void Datapath::tick(std::uint64_t now_ns) { ctr_.fdb_aged += fdb_.age(now_ns); }
+void Datapath::tick(std::uint64_t now_ns) { ctr_.fdb_aged += fdb_->age(now_ns); }
 
 }  // namespace ofld::tunnel

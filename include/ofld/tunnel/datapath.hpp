@@ -76,6 +76,9 @@ struct DatapathOptions {
   /// Receive: hand TapFrames over with the packet in TapFrame::pkt instead of flattening it
   /// into TapFrame::data (saves a copy of every received byte; the daemon writes the pieces).
   bool tap_frame_packets = false;
+  /// Forwarding database shared with other Datapaths (the workers of a multi-queue
+  /// endpoint); null → a database of its own. The config's remotes are added either way.
+  std::shared_ptr<SharedFdb> fdb;
 };
 
 class Datapath {
@@ -116,7 +119,7 @@ class Datapath {
   const VxlanConfig& config() const noexcept { return cfg_; }
   Counters& counters() noexcept { return ctr_; }
   const Counters& counters() const noexcept { return ctr_; }
-  Fdb& fdb() noexcept { return fdb_; }
+  SharedFdb& fdb() noexcept { return *fdb_; }
   /// GRO engine counters (merges, per-reason not-merged); null when GRO is off.
   const gro::Engine* gro() const noexcept { return gro_.get(); }
   const offload::GsoCounters& gso_counters() const noexcept { return *gso_ctr_; }
@@ -132,7 +135,8 @@ class Datapath {
   VxlanConfig cfg_;
   DatapathOptions opts_;
   Counters ctr_;
-  Fdb fdb_;
+  std::shared_ptr<SharedFdb> fdb_;
+  std::vector<IpAddr> remotes_;                     // lookup scratch
   std::unique_ptr<gro::Engine> gro_;
   std::unique_ptr<offload::GsoCounters> gso_ctr_;
   std::vector<core::Packet> rx_nogro_;
