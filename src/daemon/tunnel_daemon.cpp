@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -87,6 +88,8 @@ struct Worker {
   std::vector<tunnel::TapFrame> frames;
   std::vector<std::span<const std::uint8_t>> pieces;
   std::vector<iovec> iov;
+  std::vector<std::span<const std::uint8_t>> tpieces;  // transmit: a train's pieces
+  std::vector<std::size_t> tfirst;
 
   ~Worker() {
     if (wake >= 0) ::close(wake);
@@ -115,7 +118,21 @@ struct Worker {
     auto& c = dp->counters();
     for (auto& t : trains) {
       auto& s = tx_socket(t.src_port);
-      auto r = s.send_train(t.remote, cfg->vxlan.dstport, t.buf, t.seg_size);
+      io::Result<std::size_t> r = std::size_t(0);
+      if (t.scattered()) {
+        // One sendmsg(UDP_SEGMENT) over the segments' own bytes: no copy into a train buffer.
+        tpieces.clear();
+        tfirst.clear();
+        tunnel::train_pieces(t, tpieces, tfirst);
+        if (tpieces.size() <= io::UdpSocket::kMaxIov) {
+          r = s.send_train_pieces(t.remote, cfg->vxlan.dstport, tpieces, tfirst, t.seg_size);
+        } else {
+          auto flat = tunnel::flatten(t);
+          r = s.send_train(t.remote, cfg->vxlan.dstport, flat, t.seg_size);
+        }
+      } else {
+        r = s.send_train(t.remote, cfg->vxlan.dstport, t.buf, t.seg_size);
+      }
       if (!r.ok()) {
         c.drops[std::size_t(tunnel::Drop::TxSendFailed)] += t.count;
         spdlog::debug("{}", r.message());
@@ -436,6 +453,10 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   dopt.tap_vnet_hdr = cfg.offload;
   dopt.tap_mtu = mtu;
   dopt.tap_frame_packets = true;  // writev the packet's pieces, no flattening copy
+  // sendmsg(UDP_SEGMENT) over the segments' pieces, no copy into a train buffer.
+  // OFLD_TX_COPY=1 keeps the copying train builder (for same-round A/B benchmarks).
+  const char* txcopy = std::getenv("OFLD_TX_COPY");
+  dopt.tx_pieces = !(txcopy && *txcopy == '1');
   {
     int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     ifreq ifr{};

@@ -30,6 +30,13 @@ Datapath::Datapath(VxlanConfig cfg, DatapathOptions opts)
 Datapath::~Datapath() = default;
 
 namespace {
+std::size_t piece_count(const core::Packet& p) {
+  std::size_t n = p.headlen() ? 1 : 0;
+  for (const auto& f : p.frags()) n += f.len ? 1 : 0;
+  for (const auto& m : p.frag_list()) n += piece_count(m);
+  return n;
+}
+
 Mac mac_at(std::span<const std::uint8_t> f, std::size_t off) {
   Mac m{};
   std::copy_n(f.begin() + off, 6, m.begin());
@@ -88,18 +95,37 @@ void Datapath::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
   TxTrain* cur = nullptr;
   bool closed = true;
   const bool multi = segs_.size() > 1;
+  const bool scatter = opts_.tx_pieces;
   for (auto& s : segs_) {
     bool was_partial = s.ip_summed() == core::IpSummed::Partial;
     std::size_t sz = wire::vxlan::kLen + s.len();
+    std::size_t np = scatter ? 1 + piece_count(s) : 0;
     bool fits = cur && !closed && sz <= cur->seg_size && cur->count < kMaxTrainSegs &&
-                cur->buf.size() + sz <= kMaxTrainBytes;
+                cur->size() + sz <= kMaxTrainBytes && cur->npieces + np <= kMaxTrainIov;
     if (!fits) {
-      out.push_back(TxTrain{remotes_[0], sport, std::uint16_t(sz), 0, take_buf()});
+      out.push_back(TxTrain{remotes_[0], sport, std::uint16_t(sz), 0,
+                            scatter ? std::vector<std::uint8_t>{} : take_buf(), {}, {}, 0, 0});
       cur = &out.back();
+      if (scatter) {
+        cur->hdrs.reserve(kMaxTrainSegs);
+        cur->segs.reserve(kMaxTrainSegs);
+      }
       closed = false;
     }
     std::size_t before = cur->buf.size();
-    EncapInfo e = encap_frame(s, cfg_, cur->buf);
+    EncapInfo e;
+    if (scatter) {
+      std::array<std::uint8_t, 8> h{};
+      e = encap_header(s, cfg_, h);
+      if (e.ok) {
+        cur->hdrs.push_back(h);
+        cur->pieces_bytes += sz;
+        cur->npieces += 1 + piece_count(s);
+        cur->segs.push_back(std::move(s));
+      }
+    } else {
+      e = encap_frame(s, cfg_, cur->buf);
+    }
     if (!e.ok) {
       cur->buf.resize(before);
       ctr_.drop(e.reason);
@@ -120,12 +146,13 @@ void Datapath::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
   for (std::size_t r = 1; r < remotes_.size(); ++r)
     for (std::size_t i = first; i < last; ++i) {
       auto b = take_buf();
-      b.assign(out[i].buf.begin(), out[i].buf.end());
-      out.push_back(TxTrain{remotes_[r], sport, out[i].seg_size, out[i].count, std::move(b)});
+      if (out[i].scattered()) b = flatten(out[i]);
+      else b.assign(out[i].buf.begin(), out[i].buf.end());
+      out.push_back(TxTrain{remotes_[r], sport, out[i].seg_size, out[i].count, std::move(b), {}, {}, 0, 0});
     }
   for (std::size_t i = first; i < out.size(); ++i) {
     ctr_.tx_datagrams += out[i].count;
-    ctr_.tx_dgram_bytes += out[i].buf.size();
+    ctr_.tx_dgram_bytes += out[i].size();
   }
 }
 
@@ -243,6 +270,35 @@ void packet_pieces(const core::Packet& p, std::vector<std::span<const std::uint8
   for (const auto& m : p.frag_list()) packet_pieces(m, out);
 }
 }  // namespace
+
+void train_pieces(const TxTrain& t, std::vector<std::span<const std::uint8_t>>& pieces,
+                  std::vector<std::size_t>& first) {
+  if (t.scattered()) {
+    for (std::size_t i = 0; i < t.segs.size(); ++i) {
+      first.push_back(pieces.size());
+      pieces.push_back(std::span<const std::uint8_t>(t.hdrs[i].data(), t.hdrs[i].size()));
+      packet_pieces(t.segs[i], pieces);
+    }
+  } else if (!t.buf.empty()) {
+    const std::size_t seg = t.seg_size ? t.seg_size : t.buf.size();
+    for (std::size_t off = 0; off < t.buf.size(); off += seg) {
+      first.push_back(pieces.size());
+      pieces.push_back(std::span<const std::uint8_t>(t.buf).subspan(off, std::min(seg, t.buf.size() - off)));
+    }
+  }
+  first.push_back(pieces.size());
+}
+
+std::vector<std::uint8_t> flatten(const TxTrain& t) {
+  if (!t.scattered()) return t.buf;
+  std::vector<std::span<const std::uint8_t>> pieces;
+  std::vector<std::size_t> first;
+  train_pieces(t, pieces, first);
+  std::vector<std::uint8_t> out;
+  out.reserve(t.pieces_bytes);
+  for (auto p : pieces) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
 
 std::size_t tap_pieces(const TapFrame& f, std::vector<std::span<const std::uint8_t>>& out) {
   std::size_t n = out.size();

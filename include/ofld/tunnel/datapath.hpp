@@ -15,6 +15,7 @@
 // S-8): aggregates NEEDS_CSUM + gso_type/gso_size; validated singles DATA_VALID.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -37,13 +38,35 @@ inline constexpr std::size_t kMaxTrainBytes = 65535 - 20 - 8;
 
 /// A train of UDP payloads for one sendmsg: `count` datagrams of `seg_size` bytes laid end
 /// to end in `buf`, the last one possibly shorter. seg_size == buf.size() for one datagram.
+///
+/// With DatapathOptions::tx_pieces the train is scattered instead (buf stays empty):
+/// datagram i is hdrs[i] (its VXLAN header) followed by the bytes of segs[i] (head, frags,
+/// frag_list), for one sendmsg(UDP_SEGMENT) over an iovec (train_pieces()).
 struct TxTrain {
   IpAddr remote;
   std::uint16_t src_port = 0;  ///< flow_src_port of the inner flow (host order)
   std::uint16_t seg_size = 0;
   std::uint32_t count = 0;
   std::vector<std::uint8_t> buf;
+  std::vector<std::array<std::uint8_t, 8>> hdrs;  ///< scattered form: one per datagram
+  std::vector<core::Packet> segs;                 ///< scattered form: one per datagram
+  std::size_t pieces_bytes = 0;                   ///< scattered form: UDP payload bytes
+  std::size_t npieces = 0;                        ///< scattered form: iovec entries
+  bool scattered() const noexcept { return !segs.empty(); }
+  /// UDP payload bytes of the whole train (either form).
+  std::size_t size() const noexcept { return scattered() ? pieces_bytes : buf.size(); }
 };
+
+/// Most iovec entries the data path puts in one scattered train (UIO_MAXIOV).
+inline constexpr std::size_t kMaxTrainIov = 1024;
+
+/// The byte pieces of a train in order, appended to `pieces`; `first` gets the index (in
+/// `pieces`) where each datagram starts, then the end index (one more entry than datagrams).
+/// Works for both forms (buf: one piece per datagram).
+void train_pieces(const TxTrain& t, std::vector<std::span<const std::uint8_t>>& pieces,
+                  std::vector<std::size_t>& first);
+/// The train's datagrams laid end to end (a copy; for flooding and fallbacks).
+std::vector<std::uint8_t> flatten(const TxTrain& t);
 
 /// A frame for the TAP: virtio_net_hdr (host-order values) + Ethernet frame bytes. With
 /// DatapathOptions::tap_frame_packets the bytes stay in `pkt` (head, frags, frag_list: write
@@ -79,6 +102,9 @@ struct DatapathOptions {
   /// Forwarding database shared with other Datapaths (the workers of a multi-queue
   /// endpoint); null → a database of its own. The config's remotes are added either way.
   std::shared_ptr<SharedFdb> fdb;
+  /// Transmit: build scattered trains (TxTrain::hdrs/segs, no copy of the segments into a
+  /// train buffer); the daemon sends them with UdpSocket::send_train_pieces.
+  bool tx_pieces = false;
 };
 
 class Datapath {
