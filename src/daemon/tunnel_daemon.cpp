@@ -282,6 +282,7 @@ struct TunnelDaemon::Impl {
   std::vector<std::unique_ptr<Worker>> workers;  // [0] = the first TAP queue
   std::shared_ptr<tunnel::SharedFdb> fdb;
   unsigned tap_offload = 0;
+  bool tx_pieces = false;  // scattered trains (OFLD_TX_PIECES=1)
   int sig = -1, ctl = -1;
   std::string ctl_path;
   std::atomic<bool> stop{false};
@@ -342,6 +343,7 @@ struct TunnelDaemon::Impl {
     json out = {{"dev", tap().name()}, {"vni", cfg.vxlan.vni}, {"queues", workers.size()}};
     for (auto it = sum.begin(); it != sum.end(); ++it) out[it.key()] = it.value();
     out["fdb"]["entries"] = fdb->size();
+    out["tx"]["scattered_trains"] = tx_pieces;
     out["tap"] = {{"vnet_hdr", tap().has_vnet_hdr()}, {"offload_bits", tap_offload},
                   {"multi_queue", workers.size() > 1}};
     if (workers.size() > 1) out["per_queue"] = std::move(per);
@@ -453,10 +455,12 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   dopt.tap_vnet_hdr = cfg.offload;
   dopt.tap_mtu = mtu;
   dopt.tap_frame_packets = true;  // writev the packet's pieces, no flattening copy
-  // sendmsg(UDP_SEGMENT) over the segments' pieces, no copy into a train buffer.
-  // OFLD_TX_COPY=1 keeps the copying train builder (for same-round A/B benchmarks).
-  const char* txcopy = std::getenv("OFLD_TX_COPY");
-  dopt.tx_pieces = !(txcopy && *txcopy == '1');
+  // OFLD_TX_PIECES=1: sendmsg(UDP_SEGMENT) over the segments' own pieces (no copy into a
+  // train buffer). Off by default: in same-round A/B runs on the 2-core bench machine it
+  // cost the sender 10-20 % more CPU per GB than the copying builder (bench/tunnel-profile.md).
+  const char* txp = std::getenv("OFLD_TX_PIECES");
+  dopt.tx_pieces = txp && *txp == '1';
+  im->tx_pieces = dopt.tx_pieces;
   {
     int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     ifreq ifr{};

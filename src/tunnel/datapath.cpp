@@ -106,10 +106,7 @@ void Datapath::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
       out.push_back(TxTrain{remotes_[0], sport, std::uint16_t(sz), 0,
                             scatter ? std::vector<std::uint8_t>{} : take_buf(), {}, {}, 0, 0});
       cur = &out.back();
-      if (scatter) {
-        cur->hdrs.reserve(kMaxTrainSegs);
-        cur->segs.reserve(kMaxTrainSegs);
-      }
+      if (scatter) take_scatter(*cur);
       closed = false;
     }
     std::size_t before = cur->buf.size();
@@ -172,8 +169,28 @@ void Datapath::recycle_one(std::vector<std::uint8_t>& b) {
   if (buf_pool_.size() < kBufPoolMax && b.capacity() >= kMaxTrainBytes) buf_pool_.push_back(std::move(b));
 }
 
+void Datapath::take_scatter(TxTrain& t) {
+  if (!hdr_pool_.empty()) {
+    t.hdrs = std::move(hdr_pool_.back());
+    hdr_pool_.pop_back();
+    t.segs = std::move(seg_pool_.back());
+    seg_pool_.pop_back();
+  } else {
+    t.hdrs.reserve(kMaxTrainSegs);
+    t.segs.reserve(kMaxTrainSegs);
+  }
+}
+
 void Datapath::recycle(std::vector<TxTrain>& sent) {
-  for (auto& t : sent) recycle_one(t.buf);
+  for (auto& t : sent) {
+    recycle_one(t.buf);
+    if (t.segs.capacity() && hdr_pool_.size() < kBufPoolMax) {  // keep the vectors' storage
+      t.segs.clear();  // releases the segments
+      t.hdrs.clear();
+      seg_pool_.push_back(std::move(t.segs));
+      hdr_pool_.push_back(std::move(t.hdrs));
+    }
+  }
   sent.clear();
 }
 

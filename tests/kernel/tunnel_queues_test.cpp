@@ -104,6 +104,7 @@ std::string client(const std::string& dst, int seed) {
 
 struct Endpoint {
   pid_t pid = -1;
+  bool scatter = false;
   std::string ctl, log;
 };
 
@@ -116,11 +117,14 @@ struct Setup {
   }
 };
 
+// scatter: OFLD_TX_PIECES=1 (trains sent from the segments' own pieces, no train copy).
 std::string start_ofld(const io::Netns& ns, Endpoint& e, const std::string& local,
-                       const std::string& remote, const std::string& ovl) {
+                       const std::string& remote, const std::string& ovl, bool scatter) {
+  e.scatter = scatter;
   e.ctl = "/run/ofld/tq-" + std::to_string(::getpid()) + "-" + ns.name() + ".sock";
   e.log = "/tmp/ofld-tq-" + ns.name() + ".log";
-  e.pid = spawn({"ip", "netns", "exec", ns.name(), OFLD_CLI_PATH, "tunnel", "--queues", "2",
+  e.pid = spawn({"ip", "netns", "exec", ns.name(), "env", scatter ? "OFLD_TX_PIECES=1" : "OFLD_TX_PIECES=0",
+                 OFLD_CLI_PATH, "tunnel", "--queues", "2",
                  "--dev", "ofld0", "--address", ovl, "--control", e.ctl, "vxlan", "id", "42",
                  "local", local, "remote", remote, "udpcsum"},
                 e.log);
@@ -169,10 +173,12 @@ std::string setup(Setup& s, bool kernel_peer, bool& skipped) {
       return st.message();
     if (auto st = B.ip({"link", "set", "vx0", "mtu", "1450", "up"}); !st.ok()) return st.message();
     if (auto st = B.ip({"addr", "add", "192.168.78.2/24", "dev", "vx0"}); !st.ok()) return st.message();
-  } else if (auto e = start_ofld(B, s.eb, "10.78.0.2", "10.78.0.1", "192.168.78.2/24"); !e.empty()) {
+  } else if (auto e = start_ofld(B, s.eb, "10.78.0.2", "10.78.0.1", "192.168.78.2/24", true); !e.empty()) {
     return e;
   }
-  return start_ofld(A, s.ea, "10.78.0.1", "10.78.0.2", "192.168.78.1/24");
+  // Against the kernel, A sends scattered trains (the kernel judges them); ofld ⇄ ofld, A
+  // copies and B scatters.
+  return start_ofld(A, s.ea, "10.78.0.1", "10.78.0.2", "192.168.78.1/24", kernel_peer);
 }
 
 // kStreams parallel streams from `from` to `to` (server at dst): {client list, server list}.
@@ -216,6 +222,7 @@ void check_endpoint(const io::Netns& ns, Endpoint& e, const char* name) {
   const auto& j = st.value();
   EXPECT_EQ(j["queues"].get<unsigned>(), 2u);
   EXPECT_TRUE(j["tap"]["multi_queue"].get<bool>());
+  EXPECT_EQ(j["tx"]["scattered_trains"].get<bool>(), e.scatter);
   ASSERT_EQ(j["per_queue"].size(), 2u);
   int rxq = check_queue_sums(j, "rx", "datagrams");
   int txq = check_queue_sums(j, "tx", "frames");

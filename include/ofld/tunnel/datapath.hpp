@@ -153,6 +153,7 @@ class Datapath {
  private:
   std::vector<std::uint8_t> take_buf();
   void recycle_one(std::vector<std::uint8_t>& b);
+  void take_scatter(TxTrain& t);
   static constexpr std::size_t kBufPoolMax = 256;
   void to_tap(core::Packet&& p, std::vector<TapFrame>& out);
   void receive_one(std::span<const std::uint8_t> payload, const IpAddr& from, OuterCsum outer,
@@ -168,6 +169,8 @@ class Datapath {
   std::vector<core::Packet> rx_nogro_;
   std::vector<core::Packet> segs_;                  // transmit scratch (reused)
   std::vector<std::vector<std::uint8_t>> buf_pool_;  // recycled train buffers
+  std::vector<std::vector<core::Packet>> seg_pool_;  // recycled scattered-train vectors
+  std::vector<std::vector<std::array<std::uint8_t, 8>>> hdr_pool_;
 };
 
 }  // namespace ofld::tunnel
