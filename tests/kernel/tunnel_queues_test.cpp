@@ -118,16 +118,21 @@ struct Setup {
 };
 
 // scatter: OFLD_TX_PIECES=1 (trains sent from the segments' own pieces, no train copy).
+// mode: "vxlan", "gue" or "gre" (the L3 modes use a multi-queue TUN instead of a TAP).
 std::string start_ofld(const io::Netns& ns, Endpoint& e, const std::string& local,
-                       const std::string& remote, const std::string& ovl, bool scatter) {
+                       const std::string& remote, const std::string& ovl, bool scatter,
+                       const std::string& mode = "vxlan") {
   e.scatter = scatter;
   e.ctl = "/run/ofld/tq-" + std::to_string(::getpid()) + "-" + ns.name() + ".sock";
   e.log = "/tmp/ofld-tq-" + ns.name() + ".log";
-  e.pid = spawn({"ip", "netns", "exec", ns.name(), "env", scatter ? "OFLD_TX_PIECES=1" : "OFLD_TX_PIECES=0",
-                 OFLD_CLI_PATH, "tunnel", "--queues", "2",
-                 "--dev", "ofld0", "--address", ovl, "--control", e.ctl, "vxlan", "id", "42",
-                 "local", local, "remote", remote, "udpcsum"},
-                e.log);
+  std::vector<std::string> argv = {"ip", "netns", "exec", ns.name(), "env",
+                                   scatter ? "OFLD_TX_PIECES=1" : "OFLD_TX_PIECES=0",
+                                   OFLD_CLI_PATH, "tunnel", "--queues", "2", "--dev", "ofld0",
+                                   "--address", ovl, "--control", e.ctl};
+  if (mode == "vxlan") argv.insert(argv.end(), {"vxlan", "id", "42", "local", local, "remote", remote, "udpcsum"});
+  else if (mode == "gue") argv.insert(argv.end(), {"gue", "local", local, "remote", remote, "port", "5555"});
+  else argv.insert(argv.end(), {"gre", "local", local, "remote", remote, "key", "42", "csum"});
+  e.pid = spawn(argv, e.log);
   for (int i = 0; i < 100; ++i) {
     if (daemon::query_stats(e.ctl).ok()) return "";
     if (::waitpid(e.pid, nullptr, WNOHANG) == e.pid) {
@@ -141,7 +146,7 @@ std::string start_ofld(const io::Netns& ns, Endpoint& e, const std::string& loca
 
 // A and B joined by a veth (10.78.0.1/.2); ofld with two queues in A; in B a second ofld
 // (kernel_peer false) or the kernel VXLAN device. Overlay 192.168.78.1 (A) / .2 (B).
-std::string setup(Setup& s, bool kernel_peer, bool& skipped) {
+std::string setup(Setup& s, bool kernel_peer, bool& skipped, const std::string& mode = "vxlan") {
   skipped = false;
   if (auto st = io::netns_available(); !st.ok()) {
     skipped = true;
@@ -173,12 +178,12 @@ std::string setup(Setup& s, bool kernel_peer, bool& skipped) {
       return st.message();
     if (auto st = B.ip({"link", "set", "vx0", "mtu", "1450", "up"}); !st.ok()) return st.message();
     if (auto st = B.ip({"addr", "add", "192.168.78.2/24", "dev", "vx0"}); !st.ok()) return st.message();
-  } else if (auto e = start_ofld(B, s.eb, "10.78.0.2", "10.78.0.1", "192.168.78.2/24", true); !e.empty()) {
+  } else if (auto e = start_ofld(B, s.eb, "10.78.0.2", "10.78.0.1", "192.168.78.2/24", true, mode); !e.empty()) {
     return e;
   }
   // Against the kernel, A sends scattered trains (the kernel judges them); ofld ⇄ ofld, A
   // copies and B scatters.
-  return start_ofld(A, s.ea, "10.78.0.1", "10.78.0.2", "192.168.78.1/24", kernel_peer);
+  return start_ofld(A, s.ea, "10.78.0.1", "10.78.0.2", "192.168.78.1/24", kernel_peer, mode);
 }
 
 // kStreams parallel streams from `from` to `to` (server at dst): {client list, server list}.
@@ -212,7 +217,8 @@ int check_queue_sums(const nlohmann::json& st, const char* dir, const char* key)
   return used;
 }
 
-void check_endpoint(const io::Netns& ns, Endpoint& e, const char* name) {
+void check_endpoint(const io::Netns& ns, Endpoint& e, const char* name,
+                    const std::string& mode = "vxlan") {
   // The kernel's view: a TAP with two queues.
   auto q = ns.exec({"ls", "/sys/class/net/ofld0/queues"});
   ASSERT_TRUE(q.ok()) << q.message();
@@ -221,8 +227,15 @@ void check_endpoint(const io::Netns& ns, Endpoint& e, const char* name) {
   ASSERT_TRUE(st.ok()) << st.message();
   const auto& j = st.value();
   EXPECT_EQ(j["queues"].get<unsigned>(), 2u);
-  EXPECT_TRUE(j["tap"]["multi_queue"].get<bool>());
-  EXPECT_EQ(j["tx"]["scattered_trains"].get<bool>(), e.scatter);
+  if (mode == "vxlan") {
+    EXPECT_TRUE(j["tap"]["multi_queue"].get<bool>());
+    EXPECT_EQ(j["tx"]["scattered_trains"].get<bool>(), e.scatter);
+  } else {
+    EXPECT_TRUE(j["tun"]["multi_queue"].get<bool>());
+  }
+  if (mode == "gre") {  // raw IP sockets all see every packet: only queue 0 receives
+    EXPECT_EQ(j["per_queue"][1]["rx"]["datagrams"].get<std::uint64_t>(), 0u);
+  }
   ASSERT_EQ(j["per_queue"].size(), 2u);
   int rxq = check_queue_sums(j, "rx", "datagrams");
   int txq = check_queue_sums(j, "tx", "frames");
@@ -237,10 +250,10 @@ void check_endpoint(const io::Netns& ns, Endpoint& e, const char* name) {
   EXPECT_FALSE(link.ok()) << "TAP still present after SIGTERM";
 }
 
-void run(bool kernel_peer) {
+void run(bool kernel_peer, const std::string& mode = "vxlan") {
   Setup s;
   bool skipped = false;
-  std::string why = setup(s, kernel_peer, skipped);
+  std::string why = setup(s, kernel_peer, skipped, mode);
   if (skipped) GTEST_SKIP() << why;
   ASSERT_EQ(why, "");
   auto [c1, s1] = transfer(*s.A, *s.B, "192.168.78.2", 11);  // A → B
@@ -249,11 +262,13 @@ void run(bool kernel_peer) {
   auto [c2, s2] = transfer(*s.B, *s.A, "192.168.78.1", 23);  // B → A
   EXPECT_EQ(c2, s2) << "B -> A\n" << slurp(s.ea.log);
   EXPECT_NE(s2, "");
-  check_endpoint(*s.A, s.ea, "A");
-  if (!kernel_peer) check_endpoint(*s.B, s.eb, "B");
+  check_endpoint(*s.A, s.ea, "A", mode);
+  if (!kernel_peer) check_endpoint(*s.B, s.eb, "B", mode);
 }
 
 TEST(TunnelQueues, TwoOfldEndpointsTwoQueuesParallelStreams) { run(false); }
 TEST(TunnelQueues, OfldTwoQueuesAgainstKernelVxlan) { run(true); }
+TEST(TunnelQueues, GueTwoQueuesParallelStreams) { run(false, "gue"); }
+TEST(TunnelQueues, GreTwoQueuesParallelStreams) { run(false, "gre"); }
 
 }  // namespace
