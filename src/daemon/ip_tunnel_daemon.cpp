@@ -31,6 +31,7 @@
 #include "ofld/offload/gro_context.hpp"
 #include "ofld/offload/gso_context.hpp"
 #include "ofld/tunnel/ip_datapath.hpp"
+#include "worker_set.hpp"
 
 namespace ofld::daemon {
 
@@ -47,28 +48,14 @@ std::string err(const std::string& what) { return what + ": " + std::strerror(er
 constexpr std::size_t kBatch = 64;
 constexpr std::size_t kMaxFrame = 65536 + 64;
 
-// Sum two stats objects (numbers add, objects merge, anything else keeps the first value).
-void json_sum(json& a, const json& b) {
-  for (auto it = b.begin(); it != b.end(); ++it) {
-    auto f = a.find(it.key());
-    if (f == a.end()) a[it.key()] = it.value();
-    else if (f->is_object() && it->is_object()) json_sum(*f, *it);
-    else if (f->is_number_unsigned() && it->is_number_unsigned())
-      *f = f->get<std::uint64_t>() + it->get<std::uint64_t>();
-  }
-}
 }  // namespace
 
 // One queue of the endpoint (see tunnel_daemon.cpp): a TUN queue fd, its own UDP socket
 // (GUE; SO_REUSEPORT group on the port when there are several) or raw IP socket (GRE: every
 // raw socket sees every packet, so only worker 0 receives; the others' sockets carry a
 // drop-all filter and only send), its own IpDatapath and epoll set.
-struct IpWorker {
+struct IpWorker : detail::WorkerBase {
   const DaemonConfig* cfg_p = nullptr;
-  unsigned idx = 0;
-  int ep = -1, wake = -1;
-  std::mutex mu;
-  std::thread th;
   std::optional<io::Tun> tun;
   std::optional<io::UdpSocket> udp;    // GUE
   std::optional<io::RawIpSocket> raw;  // GRE
@@ -78,11 +65,12 @@ struct IpWorker {
   std::vector<tunnel::TxTrain> trains;
   std::vector<tunnel::TapFrame> frames;
 
-  ~IpWorker() {
-    if (wake >= 0) ::close(wake);
-    if (ep >= 0) ::close(ep);
-  }
   const DaemonConfig& cfg() const { return *cfg_p; }
+  void handle(int fd) {
+    if (fd == tun->fd()) handle_tun();
+    else if (fd == net_fd()) handle_net();
+  }
+  void tick() {}
 
   int net_fd() const { return udp ? udp->fd() : raw->fd(); }
 
@@ -225,105 +213,38 @@ struct IpWorker {
 
 
 struct IpTunnelDaemon::Impl {
-  DaemonConfig cfg;
-  std::vector<std::unique_ptr<IpWorker>> workers;  // [0] = the first TUN queue
+  DaemonConfig cfg;  // before ws: the workers point at it
   unsigned tun_offload = 0;
-  int sig = -1, ctl = -1;
-  std::string ctl_path;
-  std::atomic<bool> stop{false};
-  std::atomic<int> rc{0};
+  detail::WorkerSet<IpWorker> ws;
 
-  ~Impl() {
-    stop_all();
-    for (auto& w : workers)
-      if (w->th.joinable()) w->th.join();
-    workers.clear();  // closes the TUN queues: the kernel deletes the non-persistent TUN
-    if (ctl >= 0) {
-      ::close(ctl);
-      ::unlink(ctl_path.c_str());
-    }
-    if (sig >= 0) ::close(sig);
-  }
-
-  const io::Tun& tun() const { return *workers[0]->tun; }
-
-  void stop_all() noexcept {
-    stop = true;
-    std::uint64_t one = 1;
-    for (auto& w : workers)
-      if (w->wake >= 0 && ::write(w->wake, &one, sizeof one) < 0) {
-        // the eventfd counter cannot overflow here; nothing to do
-      }
-  }
-
-  void handle_control() {
-    int c = ::accept4(ctl, nullptr, nullptr, SOCK_CLOEXEC);
-    if (c < 0) return;
-    std::string s = stats().dump() + "\n";
-    std::size_t off = 0;
-    while (off < s.size()) {
-      ssize_t w = ::write(c, s.data() + off, s.size() - off);
-      if (w <= 0) break;
-      off += std::size_t(w);
-    }
-    ::close(c);
-  }
+  const io::Tun& tun() const { return *ws.workers[0]->tun; }
 
   json stats() const {
     json sum = json::object(), per = json::array();
-    for (const auto& w : workers) {
+    for (const auto& w : ws.workers) {
       json j;
       {
         std::lock_guard g(w->mu);
         j = w->stats();
       }
-      json_sum(sum, j);
-      if (workers.size() > 1)
+      detail::json_sum(sum, j);
+      if (ws.workers.size() > 1)
         per.push_back(json{{"queue", w->idx}, {"tx", j["tx"]}, {"rx", j["rx"]},
                            {"drops_total", j["drops_total"]}});
     }
-    json out = {{"dev", tun().name()}, {"mode", std::string(cfg.ip.name())}, {"queues", workers.size()}};
+    json out = {{"dev", tun().name()}, {"mode", std::string(cfg.ip.name())}, {"queues", ws.workers.size()}};
     for (auto it = sum.begin(); it != sum.end(); ++it) out[it.key()] = it.value();
     out["tun"] = {{"vnet_hdr", tun().has_vnet_hdr()}, {"offload_bits", tun_offload},
-                  {"multi_queue", workers.size() > 1}};
-    if (workers.size() > 1) out["per_queue"] = std::move(per);
+                  {"multi_queue", ws.workers.size() > 1}};
+    if (ws.workers.size() > 1) out["per_queue"] = std::move(per);
     return out;
   }
 
-  void loop(IpWorker& w) {
-    epoll_event evs[8];
-    const bool main = w.idx == 0;
-    while (!stop) {
-      int n = ::epoll_wait(w.ep, evs, 8, 500);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        spdlog::error("{}", err("epoll_wait"));
-        rc = 1;
-        stop_all();
-        return;
-      }
-      for (int i = 0; i < n; ++i) {
-        const int fd = evs[i].data.fd;
-        if (fd == w.tun->fd()) {
-          w.handle_tun();
-        } else if (fd == w.net_fd()) {
-          w.handle_net();
-        } else if (main && fd == sig) {
-          signalfd_siginfo si;
-          if (::read(sig, &si, sizeof si) > 0)
-            spdlog::info("signal {}: shutting down", int(si.ssi_signo));
-          stop_all();
-        } else if (main && fd == ctl) {
-          handle_control();
-        }
-      }
-    }
-  }
 };
 
 IpTunnelDaemon::IpTunnelDaemon(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 IpTunnelDaemon::~IpTunnelDaemon() = default;
-void IpTunnelDaemon::request_stop() noexcept { impl_->stop_all(); }
+void IpTunnelDaemon::request_stop() noexcept { impl_->ws.stop_all(); }
 json IpTunnelDaemon::stats_json() const { return impl_->stats(); }
 
 io::Result<std::unique_ptr<IpTunnelDaemon>> IpTunnelDaemon::create(const DaemonConfig& cfg) {
@@ -339,7 +260,7 @@ io::Result<std::unique_ptr<IpTunnelDaemon>> IpTunnelDaemon::create(const DaemonC
   const unsigned nq = cfg.queues;
   const bool mq = nq > 1;
   for (unsigned q = 0; q < nq; ++q) {
-    auto t = io::Tun::open(q ? im->workers[0]->tun->name() : cfg.dev, cfg.offload, mq);
+    auto t = io::Tun::open(q ? im->ws.workers[0]->tun->name() : cfg.dev, cfg.offload, mq);
     if (!t.ok()) {
       if (q == 0) return R::from(t);
       return R::error("queues: TUN queue " + std::to_string(q) + ": " + t.message());
@@ -348,9 +269,9 @@ io::Result<std::unique_ptr<IpTunnelDaemon>> IpTunnelDaemon::create(const DaemonC
     w->cfg_p = &im->cfg;
     w->idx = q;
     w->tun.emplace(std::move(t.value()));
-    im->workers.push_back(std::move(w));
+    im->ws.workers.push_back(std::move(w));
   }
-  auto& tun = *im->workers[0]->tun;
+  auto& tun = *im->ws.workers[0]->tun;
   if (cfg.offload) {
     using namespace io::tun_offload;
     auto r = tun.set_offload_best(kCsum | kTso4 | kTso6 | kTsoEcn);
@@ -372,13 +293,13 @@ io::Result<std::unique_ptr<IpTunnelDaemon>> IpTunnelDaemon::create(const DaemonC
   tunnel::IpDatapathOptions dopt;
   dopt.gro = cfg.gro && cfg.offload;
   dopt.tun_vnet_hdr = cfg.offload;
-  for (auto& wp : im->workers) {
+  for (auto& wp : im->ws.workers) {
     auto& w = *wp;
     if (v.gue()) {
       io::UdpSocketOptions uo{v.local, v.port, !v.tx_outer_csum(), v.udp6_zero_csum_rx,
                               v.ttl, v.tos, cfg.offload, cfg.offload, 4 << 20, w.idx != 0};
       uo.reuse_port = mq;
-      if (w.idx != 0) uo.gso_short_tail = im->workers[0]->udp->gso_short_tail();
+      if (w.idx != 0) uo.gso_short_tail = im->ws.workers[0]->udp->gso_short_tail();
       auto u = io::UdpSocket::open(uo);
       if (!u.ok())
         return R::error("local " + v.local.to_string() + " port " + std::to_string(v.port) + ": " +
@@ -399,40 +320,15 @@ io::Result<std::unique_ptr<IpTunnelDaemon>> IpTunnelDaemon::create(const DaemonC
     w.dp = std::make_unique<tunnel::IpDatapath>(v, dopt);
     w.tunbuf.resize(kMaxFrame);
     w.netbuf.resize(kMaxFrame);
-    w.ep = ::epoll_create1(EPOLL_CLOEXEC);
-    w.wake = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (w.ep < 0 || w.wake < 0) return R::error(err("epoll/eventfd"));
-    std::vector<int> fds = {w.tun->fd(), w.wake};
+    std::vector<int> fds = {w.tun->fd()};
     if (w.idx == 0 || v.gue()) fds.push_back(w.net_fd());
-    for (int fd : fds) {
-      epoll_event ev{};
-      ev.events = EPOLLIN;
-      ev.data.fd = fd;
-      if (::epoll_ctl(w.ep, EPOLL_CTL_ADD, fd, &ev) < 0) return R::error(err("epoll_ctl"));
-    }
+    if (auto e = w.open_events(fds); !e.empty()) return R::error(e);
   }
-  im->ctl_path = cfg.control.empty() ? default_control_path(tun.name()) : cfg.control;
-  ::mkdir("/run/ofld", 0755);
-  im->ctl = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  sockaddr_un sa{};
-  sa.sun_family = AF_UNIX;
-  if (im->ctl_path.size() >= sizeof sa.sun_path) return R::error("control: path too long");
-  std::memcpy(sa.sun_path, im->ctl_path.c_str(), im->ctl_path.size() + 1);
-  ::unlink(im->ctl_path.c_str());
-  if (::bind(im->ctl, reinterpret_cast<sockaddr*>(&sa), sizeof sa) < 0 || ::listen(im->ctl, 8) < 0)
-    return R::error(err("control socket " + im->ctl_path));
-  sigset_t ss;
-  sigemptyset(&ss);
-  sigaddset(&ss, SIGINT);
-  sigaddset(&ss, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &ss, nullptr);  // before the worker threads: they inherit it
-  im->sig = ::signalfd(-1, &ss, SFD_CLOEXEC | SFD_NONBLOCK);
-  for (int fd : {im->ctl, im->sig}) {
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.fd = fd;
-    if (::epoll_ctl(im->workers[0]->ep, EPOLL_CTL_ADD, fd, &ev) < 0) return R::error(err("epoll_ctl"));
-  }
+  // control socket and signals (blocked before the worker threads exist: they inherit it)
+  if (auto e = im->ws.open_control(cfg.control.empty() ? default_control_path(tun.name()) : cfg.control);
+      !e.empty())
+    return R::error(e);
+  im->ws.stats_text = [p = im.get()] { return p->stats().dump() + "\n"; };
   std::string extra;
   if (v.gue()) {
     extra = " port " + std::to_string(v.port) + (v.remcsum_tx ? " remcsumtx" : "") +
@@ -449,17 +345,6 @@ io::Result<std::unique_ptr<IpTunnelDaemon>> IpTunnelDaemon::create(const DaemonC
   return std::unique_ptr<IpTunnelDaemon>(new IpTunnelDaemon(std::move(im)));
 }
 
-int IpTunnelDaemon::run() {
-  auto& im = *impl_;
-  for (std::size_t i = 1; i < im.workers.size(); ++i) {
-    IpWorker* w = im.workers[i].get();
-    w->th = std::thread([&im, w] { im.loop(*w); });
-  }
-  im.loop(*im.workers[0]);
-  im.stop_all();
-  for (auto& w : im.workers)
-    if (w->th.joinable()) w->th.join();
-  return im.rc;
-}
+int IpTunnelDaemon::run() { return impl_->ws.run(); }
 
 }  // namespace ofld::daemon

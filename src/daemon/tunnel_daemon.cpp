@@ -32,6 +32,7 @@
 #include "ofld/offload/gro_context.hpp"
 #include "ofld/offload/gso_context.hpp"
 #include "ofld/tunnel/datapath.hpp"
+#include "worker_set.hpp"
 
 namespace ofld::daemon {
 
@@ -51,35 +52,21 @@ constexpr std::size_t kRxSlots = 16;         // recvmmsg slots (each a 64 KiB UD
 constexpr std::size_t kRxBudget = 8;         // recvmmsg calls per wake-up before a GRO flush
 constexpr std::size_t kIovMax = 256;
 
-// Sum two stats objects: numbers add up, objects merge key by key, anything else (strings,
-// booleans) keeps the first value. Used to aggregate the workers' counters.
-void json_sum(json& a, const json& b) {
-  for (auto it = b.begin(); it != b.end(); ++it) {
-    auto f = a.find(it.key());
-    if (f == a.end()) a[it.key()] = it.value();
-    else if (f->is_object() && it->is_object()) json_sum(*f, *it);
-    else if (f->is_number_unsigned() && it->is_number_unsigned())
-      *f = f->get<std::uint64_t>() + it->get<std::uint64_t>();
-  }
-}
 }  // namespace
 
 // One queue of the endpoint: a TAP queue fd, its own UDP sockets (the receive socket in the
 // SO_REUSEPORT group of local:dstport when there are several queues), its own Datapath (GRO
 // engine, buffers, counters; the FDB is shared) and epoll set. Worker 0 runs in the thread
 // that calls run() and also serves the control socket and signals.
-struct Worker {
+struct Worker : detail::WorkerBase {
   const DaemonConfig* cfg = nullptr;
-  unsigned idx = 0;
   std::optional<io::Tap> tap;
   std::optional<io::UdpSocket> rx;
   std::map<std::uint16_t, io::UdpSocket> tx;  // per source port (udp_flow_src_port)
   bool tx_port_pool_full = false;
   std::unique_ptr<tunnel::Datapath> dp;
-  int ep = -1, wake = -1;
   bool tap_write_warned = false;
-  std::mutex mu;  // held while the worker touches its state; stats() reads under it
-  std::thread th;
+  std::uint64_t last_tick = 0;
   std::vector<std::uint8_t> tapbuf;
   std::vector<io::UdpRx> rxs;
   std::vector<core::BufferRef> rxbufs;            // one per recvmmsg slot (shared with packets)
@@ -91,9 +78,19 @@ struct Worker {
   std::vector<std::span<const std::uint8_t>> tpieces;  // transmit: a train's pieces
   std::vector<std::size_t> tfirst;
 
-  ~Worker() {
-    if (wake >= 0) ::close(wake);
-    if (ep >= 0) ::close(ep);
+  void handle(int fd) {
+    if (fd == tap->fd()) handle_tap();
+    else if (fd == rx->fd()) handle_udp();
+  }
+
+  // Worker 0, every loop iteration: age the shared FDB about once a second.
+  void tick() {
+    auto t = now_ns();
+    if (t - last_tick > 1000000000ull) {
+      std::lock_guard g(mu);
+      dp->tick(t);
+      last_tick = t;
+    }
   }
 
   io::UdpSocket& tx_socket(std::uint16_t sport) {
@@ -278,122 +275,45 @@ struct Worker {
 };
 
 struct TunnelDaemon::Impl {
-  DaemonConfig cfg;
-  std::vector<std::unique_ptr<Worker>> workers;  // [0] = the first TAP queue
+  DaemonConfig cfg;  // before ws: the workers point at it
   std::shared_ptr<tunnel::SharedFdb> fdb;
   unsigned tap_offload = 0;
   bool tx_pieces = false;  // scattered trains (OFLD_TX_PIECES=1)
-  int sig = -1, ctl = -1;
-  std::string ctl_path;
-  std::atomic<bool> stop{false};
-  std::atomic<int> rc{0};
-  std::uint64_t last_tick = 0;
+  detail::WorkerSet<Worker> ws;
 
-  ~Impl() {
-    stop_all();
-    for (auto& w : workers)
-      if (w->th.joinable()) w->th.join();
-    workers.clear();  // closes the TAP queues: the kernel deletes the non-persistent TAP
-    if (ctl >= 0) {
-      ::close(ctl);
-      ::unlink(ctl_path.c_str());
-    }
-    if (sig >= 0) ::close(sig);
-  }
-
-  const io::Tap& tap() const { return *workers[0]->tap; }
-
-  void stop_all() noexcept {
-    stop = true;
-    std::uint64_t one = 1;
-    for (auto& w : workers)
-      if (w->wake >= 0 && ::write(w->wake, &one, sizeof one) < 0) {
-        // the eventfd counter cannot overflow here; nothing to do
-      }
-  }
-
-  void handle_control() {
-    int c = ::accept4(ctl, nullptr, nullptr, SOCK_CLOEXEC);
-    if (c < 0) return;
-    std::string s = stats().dump() + "\n";
-    std::size_t off = 0;
-    while (off < s.size()) {
-      ssize_t w = ::write(c, s.data() + off, s.size() - off);
-      if (w <= 0) break;
-      off += std::size_t(w);
-    }
-    ::close(c);
-  }
+  const io::Tap& tap() const { return *ws.workers[0]->tap; }
 
   json stats() const {
     json sum = json::object(), per = json::array();
-    for (const auto& w : workers) {
+    for (const auto& w : ws.workers) {
       json j;
       {
         std::lock_guard g(w->mu);
         j = w->stats();
       }
-      json_sum(sum, j);
-      if (workers.size() > 1) {
+      detail::json_sum(sum, j);
+      if (ws.workers.size() > 1) {
         json q = {{"queue", w->idx}, {"tx", j["tx"]}, {"rx", j["rx"]},
                   {"drops_total", j["drops_total"]}};
         per.push_back(std::move(q));
       }
     }
-    json out = {{"dev", tap().name()}, {"vni", cfg.vxlan.vni}, {"queues", workers.size()}};
+    json out = {{"dev", tap().name()}, {"vni", cfg.vxlan.vni}, {"queues", ws.workers.size()}};
     for (auto it = sum.begin(); it != sum.end(); ++it) out[it.key()] = it.value();
     out["fdb"]["entries"] = fdb->size();
     out["tx"]["scattered_trains"] = tx_pieces;
     out["tap"] = {{"vnet_hdr", tap().has_vnet_hdr()}, {"offload_bits", tap_offload},
-                  {"multi_queue", workers.size() > 1}};
-    if (workers.size() > 1) out["per_queue"] = std::move(per);
+                  {"multi_queue", ws.workers.size() > 1}};
+    if (ws.workers.size() > 1) out["per_queue"] = std::move(per);
     return out;
   }
 
-  // The event loop of one worker; worker 0 also serves signals and the control socket.
-  void loop(Worker& w) {
-    epoll_event evs[8];
-    const bool main = w.idx == 0;
-    while (!stop) {
-      int n = ::epoll_wait(w.ep, evs, 8, 500);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        spdlog::error("{}", err("epoll_wait"));
-        rc = 1;
-        stop_all();
-        return;
-      }
-      for (int i = 0; i < n; ++i) {
-        int fd = evs[i].data.fd;
-        if (fd == w.tap->fd()) {
-          w.handle_tap();
-        } else if (fd == w.rx->fd()) {
-          w.handle_udp();
-        } else if (main && fd == sig) {
-          signalfd_siginfo si;
-          if (::read(sig, &si, sizeof si) > 0)
-            spdlog::info("signal {}: shutting down", int(si.ssi_signo));
-          stop_all();
-        } else if (main && fd == ctl) {
-          handle_control();
-        }
-      }
-      if (main) {
-        auto t = now_ns();
-        if (t - last_tick > 1000000000ull) {
-          std::lock_guard g(w.mu);
-          w.dp->tick(t);  // ages the shared FDB
-          last_tick = t;
-        }
-      }
-    }
-  }
 };
 
 TunnelDaemon::TunnelDaemon(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 TunnelDaemon::~TunnelDaemon() = default;
 const std::string& TunnelDaemon::tap_name() const noexcept { return impl_->tap().name(); }
-void TunnelDaemon::request_stop() noexcept { impl_->stop_all(); }
+void TunnelDaemon::request_stop() noexcept { impl_->ws.stop_all(); }
 json TunnelDaemon::stats_json() const { return impl_->stats(); }
 
 io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfig& cfg) {
@@ -415,7 +335,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   // TAP: the first queue creates the device (IFF_MULTI_QUEUE when more than one queue), the
   // others attach to it by name. Offloads, MTU and link state are device-wide.
   for (unsigned q = 0; q < nq; ++q) {
-    auto t = io::Tap::open(io::TapOptions{q ? im->workers[0]->tap->name() : cfg.dev, cfg.offload,
+    auto t = io::Tap::open(io::TapOptions{q ? im->ws.workers[0]->tap->name() : cfg.dev, cfg.offload,
                                           mq, 10, true});
     if (!t.ok()) {
       if (q == 0) return R::from(t);
@@ -425,9 +345,9 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
     w->cfg = &im->cfg;
     w->idx = q;
     w->tap.emplace(std::move(t.value()));
-    im->workers.push_back(std::move(w));
+    im->ws.workers.push_back(std::move(w));
   }
-  auto& tap = *im->workers[0]->tap;
+  auto& tap = *im->ws.workers[0]->tap;
   if (cfg.offload) {
     using namespace io::tun_offload;
     // USO (TUN_F_USO4|USO6, Linux 6.2+) is asked for too: the kernel then hands us UDP GSO
@@ -479,12 +399,12 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   // UDP: one receive socket per worker; with several, all in the SO_REUSEPORT group of
   // local:dstport, so the kernel picks the worker by the flow's 4-tuple hash (the sender's
   // source port is the inner flow's hash, udp_flow_src_port).
-  for (auto& wp : im->workers) {
+  for (auto& wp : im->ws.workers) {
     auto& w = *wp;
     io::UdpSocketOptions uo{v.local, v.dstport, !v.tx_outer_csum(), v.udp6_zero_csum_rx,
                             v.ttl, v.tos, cfg.offload, cfg.offload, 4 << 20, w.idx != 0};
     uo.reuse_port = mq;
-    if (w.idx != 0) uo.gso_short_tail = im->workers[0]->rx->gso_short_tail();
+    if (w.idx != 0) uo.gso_short_tail = im->ws.workers[0]->rx->gso_short_tail();
     auto u = io::UdpSocket::open(uo);
     if (!u.ok()) return R::error("local " + v.local.to_string() + " dstport " +
                                  std::to_string(v.dstport) + ": " + u.message());
@@ -496,40 +416,13 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
     w.rxspans.resize(kRxSlots);
     int fl = ::fcntl(w.tap->fd(), F_GETFL);
     ::fcntl(w.tap->fd(), F_SETFL, fl | O_NONBLOCK);
-    w.ep = ::epoll_create1(EPOLL_CLOEXEC);
-    w.wake = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (w.ep < 0 || w.wake < 0) return R::error(err("epoll/eventfd"));
-    for (int fd : {w.tap->fd(), w.rx->fd(), w.wake}) {
-      epoll_event ev{};
-      ev.events = EPOLLIN;
-      ev.data.fd = fd;
-      if (::epoll_ctl(w.ep, EPOLL_CTL_ADD, fd, &ev) < 0) return R::error(err("epoll_ctl"));
-    }
+    if (auto e = w.open_events({w.tap->fd(), w.rx->fd()}); !e.empty()) return R::error(e);
   }
-  // control socket
-  im->ctl_path = cfg.control.empty() ? default_control_path(tap.name()) : cfg.control;
-  ::mkdir("/run/ofld", 0755);
-  im->ctl = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  sockaddr_un sa{};
-  sa.sun_family = AF_UNIX;
-  if (im->ctl_path.size() >= sizeof sa.sun_path) return R::error("control: path too long");
-  std::memcpy(sa.sun_path, im->ctl_path.c_str(), im->ctl_path.size() + 1);
-  ::unlink(im->ctl_path.c_str());
-  if (::bind(im->ctl, reinterpret_cast<sockaddr*>(&sa), sizeof sa) < 0 || ::listen(im->ctl, 8) < 0)
-    return R::error(err("control socket " + im->ctl_path));
-  // signals (blocked here, before the worker threads exist, so that they inherit the mask)
-  sigset_t ss;
-  sigemptyset(&ss);
-  sigaddset(&ss, SIGINT);
-  sigaddset(&ss, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &ss, nullptr);
-  im->sig = ::signalfd(-1, &ss, SFD_CLOEXEC | SFD_NONBLOCK);
-  for (int fd : {im->ctl, im->sig}) {
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.fd = fd;
-    if (::epoll_ctl(im->workers[0]->ep, EPOLL_CTL_ADD, fd, &ev) < 0) return R::error(err("epoll_ctl"));
-  }
+  // control socket and signals (blocked before the worker threads exist: they inherit it)
+  if (auto e = im->ws.open_control(cfg.control.empty() ? default_control_path(tap.name()) : cfg.control);
+      !e.empty())
+    return R::error(e);
+  im->ws.stats_text = [p = im.get()] { return p->stats().dump() + "\n"; };
   spdlog::info("tunnel {}: vxlan id {} local {} dstport {} remotes {} mtu {}{}{}{}", tap.name(), v.vni,
                v.local.to_string(), v.dstport, v.remotes.size(), mtu,
                v.remcsum_tx ? " remcsumtx" : "", v.remcsum_rx ? " remcsumrx" : "",
@@ -537,18 +430,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   return std::unique_ptr<TunnelDaemon>(new TunnelDaemon(std::move(im)));
 }
 
-int TunnelDaemon::run() {
-  auto& im = *impl_;
-  for (std::size_t i = 1; i < im.workers.size(); ++i) {
-    Worker* w = im.workers[i].get();
-    w->th = std::thread([&im, w] { im.loop(*w); });
-  }
-  im.loop(*im.workers[0]);
-  im.stop_all();
-  for (auto& w : im.workers)
-    if (w->th.joinable()) w->th.join();
-  return im.rc;
-}
+int TunnelDaemon::run() { return impl_->ws.run(); }
 
 io::Result<json> query_stats(const std::string& path) {
   int s = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
