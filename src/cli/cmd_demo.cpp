@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "ofld/daemon/config.hpp"
 #include "ofld/daemon/demo.hpp"
 #include "registry.hpp"
 
@@ -16,6 +17,8 @@ ofld::cli::Registrar reg([](CLI::App& root) {
                                         "stream through the overlay (root)");
   d->add_option("--seconds", o->seconds, "iperf3 duration")->check(CLI::Range(1, 600));
   d->add_option("--streams", o->streams, "parallel TCP streams")->check(CLI::Range(1, 64));
+  d->add_option("--queues", o->queues, "TAP queues / worker threads per ofld endpoint")
+      ->check(CLI::Range(1u, ofld::daemon::kMaxQueues));
   d->add_flag("--ipv6", o->ipv6_underlay, "IPv6 underlay");
   d->add_flag("--rco", o->rco, "remote checksum offload (remcsumtx + remcsumrx)");
   d->add_flag("--no-offload", *no_offload, "endpoints without offloads");

@@ -14,8 +14,14 @@ struct StatsArgs {
 
 void print_tree(const nlohmann::json& j, const std::string& prefix) {
   for (auto it = j.begin(); it != j.end(); ++it) {
-    if (it->is_object()) print_tree(*it, prefix + it.key() + ".");
-    else std::cout << prefix << it.key() << " " << it->dump() << "\n";
+    if (it->is_object()) {
+      print_tree(*it, prefix + it.key() + ".");
+    } else if (it->is_array() && !it->empty() && it->front().is_object()) {
+      for (std::size_t i = 0; i < it->size(); ++i)  // per_queue.0.tx.frames ...
+        print_tree((*it)[i], prefix + it.key() + "." + std::to_string(i) + ".");
+    } else {
+      std::cout << prefix << it.key() << " " << it->dump() << "\n";
+    }
   }
 }
 

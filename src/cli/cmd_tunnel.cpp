@@ -13,7 +13,7 @@
 namespace {
 
 struct TunnelArgs {
-  std::string dev, config, address, control;
+  std::string dev, config, address, control, queues;
   bool no_offload = false, no_gro = false, verbose = false;
   std::vector<std::string> words;
 };
@@ -43,6 +43,14 @@ int run_tunnel(const TunnelArgs& a) {
   if (!a.control.empty()) cfg.control = a.control;
   if (a.no_offload) cfg.offload = false;
   if (a.no_gro) cfg.gro = false;
+  if (!a.queues.empty()) {
+    auto q = parse_queues(a.queues);
+    if (auto* e = std::get_if<std::string>(&q)) {
+      std::cerr << "ofld tunnel: " << *e << "\n";
+      return 2;
+    }
+    cfg.queues = std::get<unsigned>(q);
+  }
   if (a.verbose) spdlog::set_level(spdlog::level::debug);
   if (cfg.mode != TunnelMode::Vxlan) {
     auto d = IpTunnelDaemon::create(cfg);
@@ -72,6 +80,8 @@ ofld::cli::Registrar reg([](CLI::App& root) {
   t->add_flag("--no-offload", a->no_offload,
               "no TAP vnet header/TSO, no UDP_SEGMENT/UDP_GRO: one datagram per packet");
   t->add_flag("--no-gro", a->no_gro, "no GRO after decapsulation");
+  t->add_option("--queues", a->queues,
+                "TAP/TUN queues, one worker thread each (1..256, default 1; TOML: queues = N)");
   t->add_flag("-v,--verbose", a->verbose, "debug logging");
   t->add_option("words", a->words,
                 "vxlan id VNI local ADDR remote ADDR [remote ADDR..] [dstport N] [srcport MIN MAX] "

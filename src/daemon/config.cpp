@@ -46,6 +46,12 @@ std::string bad_number(const std::string& key, const std::string& val, std::uint
 
 }  // namespace
 
+Parsed<unsigned> parse_queues(const std::string& s) {
+  auto n = number(s, 1, kMaxQueues);
+  if (!n) return bad_number("queues", s, 1, kMaxQueues);
+  return unsigned(*n);
+}
+
 std::optional<std::string> parse_vxlan_words(const std::vector<std::string>& w, DaemonConfig& cfg) {
   auto& v = cfg.vxlan;
   bool have_id = false;
@@ -298,6 +304,11 @@ Parsed<DaemonConfig> parse_toml(const std::string& text, const std::string& orig
       auto s = node.is_string() ? node.value<std::string>() : std::nullopt;
       if (!s) return std::string("control: expected a path");
       cfg.control = *s;
+    } else if (key == "queues") {
+      if (!node.is_integer()) return std::string("queues: expected an integer in 1..") + std::to_string(kMaxQueues);
+      auto q = parse_queues(std::to_string(*node.value<std::int64_t>()));
+      if (auto* e = std::get_if<std::string>(&q)) return *e;
+      cfg.queues = std::get<unsigned>(q);
     } else if (key == "offload" || key == "gro") {
       if (!node.is_boolean()) return key + ": expected true or false";
       (key == "gro" ? cfg.gro : cfg.offload) = *node.value<bool>();

@@ -208,6 +208,7 @@ io::Result<json> run_demo(const DemoOptions& o) {
                                   "--address", ovl, "--control", ctl};
     if (!o.offload) a.push_back("--no-offload");
     if (!o.gro) a.push_back("--no-gro");
+    if (o.queues != 1) a.insert(a.end(), {"--queues", std::to_string(o.queues)});
     for (std::string w : {"vxlan", "id", "42", "local"}) a.push_back(w);
     a.insert(a.end(), {local, "remote", remote, "udpcsum"});
     if (o.rco) a.insert(a.end(), {"remcsumtx", "remcsumrx"});
@@ -292,7 +293,7 @@ io::Result<json> run_demo(const DemoOptions& o) {
   double cpu_a = a_kernel ? 0 : cpu_seconds(ea.pid()) - cpu_a0;
   double cpu_b = b_kernel ? 0 : cpu_seconds(eb.pid()) - cpu_b0;
   json out;
-  out["config"] = {{"seconds", o.seconds}, {"streams", o.streams}, {"ipv6_underlay", v6},
+  out["config"] = {{"seconds", o.seconds}, {"streams", o.streams}, {"queues", o.queues}, {"ipv6_underlay", v6},
                    {"test", o.latency ? "sockperf ping-pong tcp 64 B" : "iperf3"},
                    {"offload", o.offload}, {"gro", o.gro}, {"rco", o.rco},
                    {"side_a", a_kernel ? "kernel" : "ofld"}, {"side_b", b_kernel ? "kernel" : "ofld"}};

@@ -3,7 +3,9 @@
 #include "ofld/daemon/ip_tunnel_daemon.hpp"
 
 #include <signal.h>
+#include <linux/filter.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -12,7 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <mutex>
+#include <thread>
+#include <vector>
 #include <cstring>
 
 #include <spdlog/spdlog.h>
@@ -25,6 +31,7 @@
 #include "ofld/offload/gro_context.hpp"
 #include "ofld/offload/gso_context.hpp"
 #include "ofld/tunnel/ip_datapath.hpp"
+#include "worker_set.hpp"
 
 namespace ofld::daemon {
 
@@ -40,37 +47,37 @@ std::uint64_t now_ns() {
 std::string err(const std::string& what) { return what + ": " + std::strerror(errno); }
 constexpr std::size_t kBatch = 64;
 constexpr std::size_t kMaxFrame = 65536 + 64;
+
 }  // namespace
 
-struct IpTunnelDaemon::Impl {
-  DaemonConfig cfg;
+// One queue of the endpoint (see tunnel_daemon.cpp): a TUN queue fd, its own UDP socket
+// (GUE; SO_REUSEPORT group on the port when there are several) or raw IP socket (GRE: every
+// raw socket sees every packet, so only worker 0 receives; the others' sockets carry a
+// drop-all filter and only send), its own IpDatapath and epoll set.
+struct IpWorker : detail::WorkerBase {
+  const DaemonConfig* cfg_p = nullptr;
   std::optional<io::Tun> tun;
   std::optional<io::UdpSocket> udp;    // GUE
   std::optional<io::RawIpSocket> raw;  // GRE
   std::unique_ptr<tunnel::IpDatapath> dp;
-  unsigned tun_offload = 0;
-  int ep = -1, sig = -1, ctl = -1;
-  std::string ctl_path;
-  bool stop = false, write_warned = false;
+  bool write_warned = false;
   std::vector<std::uint8_t> tunbuf, netbuf;
   std::vector<tunnel::TxTrain> trains;
   std::vector<tunnel::TapFrame> frames;
 
-  ~Impl() {
-    if (ctl >= 0) {
-      ::close(ctl);
-      ::unlink(ctl_path.c_str());
-    }
-    if (sig >= 0) ::close(sig);
-    if (ep >= 0) ::close(ep);
+  const DaemonConfig& cfg() const { return *cfg_p; }
+  void handle(int fd) {
+    if (fd == tun->fd()) handle_tun();
+    else if (fd == net_fd()) handle_net();
   }
+  void tick() {}
 
   int net_fd() const { return udp ? udp->fd() : raw->fd(); }
 
   void send_trains() {
     auto& c = dp->counters();
     for (auto& t : trains) {
-      auto r = udp ? udp->send_train(t.remote, cfg.ip.port, t.buf, t.seg_size)
+      auto r = udp ? udp->send_train(t.remote, cfg().ip.port, t.buf, t.seg_size)
                    : raw->send_train(t.remote, t.buf, t.seg_size);
       if (!r.ok()) {
         c.drops[std::size_t(tunnel::IpDrop::TxSendFailed)] += t.count;
@@ -83,6 +90,7 @@ struct IpTunnelDaemon::Impl {
   }
 
   void handle_tun() {
+    std::lock_guard g(mu);
     const bool vnet = tun->has_vnet_hdr();
     for (std::size_t i = 0; i < kBatch; ++i) {
       ssize_t n = ::read(tun->fd(), tunbuf.data(), tunbuf.size());
@@ -123,6 +131,7 @@ struct IpTunnelDaemon::Impl {
   }
 
   void handle_net() {
+    std::lock_guard g(mu);
     const auto t = now_ns();
     for (std::size_t i = 0; i < kBatch; ++i) {
       if (udp) {
@@ -151,19 +160,6 @@ struct IpTunnelDaemon::Impl {
     write_frames();
   }
 
-  void handle_control() {
-    int c = ::accept4(ctl, nullptr, nullptr, SOCK_CLOEXEC);
-    if (c < 0) return;
-    std::string s = stats().dump() + "\n";
-    std::size_t off = 0;
-    while (off < s.size()) {
-      ssize_t w = ::write(c, s.data() + off, s.size() - off);
-      if (w <= 0) break;
-      off += std::size_t(w);
-    }
-    ::close(c);
-  }
-
   json stats() const {
     const auto& c = dp->counters();
     json drops = json::object();
@@ -171,8 +167,7 @@ struct IpTunnelDaemon::Impl {
       if (c.drops[i]) drops[std::string(tunnel::to_string(tunnel::IpDrop(i)))] = c.drops[i];
     // Same layout as the VXLAN daemon's stats where the meaning is the same.
     json j = {
-        {"dev", tun->name()},
-        {"mode", std::string(cfg.ip.name())},
+        
         {"tx", {{"frames", c.tx_packets}, {"bytes", c.tx_bytes}, {"datagrams", c.tx_datagrams},
                 {"datagram_bytes", c.tx_dgram_bytes}, {"udp_segment_trains", c.tx_trains},
                 {"gso_super_packets", c.tx_gso_super}, {"rco", c.tx_rco},
@@ -212,14 +207,44 @@ struct IpTunnelDaemon::Impl {
                      {"datagrams_sent", raw->stats().datagrams_sent},
                      {"send_errors", raw->stats().send_errors}};
     }
-    j["tun"] = {{"vnet_hdr", tun->has_vnet_hdr()}, {"offload_bits", tun_offload}};
     return j;
   }
 };
 
+
+struct IpTunnelDaemon::Impl {
+  DaemonConfig cfg;  // before ws: the workers point at it
+  unsigned tun_offload = 0;
+  detail::WorkerSet<IpWorker> ws;
+
+  const io::Tun& tun() const { return *ws.workers[0]->tun; }
+
+  json stats() const {
+    json sum = json::object(), per = json::array();
+    for (const auto& w : ws.workers) {
+      json j;
+      {
+        std::lock_guard g(w->mu);
+        j = w->stats();
+      }
+      detail::json_sum(sum, j);
+      if (ws.workers.size() > 1)
+        per.push_back(json{{"queue", w->idx}, {"tx", j["tx"]}, {"rx", j["rx"]},
+                           {"drops_total", j["drops_total"]}});
+    }
+    json out = {{"dev", tun().name()}, {"mode", std::string(cfg.ip.name())}, {"queues", ws.workers.size()}};
+    for (auto it = sum.begin(); it != sum.end(); ++it) out[it.key()] = it.value();
+    out["tun"] = {{"vnet_hdr", tun().has_vnet_hdr()}, {"offload_bits", tun_offload},
+                  {"multi_queue", ws.workers.size() > 1}};
+    if (ws.workers.size() > 1) out["per_queue"] = std::move(per);
+    return out;
+  }
+
+};
+
 IpTunnelDaemon::IpTunnelDaemon(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 IpTunnelDaemon::~IpTunnelDaemon() = default;
-void IpTunnelDaemon::request_stop() noexcept { impl_->stop = true; }
+void IpTunnelDaemon::request_stop() noexcept { impl_->ws.stop_all(); }
 json IpTunnelDaemon::stats_json() const { return impl_->stats(); }
 
 io::Result<std::unique_ptr<IpTunnelDaemon>> IpTunnelDaemon::create(const DaemonConfig& cfg) {
@@ -227,12 +252,26 @@ io::Result<std::unique_ptr<IpTunnelDaemon>> IpTunnelDaemon::create(const DaemonC
   if (cfg.mode == TunnelMode::Vxlan) return R::error("IpTunnelDaemon: not an L3 tunnel mode");
   const auto& v = cfg.ip;
   if (auto e = tunnel::validate(v)) return R::error(*e);
+  if (cfg.queues < 1 || cfg.queues > kMaxQueues)
+    return R::error("queues: " + std::to_string(cfg.queues) + " is not in 1.." +
+                    std::to_string(kMaxQueues));
   auto im = std::make_unique<Impl>();
   im->cfg = cfg;
-  auto t = io::Tun::open(cfg.dev, cfg.offload);
-  if (!t.ok()) return R::from(t);
-  im->tun.emplace(std::move(t.value()));
-  auto& tun = *im->tun;
+  const unsigned nq = cfg.queues;
+  const bool mq = nq > 1;
+  for (unsigned q = 0; q < nq; ++q) {
+    auto t = io::Tun::open(q ? im->ws.workers[0]->tun->name() : cfg.dev, cfg.offload, mq);
+    if (!t.ok()) {
+      if (q == 0) return R::from(t);
+      return R::error("queues: TUN queue " + std::to_string(q) + ": " + t.message());
+    }
+    auto w = std::make_unique<IpWorker>();
+    w->cfg_p = &im->cfg;
+    w->idx = q;
+    w->tun.emplace(std::move(t.value()));
+    im->ws.workers.push_back(std::move(w));
+  }
+  auto& tun = *im->ws.workers[0]->tun;
   if (cfg.offload) {
     using namespace io::tun_offload;
     auto r = tun.set_offload_best(kCsum | kTso4 | kTso6 | kTsoEcn);
@@ -254,45 +293,42 @@ io::Result<std::unique_ptr<IpTunnelDaemon>> IpTunnelDaemon::create(const DaemonC
   tunnel::IpDatapathOptions dopt;
   dopt.gro = cfg.gro && cfg.offload;
   dopt.tun_vnet_hdr = cfg.offload;
-  if (v.gue()) {
-    io::UdpSocketOptions uo{v.local, v.port, !v.tx_outer_csum(), v.udp6_zero_csum_rx,
-                            v.ttl, v.tos, cfg.offload, cfg.offload, 4 << 20, false};
-    auto u = io::UdpSocket::open(uo);
-    if (!u.ok())
-      return R::error("local " + v.local.to_string() + " port " + std::to_string(v.port) + ": " +
-                      u.message());
-    im->udp.emplace(std::move(u.value()));
-  } else {
-    auto r = io::RawIpSocket::open(io::RawIpSocketOptions{v.local, 47, v.ttl, v.tos, 4 << 20});
-    if (!r.ok()) return R::from(r);
-    im->raw.emplace(std::move(r.value()));
+  for (auto& wp : im->ws.workers) {
+    auto& w = *wp;
+    if (v.gue()) {
+      io::UdpSocketOptions uo{v.local, v.port, !v.tx_outer_csum(), v.udp6_zero_csum_rx,
+                              v.ttl, v.tos, cfg.offload, cfg.offload, 4 << 20, w.idx != 0};
+      uo.reuse_port = mq;
+      if (w.idx != 0) uo.gso_short_tail = im->ws.workers[0]->udp->gso_short_tail();
+      auto u = io::UdpSocket::open(uo);
+      if (!u.ok())
+        return R::error("local " + v.local.to_string() + " port " + std::to_string(v.port) + ": " +
+                        u.message());
+      w.udp.emplace(std::move(u.value()));
+    } else {
+      auto r = io::RawIpSocket::open(io::RawIpSocketOptions{v.local, 47, v.ttl, v.tos, 4 << 20});
+      if (!r.ok()) return R::from(r);
+      w.raw.emplace(std::move(r.value()));
+      if (w.idx != 0) {
+        // Send-only: a raw socket receives a copy of every GRE packet; worker 0 takes them.
+        sock_filter drop_all{BPF_RET | BPF_K, 0, 0, 0};
+        sock_fprog prog{1, &drop_all};
+        if (::setsockopt(w.raw->fd(), SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog) < 0)
+          return R::error(err("queues: raw socket filter"));
+      }
+    }
+    w.dp = std::make_unique<tunnel::IpDatapath>(v, dopt);
+    w.tunbuf.resize(kMaxFrame);
+    w.netbuf.resize(kMaxFrame);
+    std::vector<int> fds = {w.tun->fd()};
+    if (w.idx == 0 || v.gue()) fds.push_back(w.net_fd());
+    if (auto e = w.open_events(fds); !e.empty()) return R::error(e);
   }
-  im->dp = std::make_unique<tunnel::IpDatapath>(v, dopt);
-  im->tunbuf.resize(kMaxFrame);
-  im->netbuf.resize(kMaxFrame);
-  im->ctl_path = cfg.control.empty() ? default_control_path(tun.name()) : cfg.control;
-  ::mkdir("/run/ofld", 0755);
-  im->ctl = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  sockaddr_un sa{};
-  sa.sun_family = AF_UNIX;
-  if (im->ctl_path.size() >= sizeof sa.sun_path) return R::error("control: path too long");
-  std::memcpy(sa.sun_path, im->ctl_path.c_str(), im->ctl_path.size() + 1);
-  ::unlink(im->ctl_path.c_str());
-  if (::bind(im->ctl, reinterpret_cast<sockaddr*>(&sa), sizeof sa) < 0 || ::listen(im->ctl, 8) < 0)
-    return R::error(err("control socket " + im->ctl_path));
-  sigset_t ss;
-  sigemptyset(&ss);
-  sigaddset(&ss, SIGINT);
-  sigaddset(&ss, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &ss, nullptr);
-  im->sig = ::signalfd(-1, &ss, SFD_CLOEXEC | SFD_NONBLOCK);
-  im->ep = ::epoll_create1(EPOLL_CLOEXEC);
-  for (int fd : {tun.fd(), im->net_fd(), im->ctl, im->sig}) {
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.fd = fd;
-    if (::epoll_ctl(im->ep, EPOLL_CTL_ADD, fd, &ev) < 0) return R::error(err("epoll_ctl"));
-  }
+  // control socket and signals (blocked before the worker threads exist: they inherit it)
+  if (auto e = im->ws.open_control(cfg.control.empty() ? default_control_path(tun.name()) : cfg.control);
+      !e.empty())
+    return R::error(e);
+  im->ws.stats_text = [p = im.get()] { return p->stats().dump() + "\n"; };
   std::string extra;
   if (v.gue()) {
     extra = " port " + std::to_string(v.port) + (v.remcsum_tx ? " remcsumtx" : "") +
@@ -303,38 +339,12 @@ io::Result<std::unique_ptr<IpTunnelDaemon>> IpTunnelDaemon::create(const DaemonC
     if (v.icsum) extra += " icsum";
     if (v.ocsum) extra += " ocsum";
   }
+  if (mq) extra += " queues " + std::to_string(nq);
   spdlog::info("tunnel {}: {} local {} remote {}{} mtu {}", tun.name(), v.name(),
                v.local.to_string(), v.remote.to_string(), extra, mtu);
   return std::unique_ptr<IpTunnelDaemon>(new IpTunnelDaemon(std::move(im)));
 }
 
-int IpTunnelDaemon::run() {
-  auto& im = *impl_;
-  epoll_event evs[8];
-  while (!im.stop) {
-    int n = ::epoll_wait(im.ep, evs, 8, 500);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      spdlog::error("{}", err("epoll_wait"));
-      return 1;
-    }
-    for (int i = 0; i < n; ++i) {
-      const int fd = evs[i].data.fd;
-      if (fd == im.sig) {
-        signalfd_siginfo si;
-        if (::read(im.sig, &si, sizeof si) > 0)
-          spdlog::info("signal {}: shutting down", int(si.ssi_signo));
-        im.stop = true;
-      } else if (fd == im.tun->fd()) {
-        im.handle_tun();
-      } else if (fd == im.net_fd()) {
-        im.handle_net();
-      } else if (fd == im.ctl) {
-        im.handle_control();
-      }
-    }
-  }
-  return 0;
-}
+int IpTunnelDaemon::run() { return impl_->ws.run(); }
 
 }  // namespace ofld::daemon

@@ -6,6 +6,7 @@
 #include <net/if.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -15,9 +16,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 
@@ -27,6 +32,7 @@
 #include "ofld/offload/gro_context.hpp"
 #include "ofld/offload/gso_context.hpp"
 #include "ofld/tunnel/datapath.hpp"
+#include "worker_set.hpp"
 
 namespace ofld::daemon {
 
@@ -45,20 +51,22 @@ constexpr std::size_t kMaxFrame = 65536 + 64;
 constexpr std::size_t kRxSlots = 16;         // recvmmsg slots (each a 64 KiB UDP_GRO train)
 constexpr std::size_t kRxBudget = 8;         // recvmmsg calls per wake-up before a GRO flush
 constexpr std::size_t kIovMax = 256;
+
 }  // namespace
 
-struct TunnelDaemon::Impl {
-  DaemonConfig cfg;
+// One queue of the endpoint: a TAP queue fd, its own UDP sockets (the receive socket in the
+// SO_REUSEPORT group of local:dstport when there are several queues), its own Datapath (GRO
+// engine, buffers, counters; the FDB is shared) and epoll set. Worker 0 runs in the thread
+// that calls run() and also serves the control socket and signals.
+struct Worker : detail::WorkerBase {
+  const DaemonConfig* cfg = nullptr;
   std::optional<io::Tap> tap;
   std::optional<io::UdpSocket> rx;
   std::map<std::uint16_t, io::UdpSocket> tx;  // per source port (udp_flow_src_port)
   bool tx_port_pool_full = false;
   std::unique_ptr<tunnel::Datapath> dp;
-  unsigned tap_offload = 0;
-  int ep = -1, sig = -1, ctl = -1;
-  std::string ctl_path;
-  bool stop = false;
   bool tap_write_warned = false;
+  std::uint64_t last_tick = 0;
   std::vector<std::uint8_t> tapbuf;
   std::vector<io::UdpRx> rxs;
   std::vector<core::BufferRef> rxbufs;            // one per recvmmsg slot (shared with packets)
@@ -67,25 +75,33 @@ struct TunnelDaemon::Impl {
   std::vector<tunnel::TapFrame> frames;
   std::vector<std::span<const std::uint8_t>> pieces;
   std::vector<iovec> iov;
-  std::uint64_t last_tick = 0;
+  std::vector<std::span<const std::uint8_t>> tpieces;  // transmit: a train's pieces
+  std::vector<std::size_t> tfirst;
 
-  ~Impl() {
-    if (ctl >= 0) {
-      ::close(ctl);
-      ::unlink(ctl_path.c_str());
+  void handle(int fd) {
+    if (fd == tap->fd()) handle_tap();
+    else if (fd == rx->fd()) handle_udp();
+  }
+
+  // Worker 0, every loop iteration: age the shared FDB about once a second.
+  void tick() {
+    auto t = now_ns();
+    if (t - last_tick > 1000000000ull) {
+      std::lock_guard g(mu);
+      dp->tick(t);
+      last_tick = t;
     }
-    if (sig >= 0) ::close(sig);
-    if (ep >= 0) ::close(ep);
   }
 
   io::UdpSocket& tx_socket(std::uint16_t sport) {
     auto it = tx.find(sport);
     if (it != tx.end()) return it->second;
     if (!tx_port_pool_full && tx.size() < 64) {
-      const auto& v = cfg.vxlan;
+      const auto& v = cfg->vxlan;
       io::UdpSocketOptions o{v.local, sport, !v.tx_outer_csum(), false, v.ttl, v.tos,
                              rx->gso(), false, 4 << 20, true};
       o.gso_short_tail = rx->gso_short_tail();  // probed once on the primary socket
+      o.reuse_port = cfg->queues > 1;           // every worker has its own socket on sport
       auto s = io::UdpSocket::open(o);
       if (s.ok()) return tx.emplace(sport, std::move(s.value())).first->second;
       spdlog::warn("udp: source port {} not available ({}); using port {} for such flows", sport,
@@ -99,7 +115,21 @@ struct TunnelDaemon::Impl {
     auto& c = dp->counters();
     for (auto& t : trains) {
       auto& s = tx_socket(t.src_port);
-      auto r = s.send_train(t.remote, cfg.vxlan.dstport, t.buf, t.seg_size);
+      io::Result<std::size_t> r = std::size_t(0);
+      if (t.scattered()) {
+        // One sendmsg(UDP_SEGMENT) over the segments' own bytes: no copy into a train buffer.
+        tpieces.clear();
+        tfirst.clear();
+        tunnel::train_pieces(t, tpieces, tfirst);
+        if (tpieces.size() <= io::UdpSocket::kMaxIov) {
+          r = s.send_train_pieces(t.remote, cfg->vxlan.dstport, tpieces, tfirst, t.seg_size);
+        } else {
+          auto flat = tunnel::flatten(t);
+          r = s.send_train(t.remote, cfg->vxlan.dstport, flat, t.seg_size);
+        }
+      } else {
+        r = s.send_train(t.remote, cfg->vxlan.dstport, t.buf, t.seg_size);
+      }
       if (!r.ok()) {
         c.drops[std::size_t(tunnel::Drop::TxSendFailed)] += t.count;
         spdlog::debug("{}", r.message());
@@ -111,6 +141,7 @@ struct TunnelDaemon::Impl {
   }
 
   void handle_tap() {
+    std::lock_guard g(mu);
     bool vnet = tap->has_vnet_hdr();
     for (std::size_t i = 0; i < kBatch; ++i) {
       ssize_t n = ::read(tap->fd(), tapbuf.data(), tapbuf.size());
@@ -162,6 +193,7 @@ struct TunnelDaemon::Impl {
   // Drain the socket (bounded): recvmmsg batches until EAGAIN or the budget, each followed
   // by a GRO flush and the TAP writes (NAPI: poll a batch, flush at the end of the poll).
   void handle_udp() {
+    std::lock_guard g(mu);
     auto t = now_ns();
     for (std::size_t call = 0; call < kRxBudget; ++call) {
       // A slot whose bytes are still referenced by a packet gets a fresh buffer (normally
@@ -189,27 +221,13 @@ struct TunnelDaemon::Impl {
     }
   }
 
-  void handle_control() {
-    int c = ::accept4(ctl, nullptr, nullptr, SOCK_CLOEXEC);
-    if (c < 0) return;
-    std::string s = stats().dump() + "\n";
-    std::size_t off = 0;
-    while (off < s.size()) {
-      ssize_t w = ::write(c, s.data() + off, s.size() - off);
-      if (w <= 0) break;
-      off += std::size_t(w);
-    }
-    ::close(c);
-  }
-
+  // This worker's counters (call with `mu` held).
   json stats() const {
     const auto& c = dp->counters();
     json drops = json::object();
     for (std::size_t i = 0; i < tunnel::kDropCount; ++i)
       if (c.drops[i]) drops[std::string(tunnel::to_string(tunnel::Drop(i)))] = c.drops[i];
     json j = {
-        {"dev", tap->name()},
-        {"vni", cfg.vxlan.vni},
         {"tx", {{"frames", c.tx_frames}, {"bytes", c.tx_bytes}, {"datagrams", c.tx_datagrams},
                 {"datagram_bytes", c.tx_dgram_bytes}, {"udp_segment_trains", c.tx_trains},
                 {"gso_super_packets", c.tx_gso_super}, {"rco", c.tx_rco},
@@ -221,14 +239,14 @@ struct TunnelDaemon::Impl {
                 {"csum_skipped", c.rx_csum_skipped}, {"frames", c.rx_frames},
                 {"bytes", c.rx_bytes}, {"gro_merged", c.rx_gro_merged},
                 {"gro_aggregates", c.rx_gro_aggregates}}},
-        {"fdb", {{"entries", dp->fdb().size()}, {"learned", c.fdb_learned}, {"aged", c.fdb_aged}}},
+        {"fdb", {{"learned", c.fdb_learned}, {"aged", c.fdb_aged}}},
         {"drops", drops},
         {"drops_total", c.drops_total()},
     };
-    const auto& g = dp->gso_counters();
-    j["gso"] = {{"packets_in", g.packets_in}, {"segmented", g.packets_segmented},
-                {"segments_out", g.segments_out}, {"payload_bytes_copied", g.payload_bytes_copied},
-                {"errors", g.errors_total()}};
+    const auto& gs = dp->gso_counters();
+    j["gso"] = {{"packets_in", gs.packets_in}, {"segmented", gs.packets_segmented},
+                {"segments_out", gs.segments_out}, {"payload_bytes_copied", gs.payload_bytes_copied},
+                {"errors", gs.errors_total()}};
     if (const auto* e = dp->gro()) {
       const auto& gc = e->counters();
       json nm = json::object();
@@ -251,21 +269,59 @@ struct TunnelDaemon::Impl {
                    {"udp_segment_disabled", gso_off}, {"gro_buffers", gro_bufs},
                    {"recv_batches", rx->stats().recv_batches},
                    {"recv_buffers", rx->stats().recv_buffers},
-                   {"tx_ports", tx.size()}};
-    j["tap"] = {{"vnet_hdr", tap->has_vnet_hdr()}, {"offload_bits", tap_offload}};
+                   {"tx_ports", std::uint64_t(tx.size())}};
     return j;
   }
 };
 
+struct TunnelDaemon::Impl {
+  DaemonConfig cfg;  // before ws: the workers point at it
+  std::shared_ptr<tunnel::SharedFdb> fdb;
+  unsigned tap_offload = 0;
+  bool tx_pieces = false;  // scattered trains (OFLD_TX_PIECES=1)
+  detail::WorkerSet<Worker> ws;
+
+  const io::Tap& tap() const { return *ws.workers[0]->tap; }
+
+  json stats() const {
+    json sum = json::object(), per = json::array();
+    for (const auto& w : ws.workers) {
+      json j;
+      {
+        std::lock_guard g(w->mu);
+        j = w->stats();
+      }
+      detail::json_sum(sum, j);
+      if (ws.workers.size() > 1) {
+        json q = {{"queue", w->idx}, {"tx", j["tx"]}, {"rx", j["rx"]},
+                  {"drops_total", j["drops_total"]}};
+        per.push_back(std::move(q));
+      }
+    }
+    json out = {{"dev", tap().name()}, {"vni", cfg.vxlan.vni}, {"queues", ws.workers.size()}};
+    for (auto it = sum.begin(); it != sum.end(); ++it) out[it.key()] = it.value();
+    out["fdb"]["entries"] = fdb->size();
+    out["tx"]["scattered_trains"] = tx_pieces;
+    out["tap"] = {{"vnet_hdr", tap().has_vnet_hdr()}, {"offload_bits", tap_offload},
+                  {"multi_queue", ws.workers.size() > 1}};
+    if (ws.workers.size() > 1) out["per_queue"] = std::move(per);
+    return out;
+  }
+
+};
+
 TunnelDaemon::TunnelDaemon(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 TunnelDaemon::~TunnelDaemon() = default;
-const std::string& TunnelDaemon::tap_name() const noexcept { return impl_->tap->name(); }
-void TunnelDaemon::request_stop() noexcept { impl_->stop = true; }
+const std::string& TunnelDaemon::tap_name() const noexcept { return impl_->tap().name(); }
+void TunnelDaemon::request_stop() noexcept { impl_->ws.stop_all(); }
 json TunnelDaemon::stats_json() const { return impl_->stats(); }
 
 io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfig& cfg) {
   using R = io::Result<std::unique_ptr<TunnelDaemon>>;
   if (auto e = tunnel::validate(cfg.vxlan)) return R::error(*e);
+  if (cfg.queues < 1 || cfg.queues > kMaxQueues)
+    return R::error("queues: " + std::to_string(cfg.queues) + " is not in 1.." +
+                    std::to_string(kMaxQueues));
   // The data path frees and reallocates 64 KiB buffers all the time: keep them in the heap
   // (no mmap/munmap per buffer) and do not give the heap top back on every free (brk churn
   // and page faults were ~5% of an endpoint's profile).
@@ -274,11 +330,24 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   auto im = std::make_unique<Impl>();
   im->cfg = cfg;
   const auto& v = cfg.vxlan;
-  // TAP
-  auto t = io::Tap::open(io::TapOptions{cfg.dev, cfg.offload, false, 10, true});
-  if (!t.ok()) return R::from(t);
-  im->tap.emplace(std::move(t.value()));
-  auto& tap = *im->tap;
+  const unsigned nq = cfg.queues;
+  const bool mq = nq > 1;
+  // TAP: the first queue creates the device (IFF_MULTI_QUEUE when more than one queue), the
+  // others attach to it by name. Offloads, MTU and link state are device-wide.
+  for (unsigned q = 0; q < nq; ++q) {
+    auto t = io::Tap::open(io::TapOptions{q ? im->ws.workers[0]->tap->name() : cfg.dev, cfg.offload,
+                                          mq, 10, true});
+    if (!t.ok()) {
+      if (q == 0) return R::from(t);
+      return R::error("queues: TAP queue " + std::to_string(q) + ": " + t.message());
+    }
+    auto w = std::make_unique<Worker>();
+    w->cfg = &im->cfg;
+    w->idx = q;
+    w->tap.emplace(std::move(t.value()));
+    im->ws.workers.push_back(std::move(w));
+  }
+  auto& tap = *im->ws.workers[0]->tap;
   if (cfg.offload) {
     using namespace io::tun_offload;
     // USO (TUN_F_USO4|USO6, Linux 6.2+) is asked for too: the kernel then hands us UDP GSO
@@ -301,13 +370,17 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   int mtu = v.mtu ? v.mtu : 1500 - v.overhead();
   if (auto s = tap.set_mtu(mtu); !s.ok()) return R::error("mtu " + std::to_string(mtu) + ": " + s.message());
   if (auto s = tap.set_up(); !s.ok()) return R::from(s);
-  int fl = ::fcntl(tap.fd(), F_GETFL);
-  ::fcntl(tap.fd(), F_SETFL, fl | O_NONBLOCK);
   tunnel::DatapathOptions dopt;
   dopt.gro = cfg.gro && cfg.offload;
   dopt.tap_vnet_hdr = cfg.offload;
   dopt.tap_mtu = mtu;
   dopt.tap_frame_packets = true;  // writev the packet's pieces, no flattening copy
+  // OFLD_TX_PIECES=1: sendmsg(UDP_SEGMENT) over the segments' own pieces (no copy into a
+  // train buffer). Off by default: in same-round A/B runs on the 2-core bench machine it
+  // cost the sender 10-20 % more CPU per GB than the copying builder (bench/tunnel-profile.md).
+  const char* txp = std::getenv("OFLD_TX_PIECES");
+  dopt.tx_pieces = txp && *txp == '1';
+  im->tx_pieces = dopt.tx_pieces;
   {
     int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     ifreq ifr{};
@@ -320,83 +393,44 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
     auto r = io::check_command({"ip", "addr", "add", cfg.address, "dev", tap.name()});
     if (!r.ok()) return R::error("address " + cfg.address + ": " + r.message());
   }
-  // UDP
-  io::UdpSocketOptions uo{v.local, v.dstport, !v.tx_outer_csum(), v.udp6_zero_csum_rx,
-                          v.ttl, v.tos, cfg.offload, cfg.offload, 4 << 20, false};
-  auto u = io::UdpSocket::open(uo);
-  if (!u.ok()) return R::error("local " + v.local.to_string() + " dstport " +
-                               std::to_string(v.dstport) + ": " + u.message());
-  im->rx.emplace(std::move(u.value()));
-  im->dp = std::make_unique<tunnel::Datapath>(v, dopt);
-  for (const auto& [mac, ip] : cfg.static_fdb) im->dp->fdb().add_static(mac, ip);
-  im->tapbuf.resize(kMaxFrame);
-  im->rxs.resize(kRxSlots);
-  im->rxbufs.resize(kRxSlots);
-  im->rxspans.resize(kRxSlots);
-  // control socket
-  im->ctl_path = cfg.control.empty() ? default_control_path(tap.name()) : cfg.control;
-  ::mkdir("/run/ofld", 0755);
-  im->ctl = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  sockaddr_un sa{};
-  sa.sun_family = AF_UNIX;
-  if (im->ctl_path.size() >= sizeof sa.sun_path) return R::error("control: path too long");
-  std::memcpy(sa.sun_path, im->ctl_path.c_str(), im->ctl_path.size() + 1);
-  ::unlink(im->ctl_path.c_str());
-  if (::bind(im->ctl, reinterpret_cast<sockaddr*>(&sa), sizeof sa) < 0 || ::listen(im->ctl, 8) < 0)
-    return R::error(err("control socket " + im->ctl_path));
-  // signals
-  sigset_t ss;
-  sigemptyset(&ss);
-  sigaddset(&ss, SIGINT);
-  sigaddset(&ss, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &ss, nullptr);
-  im->sig = ::signalfd(-1, &ss, SFD_CLOEXEC | SFD_NONBLOCK);
-  im->ep = ::epoll_create1(EPOLL_CLOEXEC);
-  for (int fd : {tap.fd(), im->rx->fd(), im->ctl, im->sig}) {
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.fd = fd;
-    if (::epoll_ctl(im->ep, EPOLL_CTL_ADD, fd, &ev) < 0) return R::error(err("epoll_ctl"));
+  im->fdb = std::make_shared<tunnel::SharedFdb>(std::uint64_t(v.ageing_s) * 1000000000ull);
+  for (const auto& [mac, ip] : cfg.static_fdb) im->fdb->add_static(mac, ip);
+  dopt.fdb = im->fdb;
+  // UDP: one receive socket per worker; with several, all in the SO_REUSEPORT group of
+  // local:dstport, so the kernel picks the worker by the flow's 4-tuple hash (the sender's
+  // source port is the inner flow's hash, udp_flow_src_port).
+  for (auto& wp : im->ws.workers) {
+    auto& w = *wp;
+    io::UdpSocketOptions uo{v.local, v.dstport, !v.tx_outer_csum(), v.udp6_zero_csum_rx,
+                            v.ttl, v.tos, cfg.offload, cfg.offload, 4 << 20, w.idx != 0};
+    uo.reuse_port = mq;
+    if (w.idx != 0) uo.gso_short_tail = im->ws.workers[0]->rx->gso_short_tail();
+    auto u = io::UdpSocket::open(uo);
+    if (!u.ok()) return R::error("local " + v.local.to_string() + " dstport " +
+                                 std::to_string(v.dstport) + ": " + u.message());
+    w.rx.emplace(std::move(u.value()));
+    w.dp = std::make_unique<tunnel::Datapath>(v, dopt);
+    w.tapbuf.resize(kMaxFrame);
+    w.rxs.resize(kRxSlots);
+    w.rxbufs.resize(kRxSlots);
+    w.rxspans.resize(kRxSlots);
+    int fl = ::fcntl(w.tap->fd(), F_GETFL);
+    ::fcntl(w.tap->fd(), F_SETFL, fl | O_NONBLOCK);
+    if (auto e = w.open_events({w.tap->fd(), w.rx->fd()}); !e.empty()) return R::error(e);
   }
-  spdlog::info("tunnel {}: vxlan id {} local {} dstport {} remotes {} mtu {}{}{}", tap.name(), v.vni,
+  // control socket and signals (blocked before the worker threads exist: they inherit it)
+  if (auto e = im->ws.open_control(cfg.control.empty() ? default_control_path(tap.name()) : cfg.control);
+      !e.empty())
+    return R::error(e);
+  im->ws.stats_text = [p = im.get()] { return p->stats().dump() + "\n"; };
+  spdlog::info("tunnel {}: vxlan id {} local {} dstport {} remotes {} mtu {}{}{}{}", tap.name(), v.vni,
                v.local.to_string(), v.dstport, v.remotes.size(), mtu,
-               v.remcsum_tx ? " remcsumtx" : "", v.remcsum_rx ? " remcsumrx" : "");
+               v.remcsum_tx ? " remcsumtx" : "", v.remcsum_rx ? " remcsumrx" : "",
+               mq ? " queues " + std::to_string(nq) + " (IFF_MULTI_QUEUE, SO_REUSEPORT)" : "");
   return std::unique_ptr<TunnelDaemon>(new TunnelDaemon(std::move(im)));
 }
 
-int TunnelDaemon::run() {
-  auto& im = *impl_;
-  epoll_event evs[8];
-  while (!im.stop) {
-    int n = ::epoll_wait(im.ep, evs, 8, 500);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      spdlog::error("{}", err("epoll_wait"));
-      return 1;
-    }
-    for (int i = 0; i < n; ++i) {
-      int fd = evs[i].data.fd;
-      if (fd == im.sig) {
-        signalfd_siginfo si;
-        if (::read(im.sig, &si, sizeof si) > 0)
-          spdlog::info("signal {}: shutting down", int(si.ssi_signo));
-        im.stop = true;
-      } else if (fd == im.tap->fd()) {
-        im.handle_tap();
-      } else if (fd == im.rx->fd()) {
-        im.handle_udp();
-      } else if (fd == im.ctl) {
-        im.handle_control();
-      }
-    }
-    auto t = now_ns();
-    if (t - im.last_tick > 1000000000ull) {
-      im.dp->tick(t);
-      im.last_tick = t;
-    }
-  }
-  return 0;
-}
+int TunnelDaemon::run() { return impl_->ws.run(); }
 
 io::Result<json> query_stats(const std::string& path) {
   int s = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);

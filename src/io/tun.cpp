@@ -19,7 +19,7 @@ namespace {
 std::string errstr(const std::string& what) { return what + ": " + std::strerror(errno); }
 }  // namespace
 
-Result<Tun> Tun::open(const std::string& name, bool vnet_hdr) {
+Result<Tun> Tun::open(const std::string& name, bool vnet_hdr, bool multi_queue) {
   using R = Result<Tun>;
   if (name.size() >= IFNAMSIZ) return R::error("TUN name too long: " + name);
   Tun t;
@@ -30,7 +30,8 @@ Result<Tun> Tun::open(const std::string& name, bool vnet_hdr) {
     return R::error(errstr("open /dev/net/tun"));
   }
   ifreq ifr{};
-  ifr.ifr_flags = IFF_TUN | IFF_NO_PI | (vnet_hdr ? IFF_VNET_HDR : 0);
+  ifr.ifr_flags = short(IFF_TUN | IFF_NO_PI | (vnet_hdr ? IFF_VNET_HDR : 0) |
+                        (multi_queue ? IFF_MULTI_QUEUE : 0));
   std::strncpy(ifr.ifr_name, name.c_str(), IFNAMSIZ - 1);
   if (::ioctl(t.fd_, TUNSETIFF, &ifr) != 0) {
     if (errno == EPERM) return R::skipped(errstr("TUNSETIFF (need CAP_NET_ADMIN)"));

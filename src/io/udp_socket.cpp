@@ -155,6 +155,8 @@ Result<UdpSocket> UdpSocket::open(const UdpSocketOptions& o) {
                : ::setsockopt(s.fd_, IPPROTO_IP, IP_TOS, &t, sizeof t)) < 0)
       return Result<UdpSocket>::error(err("tos"));
   }
+  if (o.reuse_port && ::setsockopt(s.fd_, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0)
+    return Result<UdpSocket>::error(err("SO_REUSEPORT"));
   sockaddr_storage ss;
   socklen_t sl = make_sa(o.local, o.port, ss);
   if (::bind(s.fd_, reinterpret_cast<sockaddr*>(&ss), sl) < 0)
@@ -305,6 +307,136 @@ Result<std::size_t> UdpSocket::send_train(const tunnel::IpAddr& dst, std::uint16
     st_.send_errors += n;
     return Result<std::size_t>::error(err("sendmsg UDP_SEGMENT"));
   }
+}
+
+Result<std::size_t> UdpSocket::send_plain_iov(const void* sa, unsigned salen, iovec* iov,
+                                              std::span<const std::size_t> first) {
+  const std::size_t n = first.size() - 1;
+  std::vector<mmsghdr> m(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::memset(&m[i], 0, sizeof m[i]);
+    m[i].msg_hdr.msg_name = const_cast<void*>(sa);
+    m[i].msg_hdr.msg_namelen = salen;
+    m[i].msg_hdr.msg_iov = iov + first[i];
+    m[i].msg_hdr.msg_iovlen = first[i + 1] - first[i];
+  }
+  std::size_t done = 0;
+  int tries = 0;
+  while (done < n) {
+    int r = ::sendmmsg(fd_, m.data() + done, unsigned(n - done), 0);
+    if (r > 0) {
+      done += std::size_t(r);
+      st_.plain_sends += std::size_t(r);
+      continue;
+    }
+    if ((errno == EAGAIN || errno == ENOBUFS || errno == EINTR) && ++tries < 50) {
+      wait_writable(fd_);
+      continue;
+    }
+    st_.send_errors += n - done;
+    return Result<std::size_t>::error(err("sendmmsg"));
+  }
+  return done;
+}
+
+// One sendmsg with UDP_SEGMENT over niov pieces (n datagrams). Returns n; an error with
+// errno kept (the caller picks the fallback).
+Result<std::size_t> UdpSocket::send_gso_iov(const void* sa, unsigned salen, iovec* iov,
+                                            std::size_t niov, std::uint16_t seg_size, std::size_t n,
+                                            int& eno) {
+  eno = 0;
+  alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(std::uint16_t))] = {};
+  msghdr mh{};
+  mh.msg_name = const_cast<void*>(sa);
+  mh.msg_namelen = salen;
+  mh.msg_iov = iov;
+  mh.msg_iovlen = niov;
+  mh.msg_control = ctrl;
+  mh.msg_controllen = sizeof ctrl;
+  cmsghdr* c = CMSG_FIRSTHDR(&mh);
+  c->cmsg_level = SOL_UDP;
+  c->cmsg_type = UDP_SEGMENT;
+  c->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
+  std::memcpy(CMSG_DATA(c), &seg_size, sizeof seg_size);
+  for (int tries = 0;; ++tries) {
+    ssize_t r = ::sendmsg(fd_, &mh, 0);
+    if (r >= 0) {
+      ++st_.gso_sends;
+      return n;
+    }
+    if ((errno == EAGAIN || errno == ENOBUFS || errno == EINTR) && tries < 50) {
+      wait_writable(fd_);
+      continue;
+    }
+    eno = errno;
+    return Result<std::size_t>::error(err("sendmsg UDP_SEGMENT"));
+  }
+}
+
+Result<std::size_t> UdpSocket::send_train_pieces(
+    const tunnel::IpAddr& dst, std::uint16_t port,
+    std::span<const std::span<const std::uint8_t>> pieces, std::span<const std::size_t> first,
+    std::uint16_t seg_size) {
+  if (first.size() < 2 || first.back() != pieces.size() || first.front() != 0)
+    return Result<std::size_t>::error("send_train_pieces: datagram boundaries do not cover the pieces");
+  if (pieces.size() > kMaxIov)
+    return Result<std::size_t>::error("send_train_pieces: more than " + std::to_string(kMaxIov) + " pieces");
+  const std::size_t n = first.size() - 1;
+  iovec iov[kMaxIov];
+  std::size_t last_len = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t len = 0;
+    if (first[i] > first[i + 1]) return Result<std::size_t>::error("send_train_pieces: bad boundaries");
+    for (std::size_t k = first[i]; k < first[i + 1]; ++k) {
+      iov[k] = {const_cast<std::uint8_t*>(pieces[k].data()), pieces[k].size()};
+      len += pieces[k].size();
+    }
+    if (i + 1 < n && len != seg_size)
+      return Result<std::size_t>::error("send_train_pieces: datagram " + std::to_string(i) + " is " +
+                                        std::to_string(len) + " bytes, not the segment size " +
+                                        std::to_string(seg_size));
+    if (i + 1 == n) last_len = len;
+  }
+  sockaddr_storage ss;
+  socklen_t sl = make_sa(dst, port, ss);
+  if (!gso_ || n <= 1) return send_plain_iov(&ss, sl, iov, first);
+  if (last_len > seg_size)
+    return Result<std::size_t>::error("send_train_pieces: last datagram longer than the segment size");
+  if (!short_tail_ && last_len != seg_size) {
+    // The kernel refuses a shorter last datagram: the equal ones as a train, the tail alone.
+    int eno = 0;
+    auto r = n - 1 > 1 ? send_gso_iov(&ss, sl, iov, first[n - 1], seg_size, n - 1, eno)
+                       : send_plain_iov(&ss, sl, iov, first.first(2));
+    if (!r.ok()) {
+      if (eno == EINVAL || eno == EIO || eno == EMSGSIZE) {
+        if (eno != EMSGSIZE) gso_ = false, ++st_.gso_disabled;
+        else ++st_.gso_emsgsize;
+        return send_plain_iov(&ss, sl, iov, first);
+      }
+      if (eno) st_.send_errors += n;
+      return r;
+    }
+    std::size_t tail[2] = {0, first[n] - first[n - 1]};
+    auto t = send_plain_iov(&ss, sl, iov + first[n - 1], tail);
+    if (!t.ok()) return t;
+    return r.value() + t.value();
+  }
+  int eno = 0;
+  auto r = send_gso_iov(&ss, sl, iov, pieces.size(), seg_size, n, eno);
+  if (r.ok()) return r;
+  if (eno == EINVAL || eno == EIO) {
+    spdlog::warn("udp: UDP_SEGMENT send refused at run time ({}; seg {} x {}): turned off, resending",
+                 std::strerror(eno), seg_size, n);
+    gso_ = false;
+    ++st_.gso_disabled;
+    return send_plain_iov(&ss, sl, iov, first);
+  }
+  if (eno == EMSGSIZE) {
+    ++st_.gso_emsgsize;
+    return send_plain_iov(&ss, sl, iov, first);
+  }
+  st_.send_errors += n;
+  return r;
 }
 
 Result<std::optional<UdpRx>> UdpSocket::recv(std::span<std::uint8_t> buf) {

@@ -14,9 +14,10 @@ namespace ofld::tunnel {
 Datapath::Datapath(VxlanConfig cfg, DatapathOptions opts)
     : cfg_(std::move(cfg)),
       opts_(opts),
-      fdb_(std::uint64_t(cfg_.ageing_s) * 1000000000ull),
+      fdb_(opts_.fdb ? opts_.fdb
+                     : std::make_shared<SharedFdb>(std::uint64_t(cfg_.ageing_s) * 1000000000ull)),
       gso_ctr_(std::make_unique<offload::GsoCounters>()) {
-  for (const auto& r : cfg_.remotes) fdb_.add_default_remote(r);
+  for (const auto& r : cfg_.remotes) fdb_->add_default_remote(r);
   if (opts_.gro) {
     // The caller's rx_flush() is the NAPI poll end; no intermediate flush inside a batch
     // (aggregates are still bounded by the 64 KiB GRO size rule).
@@ -29,6 +30,13 @@ Datapath::Datapath(VxlanConfig cfg, DatapathOptions opts)
 Datapath::~Datapath() = default;
 
 namespace {
+std::size_t piece_count(const core::Packet& p) {
+  std::size_t n = p.headlen() ? 1 : 0;
+  for (const auto& f : p.frags()) n += f.len ? 1 : 0;
+  for (const auto& m : p.frag_list()) n += piece_count(m);
+  return n;
+}
+
 Mac mac_at(std::span<const std::uint8_t> f, std::size_t off) {
   Mac m{};
   std::copy_n(f.begin() + off, 6, m.begin());
@@ -54,12 +62,12 @@ void Datapath::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
     ctr_.drop(Drop::TxVnetRejected);
     return;
   }
-  auto look = fdb_.lookup(mac_at(frame, 0), now_ns);
-  if (look.remotes.empty()) {
+  const bool flooded = fdb_->lookup(mac_at(frame, 0), now_ns, remotes_);
+  if (remotes_.empty()) {
     ctr_.drop(Drop::TxNoRemote);
     return;
   }
-  if (look.flooded && look.remotes.size() > 1) ++ctr_.tx_flooded;
+  if (flooded && remotes_.size() > 1) ++ctr_.tx_flooded;
   std::uint16_t sport = flow_src_port(inner_flow_hash(frame), cfg_.src_min(), cfg_.src_max());
 
   segs_.clear();
@@ -87,18 +95,34 @@ void Datapath::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
   TxTrain* cur = nullptr;
   bool closed = true;
   const bool multi = segs_.size() > 1;
+  const bool scatter = opts_.tx_pieces;
   for (auto& s : segs_) {
     bool was_partial = s.ip_summed() == core::IpSummed::Partial;
     std::size_t sz = wire::vxlan::kLen + s.len();
+    std::size_t np = scatter ? 1 + piece_count(s) : 0;
     bool fits = cur && !closed && sz <= cur->seg_size && cur->count < kMaxTrainSegs &&
-                cur->buf.size() + sz <= kMaxTrainBytes;
+                cur->size() + sz <= kMaxTrainBytes && cur->npieces + np <= kMaxTrainIov;
     if (!fits) {
-      out.push_back(TxTrain{look.remotes[0], sport, std::uint16_t(sz), 0, take_buf()});
+      out.push_back(TxTrain{remotes_[0], sport, std::uint16_t(sz), 0,
+                            scatter ? std::vector<std::uint8_t>{} : take_buf(), {}, {}, 0, 0});
       cur = &out.back();
+      if (scatter) take_scatter(*cur);
       closed = false;
     }
     std::size_t before = cur->buf.size();
-    EncapInfo e = encap_frame(s, cfg_, cur->buf);
+    EncapInfo e;
+    if (scatter) {
+      std::array<std::uint8_t, 8> h{};
+      e = encap_header(s, cfg_, h);
+      if (e.ok) {
+        cur->hdrs.push_back(h);
+        cur->pieces_bytes += sz;
+        cur->npieces += 1 + piece_count(s);
+        cur->segs.push_back(std::move(s));
+      }
+    } else {
+      e = encap_frame(s, cfg_, cur->buf);
+    }
     if (!e.ok) {
       cur->buf.resize(before);
       ctr_.drop(e.reason);
@@ -116,15 +140,16 @@ void Datapath::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
   }
   const std::size_t last = out.size();
   // Flooding: the same trains to every other remote.
-  for (std::size_t r = 1; r < look.remotes.size(); ++r)
+  for (std::size_t r = 1; r < remotes_.size(); ++r)
     for (std::size_t i = first; i < last; ++i) {
       auto b = take_buf();
-      b.assign(out[i].buf.begin(), out[i].buf.end());
-      out.push_back(TxTrain{look.remotes[r], sport, out[i].seg_size, out[i].count, std::move(b)});
+      if (out[i].scattered()) b = flatten(out[i]);
+      else b.assign(out[i].buf.begin(), out[i].buf.end());
+      out.push_back(TxTrain{remotes_[r], sport, out[i].seg_size, out[i].count, std::move(b), {}, {}, 0, 0});
     }
   for (std::size_t i = first; i < out.size(); ++i) {
     ctr_.tx_datagrams += out[i].count;
-    ctr_.tx_dgram_bytes += out[i].buf.size();
+    ctr_.tx_dgram_bytes += out[i].size();
   }
 }
 
@@ -144,8 +169,28 @@ void Datapath::recycle_one(std::vector<std::uint8_t>& b) {
   if (buf_pool_.size() < kBufPoolMax && b.capacity() >= kMaxTrainBytes) buf_pool_.push_back(std::move(b));
 }
 
+void Datapath::take_scatter(TxTrain& t) {
+  if (!hdr_pool_.empty()) {
+    t.hdrs = std::move(hdr_pool_.back());
+    hdr_pool_.pop_back();
+    t.segs = std::move(seg_pool_.back());
+    seg_pool_.pop_back();
+  } else {
+    t.hdrs.reserve(kMaxTrainSegs);
+    t.segs.reserve(kMaxTrainSegs);
+  }
+}
+
 void Datapath::recycle(std::vector<TxTrain>& sent) {
-  for (auto& t : sent) recycle_one(t.buf);
+  for (auto& t : sent) {
+    recycle_one(t.buf);
+    if (t.segs.capacity() && hdr_pool_.size() < kBufPoolMax) {  // keep the vectors' storage
+      t.segs.clear();  // releases the segments
+      t.hdrs.clear();
+      seg_pool_.push_back(std::move(t.segs));
+      hdr_pool_.push_back(std::move(t.hdrs));
+    }
+  }
   sent.clear();
 }
 
@@ -166,7 +211,7 @@ void Datapath::receive_one(std::span<const std::uint8_t> payload, const IpAddr& 
     ctr_.drop(Drop::RxLoop);
     return;
   }
-  if (cfg_.learning && fdb_.learn(src, from, now_ns)) ++ctr_.fdb_learned;
+  if (cfg_.learning && fdb_->learn(src, from, now_ns)) ++ctr_.fdb_learned;
   if (gro_) gro_->receive(std::move(d.pkt), now_ns);
   else rx_nogro_.push_back(std::move(d.pkt));
 }
@@ -243,6 +288,35 @@ void packet_pieces(const core::Packet& p, std::vector<std::span<const std::uint8
 }
 }  // namespace
 
+void train_pieces(const TxTrain& t, std::vector<std::span<const std::uint8_t>>& pieces,
+                  std::vector<std::size_t>& first) {
+  if (t.scattered()) {
+    for (std::size_t i = 0; i < t.segs.size(); ++i) {
+      first.push_back(pieces.size());
+      pieces.push_back(std::span<const std::uint8_t>(t.hdrs[i].data(), t.hdrs[i].size()));
+      packet_pieces(t.segs[i], pieces);
+    }
+  } else if (!t.buf.empty()) {
+    const std::size_t seg = t.seg_size ? t.seg_size : t.buf.size();
+    for (std::size_t off = 0; off < t.buf.size(); off += seg) {
+      first.push_back(pieces.size());
+      pieces.push_back(std::span<const std::uint8_t>(t.buf).subspan(off, std::min(seg, t.buf.size() - off)));
+    }
+  }
+  first.push_back(pieces.size());
+}
+
+std::vector<std::uint8_t> flatten(const TxTrain& t) {
+  if (!t.scattered()) return t.buf;
+  std::vector<std::span<const std::uint8_t>> pieces;
+  std::vector<std::size_t> first;
+  train_pieces(t, pieces, first);
+  std::vector<std::uint8_t> out;
+  out.reserve(t.pieces_bytes);
+  for (auto p : pieces) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
 std::size_t tap_pieces(const TapFrame& f, std::vector<std::span<const std::uint8_t>>& out) {
   std::size_t n = out.size();
   if (f.pkt) packet_pieces(*f.pkt, out);
@@ -250,6 +324,6 @@ std::size_t tap_pieces(const TapFrame& f, std::vector<std::span<const std::uint8
   return out.size() - n;
 }
 
-void Datapath::tick(std::uint64_t now_ns) { ctr_.fdb_aged += fdb_.age(now_ns); }
+void Datapath::tick(std::uint64_t now_ns) { ctr_.fdb_aged += fdb_->age(now_ns); }
 
 }  // namespace ofld::tunnel

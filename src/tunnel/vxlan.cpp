@@ -55,7 +55,7 @@ void append_bytes(const core::Packet& p, std::vector<std::uint8_t>& out) {
 }
 }  // namespace
 
-EncapInfo encap_frame(core::Packet& inner, const VxlanConfig& cfg, std::vector<std::uint8_t>& out) {
+EncapInfo encap_header(core::Packet& inner, const VxlanConfig& cfg, std::span<std::uint8_t, 8> h) {
   EncapInfo info;
   if (inner.len() < 14) {
     info.reason = Drop::TxNotEthernet;
@@ -79,17 +79,24 @@ EncapInfo encap_frame(core::Packet& inner, const VxlanConfig& cfg, std::vector<s
       info.csum_sw = true;
     }
   }
+  static_assert(vx::kLen == 8);
+  hdr.emit(std::span<std::uint8_t>(h.data(), vx::kLen));
+  info.ok = true;
+  return info;
+}
+
+EncapInfo encap_frame(core::Packet& inner, const VxlanConfig& cfg, std::vector<std::uint8_t>& out) {
+  std::uint8_t h[vx::kLen];
+  EncapInfo info = encap_header(inner, cfg, std::span<std::uint8_t, 8>(h, 8));
+  if (!info.ok) return info;
   // Appended piece by piece (insert copies once; resize + copy_bits zero-filled first).
   const std::size_t at = out.size();
-  std::uint8_t h[vx::kLen];
-  hdr.emit(std::span<std::uint8_t>(h, vx::kLen));
   out.insert(out.end(), h, h + vx::kLen);
   append_bytes(inner, out);
   if (out.size() != at + vx::kLen + inner.len()) {  // defensive: pieces must add up to len()
     out.resize(at + vx::kLen + inner.len());
     inner.copy_bits(0, std::span<std::uint8_t>(out.data() + at + vx::kLen, inner.len()));
   }
-  info.ok = true;
   return info;
 }
 

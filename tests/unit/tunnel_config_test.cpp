@@ -96,4 +96,36 @@ TEST(TunnelConfig, TomlErrorsNameTheSetting) {
   EXPECT_NE(err("[vxlan]\nid = 1\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\nudpcsum = false\nremcsumtx = true\n").find("K-2"), std::string::npos);
 }
 
+// --queues N / TOML queues = N: 1..256 (the kernel's MAX_TAP_QUEUES in drivers/net/tun.c).
+TEST(TunnelConfig, QueuesParsedAndDefaultOne) {
+  EXPECT_EQ(DaemonConfig{}.queues, 1u);
+  auto q = parse_queues("2");
+  ASSERT_TRUE(std::holds_alternative<unsigned>(q));
+  EXPECT_EQ(std::get<unsigned>(q), 2u);
+  EXPECT_EQ(std::get<unsigned>(parse_queues("256")), 256u);
+  auto p = parse_toml("queues = 4\n[vxlan]\nid = 1\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\n");
+  ASSERT_TRUE(std::holds_alternative<DaemonConfig>(p)) << std::get<std::string>(p);
+  EXPECT_EQ(std::get<DaemonConfig>(p).queues, 4u);
+  auto d = parse_toml("[vxlan]\nid = 1\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\n");
+  ASSERT_TRUE(std::holds_alternative<DaemonConfig>(d));
+  EXPECT_EQ(std::get<DaemonConfig>(d).queues, 1u);
+}
+
+TEST(TunnelConfig, QueuesOutOfRangeNamesTheSetting) {
+  for (const char* bad : {"0", "257", "-1", "two", "", "1.5", "99999999999999999999"}) {
+    auto q = parse_queues(bad);
+    ASSERT_TRUE(std::holds_alternative<std::string>(q)) << bad;
+    EXPECT_NE(std::get<std::string>(q).find("queues"), std::string::npos) << bad;
+  }
+  auto err = [](const std::string& text) {
+    auto p = parse_toml(text);
+    return std::holds_alternative<std::string>(p) ? std::get<std::string>(p) : std::string();
+  };
+  const std::string vx = "[vxlan]\nid = 1\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\n";
+  EXPECT_NE(err("queues = 0\n" + vx).find("queues"), std::string::npos);
+  EXPECT_NE(err("queues = 1000\n" + vx).find("queues"), std::string::npos);
+  EXPECT_NE(err("queues = \"2\"\n" + vx).find("queues"), std::string::npos);
+  EXPECT_NE(err("queues = true\n" + vx).find("queues"), std::string::npos);
+}
+
 }  // namespace

@@ -334,4 +334,68 @@ TEST(TunnelDatapathBugs, TxFloodsUnknownToEveryRemote) {
   EXPECT_EQ(dp.counters().tx_flooded, 1u);
 }
 
+// DatapathOptions::tx_pieces: the train keeps the segments and their VXLAN headers (no copy);
+// its datagrams, laid end to end, must satisfy the same spec checks as a copied train: valid
+// TCP checksums (RFC 793), advancing sequence numbers, the super-packet's payload in order,
+// and every datagram but the last exactly seg_size bytes (udp(7) UDP_SEGMENT).
+TEST_P(TunnelDatapath, ScatteredTrainHoldsValidSegmentsWithoutCopy) {
+  bool v6 = GetParam();
+  tunnel::DatapathOptions o;
+  o.tx_pieces = true;
+  tunnel::Datapath dp(cfg(v6), o);
+  auto f = tcp_frame(3500, v6, true);
+  std::vector<tunnel::TxTrain> out;
+  dp.transmit(tso_hdr(v6, 1000, std::uint16_t(v6 ? 74 : 54)), f, 0, out);
+  ASSERT_EQ(out.size(), 1u);
+  const auto& t = out[0];
+  std::size_t l3 = v6 ? 40 : 20, dgram = 8 + 14 + l3 + 20 + 1000;
+  EXPECT_TRUE(t.scattered());
+  EXPECT_TRUE(t.buf.empty());
+  EXPECT_EQ(t.count, 4u);
+  EXPECT_EQ(t.seg_size, dgram);
+  EXPECT_EQ(t.size(), 3 * dgram + dgram - 500);
+  std::vector<std::span<const std::uint8_t>> pieces;
+  std::vector<std::size_t> first;
+  tunnel::train_pieces(t, pieces, first);
+  ASSERT_EQ(first.size(), 5u);
+  EXPECT_EQ(first.back(), pieces.size());
+  EXPECT_LE(pieces.size(), tunnel::kMaxTrainIov);
+  for (std::size_t i = 0; i < 4; ++i) {
+    std::size_t len = 0;
+    for (std::size_t k = first[i]; k < first[i + 1]; ++k) len += pieces[k].size();
+    EXPECT_EQ(len, i < 3 ? dgram : dgram - 500) << i;
+    EXPECT_EQ(pieces[first[i]].size(), 8u);  // the VXLAN header is its own piece
+  }
+  auto flat = tunnel::flatten(t);
+  ASSERT_EQ(flat.size(), t.size());
+  std::size_t off = 0;
+  for (int i = 0; i < 4; ++i) {
+    std::size_t len = i < 3 ? dgram : dgram - 500;
+    const std::uint8_t* d = flat.data() + off;
+    EXPECT_EQ(d[0], 0x08);                               // VXLAN I flag
+    EXPECT_EQ(std::uint32_t(d[4] << 16 | d[5] << 8 | d[6]), 42u);  // VNI
+    EXPECT_TRUE(tcp_csum_ok(d + 8, len - 8)) << i;
+    EXPECT_EQ(seq_of(d + 8), 1000u + 1000u * i);
+    EXPECT_EQ(0, std::memcmp(d + 8 + 14 + l3 + 20, f.data() + 14 + l3 + 20 + 1000 * i, len - 8 - 14 - l3 - 20));
+    off += len;
+  }
+  EXPECT_EQ(dp.counters().tx_datagrams, 4u);
+  EXPECT_EQ(dp.counters().tx_dgram_bytes, t.size());
+}
+
+TEST(TunnelDatapathBugs, ScatteredTrainFloodedToEveryRemote) {
+  auto c = cfg();
+  c.remotes.push_back(*tunnel::IpAddr::parse("10.0.0.3"));
+  tunnel::DatapathOptions o;
+  o.tx_pieces = true;
+  tunnel::Datapath dp(c, o);
+  std::vector<tunnel::TxTrain> out;
+  dp.transmit(wv::Hdr{}, tcp_frame(100), 0, out);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(tunnel::flatten(out[0]), tunnel::flatten(out[1]));
+  EXPECT_EQ(tunnel::flatten(out[0]).size(), 8 + tcp_frame(100).size());
+  EXPECT_NE(out[0].remote, out[1].remote);
+}
+
 }  // namespace
+

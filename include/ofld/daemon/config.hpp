@@ -9,6 +9,7 @@
 //   address = "192.0.2.1/24" # optional, assigned to the TAP
 //   offload = true           # TAP offloads + UDP_SEGMENT/UDP_GRO
 //   gro = true               # GRO after decapsulation
+//   queues = 1               # TAP/TUN queues, one worker thread each (1..kMaxQueues)
 //   [vxlan]
 //   id = 42
 //   local = "10.0.0.1"
@@ -52,6 +53,10 @@
 
 namespace ofld::daemon {
 
+/// Either the value or an error message naming the setting.
+template <class T>
+using Parsed = std::variant<T, std::string>;
+
 /// Which tunnel `ofld tunnel` runs: VXLAN (TAP, Ethernet inner) or an L3 mode (TUN).
 enum class TunnelMode : std::uint8_t { Vxlan, Gue, Gre };
 
@@ -62,17 +67,23 @@ struct DaemonConfig {
   std::string control;            ///< control socket path; empty → default_control_path(dev)
   bool offload = true;            ///< TAP vnet hdr + TUNSETOFFLOAD, UDP_SEGMENT, UDP_GRO
   bool gro = true;                ///< GRO after decapsulation
+  /// TAP/TUN queues (IFF_MULTI_QUEUE when > 1), one worker thread with its own UDP socket
+  /// (SO_REUSEPORT on the same port), GRO engine and buffers per queue. 1 = single queue.
+  unsigned queues = 1;
   tunnel::VxlanConfig vxlan;
   tunnel::IpTunnelConfig ip;      ///< mode Gue or Gre (gre / ip6gre by the address family)
   std::vector<std::pair<tunnel::Mac, tunnel::IpAddr>> static_fdb;
 };
 
+/// Most queues accepted: the kernel's MAX_TAP_QUEUES (drivers/net/tun.c).
+inline constexpr unsigned kMaxQueues = 256;
+
+/// Parse a queue count ("--queues N", TOML `queues = N`): the number, or an error naming
+/// `queues` when it is not a number in 1..kMaxQueues.
+Parsed<unsigned> parse_queues(const std::string& s);
+
 /// "/run/ofld/<dev>.sock".
 std::string default_control_path(const std::string& dev);
-
-/// Either the value or an error message naming the setting.
-template <class T>
-using Parsed = std::variant<T, std::string>;
 
 /// Parse the words after `vxlan` into cfg.vxlan (and static fdb: `fdb MAC ADDR`). Validates
 /// the result (tunnel::validate).

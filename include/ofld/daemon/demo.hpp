@@ -24,6 +24,7 @@ struct DemoOptions {
   bool rco = false;             ///< remcsumtx + remcsumrx on both endpoints
   bool kernel_peer = false;     ///< side B is the kernel's VXLAN device, not ofld
   bool kernel_both = false;     ///< both sides kernel VXLAN (reference for benchmarks)
+  unsigned queues = 1;          ///< ofld endpoints' --queues (TAP queues / worker threads)
   bool latency = false;          ///< sockperf TCP ping-pong (64 B) instead of the iperf3 stream
   std::string self_exe;         ///< path of the ofld binary ("" = /proc/self/exe)
 };

@@ -1,5 +1,9 @@
 // ofld/daemon/tunnel_daemon.hpp — the `ofld tunnel` endpoint process: a TAP and a UDP
 // socket joined by tunnel::Datapath, in one epoll loop, with a control socket for stats.
+// With DaemonConfig::queues = N > 1: an IFF_MULTI_QUEUE TAP with N queue fds and N workers
+// (worker 0 in the thread calling run(), the others in their own threads), each with its own
+// epoll set, UDP socket (SO_REUSEPORT group on local:dstport), Datapath and buffers; one
+// shared FDB (tunnel::SharedFdb); stats summed with a per-queue breakdown.
 //
 // Wiring only: every packet decision is in tunnel::Datapath. Start-up: open the TAP
 // (IFF_VNET_HDR; TUNSETOFFLOAD CSUM|TSO4|TSO6|TSO_ECN, best accepted subset, one log line),

@@ -18,7 +18,8 @@ class Tun {
  public:
   /// TUNSETIFF(IFF_TUN|IFF_NO_PI[|IFF_VNET_HDR]), non-blocking fd. Skipped without
   /// /dev/net/tun or CAP_NET_ADMIN; other failures are errors naming the step.
-  static Result<Tun> open(const std::string& name, bool vnet_hdr);
+  /// multi_queue: IFF_MULTI_QUEUE (open again with the same name for more queues).
+  static Result<Tun> open(const std::string& name, bool vnet_hdr, bool multi_queue = false);
   Tun(Tun&& o) noexcept;
   Tun& operator=(Tun&& o) noexcept;
   Tun(const Tun&) = delete;

@@ -10,6 +10,8 @@
 // off and the train is resent datagram by datagram: data is never lost to a refused offload.
 #pragma once
 
+#include <sys/uio.h>
+
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -36,6 +38,10 @@ struct UdpSocketOptions {
   /// so far). When refused, send_train sends the equal-size datagrams as a train and the
   /// short one on its own.
   std::optional<bool> gso_short_tail{};
+  /// SO_REUSEPORT before bind: several sockets (one per worker of a multi-queue endpoint) on
+  /// the same local address and port; the kernel spreads received flows over them by the
+  /// 4-tuple hash.
+  bool reuse_port = false;
 };
 
 /// One received buffer: `len` bytes; when gso_size > 0 it holds datagrams of gso_size bytes
@@ -84,6 +90,17 @@ class UdpSocket {
   /// retry. Returns datagrams sent, or an error naming the errno.
   Result<std::size_t> send_train(const tunnel::IpAddr& dst, std::uint16_t port,
                                  std::span<const std::uint8_t> buf, std::uint16_t seg_size);
+  /// As send_train, for a train whose bytes are scattered (no flattening copy): datagram i is
+  /// the concatenation of pieces[first[i]] .. pieces[first[i + 1] - 1] (first has one entry
+  /// per datagram plus the end, first.back() == pieces.size()). Every datagram but the last
+  /// must be exactly seg_size bytes (error otherwise, nothing sent). One sendmsg with
+  /// UDP_SEGMENT over all pieces (at most kMaxIov); the same fallbacks as send_train, the
+  /// plain form sending each datagram with its own pieces (sendmmsg).
+  Result<std::size_t> send_train_pieces(const tunnel::IpAddr& dst, std::uint16_t port,
+                                        std::span<const std::span<const std::uint8_t>> pieces,
+                                        std::span<const std::size_t> first, std::uint16_t seg_size);
+  /// Most pieces one send_train_pieces call takes (UIO_MAXIOV).
+  static constexpr std::size_t kMaxIov = 1024;
   /// Non-blocking receive into `buf` (size ≥ 65535 recommended). nullopt when nothing is
   /// queued (EAGAIN).
   Result<std::optional<UdpRx>> recv(std::span<std::uint8_t> buf);
@@ -102,6 +119,10 @@ class UdpSocket {
   UdpSocket() = default;
   Result<std::size_t> send_plain(const void* sa, unsigned salen, std::span<const std::uint8_t> buf,
                                  std::uint16_t seg_size);
+  Result<std::size_t> send_plain_iov(const void* sa, unsigned salen, iovec* iov,
+                                     std::span<const std::size_t> first);
+  Result<std::size_t> send_gso_iov(const void* sa, unsigned salen, iovec* iov, std::size_t niov,
+                                   std::uint16_t seg_size, std::size_t n, int& eno);
   int fd_ = -1;
   bool v6_ = false;
   bool gso_ = false;

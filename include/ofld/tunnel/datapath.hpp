@@ -15,6 +15,7 @@
 // S-8): aggregates NEEDS_CSUM + gso_type/gso_size; validated singles DATA_VALID.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -37,13 +38,35 @@ inline constexpr std::size_t kMaxTrainBytes = 65535 - 20 - 8;
 
 /// A train of UDP payloads for one sendmsg: `count` datagrams of `seg_size` bytes laid end
 /// to end in `buf`, the last one possibly shorter. seg_size == buf.size() for one datagram.
+///
+/// With DatapathOptions::tx_pieces the train is scattered instead (buf stays empty):
+/// datagram i is hdrs[i] (its VXLAN header) followed by the bytes of segs[i] (head, frags,
+/// frag_list), for one sendmsg(UDP_SEGMENT) over an iovec (train_pieces()).
 struct TxTrain {
   IpAddr remote;
   std::uint16_t src_port = 0;  ///< flow_src_port of the inner flow (host order)
   std::uint16_t seg_size = 0;
   std::uint32_t count = 0;
   std::vector<std::uint8_t> buf;
+  std::vector<std::array<std::uint8_t, 8>> hdrs;  ///< scattered form: one per datagram
+  std::vector<core::Packet> segs;                 ///< scattered form: one per datagram
+  std::size_t pieces_bytes = 0;                   ///< scattered form: UDP payload bytes
+  std::size_t npieces = 0;                        ///< scattered form: iovec entries
+  bool scattered() const noexcept { return !segs.empty(); }
+  /// UDP payload bytes of the whole train (either form).
+  std::size_t size() const noexcept { return scattered() ? pieces_bytes : buf.size(); }
 };
+
+/// Most iovec entries the data path puts in one scattered train (UIO_MAXIOV).
+inline constexpr std::size_t kMaxTrainIov = 1024;
+
+/// The byte pieces of a train in order, appended to `pieces`; `first` gets the index (in
+/// `pieces`) where each datagram starts, then the end index (one more entry than datagrams).
+/// Works for both forms (buf: one piece per datagram).
+void train_pieces(const TxTrain& t, std::vector<std::span<const std::uint8_t>>& pieces,
+                  std::vector<std::size_t>& first);
+/// The train's datagrams laid end to end (a copy; for flooding and fallbacks).
+std::vector<std::uint8_t> flatten(const TxTrain& t);
 
 /// A frame for the TAP: virtio_net_hdr (host-order values) + Ethernet frame bytes. With
 /// DatapathOptions::tap_frame_packets the bytes stay in `pkt` (head, frags, frag_list: write
@@ -76,6 +99,12 @@ struct DatapathOptions {
   /// Receive: hand TapFrames over with the packet in TapFrame::pkt instead of flattening it
   /// into TapFrame::data (saves a copy of every received byte; the daemon writes the pieces).
   bool tap_frame_packets = false;
+  /// Forwarding database shared with other Datapaths (the workers of a multi-queue
+  /// endpoint); null → a database of its own. The config's remotes are added either way.
+  std::shared_ptr<SharedFdb> fdb;
+  /// Transmit: build scattered trains (TxTrain::hdrs/segs, no copy of the segments into a
+  /// train buffer); the daemon sends them with UdpSocket::send_train_pieces.
+  bool tx_pieces = false;
 };
 
 class Datapath {
@@ -116,7 +145,7 @@ class Datapath {
   const VxlanConfig& config() const noexcept { return cfg_; }
   Counters& counters() noexcept { return ctr_; }
   const Counters& counters() const noexcept { return ctr_; }
-  Fdb& fdb() noexcept { return fdb_; }
+  SharedFdb& fdb() noexcept { return *fdb_; }
   /// GRO engine counters (merges, per-reason not-merged); null when GRO is off.
   const gro::Engine* gro() const noexcept { return gro_.get(); }
   const offload::GsoCounters& gso_counters() const noexcept { return *gso_ctr_; }
@@ -124,6 +153,7 @@ class Datapath {
  private:
   std::vector<std::uint8_t> take_buf();
   void recycle_one(std::vector<std::uint8_t>& b);
+  void take_scatter(TxTrain& t);
   static constexpr std::size_t kBufPoolMax = 256;
   void to_tap(core::Packet&& p, std::vector<TapFrame>& out);
   void receive_one(std::span<const std::uint8_t> payload, const IpAddr& from, OuterCsum outer,
@@ -132,12 +162,15 @@ class Datapath {
   VxlanConfig cfg_;
   DatapathOptions opts_;
   Counters ctr_;
-  Fdb fdb_;
+  std::shared_ptr<SharedFdb> fdb_;
+  std::vector<IpAddr> remotes_;                     // lookup scratch
   std::unique_ptr<gro::Engine> gro_;
   std::unique_ptr<offload::GsoCounters> gso_ctr_;
   std::vector<core::Packet> rx_nogro_;
   std::vector<core::Packet> segs_;                  // transmit scratch (reused)
   std::vector<std::vector<std::uint8_t>> buf_pool_;  // recycled train buffers
+  std::vector<std::vector<core::Packet>> seg_pool_;  // recycled scattered-train vectors
+  std::vector<std::vector<std::array<std::uint8_t, 8>>> hdr_pool_;
 };
 
 }  // namespace ofld::tunnel

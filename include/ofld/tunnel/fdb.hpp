@@ -5,12 +5,15 @@
 // sighting refreshes `updated`), static entries (never learned over, never aged), ageing of
 // dynamic entries `ageing` after their last update (vxlan_cleanup), and the all-zeros
 // default entry whose remote list receives broadcast, multicast and unknown-unicast frames
-// (flooding). Times are caller-supplied nanoseconds. Not thread-safe (one per worker).
+// (flooding). Times are caller-supplied nanoseconds. Fdb is not thread-safe; SharedFdb
+// wraps one behind a mutex for the workers of a multi-queue endpoint (learning from any
+// worker, lookups copy the remotes out, ageing from one).
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -63,6 +66,49 @@ class Fdb {
   std::uint64_t ageing_ns_;
   std::map<Mac, FdbEntry> entries_;
   std::vector<IpAddr> defaults_;
+};
+
+/// An Fdb shared by the workers of one endpoint (thread-safe: every call takes the lock; the
+/// remotes of a lookup are copied into the caller's vector, so no reference outlives it).
+class SharedFdb {
+ public:
+  explicit SharedFdb(std::uint64_t ageing_ns = 300ull * 1000000000ull) : fdb_(ageing_ns) {}
+  void add_default_remote(const IpAddr& r) {
+    std::lock_guard g(mu_);
+    fdb_.add_default_remote(r);
+  }
+  void add_static(const Mac& mac, const IpAddr& r) {
+    std::lock_guard g(mu_);
+    fdb_.add_static(mac, r);
+  }
+  bool learn(const Mac& src, const IpAddr& from, std::uint64_t now_ns) {
+    std::lock_guard g(mu_);
+    return fdb_.learn(src, from, now_ns);
+  }
+  /// Fdb::lookup; the remotes are copied into `out` (cleared first). Returns `flooded`.
+  bool lookup(const Mac& dst, std::uint64_t now_ns, std::vector<IpAddr>& out) {
+    std::lock_guard g(mu_);
+    auto l = fdb_.lookup(dst, now_ns);
+    out.assign(l.remotes.begin(), l.remotes.end());
+    return l.flooded;
+  }
+  std::size_t age(std::uint64_t now_ns) {
+    std::lock_guard g(mu_);
+    return fdb_.age(now_ns);
+  }
+  std::size_t size() const {
+    std::lock_guard g(mu_);
+    return fdb_.size();
+  }
+  /// A copy of the entries (for stats and tests).
+  std::map<Mac, FdbEntry> entries() const {
+    std::lock_guard g(mu_);
+    return fdb_.entries();
+  }
+
+ private:
+  mutable std::mutex mu_;
+  Fdb fdb_;
 };
 
 }  // namespace ofld::tunnel

@@ -75,6 +75,11 @@ struct EncapInfo {
 /// software (skb_checksum_help). `inner` may be modified (checksum written).
 EncapInfo encap_frame(core::Packet& inner, const VxlanConfig& cfg, std::vector<std::uint8_t>& out);
 
+/// encap_frame without the copy: the same checksum / RCO decisions on `inner` (which may be
+/// modified), the 8-byte VXLAN header written to `hdr`; the datagram is `hdr` followed by
+/// inner's bytes (head, frags, frag_list), for a scatter-gather send.
+EncapInfo encap_header(core::Packet& inner, const VxlanConfig& cfg, std::span<std::uint8_t, 8> hdr);
+
 /// Whether the outer UDP checksum of a received datagram is known to have been present.
 enum class OuterCsum : std::uint8_t { Unknown, Present, Zero };
 

@@ -1,0 +1,202 @@
+// Shared skeleton of the tunnel daemons (VXLAN: tunnel_daemon.cpp; GUE/GRE:
+// ip_tunnel_daemon.cpp): per-queue workers, each with its own epoll set and a wake eventfd;
+// worker 0 runs in the thread that calls run() and also serves SIGINT/SIGTERM (signalfd)
+// and the control socket; stop wakes every worker and joins them. Wiring only — the packet
+// work is in the workers' handlers, which call into src/tunnel.
+#pragma once
+
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+namespace ofld::daemon::detail {
+
+/// Sum two stats objects: numbers add up, objects merge key by key, anything else (strings,
+/// booleans) keeps the first value. Aggregates the workers' counters.
+inline void json_sum(nlohmann::json& a, const nlohmann::json& b) {
+  for (auto it = b.begin(); it != b.end(); ++it) {
+    auto f = a.find(it.key());
+    if (f == a.end()) a[it.key()] = it.value();
+    else if (f->is_object() && it->is_object()) json_sum(*f, *it);
+    else if (f->is_number_unsigned() && it->is_number_unsigned())
+      *f = f->get<std::uint64_t>() + it->get<std::uint64_t>();
+  }
+}
+
+/// What every worker has. A daemon's worker type derives from it and provides
+/// `void handle(int fd)` (readiness of one of the fds it registered) and `void tick()`
+/// (worker 0, once per loop iteration).
+struct WorkerBase {
+  unsigned idx = 0;
+  int ep = -1, wake = -1;
+  std::mutex mu;  ///< held while the worker touches its state; stats readers take it too
+  std::thread th;
+  WorkerBase() = default;
+  WorkerBase(const WorkerBase&) = delete;
+  WorkerBase& operator=(const WorkerBase&) = delete;
+  ~WorkerBase() {
+    if (wake >= 0) ::close(wake);
+    if (ep >= 0) ::close(ep);
+  }
+  /// Create the epoll set and the wake eventfd and watch `fds` (EPOLLIN). Error text or "".
+  std::string open_events(const std::vector<int>& fds) {
+    ep = ::epoll_create1(EPOLL_CLOEXEC);
+    wake = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (ep < 0 || wake < 0) return std::string("epoll/eventfd: ") + std::strerror(errno);
+    std::vector<int> all = fds;
+    all.push_back(wake);
+    for (int fd : all)
+      if (auto e = watch(fd); !e.empty()) return e;
+    return "";
+  }
+  std::string watch(int fd) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    if (::epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0) return std::string("epoll_ctl: ") + std::strerror(errno);
+    return "";
+  }
+};
+
+/// The workers of one endpoint, the control socket and the signals.
+template <class W>
+class WorkerSet {
+ public:
+  std::vector<std::unique_ptr<W>> workers;  ///< [0] = the device's first queue
+  std::function<std::string()> stats_text;  ///< what the control socket answers
+
+  WorkerSet() = default;
+  WorkerSet(const WorkerSet&) = delete;
+  WorkerSet& operator=(const WorkerSet&) = delete;
+  ~WorkerSet() {
+    stop_all();
+    join();
+    workers.clear();  // closes the device queues: the kernel deletes a non-persistent TAP/TUN
+    if (ctl_ >= 0) {
+      ::close(ctl_);
+      ::unlink(path_.c_str());
+    }
+    if (sig_ >= 0) ::close(sig_);
+  }
+
+  /// Listen on the control socket `path` and turn SIGINT/SIGTERM into a signalfd, both
+  /// watched by worker 0 (call after open_events of worker 0 and before run(): the worker
+  /// threads inherit the blocked mask). Error text or "".
+  std::string open_control(const std::string& path) {
+    path_ = path;
+    ::mkdir("/run/ofld", 0755);
+    ctl_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    if (path.size() >= sizeof sa.sun_path) return "control: path too long";
+    std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
+    ::unlink(path.c_str());
+    if (::bind(ctl_, reinterpret_cast<sockaddr*>(&sa), sizeof sa) < 0 || ::listen(ctl_, 8) < 0)
+      return "control socket " + path + ": " + std::strerror(errno);
+    sigset_t ss;
+    sigemptyset(&ss);
+    sigaddset(&ss, SIGINT);
+    sigaddset(&ss, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &ss, nullptr);
+    sig_ = ::signalfd(-1, &ss, SFD_CLOEXEC | SFD_NONBLOCK);
+    for (int fd : {ctl_, sig_})
+      if (auto e = workers[0]->watch(fd); !e.empty()) return e;
+    return "";
+  }
+
+  /// Run every worker until SIGINT/SIGTERM or stop_all(); 0, or 1 after a fatal I/O error.
+  int run() {
+    for (std::size_t i = 1; i < workers.size(); ++i) {
+      W* w = workers[i].get();
+      w->th = std::thread([this, w] { loop(*w); });
+    }
+    loop(*workers[0]);
+    stop_all();
+    join();
+    return rc_;
+  }
+
+  void stop_all() noexcept {
+    stop_ = true;
+    std::uint64_t one = 1;
+    for (auto& w : workers)
+      if (w->wake >= 0 && ::write(w->wake, &one, sizeof one) < 0) {
+        // the eventfd counter cannot overflow here; nothing to do
+      }
+  }
+
+ private:
+  void join() {
+    for (auto& w : workers)
+      if (w->th.joinable()) w->th.join();
+  }
+
+  void serve_control() {
+    int c = ::accept4(ctl_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (c < 0) return;
+    std::string s = stats_text ? stats_text() : std::string("{}\n");
+    std::size_t off = 0;
+    while (off < s.size()) {
+      ssize_t n = ::write(c, s.data() + off, s.size() - off);
+      if (n <= 0) break;
+      off += std::size_t(n);
+    }
+    ::close(c);
+  }
+
+  void loop(W& w) {
+    epoll_event evs[8];
+    const bool main = w.idx == 0;
+    while (!stop_) {
+      int n = ::epoll_wait(w.ep, evs, 8, 500);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        spdlog::error("epoll_wait: {}", std::strerror(errno));
+        rc_ = 1;
+        stop_all();
+        return;
+      }
+      for (int i = 0; i < n; ++i) {
+        const int fd = evs[i].data.fd;
+        if (main && fd == sig_) {
+          signalfd_siginfo si;
+          if (::read(sig_, &si, sizeof si) > 0)
+            spdlog::info("signal {}: shutting down", int(si.ssi_signo));
+          stop_all();
+        } else if (main && fd == ctl_) {
+          serve_control();
+        } else if (fd != w.wake) {
+          w.handle(fd);
+        }
+      }
+      if (main) w.tick();
+    }
+  }
+
+  int sig_ = -1, ctl_ = -1;
+  std::string path_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> rc_{0};
+};
+
+}  // namespace ofld::daemon::detail
