@@ -2,6 +2,7 @@
 // wiring of daemon::parse_* and daemon::TunnelDaemon (VXLAN) / daemon::IpTunnelDaemon (GUE,
 // GRE, ip6gre) — no packet logic here.
 #include <iostream>
+#include <optional>
 
 #include <spdlog/spdlog.h>
 
@@ -13,7 +14,8 @@
 namespace {
 
 struct TunnelArgs {
-  std::string dev, config, address, control, queues;
+  std::optional<std::string> dev;  // given, even empty, overrides the configuration's
+  std::string config, address, control, queues;
   bool no_offload = false, no_gro = false, verbose = false;
   std::vector<std::string> words;
 };
@@ -38,7 +40,7 @@ int run_tunnel(const TunnelArgs& a) {
       return 2;
     }
   }
-  if (!a.dev.empty()) cfg.dev = a.dev;
+  if (a.dev) cfg.dev = *a.dev;
   if (!a.address.empty()) cfg.address = a.address;
   if (!a.control.empty()) cfg.control = a.control;
   if (a.no_offload) cfg.offload = false;
@@ -50,6 +52,10 @@ int run_tunnel(const TunnelArgs& a) {
       return 2;
     }
     cfg.queues = std::get<unsigned>(q);
+  }
+  if (auto e = validate_local(cfg)) {
+    std::cerr << "ofld tunnel: " << *e << "\n";
+    return 2;
   }
   if (a.verbose) spdlog::set_level(spdlog::level::debug);
   if (cfg.mode != TunnelMode::Vxlan) {

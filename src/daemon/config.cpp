@@ -44,6 +44,39 @@ std::string bad_number(const std::string& key, const std::string& val, std::uint
          std::to_string(hi);
 }
 
+/// Settings that take one value or pick one side of a pair: each may be given once. `words`
+/// are the spellings that set the same thing (udpcsum/noudpcsum; id/vni; key/ikey/okey).
+class Once {
+ public:
+  /// Records `setting` (the group's name, used in the message); an error when given before.
+  std::optional<std::string> mark(const std::string& setting, const std::string& word) {
+    for (const auto& [s, w] : seen_)
+      if (s == setting)
+        return word + ": " + setting + " is already set (by '" + w + "'); give it once";
+    seen_.emplace_back(setting, word);
+    return std::nullopt;
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> seen_;
+};
+
+/// A remote must be a unicast address other than local: VXLAN/GUE/GRE endpoints here send
+/// unicast only (no multicast groups), and a tunnel to itself loops.
+std::optional<std::string> check_remote(const tunnel::IpAddr& r, const tunnel::IpAddr& local) {
+  const auto& b = r.bytes;
+  const bool v4_bad = !r.is_v6() && (b[0] >= 224 || (b[0] | b[1] | b[2] | b[3]) == 0);
+  bool v6_zero = true;
+  for (int i = 0; i < 16; ++i) v6_zero &= b[std::size_t(i)] == 0;
+  const bool v6_bad = r.is_v6() && (b[0] == 0xFF || v6_zero);
+  if (v4_bad || v6_bad)
+    return "remote: " + r.to_string() + " is not a unicast address (multicast, broadcast and "
+           "unspecified remotes are not supported)";
+  if (!local.empty() && r == local)
+    return "remote: " + r.to_string() + " is the local address; a tunnel needs another endpoint";
+  return std::nullopt;
+}
+
 }  // namespace
 
 Parsed<unsigned> parse_queues(const std::string& s) {
@@ -55,8 +88,18 @@ Parsed<unsigned> parse_queues(const std::string& s) {
 std::optional<std::string> parse_vxlan_words(const std::vector<std::string>& w, DaemonConfig& cfg) {
   auto& v = cfg.vxlan;
   bool have_id = false;
+  Once once;
   for (std::size_t i = 0; i < w.size(); ++i) {
     const std::string& k = w[i];
+    static const std::vector<std::pair<std::string, std::vector<std::string>>> kSingle = {
+        {"id", {"id", "vni"}}, {"local", {"local"}}, {"dstport", {"dstport"}},
+        {"srcport", {"srcport"}}, {"udpcsum", {"udpcsum", "noudpcsum"}}, {"ttl", {"ttl"}},
+        {"tos", {"tos"}}, {"mtu", {"mtu"}}, {"ageing", {"ageing"}},
+        {"learning", {"learning", "nolearning"}}};
+    for (const auto& [setting, spellings] : kSingle)
+      for (const auto& sp : spellings)
+        if (k == sp)
+          if (auto e = once.mark(setting, k)) return e;
     auto arg = [&](std::size_t n) -> const std::string* {
       return i + n < w.size() ? &w[i + n] : nullptr;
     };
@@ -79,8 +122,13 @@ std::optional<std::string> parse_vxlan_words(const std::vector<std::string>& w, 
       if (!a) return k + ": missing address";
       auto ip = tunnel::IpAddr::parse(*a);
       if (!ip) return k + ": '" + *a + "' is not an IPv4 or IPv6 address";
-      if (k == "local") v.local = *ip;
-      else v.remotes.push_back(*ip);
+      if (k == "local") {
+        v.local = *ip;
+      } else {
+        for (const auto& r : v.remotes)
+          if (r == *ip) return "remote: " + ip->to_string() + " is given twice";
+        v.remotes.push_back(*ip);
+      }
       ++i;
     } else if (k == "dstport") {
       if (auto e = num(1, 65535, n)) return e;
@@ -134,10 +182,12 @@ std::optional<std::string> parse_vxlan_words(const std::vector<std::string>& w, 
       cfg.static_fdb.emplace_back(*mac, *ip);
       i += 2;
     } else {
-      return "unknown setting '" + k + "'";
+      return k + ": unknown setting";
     }
   }
   if (!have_id) return std::string("id: the VNI is required (id VNI)");
+  for (const auto& r : v.remotes)
+    if (auto e = check_remote(r, v.local)) return e;
   return tunnel::validate(v);
 }
 
@@ -159,8 +209,18 @@ std::optional<std::string> parse_l3_words(const std::vector<std::string>& w, con
                                           tunnel::IpTunnelConfig& v) {
   const bool gue = mode == "gue";
   bool have_remote = false;
+  Once once;
   for (std::size_t i = 0; i < w.size(); ++i) {
     const std::string& k = w[i];
+    // key sets ikey and okey, csum sets icsum and ocsum: each direction may be set once.
+    static const std::vector<std::pair<std::string, std::vector<std::string>>> kSingle = {
+        {"local", {"local"}}, {"ttl", {"ttl"}}, {"tos", {"tos"}}, {"mtu", {"mtu"}},
+        {"port", {"port", "dstport", "encap-dport"}}, {"udpcsum", {"udpcsum", "noudpcsum"}},
+        {"ikey", {"key", "ikey"}}, {"okey", {"key", "okey"}}};
+    for (const auto& [setting, spellings] : kSingle)
+      for (const auto& sp : spellings)
+        if (k == sp)
+          if (auto e = once.mark(setting, k)) return e;
     const std::string* a = i + 1 < w.size() ? &w[i + 1] : nullptr;
     auto num = [&](std::uint64_t lo, std::uint64_t hi, std::uint64_t& out) -> std::optional<std::string> {
       if (!a) return k + ": missing value";
@@ -222,9 +282,11 @@ std::optional<std::string> parse_l3_words(const std::vector<std::string>& w, con
     } else if (k == "id" || k == "vni") {
       return k + ": " + mode + " has no VNI (that is a vxlan setting)";
     } else {
-      return "unknown " + mode + " setting '" + k + "'";
+      return k + ": unknown " + mode + " setting";
     }
   }
+  if (!v.remote.empty())
+    if (auto e = check_remote(v.remote, v.local)) return e;
   return std::nullopt;
 }
 
@@ -390,7 +452,7 @@ Parsed<DaemonConfig> parse_toml(const std::string& text, const std::string& orig
         w.insert(w.end(), {"fdb", *mac, *rem});
       }
     } else {
-      return "unknown setting '" + key + "'";
+      return key + ": unknown setting";
     }
   }
   if (!l3_mode.empty()) {
@@ -403,6 +465,24 @@ Parsed<DaemonConfig> parse_toml(const std::string& text, const std::string& orig
   }
   if (auto e = parse_vxlan_words(w, cfg)) return "vxlan." + *e;
   return cfg;
+}
+
+std::optional<std::string> validate_local(const DaemonConfig& cfg) {
+  // IFNAMSIZ 16 with the NUL; the kernel refuses '/', ':' and white space in names.
+  if (cfg.dev.empty() || cfg.dev.size() > 15 || cfg.dev == "." || cfg.dev == ".." ||
+      cfg.dev.find_first_of("/: \t\n") != std::string::npos)
+    return "dev: '" + cfg.dev + "' is not an interface name (1..15 characters, no '/', ':' or spaces)";
+  if (!cfg.address.empty()) {
+    const auto slash = cfg.address.find('/');
+    const auto ip = tunnel::IpAddr::parse(cfg.address.substr(0, slash));
+    const unsigned max = ip && ip->is_v6() ? 128 : 32;
+    const bool prefix_ok =
+        slash == std::string::npos ||
+        number(cfg.address.substr(slash + 1), 0, max).has_value();
+    if (!ip || !prefix_ok)
+      return "address: '" + cfg.address + "' is not an address with an optional prefix (192.0.2.1/24, fd00::1/64)";
+  }
+  return std::nullopt;
 }
 
 Parsed<DaemonConfig> parse_toml_file(const std::string& path) {

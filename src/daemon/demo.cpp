@@ -201,6 +201,14 @@ io::Result<json> run_demo(const DemoOptions& o) {
     if (auto s = ns->ip({"link", "set", "veth0", "up"}); !s.ok()) return R::from(s);
   }
   const std::string tag = std::to_string(::getpid());
+  // Every log file this run writes is removed on every way out (declared before the children,
+  // so they are stopped first).
+  struct Unlinker {
+    std::vector<std::string> paths;
+    ~Unlinker() {
+      for (const auto& p : paths) ::unlink(p.c_str());
+    }
+  } logs{{"/tmp/ofld-demo-" + tag + "-a.log", "/tmp/ofld-demo-" + tag + "-b.log"}};
   const std::string ctl_a = "/run/ofld/demo-" + tag + "-a.sock", ctl_b = "/run/ofld/demo-" + tag + "-b.sock";
   auto ofld_argv = [&](const io::Netns& ns, const std::string& local, const std::string& remote,
                        const std::string& ovl, const std::string& ctl) {
@@ -250,6 +258,7 @@ io::Result<json> run_demo(const DemoOptions& o) {
   }
   const std::string tool = o.latency ? "sockperf" : "iperf3";
   const std::string srv_log = "/tmp/ofld-demo-" + tag + "-" + tool + "s.log";
+  logs.paths.push_back(srv_log);
   Child srv = o.latency
                   ? Child::spawn({"ip", "netns", "exec", B.name(), "sockperf", "server", "--tcp", "-i",
                                   "192.168.231.2", "-p", "11111"},
@@ -262,6 +271,7 @@ io::Result<json> run_demo(const DemoOptions& o) {
   // The client runs as a child so that SIGINT/SIGTERM can cut the run short (then everything
   // is still removed below, and the result says it was interrupted).
   const std::string cl_log = "/tmp/ofld-demo-" + tag + "-" + tool + "c.out";
+  logs.paths.push_back(cl_log);
   io::Result<std::string> cl = io::Result<std::string>::error("not run (interrupted)");
   if (!g_demo_signal) {
     // Latency: sockperf TCP ping-pong, 64-byte messages, one at a time (request/response).

@@ -10,6 +10,8 @@
 // One side gives --dev/--address/--control after the words (options anywhere).
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -323,6 +325,10 @@ TEST(DemoSignals, SigtermExitsNonZeroAfterCleanup) {
   auto l = io::run_command({"ip", "netns", "list"});
   ASSERT_TRUE(l.ok());
   EXPECT_EQ(l.value().out.find(ns_prefix), std::string::npos) << "namespaces left: " << l.value().out;
+  // ... and the endpoint, iperf3 and client logs it wrote (README: everything is removed).
+  const std::string file_prefix = "ofld-demo-" + std::to_string(pid) + "-";
+  for (const auto& e : std::filesystem::directory_iterator("/tmp"))
+    EXPECT_NE(e.path().filename().string().rfind(file_prefix, 0), 0u) << "left behind: " << e.path();
   ::unlink(log.c_str());
 }
 

@@ -129,3 +129,90 @@ TEST(TunnelConfig, QueuesOutOfRangeNamesTheSetting) {
 }
 
 }  // namespace
+
+namespace {
+
+using ofld::daemon::DaemonConfig;
+
+std::string gre_err(std::vector<std::string> w, bool ip6 = false) {
+  DaemonConfig c;
+  auto e = ofld::daemon::parse_gre_words(w, ip6, c);
+  return e ? *e : std::string();
+}
+std::string vx_err(std::vector<std::string> w) {
+  DaemonConfig c;
+  auto e = ofld::daemon::parse_vxlan_words(w, c);
+  return e ? *e : std::string();
+}
+
+// A setting given twice, or both sides of a pair, is an error that names it — not a silent
+// "last one wins" (found by a fresh-user run: `udpcsum noudpcsum`, `id 1 id 2`, `key 1 ikey 2`).
+TEST(TunnelConfig, RepeatedOrConflictingWordsAreNamed) {
+  const std::vector<std::string> base = {"local", "10.0.0.1", "remote", "10.0.0.2"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> w = {"id", "1"};
+    w.insert(w.end(), base.begin(), base.end());
+    w.insert(w.end(), extra.begin(), extra.end());
+    return vx_err(w);
+  };
+  EXPECT_NE(with({"udpcsum", "noudpcsum"}).find("noudpcsum"), std::string::npos);
+  EXPECT_NE(with({"id", "2"}).find("id"), std::string::npos);
+  EXPECT_NE(with({"vni", "2"}).find("vni"), std::string::npos);
+  EXPECT_NE(with({"ttl", "3", "ttl", "4"}).find("ttl"), std::string::npos);
+  EXPECT_NE(with({"learning", "nolearning"}).find("nolearning"), std::string::npos);
+  EXPECT_NE(with({"remote", "10.0.0.2"}).find("twice"), std::string::npos);
+  EXPECT_EQ(with({"remote", "10.0.0.3"}), "");  // several remotes stay fine
+  EXPECT_NE(gre_err({"local", "10.0.0.1", "remote", "10.0.0.2", "key", "1", "ikey", "2"}).find("ikey"),
+            std::string::npos);
+  EXPECT_EQ(gre_err({"local", "10.0.0.1", "remote", "10.0.0.2", "ikey", "1", "okey", "2"}), "");
+  EXPECT_NE(gre_err({"local", "10.0.0.1", "local", "10.0.0.3", "remote", "10.0.0.2"}).find("local"),
+            std::string::npos);
+}
+
+// Remotes must be unicast and not the local address.
+TEST(TunnelConfig, RemoteMustBeAnotherUnicastAddress) {
+  EXPECT_NE(vx_err({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.1"}).find("remote"), std::string::npos);
+  EXPECT_NE(vx_err({"id", "1", "local", "10.0.0.1", "remote", "224.0.0.1"}).find("unicast"), std::string::npos);
+  EXPECT_NE(vx_err({"id", "1", "local", "10.0.0.1", "remote", "255.255.255.255"}).find("unicast"), std::string::npos);
+  EXPECT_NE(vx_err({"id", "1", "local", "10.0.0.1", "remote", "0.0.0.0"}).find("unicast"), std::string::npos);
+  EXPECT_NE(vx_err({"id", "1", "local", "fd00::1", "remote", "ff02::1"}).find("unicast"), std::string::npos);
+  EXPECT_NE(gre_err({"local", "fd00::1", "remote", "fd00::1"}, true).find("local address"), std::string::npos);
+}
+
+// --dev and --address are checked before anything is created.
+TEST(TunnelConfig, DevAndAddressValidated) {
+  DaemonConfig c;
+  EXPECT_FALSE(ofld::daemon::validate_local(c));
+  for (const char* bad : {"", "a/b", "has space", "sixteen-chars-xx", "a:b"}) {
+    c.dev = bad;
+    auto e = ofld::daemon::validate_local(c);
+    ASSERT_TRUE(e) << bad;
+    EXPECT_EQ(e->rfind("dev:", 0), 0u) << *e;
+  }
+  c.dev = "ofld0";
+  for (const char* ok : {"192.0.2.1/24", "192.0.2.1", "fd00::1/64"}) {
+    c.address = ok;
+    EXPECT_FALSE(ofld::daemon::validate_local(c)) << ok;
+  }
+  for (const char* bad : {"notacidr", "192.0.2.1/33", "fd00::1/129", "192.0.2.1/", "192.0.2.1/x"}) {
+    c.address = bad;
+    auto e = ofld::daemon::validate_local(c);
+    ASSERT_TRUE(e) << bad;
+    EXPECT_EQ(e->rfind("address:", 0), 0u) << *e;
+  }
+}
+
+// TOML errors read "table.key: ..." (an unknown key printed as "vxlan.unknown setting 'bogus'").
+TEST(TunnelConfig, TomlUnknownKeyMessage) {
+  auto p = ofld::daemon::parse_toml("[vxlan]\nid = 1\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\nbogus = 1\n");
+  ASSERT_TRUE(std::holds_alternative<std::string>(p));
+  EXPECT_EQ(std::get<std::string>(p), "vxlan.bogus: unknown setting");
+  auto g = ofld::daemon::parse_toml("[gre]\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\nport = 1\n");
+  ASSERT_TRUE(std::holds_alternative<std::string>(g));
+  EXPECT_EQ(std::get<std::string>(g).rfind("gre.port:", 0), 0u) << std::get<std::string>(g);
+  auto t = ofld::daemon::parse_toml("colour = 1\n");
+  ASSERT_TRUE(std::holds_alternative<std::string>(t));
+  EXPECT_EQ(std::get<std::string>(t), "colour: unknown setting");
+}
+
+}  // namespace

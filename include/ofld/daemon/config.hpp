@@ -103,6 +103,10 @@ std::optional<std::string> parse_tunnel_words(const std::vector<std::string>& wo
 Parsed<DaemonConfig> parse_toml_file(const std::string& path);
 /// Parse TOML text (`origin` names the source in messages).
 Parsed<DaemonConfig> parse_toml(const std::string& text, const std::string& origin = "config");
+/// Checks the host-side settings that no parser above sees when they come from the command line
+/// (`--dev`, `--address`): an interface name of 1..15 characters without '/', ':' or spaces, an
+/// IPv4/IPv6 address with an optional prefix length. Returns an error naming the setting.
+std::optional<std::string> validate_local(const DaemonConfig& cfg);
 /// "02:00:5e:00:00:01" → Mac.
 std::optional<tunnel::Mac> parse_mac(const std::string& s);
 
