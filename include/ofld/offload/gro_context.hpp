@@ -238,6 +238,10 @@ void gro_postpull_rcsum(GroContext& ctx, std::size_t off, std::size_t n) noexcep
 /// G-16..G-20 skb_gro_receive: append the skb's payload [data_offset, end) to p.
 /// Returns false (E2BIG) when the size limit or the skb's flush flag refuses the merge.
 bool gro_merge(GroContext& ctx, GroHeld& p) noexcept;
+/// The storage step of gro_merge (G-19 as modelled): append the skb's bytes from
+/// `data_offset` to its end to p — payload in the skb's head is copied into p's aggregate
+/// buffer, fragments are stolen by reference. No limit is checked, p.count is not changed.
+void gro_append_payload(core::Packet& skb, std::size_t data_offset, GroHeld& p) noexcept;
 
 /// G-21 skb_gro_receive_list: chain the skb on p's frag_list with its headers pulled
 /// (network and transport header recorded first). Refused (false) when p's length from its
