@@ -136,10 +136,6 @@ FragVec& FragVec::operator=(FragVec&& o) noexcept {
   return *this;
 }
 
-FragVec::~FragVec() {
-  clear();
-  if (heap_) ::operator delete(heap_);
-}
 
 void FragVec::reserve(std::size_t n) {
   if (n <= cap_) return;
@@ -162,13 +158,6 @@ void FragVec::push_back(Frag&& f) {
   ++n_;
 }
 
-void FragVec::truncate(std::size_t n) noexcept {
-  Frag* d = data();
-  while (n_ > n) {
-    bytes_ -= d[--n_].len;
-    d[n_].~Frag();
-  }
-}
 
 void FragVec::erase_front(std::size_t n) noexcept {
   if (n == 0) return;
@@ -189,9 +178,6 @@ Packet::Packet() : store_(kDefaultHeadroom), base_(std::ptrdiff_t(kDefaultHeadro
 
 Packet::Packet(Uninit, std::size_t store_bytes, std::size_t headroom)
     : store_(store_bytes), base_(std::ptrdiff_t(headroom)) {}
-Packet::Packet(Packet&&) noexcept = default;
-Packet& Packet::operator=(Packet&&) noexcept = default;
-Packet::~Packet() = default;
 
 Packet Packet::from_bytes(std::span<const std::uint8_t> bytes, std::size_t headroom,
                           std::size_t tailroom) {

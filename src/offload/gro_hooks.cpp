@@ -140,6 +140,10 @@ void gro_append_payload(core::Packet& skb, std::size_t data_offset, GroHeld& p) 
       p.pkt.add_frag(p.agg, at, head_n);
   }
   std::size_t skip = data_offset > skb.headlen() ? data_offset - skb.headlen() : 0;
+  // Room for an aggregate's worth of fragments at once rather than doubling from the inline
+  // four (the storage only; the fragment list itself is the same).
+  const std::size_t want = p.pkt.nr_frags() + skb.nr_frags();
+  if (want > core::detail::FragVec::kInline) p.pkt.reserve_frags(std::max<std::size_t>(want, 64));
   for (auto& f : skb.frags()) {
     if (skip >= f.len) {
       skip -= f.len;

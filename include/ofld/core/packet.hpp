@@ -143,7 +143,10 @@ class FragVec {
   FragVec& operator=(FragVec&& o) noexcept;
   FragVec(const FragVec&) = delete;
   FragVec& operator=(const FragVec&) = delete;
-  ~FragVec();
+  ~FragVec() {  // inline: every packet freed on the GRO/GSO hot paths runs it
+    truncate(0);
+    if (heap_) ::operator delete(heap_);
+  }
 
   std::size_t size() const noexcept { return n_; }
   /// Sum of the fragments' lengths (skb->data_len without frag_list), kept up to date by
@@ -163,7 +166,13 @@ class FragVec {
   void push_back(const Frag& f) { push_back(Frag(f)); }
   void reserve(std::size_t n);
   void clear() noexcept { truncate(0); }
-  void truncate(std::size_t n) noexcept;     ///< keep the first n (n <= size)
+  void truncate(std::size_t n) noexcept {   ///< keep the first n (n <= size)
+    Frag* d = data();
+    while (n_ > n) {
+      bytes_ -= d[--n_].len;
+      d[n_].~Frag();
+    }
+  }
   void erase_front(std::size_t n) noexcept;  ///< drop the first n (n <= size)
 
  private:
@@ -276,11 +285,11 @@ enum class InnerProtoType : std::uint8_t { Ether = 0, IpProto = 1 };
 class Packet {
  public:
   Packet();  ///< empty packet with kDefaultHeadroom headroom
-  Packet(Packet&&) noexcept;
-  Packet& operator=(Packet&&) noexcept;
+  Packet(Packet&&) noexcept = default;  // inline: packets are moved and freed per packet
+  Packet& operator=(Packet&&) noexcept = default;
   Packet(const Packet&) = delete;
   Packet& operator=(const Packet&) = delete;
-  ~Packet();
+  ~Packet() = default;
 
   /// Build a packet whose linear head holds `bytes`, with `headroom` bytes reserved in front
   /// and `tailroom` spare bytes behind (for put()/put_uninit() without a reallocation).
@@ -302,6 +311,8 @@ class Packet {
   std::size_t data_len() const noexcept { return len() - headlen(); }  ///< skb->data_len
   std::size_t headroom() const noexcept { return std::size_t(base_ + data_); }  ///< before data()
   std::size_t nr_frags() const noexcept { return frags_.size(); }
+  /// Make room for n fragments without changing the packet (an aggregate about to grow).
+  void reserve_frags(std::size_t n) { frags_.reserve(n); }
   bool is_linear() const noexcept { return frags_.empty() && frag_list_.empty(); }
 
   // -- head access --
