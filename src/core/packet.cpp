@@ -59,11 +59,16 @@ unsigned class_of(std::size_t n) noexcept {  // smallest class holding n bytes
   return unsigned(64 - __builtin_clzll(n - 1)) - kMinShift;
 }
 
+// Per size class a fixed array of at most kMaxCached[c] cached blocks, allocated at the
+// first free of that class (a push/pop is a load, a store and a count).
 struct FreeLists {
-  std::vector<std::uint8_t*> lists[kClasses];
+  std::uint8_t** slot[kClasses] = {};
+  std::uint32_t n[kClasses] = {};
   ~FreeLists() {
-    for (auto& l : lists)
-      for (auto* b : l) ::operator delete(b);
+    for (unsigned c = 0; c < kClasses; ++c) {
+      for (std::uint32_t i = 0; i < n[c]; ++i) ::operator delete(slot[c][i]);
+      delete[] slot[c];
+    }
   }
 };
 thread_local FreeLists t_free;
@@ -79,10 +84,9 @@ HeadBuf::HeadBuf(std::size_t min_bytes) {
   }
   cap_ = std::size_t(1) << (c + kMinShift);
   if (kPool) {
-    auto& l = t_free.lists[c];
-    if (!l.empty()) {
-      p_ = l.back();
-      l.pop_back();
+    auto& f = t_free;
+    if (f.n[c]) {
+      p_ = f.slot[c][--f.n[c]];
       return;
     }
   }
@@ -92,15 +96,15 @@ HeadBuf::HeadBuf(std::size_t min_bytes) {
 void HeadBuf::release() noexcept {
   if (!p_) return;
   if (kPool && (cap_ & (cap_ - 1)) == 0 && cap_ >= (std::size_t(1) << kMinShift)) {
-    unsigned c = class_of(cap_);
+    const unsigned c = unsigned(__builtin_ctzll(cap_)) - kMinShift;  // = class_of(cap_)
     if (c < kClasses) {
-      auto& l = t_free.lists[c];
-      if (l.size() < kMaxCached[c]) {
-        try {
-          l.push_back(p_);
+      auto& f = t_free;
+      if (f.n[c] < kMaxCached[c]) {
+        if (!f.slot[c]) f.slot[c] = new (std::nothrow) std::uint8_t*[kMaxCached[c]];
+        if (f.slot[c]) {  // else (no memory for the cache) the block is freed
+          f.slot[c][f.n[c]++] = p_;
           p_ = nullptr;
           return;
-        } catch (...) {  // the free list could not grow: fall through and free the block
         }
       }
     }
@@ -151,12 +155,6 @@ void FragVec::reserve(std::size_t n) {
   cap_ = std::uint32_t(cap);
 }
 
-void FragVec::push_back(Frag&& f) {
-  if (n_ == cap_) reserve(std::size_t(cap_) + 1);
-  bytes_ += f.len;
-  new (data() + n_) Frag(std::move(f));
-  ++n_;
-}
 
 
 void FragVec::erase_front(std::size_t n) noexcept {

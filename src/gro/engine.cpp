@@ -333,15 +333,20 @@ bool Engine::fast_receive(core::Packet& pkt) {
 }
 
 void Engine::receive(core::Packet pkt, std::uint64_t now_ns) {
+  if (opts_.fast_path && opts_.config.gro && fast_receive(pkt)) {
+    ctr_.packets_in++;
+    if (++in_batch_ >= opts_.batch) poll_end(now_ns);
+    return;
+  }
+  receive_general(pkt, now_ns);
+}
+
+__attribute__((noinline)) void Engine::receive_general(core::Packet& pkt, std::uint64_t now_ns) {
   ctr_.packets_in++;
   if (!opts_.config.gro) {  // G-1
     ctr_.not_merged[std::size_t(GroReason::GroDisabled)]++;
     ctr_.delivered_now++;
     out_.push_back(std::move(pkt));
-    if (++in_batch_ >= opts_.batch) poll_end(now_ns);
-    return;
-  }
-  if (opts_.fast_path && fast_receive(pkt)) {
     if (++in_batch_ >= opts_.batch) poll_end(now_ns);
     return;
   }

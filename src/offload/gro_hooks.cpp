@@ -143,13 +143,14 @@ void gro_append_payload(core::Packet& skb, std::size_t data_offset, GroHeld& p) 
   // Room for an aggregate's worth of fragments at once rather than doubling from the inline
   // four (the storage only; the fragment list itself is the same).
   const std::size_t want = p.pkt.nr_frags() + skb.nr_frags();
-  if (want > core::detail::FragVec::kInline) p.pkt.reserve_frags(std::max<std::size_t>(want, 64));
+  if (p.pkt.nr_frags() <= core::detail::FragVec::kInline && want > core::detail::FragVec::kInline)
+    p.pkt.reserve_frags(std::max<std::size_t>(want, 64));
   for (auto& f : skb.frags()) {
     if (skip >= f.len) {
       skip -= f.len;
       continue;
     }
-    p.pkt.add_frag(std::move(f.buf), f.off + skip, f.len - skip);
+    p.pkt.add_frag_slice(std::move(f.buf), f.off + std::uint32_t(skip), f.len - std::uint32_t(skip));
     skip = 0;
   }
 }

@@ -33,7 +33,8 @@ inline wsum finish(std::uint64_t s, wsum seed) noexcept {
 }  // namespace short_detail
 
 /// csum_partial for buffers of at most 64 bytes, inline (same result as csum_partial).
-inline wsum csum_partial_short(const void* data, std::size_t len, wsum seed = 0) noexcept {
+[[gnu::always_inline]] inline wsum csum_partial_short(const void* data, std::size_t len,
+                                                   wsum seed = 0) noexcept {
   const auto* p = static_cast<const std::uint8_t*>(data);
   std::uint64_t s = 0;
   while (len >= 8) {

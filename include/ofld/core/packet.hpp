@@ -109,7 +109,9 @@ class HeadBuf {
   }
   HeadBuf(const HeadBuf&) = delete;
   HeadBuf& operator=(const HeadBuf&) = delete;
-  ~HeadBuf() { release(); }
+  ~HeadBuf() {
+    if (p_) release();
+  }
 
   std::uint8_t* data() noexcept { return p_; }
   const std::uint8_t* data() const noexcept { return p_; }
@@ -162,7 +164,12 @@ class FragVec {
   const Frag* end() const noexcept { return data() + n_; }
   Frag& operator[](std::size_t i) noexcept { return data()[i]; }
   const Frag& operator[](std::size_t i) const noexcept { return data()[i]; }
-  void push_back(Frag&& f);
+  void push_back(Frag&& f) {  // inline: GRO appends one fragment per merged packet
+    if (n_ == cap_) reserve(std::size_t(cap_) + 1);
+    bytes_ += f.len;
+    new (data() + n_) Frag(std::move(f));
+    ++n_;
+  }
   void push_back(const Frag& f) { push_back(Frag(f)); }
   void reserve(std::size_t n);
   void clear() noexcept { truncate(0); }
@@ -353,6 +360,16 @@ class Packet {
   /// Add fragment bytes [off, off+len) of buf at the end (skb_add_rx_frag without truesize).
   /// len 0 → Ok, nothing added. Errors: BadArgument (null buf), OutOfRange (slice outside buf).
   PacketError add_frag(BufferRef buf, std::size_t off, std::size_t len);
+  /// add_frag(std::move(buf), off, len) for a slice known to lie inside *buf (e.g. a fragment
+  /// taken over from another packet), inline; the result is the same.
+  void add_frag_slice(BufferRef&& buf, std::uint32_t off, std::uint32_t len) {
+    if (len == 0 || !buf) return;
+    if (!frag_list_.empty()) {
+      add_frag(std::move(buf), off, len);
+      return;
+    }
+    frags_.push_back(Frag{std::move(buf), off, len});
+  }
   /// Keep the first `new_len` bytes (pskb_trim). new_len >= len() → no-op. Never fails.
   /// Does NOT adjust checksum state (see trim_rcsum).
   void trim(std::size_t new_len);

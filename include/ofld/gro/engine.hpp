@@ -105,6 +105,7 @@ class Engine {
   void release(offload::GroHeld* h);
   void flush_older(std::uint64_t now_ns, GroReason why);
   bool fast_receive(core::Packet& pkt);  // true: merged (and counted) by the fast path
+  void receive_general(core::Packet& pkt, std::uint64_t now_ns);  // the chain (G-1..G-7)
 
   EngineOptions opts_;
   std::array<Bucket, offload::kGroHashBuckets> buckets_;
