@@ -319,7 +319,17 @@ bool Engine::fast_receive(core::Packet& pkt) {
 
   // Commit: the merge (G-19, G-20), T-15, the fixed-ID mark, then T-16..T-18.
   if (mark_fixedid) p->ip_fixedid |= 1;
-  offload::gro_append_payload(pkt, hdrs, *p);
+  if (hl == hdrs) {
+    // No payload in the head: gro_append_payload reduces to taking the fragments over
+    // (same fragment list, same storage reservation), done here without the call.
+    core::Packet& agg = p->pkt;
+    const std::size_t have = agg.nr_frags(), want = have + pkt.nr_frags();
+    if (have <= core::detail::FragVec::kInline && want > core::detail::FragVec::kInline)
+      agg.reserve_frags(std::max<std::size_t>(want, 64));
+    for (core::Frag& f : pkt.frags()) agg.add_frag_slice(std::move(f.buf), f.off, f.len);
+  } else {
+    offload::gro_append_payload(pkt, hdrs, *p);
+  }
   p->count = std::uint16_t(p->count + 1);
   th2[13] |= std::uint8_t(flags & (kFin | kPsh));
   ctr_.merged++;

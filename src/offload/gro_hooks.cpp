@@ -63,7 +63,7 @@ std::string_view to_string(GroReason r) noexcept {
   return "?";
 }
 
-const std::uint8_t* gro_header(GroContext& ctx, std::size_t off, std::size_t n) noexcept {
+const std::uint8_t* gro_header_pull(GroContext& ctx, std::size_t off, std::size_t n) noexcept {
   core::Packet& p = *ctx.skb;
   if (off + n <= p.headlen()) return p.data() + off;
   if (off + n > p.len()) return nullptr;

@@ -216,7 +216,14 @@ struct GroContext {
 
 /// skb_gro_header: pointer to [off, off+n) of the skb's bytes made linear; nullptr if the
 /// packet is shorter.
-const std::uint8_t* gro_header(GroContext& ctx, std::size_t off, std::size_t n) noexcept;
+/// Inline for the common case (the bytes are already in the head); gro_header_pull does the
+/// rest.
+const std::uint8_t* gro_header_pull(GroContext& ctx, std::size_t off, std::size_t n) noexcept;
+inline const std::uint8_t* gro_header(GroContext& ctx, std::size_t off, std::size_t n) noexcept {
+  core::Packet& p = *ctx.skb;
+  if (off + n <= p.headlen()) return p.data() + off;
+  return gro_header_pull(ctx, off, n);
+}
 /// Mutable variant (for RCO no-partial rewrites).
 std::uint8_t* gro_header_mut(GroContext& ctx, std::size_t off, std::size_t n) noexcept;
 /// Header of a held packet at the same offset (its headers are linear).
