@@ -257,9 +257,9 @@ bool Engine::fast_receive(core::Packet& pkt) {
     break;
   }
   if (!p) return false;  // a new flow: the general path holds it
-  if (p->encap_mark | p->is_flist | (p->proto != 6) | (p->is_ipv6 != v6) |
-      (p->network_offsets[0] != l2) | (p->data_offset != hdrs))
-    return false;
+  // Held as a plain TCP flow with this layout (GroHeld::fast_sig: not encapsulated, not
+  // fraglist, protocol TCP, same family, L3 at l2, same header length).
+  if (p->fast_sig != (std::uint32_t(hdrs) | (v6 ? 1u << 16 : 0) | 1u << 17)) return false;
   std::uint8_t* pd = p->pkt.data();
   const std::uint8_t* pip = pd + l2;
   std::uint8_t* th2 = pd + thoff;
@@ -447,6 +447,10 @@ __attribute__((noinline)) void Engine::receive_general(core::Packet& pkt, std::u
     h->is_ipv6 = eth ? type == 0x86DD : (pkt.data()[0] >> 4) == 6;
     h->same_flow = false;
     h->age_ns = now_ns;
+    h->fast_sig = ctx.proto == 6 && !ctx.encap_mark && !ctx.is_flist &&
+                          ctx.network_offsets[0] == l2 && ctx.data_offset < 0x10000
+                      ? (ctx.data_offset | (h->is_ipv6 ? 1u << 16 : 0) | 1u << 17)
+                      : 0;
     if (!pkt.is_gso()) pkt.gso.size = std::uint16_t(pkt.len() - ctx.data_offset);
     h->pkt = std::move(pkt);
     b.list.push_back(h);

@@ -156,6 +156,11 @@ struct GroHeld {
   bool is_flist = false;            ///< fraglist flow (T-4, U-3): members on frag_list
   bool same_flow = false;           ///< per-round candidate mark (gro_list_prepare, L3, L4)
   std::uint64_t age_ns = 0;         ///< when it was held (napi jiffies analogue)
+  /// Set by the engine when it holds the flow: for a plain TCP flow (L3 right after the link
+  /// header, not in a tunnel, not fraglist) data_offset | is_ipv6 << 16 | 1 << 17, else 0.
+  /// The engine's fast path only considers flows whose signature matches the packet's
+  /// layout (a flow that leaves fraglist mode later keeps 0 and stays on the general path).
+  std::uint32_t fast_sig = 0;
   core::BufferRef agg;              ///< storage for merged payload that had to be copied
 };
 
