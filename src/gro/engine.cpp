@@ -295,17 +295,38 @@ bool Engine::fast_receive(core::Packet& pkt) {
   const std::size_t idx = pkt.csum.index();
   if (idx != 1) {  // 1 = Unnecessary: csum_cnt > 0, nothing to validate
     const std::uint32_t l4len = std::uint32_t(len_all - thoff);
-    const cs::wsum ps = v6 ? cs::csum_ipv6_nofold_inline(ip + 8, ip + 24, l4len, 6)
-                           : cs::csum_tcpudp_nofold_inline(ip + 12, ip + 16, l4len, 6);
+    auto pseudo = [&] {
+      return v6 ? cs::csum_ipv6_nofold_inline(ip + 8, ip + 24, l4len, 6)
+                : cs::csum_tcpudp_nofold_inline(ip + 12, ip + 16, l4len, 6);
+    };
     if (idx == 0) {  // None: sum [thoff, end) over the head and the fragments
       const std::size_t hn = hl - thoff;
-      cs::wsum w = hn <= 64 ? cs::csum_partial_short(th, hn) : cs::csum_partial(th, hn);
+      cs::wsum w;
+      if (hn == 20 || hn == 32) {
+        // The usual head (TCP header without options or with timestamps) and the
+        // pseudo-header in one 64-bit sum of host-order words (RFC 1071 §2(B): byte-order
+        // independent), folded once; the same value as ps + csum_partial(th, hn).
+        namespace sd = cs::short_detail;
+        std::uint64_t a = v6 ? sd::add64c(sd::add64c(raw64(ip + 8), raw64(ip + 16)),
+                                          sd::add64c(raw64(ip + 24), raw64(ip + 32)))
+                             : raw64(ip + 12);
+        a = sd::add64c(a, raw64(th));
+        a = sd::add64c(a, raw64(th + 8));
+        a = sd::add64c(a, raw32(th + 16));
+        if (hn == 32) a = sd::add64c(sd::add64c(a, raw64(th + 20)), raw32(th + 28));
+        // zero + protocol (bytes 00 06) and the length as two 16-bit words, host order
+        a = sd::add64c(a, 0x0600u + __builtin_bswap16(std::uint16_t(l4len)) +
+                              __builtin_bswap16(std::uint16_t(l4len >> 16)));
+        w = sd::finish(a, 0);
+      } else {
+        w = cs::csum_add(pseudo(), hn <= 64 ? cs::csum_partial_short(th, hn) : cs::csum_partial(th, hn));
+      }
       std::size_t done = hn;
       for (const core::Frag& f : pkt.frags()) {
         w = cs::csum_block_add(w, cs::csum_partial(f.buf->bytes.data() + f.off, f.len), done);
         done += f.len;
       }
-      if (cs::csum_fold(cs::csum_add(ps, w)) != 0) return false;
+      if (cs::csum_fold(w) != 0) return false;
     } else if (idx == 3) {  // Partial: fine when csum_start is at or after the TCP header
       const auto& part = *std::get_if<core::CsumPartial>(&pkt.csum);
       if (std::int64_t(part.csum_start) - pkt.data_pos() < std::int64_t(thoff)) return false;
@@ -313,7 +334,7 @@ bool Engine::fast_receive(core::Packet& pkt) {
       cs::wsum c = std::get_if<core::CsumComplete>(&pkt.csum)->csum;
       if (eth) c = cs::csum_sub(c, cs::csum_partial_short(d, 14));
       if (v6) c = cs::csum_sub(c, cs::csum_partial_short(ip, 40));
-      if (cs::csum_fold(cs::csum_add(ps, c)) != 0) return false;
+      if (cs::csum_fold(cs::csum_add(pseudo(), c)) != 0) return false;
     }
   }
 
