@@ -60,18 +60,27 @@ unsigned class_of(std::size_t n) noexcept {  // smallest class holding n bytes
 }
 
 // Per size class a fixed array of at most kMaxCached[c] cached blocks, allocated at the
-// first free of that class (a push/pop is a load, a store and a count).
+// first free of that class (a push/pop is a load, a store and a count). The lists are
+// trivially destructible so that the hot path reaches them without a TLS wrapper call; the
+// cached blocks are freed by t_cleanup at thread exit (after which blocks are just freed).
 struct FreeLists {
-  std::uint8_t** slot[kClasses] = {};
-  std::uint32_t n[kClasses] = {};
-  ~FreeLists() {
+  std::uint8_t** slot[kClasses];
+  std::uint32_t n[kClasses];
+  bool dead;
+};
+thread_local constinit FreeLists t_free{};
+struct FreeListsCleanup {
+  ~FreeListsCleanup() {
     for (unsigned c = 0; c < kClasses; ++c) {
-      for (std::uint32_t i = 0; i < n[c]; ++i) ::operator delete(slot[c][i]);
-      delete[] slot[c];
+      for (std::uint32_t i = 0; i < t_free.n[c]; ++i) ::operator delete(t_free.slot[c][i]);
+      delete[] t_free.slot[c];
+      t_free.slot[c] = nullptr;
+      t_free.n[c] = 0;
     }
+    t_free.dead = true;
   }
 };
-thread_local FreeLists t_free;
+thread_local FreeListsCleanup t_cleanup;  // constructed (dtor registered) at the first cache
 
 }  // namespace
 
@@ -100,7 +109,10 @@ void HeadBuf::release() noexcept {
     if (c < kClasses) {
       auto& f = t_free;
       if (f.n[c] < kMaxCached[c]) {
-        if (!f.slot[c]) f.slot[c] = new (std::nothrow) std::uint8_t*[kMaxCached[c]];
+        if (!f.slot[c] && !f.dead) {
+          [[maybe_unused]] FreeListsCleanup* keep = &t_cleanup;  // registers the cleanup
+          f.slot[c] = new (std::nothrow) std::uint8_t*[kMaxCached[c]];
+        }
         if (f.slot[c]) {  // else (no memory for the cache) the block is freed
           f.slot[c][f.n[c]++] = p_;
           p_ = nullptr;
