@@ -59,14 +59,28 @@ unsigned class_of(std::size_t n) noexcept {  // smallest class holding n bytes
   return unsigned(64 - __builtin_clzll(n - 1)) - kMinShift;
 }
 
+// Per size class a fixed array of at most kMaxCached[c] cached blocks, allocated at the
+// first free of that class (a push/pop is a load, a store and a count). The lists are
+// trivially destructible so that the hot path reaches them without a TLS wrapper call; the
+// cached blocks are freed by t_cleanup at thread exit (after which blocks are just freed).
 struct FreeLists {
-  std::vector<std::uint8_t*> lists[kClasses];
-  ~FreeLists() {
-    for (auto& l : lists)
-      for (auto* b : l) ::operator delete(b);
+  std::uint8_t** slot[kClasses];
+  std::uint32_t n[kClasses];
+  bool dead;
+};
+thread_local constinit FreeLists t_free{};
+struct FreeListsCleanup {
+  ~FreeListsCleanup() {
+    for (unsigned c = 0; c < kClasses; ++c) {
+      for (std::uint32_t i = 0; i < t_free.n[c]; ++i) ::operator delete(t_free.slot[c][i]);
+      delete[] t_free.slot[c];
+      t_free.slot[c] = nullptr;
+      t_free.n[c] = 0;
+    }
+    t_free.dead = true;
   }
 };
-thread_local FreeLists t_free;
+thread_local FreeListsCleanup t_cleanup;  // constructed (dtor registered) at the first cache
 
 }  // namespace
 
@@ -79,10 +93,9 @@ HeadBuf::HeadBuf(std::size_t min_bytes) {
   }
   cap_ = std::size_t(1) << (c + kMinShift);
   if (kPool) {
-    auto& l = t_free.lists[c];
-    if (!l.empty()) {
-      p_ = l.back();
-      l.pop_back();
+    auto& f = t_free;
+    if (f.n[c]) {
+      p_ = f.slot[c][--f.n[c]];
       return;
     }
   }
@@ -92,15 +105,18 @@ HeadBuf::HeadBuf(std::size_t min_bytes) {
 void HeadBuf::release() noexcept {
   if (!p_) return;
   if (kPool && (cap_ & (cap_ - 1)) == 0 && cap_ >= (std::size_t(1) << kMinShift)) {
-    unsigned c = class_of(cap_);
+    const unsigned c = unsigned(__builtin_ctzll(cap_)) - kMinShift;  // = class_of(cap_)
     if (c < kClasses) {
-      auto& l = t_free.lists[c];
-      if (l.size() < kMaxCached[c]) {
-        try {
-          l.push_back(p_);
+      auto& f = t_free;
+      if (f.n[c] < kMaxCached[c]) {
+        if (!f.slot[c] && !f.dead) {
+          [[maybe_unused]] FreeListsCleanup* keep = &t_cleanup;  // registers the cleanup
+          f.slot[c] = new (std::nothrow) std::uint8_t*[kMaxCached[c]];
+        }
+        if (f.slot[c]) {  // else (no memory for the cache) the block is freed
+          f.slot[c][f.n[c]++] = p_;
           p_ = nullptr;
           return;
-        } catch (...) {  // the free list could not grow: fall through and free the block
         }
       }
     }
@@ -136,10 +152,6 @@ FragVec& FragVec::operator=(FragVec&& o) noexcept {
   return *this;
 }
 
-FragVec::~FragVec() {
-  clear();
-  if (heap_) ::operator delete(heap_);
-}
 
 void FragVec::reserve(std::size_t n) {
   if (n <= cap_) return;
@@ -155,20 +167,7 @@ void FragVec::reserve(std::size_t n) {
   cap_ = std::uint32_t(cap);
 }
 
-void FragVec::push_back(Frag&& f) {
-  if (n_ == cap_) reserve(std::size_t(cap_) + 1);
-  bytes_ += f.len;
-  new (data() + n_) Frag(std::move(f));
-  ++n_;
-}
 
-void FragVec::truncate(std::size_t n) noexcept {
-  Frag* d = data();
-  while (n_ > n) {
-    bytes_ -= d[--n_].len;
-    d[n_].~Frag();
-  }
-}
 
 void FragVec::erase_front(std::size_t n) noexcept {
   if (n == 0) return;
@@ -189,9 +188,6 @@ Packet::Packet() : store_(kDefaultHeadroom), base_(std::ptrdiff_t(kDefaultHeadro
 
 Packet::Packet(Uninit, std::size_t store_bytes, std::size_t headroom)
     : store_(store_bytes), base_(std::ptrdiff_t(headroom)) {}
-Packet::Packet(Packet&&) noexcept = default;
-Packet& Packet::operator=(Packet&&) noexcept = default;
-Packet::~Packet() = default;
 
 Packet Packet::from_bytes(std::span<const std::uint8_t> bytes, std::size_t headroom,
                           std::size_t tailroom) {

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ofld/core/csum_short.hpp"
+
 namespace ofld::gro {
 
 using offload::GroContext;
@@ -19,6 +21,7 @@ Counters& Counters::operator+=(const Counters& o) noexcept {
   aggregates += o.aggregates;
   singles += o.singles;
   segments_out += o.segments_out;
+  fast_merged += o.fast_merged;
   for (std::size_t i = 0; i < kGroReasonCount; ++i) {
     not_merged[i] += o.not_merged[i];
     completed[i] += o.completed[i];
@@ -147,7 +150,229 @@ void Engine::complete(GroHeld* h, GroReason why) {
   release(h);
 }
 
+// ---- the TCP fast path ------------------------------------------------------------------
+//
+// The overwhelmingly common packet: Ethernet (or raw IP) + IPv4 without options or IPv6
+// without extension headers + TCP, not GSO, no frag_list, every header in the linear head,
+// arriving for a flow that is already held. fast_receive() checks, in one pass over the
+// fixed headers, every condition under which the general chain (eth → inet/ipv6 → tcp
+// hooks) would merge this packet into that held flow, and then performs the same merge
+// (gro_append_payload, the T-15 flag OR, the N-15 fixed-ID mark, the T-16/T-17 completion
+// of the aggregate, the same counters). Whenever a condition is not certain it returns
+// false having changed nothing, and the general path runs as if the fast path did not exist.
+// The general path stays the reference (tests/unit/gro_fastpath_test.cpp compares the two).
+//
+// Equality tests use raw native-order loads (equal bytes ⇔ equal words); masks are written
+// for little-endian hosts, the only ones this file is built for (static_assert below).
+namespace {
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "fast path masks assume little endian");
+inline std::uint64_t raw64(const std::uint8_t* p) {
+  std::uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+inline std::uint32_t raw32(const std::uint8_t* p) {
+  std::uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+inline std::uint16_t raw16(const std::uint8_t* p) {
+  std::uint16_t v;
+  std::memcpy(&v, p, 2);
+  return v;
+}
+}  // namespace
+
+bool Engine::fast_receive(core::Packet& pkt) {
+  constexpr std::uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04, kPsh = 0x08, kUrg = 0x20,
+                         kCwr = 0x80;
+  const bool eth = opts_.link == LinkLayer::Ethernet;
+  const std::size_t l2 = eth ? 14 : 0;
+  const std::size_t hl = pkt.headlen();
+  if (hl < l2 + 40 || pkt.gso.size != 0 || !pkt.frag_list().empty()) return false;  // G-4
+  const std::uint8_t* d = pkt.data();
+  const std::uint8_t* ip = d + l2;
+  const std::size_t len_all = pkt.len();
+  bool v6;
+  if (eth) {
+    const std::uint16_t type = raw16(d + 12);
+    if (type == 0x0008)  // 0x0800 on the wire
+      v6 = false;
+    else if (type == 0xDD86)
+      v6 = true;
+    else
+      return false;
+  } else {
+    v6 = (ip[0] >> 4) == 6;
+  }
+  std::size_t thoff;
+  std::uint32_t hash;
+  if (!v6) {
+    // N-1 (0x45, TCP, no fragment, header checksum) and N-2 (no reserved bit, tot_len).
+    if (ip[0] != 0x45 || ip[9] != 6 || (raw16(ip + 6) & 0xFFBF) != 0) return false;
+    if (ld16(ip + 2) != std::uint16_t(len_all - l2)) return false;
+    if (!cs::ipv4_header_csum_ok(ip)) return false;
+    thoff = l2 + 20;
+    hash = mix(0x9747b28cu ^ 0x0800u ^ ld32(ip + 12)) ^ ld32(ip + 16);  // = flow_hash()
+  } else {
+    // N-6 (payload_len) and N-7 (TCP directly after the fixed header).
+    if ((ip[0] >> 4) != 6 || ip[6] != 6 || hl < l2 + 60) return false;
+    if (ld16(ip + 4) != len_all - (l2 + 40)) return false;
+    thoff = l2 + 40;
+    hash = 0x9747b28cu ^ 0x86DDu;
+    for (int i = 8; i < 40; i += 4) hash = mix(hash ^ ld32(ip + i));
+  }
+  const std::uint8_t* th = d + thoff;
+  hash = mix(hash ^ ld32(th));
+  const std::size_t thlen = std::size_t(th[12] >> 4) * 4;  // T-2
+  const std::size_t hdrs = thoff + thlen;
+  if (thlen < 20 || hl < hdrs) return false;
+  const std::uint8_t flags = th[13];
+  if (flags & kCwr) return false;  // T-5 (as on 6.18)
+
+  // G-2 / N-3 / N-8 / T-3: the first candidate, newest first, that the general chain would
+  // pick as p (same hash, MAC header, VLAN tag, addresses and protocol, ports).
+  Bucket& b = buckets_[hash & (offload::kGroHashBuckets - 1)];
+  GroHeld* p = nullptr;
+  const std::uint64_t mac_a = eth ? raw64(d) : 0, mac_b = eth ? raw64(d + 6) : 0;
+  const std::uint32_t ports = raw32(th);
+  for (auto it = b.list.rbegin(); it != b.list.rend(); ++it) {
+    GroHeld* c = *it;
+    if (c->hash != hash) continue;
+    const std::uint8_t* cd = c->pkt.data();
+    if (c->pkt.headlen() < hdrs) return false;  // not a layout the fast path knows
+    if (eth && ((raw64(cd) ^ mac_a) | (raw64(cd + 6) ^ mac_b))) continue;
+    if (c->pkt.vlan_present != pkt.vlan_present || c->pkt.vlan_tci != pkt.vlan_tci) continue;
+    const std::uint8_t* cip = cd + l2;
+    if (!v6) {
+      if (cip[9] != 6 || raw64(cip + 12) != raw64(ip + 12)) continue;
+    } else {
+      if (((raw32(ip) ^ raw32(cip)) & 0xFFFF0FF0u) || cip[6] != 6 ||
+          ((raw64(ip + 8) ^ raw64(cip + 8)) | (raw64(ip + 16) ^ raw64(cip + 16)) |
+           (raw64(ip + 24) ^ raw64(cip + 24)) | (raw64(ip + 32) ^ raw64(cip + 32))))
+        continue;
+    }
+    if (raw32(cd + thoff) != ports) continue;
+    p = c;
+    break;
+  }
+  if (!p) return false;  // a new flow: the general path holds it
+  // Held as a plain TCP flow with this layout (GroHeld::fast_sig: not encapsulated, not
+  // fraglist, protocol TCP, same family, L3 at l2, same header length).
+  if (p->fast_sig != (std::uint32_t(hdrs) | (v6 ? 1u << 16 : 0) | 1u << 17)) return false;
+  std::uint8_t* pd = p->pkt.data();
+  const std::uint8_t* pip = pd + l2;
+  std::uint8_t* th2 = pd + thoff;
+
+  // T-6 flag word but FIN/PSH, T-7 ack (bytes 8..15 of both headers), T-8 options.
+  if ((raw64(th + 8) ^ raw64(th2 + 8)) & ~(std::uint64_t(kFin | kPsh) << 40)) return false;
+  for (std::size_t i = 20; i < thlen; i += 4)
+    if (raw32(th + i) != raw32(th2 + i)) return false;
+  // T-9 network flush: N-12 + N-15 (IPv4), N-10 (IPv6).
+  bool mark_fixedid = false;
+  if (!v6) {
+    // Held header 0x45 and TOS (bytes 0, 1), DF (byte 6), TTL and protocol (bytes 8, 9).
+    if (((raw32(ip) ^ raw32(pip)) & 0x0000FFFFu) | ((raw32(ip + 4) ^ raw32(pip + 4)) & 0x00400000u) |
+        (raw16(ip + 8) ^ raw16(pip + 8)))
+      return false;
+    const std::uint16_t delta = std::uint16_t(ld16(ip + 4) - ld16(pip + 4));
+    mark_fixedid = p->count == 1 && delta == 0;
+    const std::uint16_t want = ((p->ip_fixedid & 1) || mark_fixedid) ? 0 : p->count;
+    if (delta != want) return false;
+  } else {
+    if (((raw32(ip) ^ raw32(pip)) & 0x0000F00Fu) || ip[7] != pip[7]) return false;
+  }
+  // T-10 size, T-11 sequence, G-16 size limit.
+  const std::size_t len = len_all - hdrs;
+  const std::size_t mss = p->pkt.gso.size;
+  if (len - 1 >= mss) return false;
+  const std::size_t plen_all = p->pkt.len();
+  if (ld32(th2 + 4) + std::uint32_t(plen_all - hdrs) != ld32(th + 4)) return false;
+  const std::uint32_t max = v6 ? opts_.config.gro_max_size : opts_.config.gro_ipv4_max_size;
+  if (plen_all - l2 + len >= max) return false;
+
+  // T-1 checksum (G-11..G-13): after every header check, so that a failure costs nothing.
+  const std::size_t idx = pkt.csum.index();
+  if (idx != 1) {  // 1 = Unnecessary: csum_cnt > 0, nothing to validate
+    const std::uint32_t l4len = std::uint32_t(len_all - thoff);
+    auto pseudo = [&] {
+      return v6 ? cs::csum_ipv6_nofold_inline(ip + 8, ip + 24, l4len, 6)
+                : cs::csum_tcpudp_nofold_inline(ip + 12, ip + 16, l4len, 6);
+    };
+    if (idx == 0) {  // None: sum [thoff, end) over the head and the fragments
+      const std::size_t hn = hl - thoff;
+      cs::wsum w;
+      if (hn == 20 || hn == 32) {
+        // The usual head (TCP header without options or with timestamps) and the
+        // pseudo-header in one 64-bit sum of host-order words (RFC 1071 §2(B): byte-order
+        // independent), folded once; the same value as ps + csum_partial(th, hn).
+        namespace sd = cs::short_detail;
+        std::uint64_t a = v6 ? sd::add64c(sd::add64c(raw64(ip + 8), raw64(ip + 16)),
+                                          sd::add64c(raw64(ip + 24), raw64(ip + 32)))
+                             : raw64(ip + 12);
+        a = sd::add64c(a, raw64(th));
+        a = sd::add64c(a, raw64(th + 8));
+        a = sd::add64c(a, raw32(th + 16));
+        if (hn == 32) a = sd::add64c(sd::add64c(a, raw64(th + 20)), raw32(th + 28));
+        // zero + protocol (bytes 00 06) and the length as two 16-bit words, host order
+        a = sd::add64c(a, 0x0600u + __builtin_bswap16(std::uint16_t(l4len)) +
+                              __builtin_bswap16(std::uint16_t(l4len >> 16)));
+        w = sd::finish(a, 0);
+      } else {
+        w = cs::csum_add(pseudo(), hn <= 64 ? cs::csum_partial_short(th, hn) : cs::csum_partial(th, hn));
+      }
+      std::size_t done = hn;
+      for (const core::Frag& f : pkt.frags()) {
+        w = cs::csum_block_add(w, cs::csum_partial(f.buf->bytes.data() + f.off, f.len), done);
+        done += f.len;
+      }
+      if (cs::csum_fold(w) != 0) return false;
+    } else if (idx == 3) {  // Partial: fine when csum_start is at or after the TCP header
+      const auto& part = *std::get_if<core::CsumPartial>(&pkt.csum);
+      if (std::int64_t(part.csum_start) - pkt.data_pos() < std::int64_t(thoff)) return false;
+    } else {  // Complete: the device sum minus the headers pulled before TCP (G-5, G-15)
+      cs::wsum c = std::get_if<core::CsumComplete>(&pkt.csum)->csum;
+      if (eth) c = cs::csum_sub(c, cs::csum_partial_short(d, 14));
+      if (v6) c = cs::csum_sub(c, cs::csum_partial_short(ip, 40));
+      if (cs::csum_fold(cs::csum_add(pseudo(), c)) != 0) return false;
+    }
+  }
+
+  // Commit: the merge (G-19, G-20), T-15, the fixed-ID mark, then T-16..T-18.
+  if (mark_fixedid) p->ip_fixedid |= 1;
+  if (hl == hdrs) {
+    // No payload in the head: gro_append_payload reduces to taking the fragments over
+    // (same fragment list, same storage reservation), done here without the call.
+    core::Packet& agg = p->pkt;
+    const std::size_t have = agg.nr_frags(), want = have + pkt.nr_frags();
+    if (have <= core::detail::FragVec::kInline && want > core::detail::FragVec::kInline)
+      agg.reserve_frags(std::max<std::size_t>(want, 64));
+    for (core::Frag& f : pkt.frags()) agg.add_frag_slice(std::move(f.buf), f.off, f.len);
+  } else {
+    offload::gro_append_payload(pkt, hdrs, *p);
+  }
+  p->count = std::uint16_t(p->count + 1);
+  th2[13] |= std::uint8_t(flags & (kFin | kPsh));
+  ctr_.merged++;
+  ctr_.fast_merged++;
+  if ((len < mss) | ((flags & (kUrg | kPsh | kRst | kSyn | kFin)) != 0)) {
+    remove(b, p);
+    complete(p, (flags & (kUrg | kPsh | kRst | kSyn | kFin)) ? GroReason::FinalFlags
+                                                             : GroReason::ShortSegment);
+  }
+  return true;
+}
+
 void Engine::receive(core::Packet pkt, std::uint64_t now_ns) {
+  if (opts_.fast_path && opts_.config.gro && fast_receive(pkt)) {
+    ctr_.packets_in++;
+    if (++in_batch_ >= opts_.batch) poll_end(now_ns);
+    return;
+  }
+  receive_general(pkt, now_ns);
+}
+
+__attribute__((noinline)) void Engine::receive_general(core::Packet& pkt, std::uint64_t now_ns) {
   ctr_.packets_in++;
   if (!opts_.config.gro) {  // G-1
     ctr_.not_merged[std::size_t(GroReason::GroDisabled)]++;
@@ -243,6 +468,10 @@ void Engine::receive(core::Packet pkt, std::uint64_t now_ns) {
     h->is_ipv6 = eth ? type == 0x86DD : (pkt.data()[0] >> 4) == 6;
     h->same_flow = false;
     h->age_ns = now_ns;
+    h->fast_sig = ctx.proto == 6 && !ctx.encap_mark && !ctx.is_flist &&
+                          ctx.network_offsets[0] == l2 && ctx.data_offset < 0x10000
+                      ? (ctx.data_offset | (h->is_ipv6 ? 1u << 16 : 0) | 1u << 17)
+                      : 0;
     if (!pkt.is_gso()) pkt.gso.size = std::uint16_t(pkt.len() - ctx.data_offset);
     h->pkt = std::move(pkt);
     b.list.push_back(h);

@@ -63,7 +63,7 @@ std::string_view to_string(GroReason r) noexcept {
   return "?";
 }
 
-const std::uint8_t* gro_header(GroContext& ctx, std::size_t off, std::size_t n) noexcept {
+const std::uint8_t* gro_header_pull(GroContext& ctx, std::size_t off, std::size_t n) noexcept {
   core::Packet& p = *ctx.skb;
   if (off + n <= p.headlen()) return p.data() + off;
   if (off + n > p.len()) return nullptr;
@@ -121,18 +121,10 @@ void gro_postpull_rcsum(GroContext& ctx, std::size_t off, std::size_t n) noexcep
   ctx.csum = cs::csum_sub(ctx.csum, cs::csum_partial(h, n, 0));
 }
 
-bool gro_merge(GroContext& ctx, GroHeld& p) noexcept {
-  core::Packet& skb = *ctx.skb;
-  const std::size_t len = ctx.gro_len();
-  const std::size_t plen = p.pkt.len() - p.network_offsets[0];  // p->len from the network header
-  const std::uint32_t max = p.is_ipv6 ? ctx.cfg->gro_max_size : ctx.cfg->gro_ipv4_max_size;
-  if (plen + len >= max || ctx.flush) return false;                       // G-16
-  if (plen + len >= 65536 && (ctx.proto != 6 || p.encap_mark)) return false;  // G-17
-  if (!skb.frag_list().empty()) return false;
-
+void gro_append_payload(core::Packet& skb, std::size_t data_offset, GroHeld& p) noexcept {
   // Payload bytes in the skb's head are copied into p's aggregate buffer; fragments are
   // stolen by reference (G-19 without the MAX_SKB_FRAGS/frag_list geometry).
-  const std::size_t head_from = std::min<std::size_t>(ctx.data_offset, skb.headlen());
+  const std::size_t head_from = std::min<std::size_t>(data_offset, skb.headlen());
   const std::size_t head_n = skb.headlen() - head_from;
   if (head_n) {
     if (!p.agg) {
@@ -147,15 +139,32 @@ bool gro_merge(GroContext& ctx, GroHeld& p) noexcept {
           p.pkt.extend_last_frag(head_n)))
       p.pkt.add_frag(p.agg, at, head_n);
   }
-  std::size_t skip = ctx.data_offset > skb.headlen() ? ctx.data_offset - skb.headlen() : 0;
+  std::size_t skip = data_offset > skb.headlen() ? data_offset - skb.headlen() : 0;
+  // Room for an aggregate's worth of fragments at once rather than doubling from the inline
+  // four (the storage only; the fragment list itself is the same).
+  const std::size_t want = p.pkt.nr_frags() + skb.nr_frags();
+  if (p.pkt.nr_frags() <= core::detail::FragVec::kInline && want > core::detail::FragVec::kInline)
+    p.pkt.reserve_frags(std::max<std::size_t>(want, 64));
   for (auto& f : skb.frags()) {
     if (skip >= f.len) {
       skip -= f.len;
       continue;
     }
-    p.pkt.add_frag(std::move(f.buf), f.off + skip, f.len - skip);
+    p.pkt.add_frag_slice(std::move(f.buf), f.off + std::uint32_t(skip), f.len - std::uint32_t(skip));
     skip = 0;
   }
+}
+
+bool gro_merge(GroContext& ctx, GroHeld& p) noexcept {
+  core::Packet& skb = *ctx.skb;
+  const std::size_t len = ctx.gro_len();
+  const std::size_t plen = p.pkt.len() - p.network_offsets[0];  // p->len from the network header
+  const std::uint32_t max = p.is_ipv6 ? ctx.cfg->gro_max_size : ctx.cfg->gro_ipv4_max_size;
+  if (plen + len >= max || ctx.flush) return false;                       // G-16
+  if (plen + len >= 65536 && (ctx.proto != 6 || p.encap_mark)) return false;  // G-17
+  if (!skb.frag_list().empty()) return false;
+
+  gro_append_payload(skb, ctx.data_offset, p);
   p.count = std::uint16_t(p.count + ctx.count);
   ctx.same_flow = true;
   return true;

@@ -109,7 +109,9 @@ class HeadBuf {
   }
   HeadBuf(const HeadBuf&) = delete;
   HeadBuf& operator=(const HeadBuf&) = delete;
-  ~HeadBuf() { release(); }
+  ~HeadBuf() {
+    if (p_) release();
+  }
 
   std::uint8_t* data() noexcept { return p_; }
   const std::uint8_t* data() const noexcept { return p_; }
@@ -143,7 +145,10 @@ class FragVec {
   FragVec& operator=(FragVec&& o) noexcept;
   FragVec(const FragVec&) = delete;
   FragVec& operator=(const FragVec&) = delete;
-  ~FragVec();
+  ~FragVec() {  // inline: every packet freed on the GRO/GSO hot paths runs it
+    truncate(0);
+    if (heap_) ::operator delete(heap_);
+  }
 
   std::size_t size() const noexcept { return n_; }
   /// Sum of the fragments' lengths (skb->data_len without frag_list), kept up to date by
@@ -159,11 +164,22 @@ class FragVec {
   const Frag* end() const noexcept { return data() + n_; }
   Frag& operator[](std::size_t i) noexcept { return data()[i]; }
   const Frag& operator[](std::size_t i) const noexcept { return data()[i]; }
-  void push_back(Frag&& f);
+  void push_back(Frag&& f) {  // inline: GRO appends one fragment per merged packet
+    if (n_ == cap_) reserve(std::size_t(cap_) + 1);
+    bytes_ += f.len;
+    new (data() + n_) Frag(std::move(f));
+    ++n_;
+  }
   void push_back(const Frag& f) { push_back(Frag(f)); }
   void reserve(std::size_t n);
   void clear() noexcept { truncate(0); }
-  void truncate(std::size_t n) noexcept;     ///< keep the first n (n <= size)
+  void truncate(std::size_t n) noexcept {   ///< keep the first n (n <= size)
+    Frag* d = data();
+    while (n_ > n) {
+      bytes_ -= d[--n_].len;
+      d[n_].~Frag();
+    }
+  }
   void erase_front(std::size_t n) noexcept;  ///< drop the first n (n <= size)
 
  private:
@@ -276,11 +292,11 @@ enum class InnerProtoType : std::uint8_t { Ether = 0, IpProto = 1 };
 class Packet {
  public:
   Packet();  ///< empty packet with kDefaultHeadroom headroom
-  Packet(Packet&&) noexcept;
-  Packet& operator=(Packet&&) noexcept;
+  Packet(Packet&&) noexcept = default;  // inline: packets are moved and freed per packet
+  Packet& operator=(Packet&&) noexcept = default;
   Packet(const Packet&) = delete;
   Packet& operator=(const Packet&) = delete;
-  ~Packet();
+  ~Packet() = default;
 
   /// Build a packet whose linear head holds `bytes`, with `headroom` bytes reserved in front
   /// and `tailroom` spare bytes behind (for put()/put_uninit() without a reallocation).
@@ -302,6 +318,8 @@ class Packet {
   std::size_t data_len() const noexcept { return len() - headlen(); }  ///< skb->data_len
   std::size_t headroom() const noexcept { return std::size_t(base_ + data_); }  ///< before data()
   std::size_t nr_frags() const noexcept { return frags_.size(); }
+  /// Make room for n fragments without changing the packet (an aggregate about to grow).
+  void reserve_frags(std::size_t n) { frags_.reserve(n); }
   bool is_linear() const noexcept { return frags_.empty() && frag_list_.empty(); }
 
   // -- head access --
@@ -342,6 +360,16 @@ class Packet {
   /// Add fragment bytes [off, off+len) of buf at the end (skb_add_rx_frag without truesize).
   /// len 0 → Ok, nothing added. Errors: BadArgument (null buf), OutOfRange (slice outside buf).
   PacketError add_frag(BufferRef buf, std::size_t off, std::size_t len);
+  /// add_frag(std::move(buf), off, len) for a slice known to lie inside *buf (e.g. a fragment
+  /// taken over from another packet), inline; the result is the same.
+  void add_frag_slice(BufferRef&& buf, std::uint32_t off, std::uint32_t len) {
+    if (len == 0 || !buf) return;
+    if (!frag_list_.empty()) {
+      add_frag(std::move(buf), off, len);
+      return;
+    }
+    frags_.push_back(Frag{std::move(buf), off, len});
+  }
   /// Keep the first `new_len` bytes (pskb_trim). new_len >= len() → no-op. Never fails.
   /// Does NOT adjust checksum state (see trim_rcsum).
   void trim(std::size_t new_len);

@@ -44,6 +44,10 @@ struct EngineOptions {
   LinkLayer link = LinkLayer::Ethernet;
   std::size_t batch = 64;                ///< packets per poll (NAPI budget)
   std::uint64_t flush_timeout_ns = 0;    ///< 0 = flush every held flow at poll end
+  /// The TCP fast path (Engine::fast_receive): on by default. It never changes an output
+  /// byte, metadata field or counter; false runs every packet through the general chain
+  /// (the reference the differential test compares the fast path with).
+  bool fast_path = true;
 };
 
 /// Counters. Every received packet ends in exactly one of: merged, held (possibly delivered
@@ -59,6 +63,10 @@ struct Counters {
   std::uint64_t segments_out = 0;    ///< sum of count over all completions
   std::array<std::uint64_t, kGroReasonCount> not_merged{};
   std::array<std::uint64_t, kGroReasonCount> completed{};
+  /// Diagnostic, not a GRO outcome: how many of `merged` the TCP fast path merged (0 with
+  /// EngineOptions::fast_path off). Every other counter is the same with the fast path on
+  /// or off.
+  std::uint64_t fast_merged = 0;
   Counters& operator+=(const Counters& o) noexcept;
 };
 
@@ -96,6 +104,8 @@ class Engine {
   offload::GroHeld* alloc();
   void release(offload::GroHeld* h);
   void flush_older(std::uint64_t now_ns, GroReason why);
+  bool fast_receive(core::Packet& pkt);  // true: merged (and counted) by the fast path
+  void receive_general(core::Packet& pkt, std::uint64_t now_ns);  // the chain (G-1..G-7)
 
   EngineOptions opts_;
   std::array<Bucket, offload::kGroHashBuckets> buckets_;

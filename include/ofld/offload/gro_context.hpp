@@ -156,6 +156,11 @@ struct GroHeld {
   bool is_flist = false;            ///< fraglist flow (T-4, U-3): members on frag_list
   bool same_flow = false;           ///< per-round candidate mark (gro_list_prepare, L3, L4)
   std::uint64_t age_ns = 0;         ///< when it was held (napi jiffies analogue)
+  /// Set by the engine when it holds the flow: for a plain TCP flow (L3 right after the link
+  /// header, not in a tunnel, not fraglist) data_offset | is_ipv6 << 16 | 1 << 17, else 0.
+  /// The engine's fast path only considers flows whose signature matches the packet's
+  /// layout (a flow that leaves fraglist mode later keeps 0 and stays on the general path).
+  std::uint32_t fast_sig = 0;
   core::BufferRef agg;              ///< storage for merged payload that had to be copied
 };
 
@@ -216,7 +221,14 @@ struct GroContext {
 
 /// skb_gro_header: pointer to [off, off+n) of the skb's bytes made linear; nullptr if the
 /// packet is shorter.
-const std::uint8_t* gro_header(GroContext& ctx, std::size_t off, std::size_t n) noexcept;
+/// Inline for the common case (the bytes are already in the head); gro_header_pull does the
+/// rest.
+const std::uint8_t* gro_header_pull(GroContext& ctx, std::size_t off, std::size_t n) noexcept;
+inline const std::uint8_t* gro_header(GroContext& ctx, std::size_t off, std::size_t n) noexcept {
+  core::Packet& p = *ctx.skb;
+  if (off + n <= p.headlen()) return p.data() + off;
+  return gro_header_pull(ctx, off, n);
+}
 /// Mutable variant (for RCO no-partial rewrites).
 std::uint8_t* gro_header_mut(GroContext& ctx, std::size_t off, std::size_t n) noexcept;
 /// Header of a held packet at the same offset (its headers are linear).
@@ -238,6 +250,10 @@ void gro_postpull_rcsum(GroContext& ctx, std::size_t off, std::size_t n) noexcep
 /// G-16..G-20 skb_gro_receive: append the skb's payload [data_offset, end) to p.
 /// Returns false (E2BIG) when the size limit or the skb's flush flag refuses the merge.
 bool gro_merge(GroContext& ctx, GroHeld& p) noexcept;
+/// The storage step of gro_merge (G-19 as modelled): append the skb's bytes from
+/// `data_offset` to its end to p — payload in the skb's head is copied into p's aggregate
+/// buffer, fragments are stolen by reference. No limit is checked, p.count is not changed.
+void gro_append_payload(core::Packet& skb, std::size_t data_offset, GroHeld& p) noexcept;
 
 /// G-21 skb_gro_receive_list: chain the skb on p's frag_list with its headers pulled
 /// (network and transport header recorded first). Refused (false) when p's length from its
