@@ -59,14 +59,42 @@ unsigned class_of(std::size_t n) noexcept {  // smallest class holding n bytes
   return unsigned(64 - __builtin_clzll(n - 1)) - kMinShift;
 }
 
-struct FreeLists {
-  std::vector<std::uint8_t*> lists[kClasses];
-  ~FreeLists() {
-    for (auto& l : lists)
-      for (auto* b : l) ::operator delete(b);
+// Per-thread free lists, one per size class, threaded through the free blocks themselves
+// (the first 8 bytes of a cached block hold the next pointer). The list heads are plain
+// data in thread-local storage (no guard or wrapper on the hot path); a separate
+// thread-local object, touched once per thread when it first caches a block, gives the
+// cached blocks back when the thread exits.
+struct FreeList {
+  std::uint8_t* head;
+  std::uint32_t count;
+};
+struct FreeListsPod {
+  FreeList lists[kClasses];
+  bool cleanup_armed;
+};
+thread_local constinit FreeListsPod t_free{};
+
+struct FreeListsCleanup {
+  ~FreeListsCleanup() {
+    for (auto& l : t_free.lists) {
+      while (l.head) {
+        std::uint8_t* b = l.head;
+        std::memcpy(&l.head, b, sizeof(l.head));
+        ::operator delete(b);
+      }
+    }
+    // Blocks released later in thread exit (other thread-locals' packets) are freed, not cached.
+    for (unsigned c = 0; c < kClasses; ++c) t_free.lists[c].count = std::uint32_t(kMaxCached[c]);
   }
 };
-thread_local FreeLists t_free;
+thread_local FreeListsCleanup t_free_cleanup;
+
+[[gnu::noinline]] void arm_cleanup() noexcept {
+  t_free.cleanup_armed = true;
+  // odr-use through a volatile: constructs it and registers its destructor for this thread
+  FreeListsCleanup* volatile sink = &t_free_cleanup;
+  (void)sink;
+}
 
 }  // namespace
 
@@ -79,10 +107,11 @@ HeadBuf::HeadBuf(std::size_t min_bytes) {
   }
   cap_ = std::size_t(1) << (c + kMinShift);
   if (kPool) {
-    auto& l = t_free.lists[c];
-    if (!l.empty()) {
-      p_ = l.back();
-      l.pop_back();
+    FreeList& l = t_free.lists[c];
+    if (l.head) {
+      p_ = l.head;
+      std::memcpy(&l.head, p_, sizeof(l.head));
+      --l.count;
       return;
     }
   }
@@ -94,14 +123,14 @@ void HeadBuf::release() noexcept {
   if (kPool && (cap_ & (cap_ - 1)) == 0 && cap_ >= (std::size_t(1) << kMinShift)) {
     unsigned c = class_of(cap_);
     if (c < kClasses) {
-      auto& l = t_free.lists[c];
-      if (l.size() < kMaxCached[c]) {
-        try {
-          l.push_back(p_);
-          p_ = nullptr;
-          return;
-        } catch (...) {  // the free list could not grow: fall through and free the block
-        }
+      FreeList& l = t_free.lists[c];
+      if (l.count < kMaxCached[c]) {
+        if (!t_free.cleanup_armed) arm_cleanup();
+        std::memcpy(p_, &l.head, sizeof(l.head));
+        l.head = p_;
+        ++l.count;
+        p_ = nullptr;
+        return;
       }
     }
   }
@@ -137,7 +166,8 @@ FragVec& FragVec::operator=(FragVec&& o) noexcept {
 }
 
 FragVec::~FragVec() {
-  clear();
+  Frag* d = data();
+  for (std::uint32_t i = 0; i < n_; ++i) d[i].~Frag();
   if (heap_) ::operator delete(heap_);
 }
 
@@ -189,6 +219,14 @@ Packet::Packet() : store_(kDefaultHeadroom), base_(std::ptrdiff_t(kDefaultHeadro
 
 Packet::Packet(Uninit, std::size_t store_bytes, std::size_t headroom)
     : store_(store_bytes), base_(std::ptrdiff_t(headroom)) {}
+Packet::Packet(const PacketMeta& meta, std::span<const std::uint8_t> hdr, std::size_t headroom,
+               std::size_t tailroom, std::size_t nfrags)
+    : PacketMeta(meta), store_(headroom + hdr.size() + tailroom), base_(std::ptrdiff_t(headroom)),
+      tail_(pos_t(hdr.size())) {
+  if (!hdr.empty()) std::memcpy(store_.data() + headroom, hdr.data(), hdr.size());
+  if (nfrags > detail::FragVec::kInline) frags_.reserve(nfrags);
+}
+
 Packet::Packet(Packet&&) noexcept = default;
 Packet& Packet::operator=(Packet&&) noexcept = default;
 Packet::~Packet() = default;
@@ -471,27 +509,7 @@ Packet Packet::clone_impl(bool deep) const {
       p.frags_.push_back(f);
   }
   for (const auto& m : frag_list_) p.add_to_frag_list(m.clone_impl(deep));
-  p.mac_header = mac_header;
-  p.network_header = network_header;
-  p.transport_header = transport_header;
-  p.inner_mac_header = inner_mac_header;
-  p.inner_network_header = inner_network_header;
-  p.inner_transport_header = inner_transport_header;
-  p.protocol = protocol;
-  p.inner_protocol = inner_protocol;
-  p.inner_protocol_type = inner_protocol_type;
-  p.inner_ipproto = inner_ipproto;
-  p.vlan_tci = vlan_tci;
-  p.vlan_present = vlan_present;
-  p.vlan_proto = vlan_proto;
-  p.encapsulation = encapsulation;
-  p.encap_hdr_csum = encap_hdr_csum;
-  p.remcsum_offload = remcsum_offload;
-  p.csum_valid = csum_valid;
-  p.csum_complete_sw = csum_complete_sw;
-  p.csum = csum;
-  p.pending_csum = pending_csum;
-  p.gso = gso;
+  p.meta() = meta();  // every PacketMeta field
   return p;
 }
 

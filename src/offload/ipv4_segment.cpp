@@ -6,6 +6,20 @@
 
 namespace ofld::offload::gso_hooks {
 
+namespace {
+// ip_compute_csum over an IPv4 header of `ihl` bytes (a multiple of 4, >= 20), inline: the
+// sum of its 32-bit big-endian words folds to the same 16-bit ones'-complement sum as
+// csum_partial (2^16 = 1 mod 0xFFFF), and a header is never all zero, so the complement is
+// the same value too.
+inline std::uint16_t ipv4_header_csum(const std::uint8_t* ip, std::size_t ihl) noexcept {
+  std::uint64_t sum = 0;
+  for (std::size_t i = 0; i < ihl; i += 4) sum += wire::load_be32(ip + i);
+  sum = (sum & 0xffffffffu) + (sum >> 32);
+  sum = (sum & 0xffffffffu) + (sum >> 32);
+  return csum::csum_fold(csum::wsum(sum));
+}
+}  // namespace
+
 int ipv4_segment(GsoContext& ctx) {
   core::Packet& skb = *ctx.skb;
   if (!skb.may_pull(20)) return ctx.fail(GsoReason::HeaderTruncated);
@@ -49,6 +63,24 @@ int ipv4_segment(GsoContext& ctx) {
   }
 
   const int nhoff = ctx.seg_off(nh);
+  if (ctx.seg_fast && !ctx.gso_partial && gso::fast_path()) {
+    // Segments from skb_segment's fast path: plain (not GSO) packets with this header in
+    // every head at nhoff, as copied from the super-packet (ihl already checked above).
+    for (auto& s : ctx.segs) {
+      core::Packet& p = s.pkt;
+      std::uint8_t* ip = p.data() + nhoff;
+      if (!fixedid) wire::store_be16(ip + 4, id++);
+      wire::store_be16(ip + 2, std::uint16_t(p.len() - std::size_t(nhoff)));
+      wire::store_be16(ip + 10, 0);
+      wire::store_be16(ip + 10, ipv4_header_csum(ip, ihl));  // ip_send_check
+      if (encap) {
+        p.inner_network_header = nhoff;
+        p.inner_transport_header = p.transport_header;
+      }
+      p.network_header = nhoff;
+    }
+    return 0;
+  }
   for (auto& s : ctx.segs) {
     std::uint8_t* ip = s.pkt.at_pos(nhoff, 20);
     // A fraglist member keeps its own header: its ihl may differ from the head's.

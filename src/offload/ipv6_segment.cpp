@@ -48,6 +48,18 @@ int ipv6_segment(GsoContext& ctx) {
     return rc;
   }
   const int nhoff = ctx.seg_off(nh);
+  if (ctx.seg_fast && !ctx.gso_partial && gso::fast_path()) {
+    for (auto& s : ctx.segs) {  // X-27, headers in every head (skb_segment fast path)
+      core::Packet& p = s.pkt;
+      wire::store_be16(p.data() + nhoff + 4, std::uint16_t(p.len() - std::size_t(nhoff + 40)));
+      if (encap) {
+        p.inner_network_header = nhoff;
+        p.inner_transport_header = p.transport_header;
+      }
+      p.network_header = nhoff;
+    }
+    return 0;
+  }
   for (auto& s : ctx.segs) {
     std::uint8_t* ip = s.pkt.at_pos(nhoff, 40);
     if (!ip) return ctx.fail(GsoReason::HeaderTruncated);

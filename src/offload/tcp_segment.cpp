@@ -74,6 +74,37 @@ int tcp_segment(GsoContext& ctx) {
 
   const int thoff = ctx.seg_off(th_pos);
   const std::size_t n = ctx.segs.size();
+  if (ctx.seg_fast && !ctx.gso_partial && gso::fast_path()) {
+    // Segments from skb_segment's fast path: the TCP header is in every head at thoff, every
+    // segment is PARTIAL (SG + csum: nothing was summed) — the same X-21 rewrite, X-14 CB.
+    const std::uint32_t last_l4 = std::uint32_t(ctx.out.back().len() - std::size_t(thoff));
+    const std::uint16_t lastcheck = csum::csum_fold16(csum::csum_add(seed, oldlen + last_l4));
+    for (std::size_t i = 0; i < n; ++i) {
+      auto& s = ctx.segs[i];
+      core::Packet& p = s.pkt;
+      std::uint8_t* th = p.data() + thoff;
+      p.transport_header = thoff;
+      wire::store_be32(th + 4, seq);
+      seq += step;
+      std::uint8_t fl = th[13];
+      if (i > 0) fl &= std::uint8_t(~kCwr);
+      const bool last = i + 1 == n;
+      if (!last) fl &= std::uint8_t(~(kFin | kPsh));
+      th[13] = fl;
+      const std::uint16_t check = last ? lastcheck : newcheck;
+      wire::store_be16(th + 16, check);
+      const auto* cp = std::get_if<core::CsumPartial>(&p.csum);
+      if (cp) {
+        if (!p.remcsum_offload) {  // gso_reset_checksum, inline
+          s.cb_csum = ~std::uint32_t(check);
+          s.cb_csum_start = cp->csum_start;
+        }
+      } else {
+        wire::store_be16(th + 16, gso::gso_make_checksum(s, ~std::uint32_t(check)));
+      }
+    }
+    return 0;
+  }
   for (std::size_t i = 0; i < n; ++i) {
     auto& s = ctx.segs[i];
     std::uint8_t* th = s.pkt.at_pos(thoff, thlen);

@@ -25,6 +25,7 @@
 #include <new>
 #include <span>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -161,6 +162,14 @@ class FragVec {
   const Frag& operator[](std::size_t i) const noexcept { return data()[i]; }
   void push_back(Frag&& f);
   void push_back(const Frag& f) { push_back(Frag(f)); }
+  /// Append a reference to bytes [off, off+len) of `buf` (one reference-count increment);
+  /// the caller guarantees the slice lies inside the buffer.
+  void push_ref(const BufferRef& buf, std::uint32_t off, std::uint32_t len) {
+    if (n_ == cap_) reserve(std::size_t(cap_) + 1);
+    new (data() + n_) Frag{buf, off, len};
+    bytes_ += len;
+    ++n_;
+  }
   void reserve(std::size_t n);
   void clear() noexcept { truncate(0); }
   void truncate(std::size_t n) noexcept;     ///< keep the first n (n <= size)
@@ -273,7 +282,45 @@ enum class InnerProtoType : std::uint8_t { Ether = 0, IpProto = 1 };
 
 // ---- the packet ----------------------------------------------------------------------------
 
-class Packet {
+/// The plain metadata of a packet (the sk_buff fields outside the byte storage): header
+/// positions, protocol and tunnel metadata, checksum state, GSO info. Trivially copyable, so a
+/// packet's metadata can be copied in one go (Packet::meta(), the segment constructor).
+struct PacketMeta {
+  // -- header positions (origin-relative; kNoHeader when unset) --
+  pos_t mac_header = kNoHeader;
+  pos_t network_header = kNoHeader;
+  pos_t transport_header = kNoHeader;
+  pos_t inner_mac_header = kNoHeader;
+  pos_t inner_network_header = kNoHeader;
+  pos_t inner_transport_header = kNoHeader;
+
+  // -- protocol metadata --
+  std::uint16_t protocol = 0;        ///< skb->protocol: outer ethertype, host order
+  std::uint16_t inner_protocol = 0;  ///< ethertype or IP proto, see inner_protocol_type
+  InnerProtoType inner_protocol_type = InnerProtoType::Ether;
+  std::uint8_t inner_ipproto = 0;    ///< inner L4 protocol number (IPPROTO_*)
+  std::uint16_t vlan_tci = 0;        ///< hw-accelerated VLAN tag (when vlan_present)
+  bool vlan_present = false;
+  std::uint16_t vlan_proto = 0;      ///< 0x8100 / 0x88A8 when vlan_present
+
+  bool encapsulation = false;    ///< inner_* positions valid
+  bool encap_hdr_csum = false;   ///< outer csum to be done in software during GSO
+  bool remcsum_offload = false;  ///< RCO in effect
+  bool csum_valid = false;       ///< software validated (C-23)
+  bool csum_complete_sw = false; ///< COMPLETE value computed by software (C-24, C-27)
+
+  // -- checksum state --
+  CsumState csum{CsumNone{}};
+  /// The kernel's skb->csum while ip_summed is not COMPLETE: the pseudo-header sum stored by
+  /// a deferred validation (C-24) and consumed by checksum_complete(). Otherwise unused.
+  wsum pending_csum = 0;
+
+  // -- GSO --
+  GsoInfo gso{};
+};
+static_assert(std::is_trivially_copyable_v<PacketMeta>);
+
+class Packet : public PacketMeta {
  public:
   Packet();  ///< empty packet with kDefaultHeadroom headroom
   Packet(Packet&&) noexcept;
@@ -286,6 +333,19 @@ class Packet {
   /// and `tailroom` spare bytes behind (for put()/put_uninit() without a reallocation).
   static Packet from_bytes(std::span<const std::uint8_t> bytes,
                            std::size_t headroom = kDefaultHeadroom, std::size_t tailroom = 0);
+  /// GSO segment constructor (skb_segment's alloc + __copy_skb_header in one step): metadata
+  /// copied from `meta`; the linear head holds `hdr` with `headroom` bytes reserved in front
+  /// and `tailroom` spare bytes behind; room for `nfrags` fragments. data() is at position 0.
+  Packet(const PacketMeta& meta, std::span<const std::uint8_t> hdr, std::size_t headroom,
+         std::size_t tailroom = 0, std::size_t nfrags = 0);
+  /// The metadata fields (see PacketMeta).
+  const PacketMeta& meta() const noexcept { return *this; }
+  PacketMeta& meta() noexcept { return *this; }
+  /// add_frag() for engines that have checked the slice already: `buf` non-null, [off,
+  /// off+len) inside it, len > 0, and the packet has no frag_list (else use add_frag()).
+  void add_frag_unchecked(const BufferRef& buf, std::uint32_t off, std::uint32_t len) {
+    frags_.push_ref(buf, off, len);
+  }
   /// Build a non-linear packet: the first `headlen` bytes in the head, the rest in fragments of
   /// at most `frag_size` bytes, each in its own Buffer (frag_size 0 = one fragment).
   static Packet from_bytes_frags(std::span<const std::uint8_t> bytes, std::size_t headlen,
@@ -382,13 +442,6 @@ class Packet {
   /// Remove and return the frag_list (len() shrinks accordingly).
   std::vector<Packet> take_frag_list();
 
-  // -- header positions (origin-relative; kNoHeader when unset) --
-  pos_t mac_header = kNoHeader;
-  pos_t network_header = kNoHeader;
-  pos_t transport_header = kNoHeader;
-  pos_t inner_mac_header = kNoHeader;
-  pos_t inner_network_header = kNoHeader;
-  pos_t inner_transport_header = kNoHeader;
 
   /// skb_set_*_header(skb, offset): position = data_pos() + offset.
   void set_mac_header(int off) noexcept { mac_header = data_ + off; }
@@ -404,26 +457,8 @@ class Packet {
   int inner_network_offset() const noexcept { return inner_network_header - data_; }
   int inner_transport_offset() const noexcept { return inner_transport_header - data_; }
 
-  // -- protocol metadata --
-  std::uint16_t protocol = 0;        ///< skb->protocol: outer ethertype, host order
-  std::uint16_t inner_protocol = 0;  ///< ethertype or IP proto, see inner_protocol_type
-  InnerProtoType inner_protocol_type = InnerProtoType::Ether;
-  std::uint8_t inner_ipproto = 0;    ///< inner L4 protocol number (IPPROTO_*)
-  std::uint16_t vlan_tci = 0;        ///< hw-accelerated VLAN tag (when vlan_present)
-  bool vlan_present = false;
-  std::uint16_t vlan_proto = 0;      ///< 0x8100 / 0x88A8 when vlan_present
 
-  bool encapsulation = false;    ///< inner_* positions valid
-  bool encap_hdr_csum = false;   ///< outer csum to be done in software during GSO
-  bool remcsum_offload = false;  ///< RCO in effect
-  bool csum_valid = false;       ///< software validated (C-23)
-  bool csum_complete_sw = false; ///< COMPLETE value computed by software (C-24, C-27)
-
-  // -- checksum state --
-  CsumState csum{CsumNone{}};
-  /// The kernel's skb->csum while ip_summed is not COMPLETE: the pseudo-header sum stored by
-  /// a deferred validation (C-24) and consumed by checksum_complete(). Otherwise unused.
-  wsum pending_csum = 0;
+  // -- checksum state (fields in PacketMeta) --
   IpSummed ip_summed() const noexcept { return ip_summed_of(csum); }
   /// skb_checksum_start_offset: csum_start − data_pos() (PARTIAL only; 0 otherwise).
   int csum_start_offset() const noexcept;
@@ -432,8 +467,7 @@ class Packet {
     csum = CsumPartial{data_ + start_off, csum_offset, not_inet};
   }
 
-  // -- GSO --
-  GsoInfo gso{};
+  // -- GSO (field in PacketMeta) --
   bool is_gso() const noexcept { return gso.size != 0; }  ///< skb_is_gso
 
  private:
