@@ -38,45 +38,14 @@ std::string_view name(std::uint32_t bit) noexcept {
 namespace detail {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kPool = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kPool = false;
-#else
-constexpr bool kPool = true;
-#endif
-#else
-constexpr bool kPool = true;
-#endif
+constexpr bool kPool = kHeadBufPool;
+constexpr unsigned kMinShift = kHeadBufMinShift, kClasses = kHeadBufClasses;
 
-// Size classes 256 B .. 64 KiB (powers of two); larger blocks go straight to the allocator.
-constexpr unsigned kMinShift = 8, kMaxShift = 16, kClasses = kMaxShift - kMinShift + 1;
-constexpr std::size_t kMaxCached[kClasses] = {1024, 1024, 512, 512, 256, 64, 32, 16, 16};
-
-unsigned class_of(std::size_t n) noexcept {  // smallest class holding n bytes
-  if (n <= (std::size_t(1) << kMinShift)) return 0;
-  return unsigned(64 - __builtin_clzll(n - 1)) - kMinShift;
-}
-
-// Per-thread free lists, one per size class, threaded through the free blocks themselves
-// (the first 8 bytes of a cached block hold the next pointer). The list heads are plain
-// data in thread-local storage (no guard or wrapper on the hot path); a separate
-// thread-local object, touched once per thread when it first caches a block, gives the
-// cached blocks back when the thread exits.
-struct FreeList {
-  std::uint8_t* head;
-  std::uint32_t count;
-};
-struct FreeListsPod {
-  FreeList lists[kClasses];
-  bool cleanup_armed;
-};
-thread_local constinit FreeListsPod t_free{};
-
+// Frees the cached blocks of a thread when it exits. Touched (constructed, its destructor
+// registered) once per thread, when the thread first caches a block.
 struct FreeListsCleanup {
   ~FreeListsCleanup() {
-    for (auto& l : t_free.lists) {
+    for (auto& l : t_headbuf_pool.lists) {
       while (l.head) {
         std::uint8_t* b = l.head;
         std::memcpy(&l.head, b, sizeof(l.head));
@@ -84,48 +53,38 @@ struct FreeListsCleanup {
       }
     }
     // Blocks released later in thread exit (other thread-locals' packets) are freed, not cached.
-    for (unsigned c = 0; c < kClasses; ++c) t_free.lists[c].count = std::uint32_t(kMaxCached[c]);
+    for (unsigned c = 0; c < kClasses; ++c) t_headbuf_pool.lists[c].count = kHeadBufMaxCached[c];
   }
 };
 thread_local FreeListsCleanup t_free_cleanup;
 
-[[gnu::noinline]] void arm_cleanup() noexcept {
-  t_free.cleanup_armed = true;
-  // odr-use through a volatile: constructs it and registers its destructor for this thread
-  FreeListsCleanup* volatile sink = &t_free_cleanup;
-  (void)sink;
-}
-
 }  // namespace
 
-HeadBuf::HeadBuf(std::size_t min_bytes) {
-  unsigned c = class_of(min_bytes);
+thread_local constinit HeadBufPool t_headbuf_pool{};
+
+void HeadBuf::allocate(std::size_t min_bytes, unsigned c) {
   if (c >= kClasses) {
     p_ = static_cast<std::uint8_t*>(::operator new(min_bytes));
     cap_ = min_bytes;
     return;
   }
   cap_ = std::size_t(1) << (c + kMinShift);
-  if (kPool) {
-    FreeList& l = t_free.lists[c];
-    if (l.head) {
-      p_ = l.head;
-      std::memcpy(&l.head, p_, sizeof(l.head));
-      --l.count;
-      return;
-    }
-  }
   p_ = static_cast<std::uint8_t*>(::operator new(cap_));
 }
 
-void HeadBuf::release() noexcept {
+void HeadBuf::release_slow() noexcept {
   if (!p_) return;
   if (kPool && (cap_ & (cap_ - 1)) == 0 && cap_ >= (std::size_t(1) << kMinShift)) {
-    unsigned c = class_of(cap_);
+    const unsigned c = unsigned(__builtin_ctzll(cap_)) - kMinShift;
     if (c < kClasses) {
-      FreeList& l = t_free.lists[c];
-      if (l.count < kMaxCached[c]) {
-        if (!t_free.cleanup_armed) arm_cleanup();
+      if (!t_headbuf_pool.cleanup_armed) {
+        t_headbuf_pool.cleanup_armed = true;
+        // odr-use through a volatile: constructs it and registers its destructor
+        FreeListsCleanup* volatile sink = &t_free_cleanup;
+        (void)sink;
+      }
+      HeadBufFreeList& l = t_headbuf_pool.lists[c];
+      if (l.count < kHeadBufMaxCached[c]) {
         std::memcpy(p_, &l.head, sizeof(l.head));
         l.head = p_;
         ++l.count;
@@ -163,12 +122,6 @@ FragVec& FragVec::operator=(FragVec&& o) noexcept {
   n_ = o.n_;
   o.n_ = 0;
   return *this;
-}
-
-FragVec::~FragVec() {
-  Frag* d = data();
-  for (std::uint32_t i = 0; i < n_; ++i) d[i].~Frag();
-  if (heap_) ::operator delete(heap_);
 }
 
 void FragVec::reserve(std::size_t n) {
@@ -219,17 +172,6 @@ Packet::Packet() : store_(kDefaultHeadroom), base_(std::ptrdiff_t(kDefaultHeadro
 
 Packet::Packet(Uninit, std::size_t store_bytes, std::size_t headroom)
     : store_(store_bytes), base_(std::ptrdiff_t(headroom)) {}
-Packet::Packet(const PacketMeta& meta, std::span<const std::uint8_t> hdr, std::size_t headroom,
-               std::size_t tailroom, std::size_t nfrags)
-    : PacketMeta(meta), store_(headroom + hdr.size() + tailroom), base_(std::ptrdiff_t(headroom)),
-      tail_(pos_t(hdr.size())) {
-  if (!hdr.empty()) std::memcpy(store_.data() + headroom, hdr.data(), hdr.size());
-  if (nfrags > detail::FragVec::kInline) frags_.reserve(nfrags);
-}
-
-Packet::Packet(Packet&&) noexcept = default;
-Packet& Packet::operator=(Packet&&) noexcept = default;
-Packet::~Packet() = default;
 
 Packet Packet::from_bytes(std::span<const std::uint8_t> bytes, std::size_t headroom,
                           std::size_t tailroom) {

@@ -1,22 +1,35 @@
 // IPv4 level of GSO: inet_gso_segment (net/ipv4/af_inet.c). Spec, X-25 (6.12
 // semantics: outer IDs of an encapsulated packet always advance; FIXEDID needs DF); X-25
 // GSO-partial outputs (ID advances by gso_segs, tot_len for one mss).
+#include <bit>
+
 #include "gso_hooks.hpp"
 #include "ofld/wire/bytes.hpp"
 
 namespace ofld::offload::gso_hooks {
 
 namespace {
-// ip_compute_csum over an IPv4 header of `ihl` bytes (a multiple of 4, >= 20), inline: the
-// sum of its 32-bit big-endian words folds to the same 16-bit ones'-complement sum as
-// csum_partial (2^16 = 1 mod 0xFFFF), and a header is never all zero, so the complement is
-// the same value too.
+// ip_compute_csum over an IPv4 header of `ihl` bytes (a multiple of 4, >= 20), inline. The
+// ones'-complement sum is byte-order independent (RFC 1071 §2(B)): the header is summed as
+// native 32-bit words and the folded result byte-swapped back; 32-bit words fold to the same
+// 16-bit sum as 16-bit ones (2^16 = 1 mod 0xFFFF). A header is never all zero, so no
+// 0x0000/0xFFFF ambiguity arises: the value equals csum::ip_compute_csum's.
 inline std::uint16_t ipv4_header_csum(const std::uint8_t* ip, std::size_t ihl) noexcept {
-  std::uint64_t sum = 0;
-  for (std::size_t i = 0; i < ihl; i += 4) sum += wire::load_be32(ip + i);
+  auto w = [ip](std::size_t i) {
+    std::uint32_t v;
+    __builtin_memcpy(&v, ip + i, 4);
+    return std::uint64_t(v);
+  };
+  std::uint64_t sum = w(0) + w(4) + w(8) + w(12) + w(16);
+  for (std::size_t i = 20; i < ihl; i += 4) sum += w(i);
   sum = (sum & 0xffffffffu) + (sum >> 32);
   sum = (sum & 0xffffffffu) + (sum >> 32);
-  return csum::csum_fold(csum::wsum(sum));
+  std::uint32_t f = std::uint32_t(sum);
+  f = (f & 0xffffu) + (f >> 16);
+  f = (f & 0xffffu) + (f >> 16);
+  std::uint16_t folded = std::uint16_t(~f);
+  if constexpr (std::endian::native == std::endian::little) folded = __builtin_bswap16(folded);
+  return folded;
 }
 }  // namespace
 

@@ -95,10 +95,58 @@ namespace detail {
 /// analogue. Move-only; capacity is rounded up to a size class and blocks are recycled through
 /// a per-thread free list (bounded), so building and freeing packets on the hot path does not
 /// reach malloc. Contents are not zeroed. Builds with AddressSanitizer bypass the pool.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kHeadBufPool = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kHeadBufPool = false;
+#else
+inline constexpr bool kHeadBufPool = true;
+#endif
+#else
+inline constexpr bool kHeadBufPool = true;
+#endif
+
+/// Size classes of the pool: 256 B .. 64 KiB (powers of two); larger blocks go straight to
+/// the allocator. At most kHeadBufMaxCached[c] free blocks of class c are kept per thread.
+inline constexpr unsigned kHeadBufMinShift = 8, kHeadBufClasses = 9;
+inline constexpr std::uint32_t kHeadBufMaxCached[kHeadBufClasses] = {1024, 1024, 512, 512, 256,
+                                                                     64,   32,   16,  16};
+/// One thread's free lists, threaded through the free blocks themselves (a cached block's
+/// first 8 bytes hold the next pointer). Plain data with constant initialisation, so the hot
+/// paths reach it without a TLS guard; packet.cpp defines it and frees the blocks at thread
+/// exit.
+struct HeadBufFreeList {
+  std::uint8_t* head;
+  std::uint32_t count;
+};
+struct HeadBufPool {
+  HeadBufFreeList lists[kHeadBufClasses];
+  bool cleanup_armed;  ///< the thread-exit cleanup of this thread is registered
+};
+extern thread_local constinit HeadBufPool t_headbuf_pool;
+
 class HeadBuf {
  public:
   HeadBuf() noexcept = default;
-  explicit HeadBuf(std::size_t min_bytes);  ///< capacity >= min_bytes (throws bad_alloc)
+  /// Capacity >= min_bytes (throws bad_alloc). A block of the size class is taken from this
+  /// thread's free list when there is one.
+  explicit HeadBuf(std::size_t min_bytes) {
+    const unsigned c = min_bytes <= (std::size_t(1) << kHeadBufMinShift)
+                           ? 0
+                           : unsigned(64 - __builtin_clzll(min_bytes - 1)) - kHeadBufMinShift;
+    if (kHeadBufPool && c < kHeadBufClasses) {
+      HeadBufFreeList& l = t_headbuf_pool.lists[c];
+      if (l.head) {
+        p_ = l.head;
+        __builtin_memcpy(&l.head, p_, sizeof(l.head));
+        --l.count;
+        cap_ = std::size_t(1) << (c + kHeadBufMinShift);
+        return;
+      }
+    }
+    allocate(min_bytes, c);
+  }
   HeadBuf(HeadBuf&& o) noexcept : p_(o.p_), cap_(o.cap_) { o.p_ = nullptr, o.cap_ = 0; }
   HeadBuf& operator=(HeadBuf&& o) noexcept {
     if (this != &o) {
@@ -117,7 +165,25 @@ class HeadBuf {
   std::size_t size() const noexcept { return cap_; }  ///< capacity in bytes
 
  private:
-  void release() noexcept;
+  void release() noexcept {
+    if (!p_) return;
+    if (kHeadBufPool && (cap_ & (cap_ - 1)) == 0) {  // pool blocks have a class size
+      const unsigned c = unsigned(__builtin_ctzll(cap_)) - kHeadBufMinShift;
+      if (c < kHeadBufClasses && t_headbuf_pool.cleanup_armed) {
+        HeadBufFreeList& l = t_headbuf_pool.lists[c];
+        if (l.count < kHeadBufMaxCached[c]) {
+          __builtin_memcpy(p_, &l.head, sizeof(l.head));
+          l.head = p_;
+          ++l.count;
+          p_ = nullptr;
+          return;
+        }
+      }
+    }
+    release_slow();
+  }
+  void allocate(std::size_t min_bytes, unsigned c);  // the pool had no block
+  void release_slow() noexcept;                       // arm the cleanup, cache or free
   std::uint8_t* p_ = nullptr;
   std::size_t cap_ = 0;
 };
@@ -144,7 +210,11 @@ class FragVec {
   FragVec& operator=(FragVec&& o) noexcept;
   FragVec(const FragVec&) = delete;
   FragVec& operator=(const FragVec&) = delete;
-  ~FragVec();
+  ~FragVec() {
+    Frag* d = data();
+    for (std::uint32_t i = 0; i < n_; ++i) d[i].~Frag();
+    if (heap_) ::operator delete(heap_);
+  }
 
   std::size_t size() const noexcept { return n_; }
   /// Sum of the fragments' lengths (skb->data_len without frag_list), kept up to date by
@@ -323,11 +393,11 @@ static_assert(std::is_trivially_copyable_v<PacketMeta>);
 class Packet : public PacketMeta {
  public:
   Packet();  ///< empty packet with kDefaultHeadroom headroom
-  Packet(Packet&&) noexcept;
-  Packet& operator=(Packet&&) noexcept;
+  Packet(Packet&&) noexcept = default;
+  Packet& operator=(Packet&&) noexcept = default;
   Packet(const Packet&) = delete;
   Packet& operator=(const Packet&) = delete;
-  ~Packet();
+  ~Packet() = default;
 
   /// Build a packet whose linear head holds `bytes`, with `headroom` bytes reserved in front
   /// and `tailroom` spare bytes behind (for put()/put_uninit() without a reallocation).
@@ -337,7 +407,14 @@ class Packet : public PacketMeta {
   /// copied from `meta`; the linear head holds `hdr` with `headroom` bytes reserved in front
   /// and `tailroom` spare bytes behind; room for `nfrags` fragments. data() is at position 0.
   Packet(const PacketMeta& meta, std::span<const std::uint8_t> hdr, std::size_t headroom,
-         std::size_t tailroom = 0, std::size_t nfrags = 0);
+         std::size_t tailroom = 0, std::size_t nfrags = 0)
+      : PacketMeta(meta),
+        store_(headroom + hdr.size() + tailroom),
+        base_(std::ptrdiff_t(headroom)),
+        tail_(pos_t(hdr.size())) {
+    if (!hdr.empty()) __builtin_memcpy(store_.data() + headroom, hdr.data(), hdr.size());
+    if (nfrags > detail::FragVec::kInline) frags_.reserve(nfrags);
+  }
   /// The metadata fields (see PacketMeta).
   const PacketMeta& meta() const noexcept { return *this; }
   PacketMeta& meta() noexcept { return *this; }
