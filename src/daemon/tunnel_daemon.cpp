@@ -168,7 +168,7 @@ struct TunnelDaemon::Impl {
       // every reference is gone: the previous wake-up flushed GRO and wrote its frames).
       for (std::size_t i = 0; i < rxbufs.size(); ++i)
         if (!rxbufs[i] || rxbufs[i].use_count() > 1) {
-          rxbufs[i] = std::make_shared<core::Buffer>(kMaxFrame);
+          rxbufs[i] = core::Buffer::create(kMaxFrame);
           rxspans[i] = rxbufs[i]->bytes;
         }
       auto r = rx->recv_batch(rxspans, rxs);

@@ -32,6 +32,20 @@ constexpr std::size_t kSegHeadroom = 32;
 
 thread_local constinit bool t_fast_path = true;
 
+// References handed to segments but not yet counted: the count of one buffer is raised once
+// for all the fragments that refer to it (BufferRef::acquire), when the loop moves on to
+// another buffer and at the latest when the fast path returns or unwinds — before any segment
+// can be dropped. Meanwhile the super-packet's own fragments keep every buffer alive.
+struct PendingRefs {
+  core::Buffer* buf = nullptr;
+  std::uint32_t n = 0;
+  void settle() noexcept {
+    if (n) core::BufferRef::acquire(buf, n);
+    n = 0;
+  }
+  ~PendingRefs() { settle(); }
+};
+
 // The SG + checksum-offload case without a frag_list (X-7 with sg && csum; a TCP socket's
 // skb: headers linear, payload in page frags, maybe some in the head): no payload is summed
 // and no segment needs anything but header bytes, head payload bytes and fragment
@@ -53,6 +67,7 @@ int skb_segment_sg_fast(GsoContext& ctx, const std::uint8_t* hdr, std::size_t do
   std::size_t fi = 0, foff = 0, left = total;
   const std::uint64_t copied = hleft;
   const std::span<const std::uint8_t> hspan{hdr, doffset};
+  PendingRefs pending;
 
   for (std::size_t i = 0; i < nsegs; ++i) {
     const std::size_t len = std::min(mss, left);
@@ -70,7 +85,13 @@ int skb_segment_sg_fast(GsoContext& ctx, const std::uint8_t* hdr, std::size_t do
       const std::size_t n = std::min<std::size_t>(need, f.len - foff);
       if (n) {
         if (++nfr > core::kMaxSkbFrags) return ctx.fail(GsoReason::TooManyFrags);
-        p.add_frag_unchecked(f.buf, std::uint32_t(f.off + foff), std::uint32_t(n));
+        core::Buffer* b = f.buf.get();
+        if (b != pending.buf) {
+          pending.settle();
+          pending.buf = b;
+        }
+        p.add_frag_adopted(b, std::uint32_t(f.off + foff), std::uint32_t(n));
+        ++pending.n;
         need -= n;
         foff += n;
       }

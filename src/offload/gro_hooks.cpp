@@ -136,7 +136,7 @@ bool gro_merge(GroContext& ctx, GroHeld& p) noexcept {
   const std::size_t head_n = skb.headlen() - head_from;
   if (head_n) {
     if (!p.agg) {
-      p.agg = std::make_shared<core::Buffer>();
+      p.agg = core::Buffer::create();
       p.agg->bytes.reserve(65536);
     }
     auto& v = p.agg->bytes;

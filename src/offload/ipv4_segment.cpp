@@ -1,37 +1,13 @@
 // IPv4 level of GSO: inet_gso_segment (net/ipv4/af_inet.c). Spec, X-25 (6.12
 // semantics: outer IDs of an encapsulated packet always advance; FIXEDID needs DF); X-25
 // GSO-partial outputs (ID advances by gso_segs, tot_len for one mss).
-#include <bit>
+#include <cstring>
 
 #include "gso_hooks.hpp"
 #include "ofld/wire/bytes.hpp"
 
 namespace ofld::offload::gso_hooks {
 
-namespace {
-// ip_compute_csum over an IPv4 header of `ihl` bytes (a multiple of 4, >= 20), inline. The
-// ones'-complement sum is byte-order independent (RFC 1071 §2(B)): the header is summed as
-// native 32-bit words and the folded result byte-swapped back; 32-bit words fold to the same
-// 16-bit sum as 16-bit ones (2^16 = 1 mod 0xFFFF). A header is never all zero, so no
-// 0x0000/0xFFFF ambiguity arises: the value equals csum::ip_compute_csum's.
-inline std::uint16_t ipv4_header_csum(const std::uint8_t* ip, std::size_t ihl) noexcept {
-  auto w = [ip](std::size_t i) {
-    std::uint32_t v;
-    __builtin_memcpy(&v, ip + i, 4);
-    return std::uint64_t(v);
-  };
-  std::uint64_t sum = w(0) + w(4) + w(8) + w(12) + w(16);
-  for (std::size_t i = 20; i < ihl; i += 4) sum += w(i);
-  sum = (sum & 0xffffffffu) + (sum >> 32);
-  sum = (sum & 0xffffffffu) + (sum >> 32);
-  std::uint32_t f = std::uint32_t(sum);
-  f = (f & 0xffffu) + (f >> 16);
-  f = (f & 0xffffu) + (f >> 16);
-  std::uint16_t folded = std::uint16_t(~f);
-  if constexpr (std::endian::native == std::endian::little) folded = __builtin_bswap16(folded);
-  return folded;
-}
-}  // namespace
 
 int ipv4_segment(GsoContext& ctx) {
   core::Packet& skb = *ctx.skb;
@@ -79,13 +55,22 @@ int ipv4_segment(GsoContext& ctx) {
   if (ctx.seg_fast && !ctx.gso_partial && gso::fast_path()) {
     // Segments from skb_segment's fast path: plain (not GSO) packets with this header in
     // every head at nhoff, as copied from the super-packet (ihl already checked above).
+    // ip_send_check by parts: the ones'-complement sum of the words every segment shares
+    // (ID, tot_len and check zeroed) is taken once; per segment its ID and tot_len are
+    // added. Sums regroup freely and the header is never all zero, so the folded value is
+    // the one ip_compute_csum gives over the whole rewritten header.
+    std::uint8_t shared[60];
+    std::memcpy(shared, ctx.out.front().data() + nhoff, ihl);
+    shared[2] = shared[3] = shared[4] = shared[5] = shared[10] = shared[11] = 0;
+    const csum::wsum base = csum::csum_partial(shared, ihl, 0);
     for (auto& s : ctx.segs) {
       core::Packet& p = s.pkt;
       std::uint8_t* ip = p.data() + nhoff;
+      const std::uint16_t this_id = id;
       if (!fixedid) wire::store_be16(ip + 4, id++);
-      wire::store_be16(ip + 2, std::uint16_t(p.len() - std::size_t(nhoff)));
-      wire::store_be16(ip + 10, 0);
-      wire::store_be16(ip + 10, ipv4_header_csum(ip, ihl));  // ip_send_check
+      const std::uint16_t tot = std::uint16_t(p.len() - std::size_t(nhoff));
+      wire::store_be16(ip + 2, tot);
+      wire::store_be16(ip + 10, csum::csum_fold(csum::csum_add(base, std::uint32_t(this_id) + tot)));
       if (encap) {
         p.inner_network_header = nhoff;
         p.inner_transport_header = p.transport_header;

@@ -61,7 +61,7 @@ core::Packet relayout(const core::Packet& p, Layout lay, std::size_t payload_off
     n = std::min(n, b.size() - off);
     const std::size_t pre = std::uniform_int_distribution<std::size_t>(0, 9)(rng);
     const bool two = n > 1 && std::uniform_int_distribution<int>(0, 3)(rng) == 0;
-    auto buf = std::make_shared<core::Buffer>(pre + n + 5);
+    auto buf = core::Buffer::create(pre + n + 5);
     std::copy(b.begin() + std::ptrdiff_t(off), b.begin() + std::ptrdiff_t(off + n), buf->bytes.begin() + std::ptrdiff_t(pre));
     if (two) {  // two adjacent slices of one buffer
       const std::size_t h = n / 2;

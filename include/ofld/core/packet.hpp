@@ -19,6 +19,7 @@
 // refcounted Buffers; clone() shares them (skb_clone), copy() deep-copies (skb_copy).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -65,18 +66,97 @@ std::string_view to_string(PacketError e) noexcept;
 
 // ---- buffers and fragments -------------------------------------------------------------------
 
+struct Buffer;
+
+/// A counted reference to a Buffer (the kernel's page reference): the subset of
+/// std::shared_ptr's interface ofld uses (copy, move, get, ->, *, bool, use_count, reset,
+/// ==), with the count inside the Buffer (one atomic operation per copy or release, no
+/// control block). Thread-safe like shared_ptr: references to one Buffer may be copied and
+/// dropped on different threads (the tunnel daemon hands packets between threads).
+class BufferRef {
+ public:
+  constexpr BufferRef() noexcept = default;
+  constexpr BufferRef(std::nullptr_t) noexcept {}
+  inline BufferRef(const BufferRef& o) noexcept;
+  BufferRef(BufferRef&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
+  BufferRef& operator=(const BufferRef& o) noexcept {
+    BufferRef t(o);
+    swap(t);
+    return *this;
+  }
+  BufferRef& operator=(BufferRef&& o) noexcept {
+    BufferRef t(std::move(o));
+    swap(t);
+    return *this;
+  }
+  inline ~BufferRef();
+
+  Buffer* get() const noexcept { return p_; }
+  Buffer* operator->() const noexcept { return p_; }
+  Buffer& operator*() const noexcept { return *p_; }
+  explicit operator bool() const noexcept { return p_ != nullptr; }
+  /// References to the buffer (0 for a null reference), like shared_ptr::use_count.
+  inline long use_count() const noexcept;
+  void reset() noexcept { BufferRef().swap(*this); }
+  void swap(BufferRef& o) noexcept {
+    Buffer* t = p_;
+    p_ = o.p_;
+    o.p_ = t;
+  }
+  friend bool operator==(const BufferRef& a, const BufferRef& b) noexcept { return a.p_ == b.p_; }
+  friend bool operator==(const BufferRef& a, std::nullptr_t) noexcept { return a.p_ == nullptr; }
+
+  /// For engines that hand out many references to one buffer at once: take `n` more
+  /// references in one atomic step, then give each away with adopt(). The caller must hold a
+  /// reference itself while the taken ones are not yet adopted.
+  inline static void acquire(Buffer* b, std::uint32_t n) noexcept;
+  /// A BufferRef that owns one reference already counted by acquire().
+  static BufferRef adopt(Buffer* b) noexcept {
+    BufferRef r;
+    r.p_ = b;
+    return r;
+  }
+
+ private:
+  Buffer* p_ = nullptr;
+};
+
 /// Refcounted byte storage referenced by fragments (the kernel's page/page_frag). Mutable;
 /// whoever shares it (clone()) sees writes — check Packet::frags_shared() before writing.
+/// Made by make()/create(), which return the first reference; not copyable.
 struct Buffer {
   std::vector<std::uint8_t> bytes;
   Buffer() = default;
   explicit Buffer(std::size_t n) : bytes(n) {}
   explicit Buffer(std::span<const std::uint8_t> b) : bytes(b.begin(), b.end()) {}
-  static std::shared_ptr<Buffer> make(std::span<const std::uint8_t> b) {
-    return std::make_shared<Buffer>(b);
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  /// A new buffer holding a copy of `b`.
+  static BufferRef make(std::span<const std::uint8_t> b) { return create(b); }
+  /// A new buffer constructed from `a` (Buffer's constructors), like std::make_shared.
+  template <class... A>
+  static BufferRef create(A&&... a) {
+    return BufferRef::adopt(new Buffer(static_cast<A&&>(a)...));
   }
+
+ private:
+  friend class BufferRef;
+  std::atomic<std::uint32_t> refs_{1};
 };
-using BufferRef = std::shared_ptr<Buffer>;
+
+inline BufferRef::BufferRef(const BufferRef& o) noexcept : p_(o.p_) {
+  if (p_) p_->refs_.fetch_add(1, std::memory_order_relaxed);
+}
+inline BufferRef::~BufferRef() {
+  // The last reference frees the buffer: acq_rel orders every other holder's writes before it.
+  if (p_ && p_->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete p_;
+}
+inline long BufferRef::use_count() const noexcept {
+  return p_ ? long(p_->refs_.load(std::memory_order_relaxed)) : 0;
+}
+inline void BufferRef::acquire(Buffer* b, std::uint32_t n) noexcept {
+  b->refs_.fetch_add(n, std::memory_order_relaxed);
+}
 
 /// One scatter-gather fragment: bytes [off, off+len) of *buf (skb_frag_t).
 struct Frag {
@@ -237,6 +317,13 @@ class FragVec {
   void push_ref(const BufferRef& buf, std::uint32_t off, std::uint32_t len) {
     if (n_ == cap_) reserve(std::size_t(cap_) + 1);
     new (data() + n_) Frag{buf, off, len};
+    bytes_ += len;
+    ++n_;
+  }
+  /// As push_ref, but the fragment adopts a reference taken with BufferRef::acquire().
+  void push_adopted(Buffer* buf, std::uint32_t off, std::uint32_t len) {
+    if (n_ == cap_) reserve(std::size_t(cap_) + 1);
+    new (data() + n_) Frag{BufferRef::adopt(buf), off, len};
     bytes_ += len;
     ++n_;
   }
@@ -422,6 +509,10 @@ class Packet : public PacketMeta {
   /// off+len) inside it, len > 0, and the packet has no frag_list (else use add_frag()).
   void add_frag_unchecked(const BufferRef& buf, std::uint32_t off, std::uint32_t len) {
     frags_.push_ref(buf, off, len);
+  }
+  /// As add_frag_unchecked, adopting a reference taken with BufferRef::acquire().
+  void add_frag_adopted(Buffer* buf, std::uint32_t off, std::uint32_t len) {
+    frags_.push_adopted(buf, off, len);
   }
   /// Build a non-linear packet: the first `headlen` bytes in the head, the rest in fragments of
   /// at most `frag_size` bytes, each in its own Buffer (frag_size 0 = one fragment).
