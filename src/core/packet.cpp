@@ -168,6 +168,8 @@ void FragVec::erase_front(std::size_t n) noexcept {
 
 // ---- Packet ------------------------------------------------------------------------------------
 
+const std::vector<Packet> Packet::kNoFragList{};
+
 Packet::Packet() : store_(kDefaultHeadroom), base_(std::ptrdiff_t(kDefaultHeadroom)) {}
 
 Packet::Packet(Uninit, std::size_t store_bytes, std::size_t headroom)
@@ -273,7 +275,7 @@ PacketError Packet::add_frag(BufferRef buf, std::size_t off, std::size_t len) {
   if (off > buf->bytes.size() || len > buf->bytes.size() - off || len > UINT32_MAX)
     return PacketError::OutOfRange;
   if (len == 0) return PacketError::Ok;  // nothing to reference
-  if (!frag_list_.empty()) absorb_frag_list();  // keep byte order: frags precede frag_list
+  if (frag_list_) absorb_frag_list();  // keep byte order: frags precede frag_list
   frags_.push_back(Frag{std::move(buf), std::uint32_t(off), std::uint32_t(len)});
   return PacketError::Ok;
 }
@@ -289,35 +291,40 @@ bool Packet::extend_last_frag(std::size_t n) noexcept {
 
 void Packet::add_to_frag_list(Packet p) {
   frag_list_len_ += p.len();
-  frag_list_.push_back(std::move(p));
+  if (!frag_list_) frag_list_ = std::make_unique<std::vector<Packet>>();
+  frag_list_->push_back(std::move(p));
 }
 
 std::vector<Packet> Packet::take_frag_list() {
   frag_list_len_ = 0;
-  return std::exchange(frag_list_, {});
+  if (!frag_list_) return {};
+  std::vector<Packet> v = std::move(*frag_list_);
+  frag_list_.reset();
+  return v;
 }
 
 void Packet::absorb_frag_list() {
-  for (auto& m : frag_list_) {
+  if (!frag_list_) return;
+  for (auto& m : *frag_list_) {
     if (m.headlen())
       frags_.push_back(Frag{Buffer::make(m.head()), 0, std::uint32_t(m.headlen())});
     for (auto& f : m.frags_) frags_.push_back(std::move(f));
     m.frags_.clear();
-    if (!m.frag_list_.empty()) {
+    if (m.frag_list_) {
       // nested frag_list: flatten the member's own chain recursively
       Packet tmp;
-      for (auto& mm : m.frag_list_) tmp.add_to_frag_list(std::move(mm));
+      for (auto& mm : *m.frag_list_) tmp.add_to_frag_list(std::move(mm));
       tmp.absorb_frag_list();
       for (auto& f : tmp.frags_) frags_.push_back(std::move(f));
     }
   }
-  frag_list_.clear();
+  frag_list_.reset();
   frag_list_len_ = 0;
 }
 
 void Packet::pull_tail(std::size_t n) {
   if (n == 0) return;
-  if (!frag_list_.empty()) {
+  if (frag_list_) {
     std::size_t in_frags = 0;
     for (const auto& f : frags_) in_frags += f.len;
     if (n > in_frags) absorb_frag_list();
@@ -347,11 +354,11 @@ void Packet::trim(std::size_t new_len) {
   if (new_len <= hl) {
     tail_ = data_ + pos_t(new_len);
     frags_.clear();
-    frag_list_.clear();
+    frag_list_.reset();
     frag_list_len_ = 0;
     return;
   }
-  if (!frag_list_.empty()) absorb_frag_list();
+  if (frag_list_) absorb_frag_list();
   std::size_t left = new_len - hl;
   std::size_t keep = 0;
   for (auto& f : frags_) {
@@ -369,7 +376,7 @@ void Packet::trim(std::size_t new_len) {
 void Packet::linearize() {
   pull_tail(data_len());
   frags_.clear();  // all consumed (drops empty fragments too)
-  frag_list_.clear();
+  frag_list_.reset();
   frag_list_len_ = 0;
 }
 
@@ -391,7 +398,7 @@ bool Packet::for_each_piece(F&& f) const {
   if (headlen() && !f(head())) return false;
   for (const auto& fr : frags_)
     if (fr.len && !f(fr.bytes())) return false;
-  for (const auto& m : frag_list_)
+  for (const auto& m : frag_list())
     if (!m.for_each_piece(f)) return false;
   return true;
 }
@@ -450,7 +457,7 @@ Packet Packet::clone_impl(bool deep) const {
     else
       p.frags_.push_back(f);
   }
-  for (const auto& m : frag_list_) p.add_to_frag_list(m.clone_impl(deep));
+  for (const auto& m : frag_list()) p.add_to_frag_list(m.clone_impl(deep));
   p.meta() = meta();  // every PacketMeta field
   return p;
 }
@@ -465,7 +472,7 @@ bool Packet::frags_shared() const noexcept {
       if (g.buf == frags_[i].buf) ++own;
     if (frags_[i].buf.use_count() > own) return true;
   }
-  for (const auto& m : frag_list_)
+  for (const auto& m : frag_list())
     if (m.frags_shared()) return true;
   return false;
 }

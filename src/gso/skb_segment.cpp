@@ -53,8 +53,11 @@ struct PendingRefs {
 // metadata template (__copy_skb_header done once) with the header bytes and the head
 // payload it takes already in its linear area. Same bytes, metadata and counters as the
 // general loop below, which the fast-path differential test holds it to.
-int skb_segment_sg_fast(GsoContext& ctx, const std::uint8_t* hdr, std::size_t doffset,
-                        std::size_t mss, std::size_t total) {
+// flatten: the per-segment constructor, pool and fragment pushes are inlined into the loop
+// whatever the inliner's size budget says.
+[[gnu::flatten]] int skb_segment_sg_fast(GsoContext& ctx, const std::uint8_t* hdr,
+                                         std::size_t doffset, std::size_t mss,
+                                         std::size_t total) {
   const Packet& skb = *ctx.skb;
   core::PacketMeta meta{};
   copy_skb_header(skb, meta, ctx.frame_start);
@@ -75,7 +78,7 @@ int skb_segment_sg_fast(GsoContext& ctx, const std::uint8_t* hdr, std::size_t do
     const std::size_t hcopy = std::min(len, hleft);
     Packet& p = ctx.add_seg(meta, hspan, kSegHeadroom, hcopy).pkt;
     if (hcopy) {
-      std::memcpy(p.put_uninit(hcopy), hp, hcopy);
+      std::memcpy(p.put_uninit(hcopy), hp, hcopy);  // within the tailroom reserved above
       hp += hcopy;
       hleft -= hcopy;
     }

@@ -62,15 +62,22 @@ int ipv4_segment(GsoContext& ctx) {
     std::uint8_t shared[60];
     std::memcpy(shared, ctx.out.front().data() + nhoff, ihl);
     shared[2] = shared[3] = shared[4] = shared[5] = shared[10] = shared[11] = 0;
+    // All segments but the last have the same length (seg_fast).
     const csum::wsum base = csum::csum_partial(shared, ihl, 0);
-    for (auto& s : ctx.segs) {
+    const std::uint16_t tot_full = std::uint16_t(ctx.out.front().len() - std::size_t(nhoff));
+    const std::uint16_t tot_last = std::uint16_t(ctx.out.back().len() - std::size_t(nhoff));
+    const csum::wsum sum_full = csum::csum_add(base, tot_full);
+    const csum::wsum sum_last = csum::csum_add(base, tot_last);
+    const std::size_t n = ctx.segs.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      GsoSeg& s = ctx.segs[i];
       core::Packet& p = s.pkt;
       std::uint8_t* ip = p.data() + nhoff;
       const std::uint16_t this_id = id;
       if (!fixedid) wire::store_be16(ip + 4, id++);
-      const std::uint16_t tot = std::uint16_t(p.len() - std::size_t(nhoff));
-      wire::store_be16(ip + 2, tot);
-      wire::store_be16(ip + 10, csum::csum_fold(csum::csum_add(base, std::uint32_t(this_id) + tot)));
+      const bool last = i + 1 == n;
+      wire::store_be16(ip + 2, last ? tot_last : tot_full);
+      wire::store_be16(ip + 10, csum::csum_fold(csum::csum_add(last ? sum_last : sum_full, this_id)));
       if (encap) {
         p.inner_network_header = nhoff;
         p.inner_transport_header = p.transport_header;

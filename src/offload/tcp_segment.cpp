@@ -74,16 +74,19 @@ int tcp_segment(GsoContext& ctx) {
 
   const int thoff = ctx.seg_off(th_pos);
   const std::size_t n = ctx.segs.size();
-  if (ctx.seg_fast && !ctx.gso_partial && gso::fast_path()) {
-    // Segments from skb_segment's fast path: the TCP header is in every head at thoff, every
-    // segment is PARTIAL (SG + csum: nothing was summed) — the same X-21 rewrite, X-14 CB.
+  const auto* cp0 = n ? std::get_if<core::CsumPartial>(&ctx.out.front().csum) : nullptr;
+  if (ctx.seg_fast && !ctx.gso_partial && cp0 && gso::fast_path()) {
+    // Segments from skb_segment's fast path: the TCP header is in every head at thoff, and
+    // every segment has the template's checksum state, PARTIAL (SG + csum: nothing was
+    // summed) — the same X-21 rewrite, and X-14 gso_reset_checksum unless remcsum_offload.
     const std::uint32_t last_l4 = std::uint32_t(ctx.out.back().len() - std::size_t(thoff));
     const std::uint16_t lastcheck = csum::csum_fold16(csum::csum_add(seed, oldlen + last_l4));
+    const bool reset_cb = !ctx.out.front().remcsum_offload;
+    const core::pos_t cb_start = cp0->csum_start;
     for (std::size_t i = 0; i < n; ++i) {
       auto& s = ctx.segs[i];
-      core::Packet& p = s.pkt;
-      std::uint8_t* th = p.data() + thoff;
-      p.transport_header = thoff;
+      std::uint8_t* th = s.pkt.data() + thoff;
+      s.pkt.transport_header = thoff;
       wire::store_be32(th + 4, seq);
       seq += step;
       std::uint8_t fl = th[13];
@@ -93,14 +96,9 @@ int tcp_segment(GsoContext& ctx) {
       th[13] = fl;
       const std::uint16_t check = last ? lastcheck : newcheck;
       wire::store_be16(th + 16, check);
-      const auto* cp = std::get_if<core::CsumPartial>(&p.csum);
-      if (cp) {
-        if (!p.remcsum_offload) {  // gso_reset_checksum, inline
-          s.cb_csum = ~std::uint32_t(check);
-          s.cb_csum_start = cp->csum_start;
-        }
-      } else {
-        wire::store_be16(th + 16, gso::gso_make_checksum(s, ~std::uint32_t(check)));
+      if (reset_cb) {  // gso_reset_checksum, inline
+        s.cb_csum = ~std::uint32_t(check);
+        s.cb_csum_start = cb_start;
       }
     }
     return 0;

@@ -247,9 +247,10 @@ class HeadBuf {
  private:
   void release() noexcept {
     if (!p_) return;
-    if (kHeadBufPool && (cap_ & (cap_ - 1)) == 0) {  // pool blocks have a class size
+    // Blocks up to the largest class have a class size (larger ones are bigger than it).
+    if (kHeadBufPool && cap_ <= (std::size_t(1) << (kHeadBufMinShift + kHeadBufClasses - 1))) {
       const unsigned c = unsigned(__builtin_ctzll(cap_)) - kHeadBufMinShift;
-      if (c < kHeadBufClasses && t_headbuf_pool.cleanup_armed) {
+      if (t_headbuf_pool.cleanup_armed) {
         HeadBufFreeList& l = t_headbuf_pool.lists[c];
         if (l.count < kHeadBufMaxCached[c]) {
           __builtin_memcpy(p_, &l.head, sizeof(l.head));
@@ -499,7 +500,22 @@ class Packet : public PacketMeta {
         store_(headroom + hdr.size() + tailroom),
         base_(std::ptrdiff_t(headroom)),
         tail_(pos_t(hdr.size())) {
-    if (!hdr.empty()) __builtin_memcpy(store_.data() + headroom, hdr.data(), hdr.size());
+    std::uint8_t* d = store_.data() + headroom;
+    const std::uint8_t* s = hdr.data();
+    const std::size_t n = hdr.size();
+    // Header-sized copies as two overlapping fixed-size moves (no call, no loop).
+    if (n > 32 && n <= 64) {
+      __builtin_memcpy(d, s, 32);
+      __builtin_memcpy(d + n - 32, s + n - 32, 32);
+    } else if (n > 64 && n <= 128) {
+      __builtin_memcpy(d, s, 64);
+      __builtin_memcpy(d + n - 64, s + n - 64, 64);
+    } else if (n >= 16 && n <= 32) {
+      __builtin_memcpy(d, s, 16);
+      __builtin_memcpy(d + n - 16, s + n - 16, 16);
+    } else if (n) {
+      __builtin_memcpy(d, s, n);
+    }
     if (nfrags > detail::FragVec::kInline) frags_.reserve(nfrags);
   }
   /// The metadata fields (see PacketMeta).
@@ -530,7 +546,7 @@ class Packet : public PacketMeta {
   std::size_t data_len() const noexcept { return len() - headlen(); }  ///< skb->data_len
   std::size_t headroom() const noexcept { return std::size_t(base_ + data_); }  ///< before data()
   std::size_t nr_frags() const noexcept { return frags_.size(); }
-  bool is_linear() const noexcept { return frags_.empty() && frag_list_.empty(); }
+  bool is_linear() const noexcept { return frags_.empty() && !frag_list_; }
 
   // -- head access --
   std::uint8_t* data() noexcept { return store_.data() + base_ + data_; }
@@ -604,7 +620,9 @@ class Packet : public PacketMeta {
   /// "same page" case). Returns false when there is no fragment or the buffer is too short.
   bool extend_last_frag(std::size_t n) noexcept;
   /// frag_list (skb_shinfo->frag_list): chained packets whose bytes follow the frags.
-  const std::vector<Packet>& frag_list() const noexcept { return frag_list_; }
+  const std::vector<Packet>& frag_list() const noexcept {
+    return frag_list_ ? *frag_list_ : kNoFragList;
+  }
   /// Append a packet to frag_list (its bytes [data,end) become part of this packet's len()).
   void add_to_frag_list(Packet p);
   /// Remove and return the frag_list (len() shrinks accordingly).
@@ -655,7 +673,10 @@ class Packet : public PacketMeta {
   pos_t data_ = 0;                   // position of data()
   pos_t tail_ = 0;                   // position one past the head
   detail::FragVec frags_;
-  std::vector<Packet> frag_list_;
+  // frag_list members; allocated only while there are some (most packets have none, and an
+  // absent list costs nothing to destroy)
+  std::unique_ptr<std::vector<Packet>> frag_list_;
+  static const std::vector<Packet> kNoFragList;
   std::size_t frag_list_len_ = 0;
 };
 

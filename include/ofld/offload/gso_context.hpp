@@ -112,9 +112,11 @@ struct GsoContext {
   bool gso_partial = false;
   GsoReason reason = GsoReason::Ok;     ///< first failure
   /// Set by skb_segment's fast path (gso::fast_path()): every segment holds the headers
-  /// [0, data_offset) in its linear head, was stamped from one metadata template (same
-  /// checksum state, gso info clear before segment_payload's GSO-partial step) and needed no
-  /// payload sum. The hooks' tight rewrite loops run only then (and not for GSO-partial).
+  /// [0, data_offset) in its linear head at data(), was stamped from one metadata
+  /// template (same checksum state, gso info clear before segment_payload's GSO-partial step),
+  /// needed no payload sum, and all but the last carry the same length (headers + gso_size).
+  /// The hooks' tight rewrite loops run only then, and not for GSO-partial outputs (whose
+  /// building may grow a head).
   bool seg_fast = false;
 
   /// Record a failure; returns -22 (EINVAL) so hooks can `return ctx.fail(...)`.
