@@ -170,6 +170,8 @@ void FragVec::erase_front(std::size_t n) noexcept {
 
 const std::vector<Packet> Packet::kNoFragList{};
 
+void detail::FragListDelete::operator()(std::vector<Packet>* v) const noexcept { delete v; }
+
 Packet::Packet() : store_(kDefaultHeadroom), base_(std::ptrdiff_t(kDefaultHeadroom)) {}
 
 Packet::Packet(Uninit, std::size_t store_bytes, std::size_t headroom)
@@ -291,7 +293,7 @@ bool Packet::extend_last_frag(std::size_t n) noexcept {
 
 void Packet::add_to_frag_list(Packet p) {
   frag_list_len_ += p.len();
-  if (!frag_list_) frag_list_ = std::make_unique<std::vector<Packet>>();
+  if (!frag_list_) frag_list_.reset(new std::vector<Packet>());
   frag_list_->push_back(std::move(p));
 }
 

@@ -478,6 +478,15 @@ struct PacketMeta {
 };
 static_assert(std::is_trivially_copyable_v<PacketMeta>);
 
+class Packet;
+namespace detail {
+/// Deletes a frag_list out of line: ~Packet stays small and inlinable (the list's own
+/// ~Packet calls, the recursion, happen behind this call).
+struct FragListDelete {
+  void operator()(std::vector<Packet>* v) const noexcept;
+};
+}  // namespace detail
+
 class Packet : public PacketMeta {
  public:
   Packet();  ///< empty packet with kDefaultHeadroom headroom
@@ -675,7 +684,7 @@ class Packet : public PacketMeta {
   detail::FragVec frags_;
   // frag_list members; allocated only while there are some (most packets have none, and an
   // absent list costs nothing to destroy)
-  std::unique_ptr<std::vector<Packet>> frag_list_;
+  std::unique_ptr<std::vector<Packet>, detail::FragListDelete> frag_list_;
   static const std::vector<Packet> kNoFragList;
   std::size_t frag_list_len_ = 0;
 };
