@@ -38,86 +38,58 @@ std::string_view name(std::uint32_t bit) noexcept {
 namespace detail {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kPool = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kPool = false;
-#else
-constexpr bool kPool = true;
-#endif
-#else
-constexpr bool kPool = true;
-#endif
+constexpr bool kPool = kHeadBufPool;
+constexpr unsigned kMinShift = kHeadBufMinShift, kClasses = kHeadBufClasses;
 
-// Size classes 256 B .. 64 KiB (powers of two); larger blocks go straight to the allocator.
-constexpr unsigned kMinShift = 8, kMaxShift = 16, kClasses = kMaxShift - kMinShift + 1;
-constexpr std::size_t kMaxCached[kClasses] = {1024, 1024, 512, 512, 256, 64, 32, 16, 16};
-
-unsigned class_of(std::size_t n) noexcept {  // smallest class holding n bytes
-  if (n <= (std::size_t(1) << kMinShift)) return 0;
-  return unsigned(64 - __builtin_clzll(n - 1)) - kMinShift;
-}
-
-// Per size class a fixed array of at most kMaxCached[c] cached blocks, allocated at the
-// first free of that class (a push/pop is a load, a store and a count). The lists are
-// trivially destructible so that the hot path reaches them without a TLS wrapper call; the
-// cached blocks are freed by t_cleanup at thread exit (after which blocks are just freed).
-struct FreeLists {
-  std::uint8_t** slot[kClasses];
-  std::uint32_t n[kClasses];
-  bool dead;
-};
-thread_local constinit FreeLists t_free{};
+// Frees the cached blocks of a thread when it exits. Touched (constructed, its destructor
+// registered) once per thread, when the thread first caches a block.
 struct FreeListsCleanup {
   ~FreeListsCleanup() {
-    for (unsigned c = 0; c < kClasses; ++c) {
-      for (std::uint32_t i = 0; i < t_free.n[c]; ++i) ::operator delete(t_free.slot[c][i]);
-      delete[] t_free.slot[c];
-      t_free.slot[c] = nullptr;
-      t_free.n[c] = 0;
+    for (auto& l : t_headbuf_pool.lists) {
+      while (l.head) {
+        std::uint8_t* b = l.head;
+        std::memcpy(&l.head, b, sizeof(l.head));
+        ::operator delete(b);
+      }
     }
-    t_free.dead = true;
+    // Blocks released later in thread exit (other thread-locals' packets) are freed, not cached.
+    for (unsigned c = 0; c < kClasses; ++c) t_headbuf_pool.lists[c].count = kHeadBufMaxCached[c];
   }
 };
-thread_local FreeListsCleanup t_cleanup;  // constructed (dtor registered) at the first cache
+thread_local FreeListsCleanup t_free_cleanup;
 
 }  // namespace
 
-HeadBuf::HeadBuf(std::size_t min_bytes) {
-  unsigned c = class_of(min_bytes);
+thread_local constinit HeadBufPool t_headbuf_pool{};
+
+void HeadBuf::allocate(std::size_t min_bytes, unsigned c) {
   if (c >= kClasses) {
     p_ = static_cast<std::uint8_t*>(::operator new(min_bytes));
     cap_ = min_bytes;
     return;
   }
   cap_ = std::size_t(1) << (c + kMinShift);
-  if (kPool) {
-    auto& f = t_free;
-    if (f.n[c]) {
-      p_ = f.slot[c][--f.n[c]];
-      return;
-    }
-  }
   p_ = static_cast<std::uint8_t*>(::operator new(cap_));
 }
 
-void HeadBuf::release() noexcept {
+void HeadBuf::release_slow() noexcept {
   if (!p_) return;
   if (kPool && (cap_ & (cap_ - 1)) == 0 && cap_ >= (std::size_t(1) << kMinShift)) {
-    const unsigned c = unsigned(__builtin_ctzll(cap_)) - kMinShift;  // = class_of(cap_)
+    const unsigned c = unsigned(__builtin_ctzll(cap_)) - kMinShift;
     if (c < kClasses) {
-      auto& f = t_free;
-      if (f.n[c] < kMaxCached[c]) {
-        if (!f.slot[c] && !f.dead) {
-          [[maybe_unused]] FreeListsCleanup* keep = &t_cleanup;  // registers the cleanup
-          f.slot[c] = new (std::nothrow) std::uint8_t*[kMaxCached[c]];
-        }
-        if (f.slot[c]) {  // else (no memory for the cache) the block is freed
-          f.slot[c][f.n[c]++] = p_;
-          p_ = nullptr;
-          return;
-        }
+      if (!t_headbuf_pool.cleanup_armed) {
+        t_headbuf_pool.cleanup_armed = true;
+        // odr-use through a volatile: constructs it and registers its destructor
+        FreeListsCleanup* volatile sink = &t_free_cleanup;
+        (void)sink;
+      }
+      HeadBufFreeList& l = t_headbuf_pool.lists[c];
+      if (l.count < kHeadBufMaxCached[c]) {
+        std::memcpy(p_, &l.head, sizeof(l.head));
+        l.head = p_;
+        ++l.count;
+        p_ = nullptr;
+        return;
       }
     }
   }
@@ -152,7 +124,6 @@ FragVec& FragVec::operator=(FragVec&& o) noexcept {
   return *this;
 }
 
-
 void FragVec::reserve(std::size_t n) {
   if (n <= cap_) return;
   std::size_t cap = std::max<std::size_t>(n, std::size_t(cap_) * 2);
@@ -183,6 +154,10 @@ void FragVec::erase_front(std::size_t n) noexcept {
 }  // namespace detail
 
 // ---- Packet ------------------------------------------------------------------------------------
+
+const std::vector<Packet> Packet::kNoFragList{};
+
+void detail::FragListDelete::operator()(std::vector<Packet>* v) const noexcept { delete v; }
 
 Packet::Packet() : store_(kDefaultHeadroom), base_(std::ptrdiff_t(kDefaultHeadroom)) {}
 
@@ -289,7 +264,7 @@ PacketError Packet::add_frag(BufferRef buf, std::size_t off, std::size_t len) {
   if (off > buf->bytes.size() || len > buf->bytes.size() - off || len > UINT32_MAX)
     return PacketError::OutOfRange;
   if (len == 0) return PacketError::Ok;  // nothing to reference
-  if (!frag_list_.empty()) absorb_frag_list();  // keep byte order: frags precede frag_list
+  if (frag_list_) absorb_frag_list();  // keep byte order: frags precede frag_list
   frags_.push_back(Frag{std::move(buf), std::uint32_t(off), std::uint32_t(len)});
   return PacketError::Ok;
 }
@@ -305,35 +280,40 @@ bool Packet::extend_last_frag(std::size_t n) noexcept {
 
 void Packet::add_to_frag_list(Packet p) {
   frag_list_len_ += p.len();
-  frag_list_.push_back(std::move(p));
+  if (!frag_list_) frag_list_.reset(new std::vector<Packet>());
+  frag_list_->push_back(std::move(p));
 }
 
 std::vector<Packet> Packet::take_frag_list() {
   frag_list_len_ = 0;
-  return std::exchange(frag_list_, {});
+  if (!frag_list_) return {};
+  std::vector<Packet> v = std::move(*frag_list_);
+  frag_list_.reset();
+  return v;
 }
 
 void Packet::absorb_frag_list() {
-  for (auto& m : frag_list_) {
+  if (!frag_list_) return;
+  for (auto& m : *frag_list_) {
     if (m.headlen())
       frags_.push_back(Frag{Buffer::make(m.head()), 0, std::uint32_t(m.headlen())});
     for (auto& f : m.frags_) frags_.push_back(std::move(f));
     m.frags_.clear();
-    if (!m.frag_list_.empty()) {
+    if (m.frag_list_) {
       // nested frag_list: flatten the member's own chain recursively
       Packet tmp;
-      for (auto& mm : m.frag_list_) tmp.add_to_frag_list(std::move(mm));
+      for (auto& mm : *m.frag_list_) tmp.add_to_frag_list(std::move(mm));
       tmp.absorb_frag_list();
       for (auto& f : tmp.frags_) frags_.push_back(std::move(f));
     }
   }
-  frag_list_.clear();
+  frag_list_.reset();
   frag_list_len_ = 0;
 }
 
 void Packet::pull_tail(std::size_t n) {
   if (n == 0) return;
-  if (!frag_list_.empty()) {
+  if (frag_list_) {
     std::size_t in_frags = 0;
     for (const auto& f : frags_) in_frags += f.len;
     if (n > in_frags) absorb_frag_list();
@@ -363,11 +343,11 @@ void Packet::trim(std::size_t new_len) {
   if (new_len <= hl) {
     tail_ = data_ + pos_t(new_len);
     frags_.clear();
-    frag_list_.clear();
+    frag_list_.reset();
     frag_list_len_ = 0;
     return;
   }
-  if (!frag_list_.empty()) absorb_frag_list();
+  if (frag_list_) absorb_frag_list();
   std::size_t left = new_len - hl;
   std::size_t keep = 0;
   for (auto& f : frags_) {
@@ -385,7 +365,7 @@ void Packet::trim(std::size_t new_len) {
 void Packet::linearize() {
   pull_tail(data_len());
   frags_.clear();  // all consumed (drops empty fragments too)
-  frag_list_.clear();
+  frag_list_.reset();
   frag_list_len_ = 0;
 }
 
@@ -407,7 +387,7 @@ bool Packet::for_each_piece(F&& f) const {
   if (headlen() && !f(head())) return false;
   for (const auto& fr : frags_)
     if (fr.len && !f(fr.bytes())) return false;
-  for (const auto& m : frag_list_)
+  for (const auto& m : frag_list())
     if (!m.for_each_piece(f)) return false;
   return true;
 }
@@ -466,28 +446,8 @@ Packet Packet::clone_impl(bool deep) const {
     else
       p.frags_.push_back(f);
   }
-  for (const auto& m : frag_list_) p.add_to_frag_list(m.clone_impl(deep));
-  p.mac_header = mac_header;
-  p.network_header = network_header;
-  p.transport_header = transport_header;
-  p.inner_mac_header = inner_mac_header;
-  p.inner_network_header = inner_network_header;
-  p.inner_transport_header = inner_transport_header;
-  p.protocol = protocol;
-  p.inner_protocol = inner_protocol;
-  p.inner_protocol_type = inner_protocol_type;
-  p.inner_ipproto = inner_ipproto;
-  p.vlan_tci = vlan_tci;
-  p.vlan_present = vlan_present;
-  p.vlan_proto = vlan_proto;
-  p.encapsulation = encapsulation;
-  p.encap_hdr_csum = encap_hdr_csum;
-  p.remcsum_offload = remcsum_offload;
-  p.csum_valid = csum_valid;
-  p.csum_complete_sw = csum_complete_sw;
-  p.csum = csum;
-  p.pending_csum = pending_csum;
-  p.gso = gso;
+  for (const auto& m : frag_list()) p.add_to_frag_list(m.clone_impl(deep));
+  p.meta() = meta();  // every PacketMeta field
   return p;
 }
 
@@ -501,7 +461,7 @@ bool Packet::frags_shared() const noexcept {
       if (g.buf == frags_[i].buf) ++own;
     if (frags_[i].buf.use_count() > own) return true;
   }
-  for (const auto& m : frag_list_)
+  for (const auto& m : frag_list())
     if (m.frags_shared()) return true;
   return false;
 }

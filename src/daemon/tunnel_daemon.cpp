@@ -200,7 +200,7 @@ struct Worker : detail::WorkerBase {
       // every reference is gone: the previous wake-up flushed GRO and wrote its frames).
       for (std::size_t i = 0; i < rxbufs.size(); ++i)
         if (!rxbufs[i] || rxbufs[i].use_count() > 1) {
-          rxbufs[i] = std::make_shared<core::Buffer>(kMaxFrame);
+          rxbufs[i] = core::Buffer::create(kMaxFrame);
           rxspans[i] = rxbufs[i]->bytes;
         }
       auto r = rx->recv_batch(rxspans, rxs);

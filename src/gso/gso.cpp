@@ -127,12 +127,12 @@ GsoResult gso_segment(Packet&& p, core::Features features, const core::Device& d
     if (counters) ++counters->packets_hw;
     return res;
   }
-  res.segs.reserve(ctx.segs.size());
+  // The segments were built in place in ctx.out: hand the container over (no Packet moves).
   std::uint64_t out_bytes = 0;
-  for (auto& s : ctx.segs) {
-    out_bytes += s.pkt.len();
-    res.segs.push_back(std::move(s.pkt));
-  }
+  if (counters)
+    for (const auto& s : ctx.out) out_bytes += s.len();
+  ctx.segs.clear();
+  res.segs = std::move(ctx.out);
   if (counters) {
     ++counters->packets_segmented;
     counters->segments_out += res.segs.size();

@@ -33,8 +33,9 @@ int segment_whole(GsoContext& ctx, std::size_t total) {
   std::uint8_t last = 0;
   if (tail.copy_bits(std::size_t(ctx.data_offset), {&last, 1}) != core::PacketError::Ok)
     return ctx.fail(GsoReason::HeaderTruncated);
-  ctx.segs[0].pkt.append({&last, 1});
-  ctx.segs.pop_back();
+  ctx.segs[0].pkt.append({&last, 1});  // may grow the head
+  ctx.seg_fast = false;
+  ctx.pop_seg();
   if (ctx.counters) --ctx.counters->seg_mode[std::size_t(SegMode::SgRef)];
   return 0;
 }

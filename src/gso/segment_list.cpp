@@ -55,7 +55,7 @@ void count(GsoContext& ctx, std::uint64_t copied, std::uint64_t referenced) {
 
 }  // namespace
 
-void copy_skb_header(const Packet& src, Packet& dst, pos_t base) {
+void copy_skb_header(const core::PacketMeta& src, core::PacketMeta& dst, pos_t base) {
   dst.mac_header = rebase(src.mac_header, base);
   dst.network_header = rebase(src.network_header, base);
   dst.transport_header = rebase(src.transport_header, base);
@@ -92,13 +92,11 @@ int skb_segment_by_frags(GsoContext& ctx) {
   std::vector<const Packet*> runs;
   runs.push_back(&skb);
   for (const auto& m : skb.frag_list()) runs.push_back(&m);
-  ctx.segs.clear();
-  ctx.segs.reserve(runs.size());
+  ctx.reset_segs(runs.size());
   std::uint64_t copied = 0, referenced = 0, sg_sum = 0;
   for (const Packet* r : runs) {
     if (r->len() == 0 || (r == &skb && own_len(skb) == 0)) continue;
-    ctx.segs.push_back(GsoSeg{Packet::from_bytes({hdr, doffset}, kSegHeadroom), 0, 0});
-    GsoSeg& s = ctx.segs.back();
+    GsoSeg& s = ctx.add_seg(Packet::from_bytes({hdr, doffset}, kSegHeadroom));
     copy_skb_header(skb, s.pkt, ctx.frame_start);
     if (!append_own(s.pkt, *r, sg, copied, referenced)) return ctx.fail(GsoReason::TooManyFrags);
     if (!csum_ok) {  // the payload sum goes to the GSO CB for the L4 hook
@@ -131,11 +129,10 @@ int skb_segment_list(GsoContext& ctx) {
   const bool sg = ctx.features.has(core::netif_f::SG);
   const int head_nh_len = skb.transport_header - skb.network_header;
 
-  ctx.segs.clear();
-  ctx.segs.reserve(skb.frag_list().size() + 1);
+  ctx.reset_segs(skb.frag_list().size() + 1);
   std::uint64_t copied = 0, referenced = 0;
   // The head keeps its own bytes (skb_segment_list returns the head itself, frag_list cut).
-  ctx.segs.push_back(GsoSeg{Packet::from_bytes({hdr, doffset}, kSegHeadroom), 0, 0});
+  ctx.add_seg(Packet::from_bytes({hdr, doffset}, kSegHeadroom));
   copy_skb_header(skb, ctx.segs.back().pkt, ctx.frame_start);
   if (!append_own(ctx.segs.back().pkt, skb, sg, copied, referenced))
     return ctx.fail(GsoReason::TooManyFrags);
@@ -146,8 +143,7 @@ int skb_segment_list(GsoContext& ctx) {
     const std::size_t mh = std::size_t(m.data_pos() - m.network_header);
     const std::uint8_t* own = const_cast<Packet&>(m).at_pos(m.network_header, mh);
     if (!own) return ctx.fail(GsoReason::HeaderTruncated);
-    ctx.segs.push_back(GsoSeg{Packet::from_bytes({hdr, lhdr}, kSegHeadroom), 0, 0});
-    Packet& p = ctx.segs.back().pkt;
+    Packet& p = ctx.add_seg(Packet::from_bytes({hdr, lhdr}, kSegHeadroom)).pkt;
     p.append({own, mh});  // the member's own L3 + L4 headers, as they came in
     copy_skb_header(skb, p, ctx.frame_start);
     // skb_segment_list: transport_header follows the member's own network header length.

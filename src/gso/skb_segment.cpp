@@ -30,7 +30,90 @@ void collect_pieces(const Packet& skb, std::vector<Piece>& out) {
 
 constexpr std::size_t kSegHeadroom = 32;
 
+thread_local constinit bool t_fast_path = true;
+
+// References handed to segments but not yet counted: the count of one buffer is raised once
+// for all the fragments that refer to it (BufferRef::acquire), when the loop moves on to
+// another buffer and at the latest when the fast path returns or unwinds — before any segment
+// can be dropped. Meanwhile the super-packet's own fragments keep every buffer alive.
+struct PendingRefs {
+  core::Buffer* buf = nullptr;
+  std::uint32_t n = 0;
+  void settle() noexcept {
+    if (n) core::BufferRef::acquire(buf, n);
+    n = 0;
+  }
+  ~PendingRefs() { settle(); }
+};
+
+// The SG + checksum-offload case without a frag_list (X-7 with sg && csum; a TCP socket's
+// skb: headers linear, payload in page frags, maybe some in the head): no payload is summed
+// and no segment needs anything but header bytes, head payload bytes and fragment
+// references. Every segment is constructed in place in its final container from one
+// metadata template (__copy_skb_header done once) with the header bytes and the head
+// payload it takes already in its linear area. Same bytes, metadata and counters as the
+// general loop below, which the fast-path differential test holds it to.
+// flatten: the per-segment constructor, pool and fragment pushes are inlined into the loop
+// whatever the inliner's size budget says.
+[[gnu::flatten]] int skb_segment_sg_fast(GsoContext& ctx, const std::uint8_t* hdr,
+                                         std::size_t doffset, std::size_t mss,
+                                         std::size_t total) {
+  const Packet& skb = *ctx.skb;
+  core::PacketMeta meta{};
+  copy_skb_header(skb, meta, ctx.frame_start);
+
+  const std::size_t nsegs = (total + mss - 1) / mss;
+  ctx.reset_segs(nsegs);
+  const std::uint8_t* hp = skb.data();
+  std::size_t hleft = skb.headlen();  // payload bytes still in the head
+  const std::span<const core::Frag> frags = skb.frags();
+  std::size_t fi = 0, foff = 0, left = total;
+  const std::uint64_t copied = hleft;
+  const std::span<const std::uint8_t> hspan{hdr, doffset};
+  PendingRefs pending;
+
+  for (std::size_t i = 0; i < nsegs; ++i) {
+    const std::size_t len = std::min(mss, left);
+    left -= len;
+    const std::size_t hcopy = std::min(len, hleft);
+    Packet& p = ctx.add_seg(meta, hspan, kSegHeadroom, hcopy).pkt;
+    if (hcopy) {
+      std::memcpy(p.put_uninit(hcopy), hp, hcopy);  // within the tailroom reserved above
+      hp += hcopy;
+      hleft -= hcopy;
+    }
+    std::size_t need = len - hcopy, nfr = 0;
+    while (need) {
+      const core::Frag& f = frags[fi];
+      const std::size_t n = std::min<std::size_t>(need, f.len - foff);
+      if (n) {
+        if (++nfr > core::kMaxSkbFrags) return ctx.fail(GsoReason::TooManyFrags);
+        core::Buffer* b = f.buf.get();
+        if (b != pending.buf) {
+          pending.settle();
+          pending.buf = b;
+        }
+        p.add_frag_adopted(b, std::uint32_t(f.off + foff), std::uint32_t(n));
+        ++pending.n;
+        need -= n;
+        foff += n;
+      }
+      if (foff == f.len) ++fi, foff = 0;
+    }
+  }
+  if (ctx.counters) {
+    ctx.counters->seg_mode[std::size_t(SegMode::SgRef)] += nsegs;
+    ctx.counters->payload_bytes_copied += copied;
+    ctx.counters->payload_bytes_referenced += total - copied;
+  }
+  ctx.seg_fast = true;
+  return 0;
+}
+
 }  // namespace
+
+bool fast_path() noexcept { return t_fast_path; }
+void set_fast_path(bool on) noexcept { t_fast_path = on; }
 
 int skb_segment(GsoContext& ctx) {
   Packet& skb = *ctx.skb;
@@ -47,14 +130,15 @@ int skb_segment(GsoContext& ctx) {
   const bool sg = ctx.features.has(core::netif_f::SG);
   const bool csum_ok = core::can_checksum_protocol(ctx.features, ctx.protocol);
   const SegMode mode = sg ? SegMode::SgRef : (csum_ok ? SegMode::Copy : SegMode::CopySum);
+  if (sg && csum_ok && skb.frag_list().empty() && t_fast_path)
+    return skb_segment_sg_fast(ctx, hdr, doffset, mss, total);
 
   thread_local std::vector<Piece> pieces;  // reused: no allocation per packet
   pieces.clear();
   collect_pieces(skb, pieces);
 
   const std::size_t nsegs = (total + mss - 1) / mss;
-  ctx.segs.clear();
-  ctx.segs.reserve(nsegs);
+  ctx.reset_segs(nsegs);
   std::size_t pi = 0, poff = 0, left = total;
   std::uint64_t copied = 0, referenced = 0, sg_sum = 0;
 
@@ -62,10 +146,8 @@ int skb_segment(GsoContext& ctx) {
     const std::size_t len = std::min<std::size_t>(mss, left);
     left -= len;
     // Copy modes put the payload into the head: size the head for it at once.
-    ctx.segs.push_back(GsoSeg{Packet::from_bytes({hdr, doffset}, kSegHeadroom,
-                                                 mode == SegMode::SgRef ? 0 : len),
-                              0, 0});
-    GsoSeg& s = ctx.segs.back();
+    GsoSeg& s = ctx.add_seg(
+        Packet::from_bytes({hdr, doffset}, kSegHeadroom, mode == SegMode::SgRef ? 0 : len));
     copy_skb_header(skb, s.pkt, ctx.frame_start);  // src/gso/segment_list.cpp
     const pos_t pay_pos = pos_t(doffset);
     bool summed = false;

@@ -128,7 +128,7 @@ void gro_append_payload(core::Packet& skb, std::size_t data_offset, GroHeld& p) 
   const std::size_t head_n = skb.headlen() - head_from;
   if (head_n) {
     if (!p.agg) {
-      p.agg = std::make_shared<core::Buffer>();
+      p.agg = core::Buffer::create();
       p.agg->bytes.reserve(65536);
     }
     auto& v = p.agg->bytes;

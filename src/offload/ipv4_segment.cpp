@@ -1,10 +1,13 @@
 // IPv4 level of GSO: inet_gso_segment (net/ipv4/af_inet.c). Spec, X-25 (6.12
 // semantics: outer IDs of an encapsulated packet always advance; FIXEDID needs DF); X-25
 // GSO-partial outputs (ID advances by gso_segs, tot_len for one mss).
+#include <cstring>
+
 #include "gso_hooks.hpp"
 #include "ofld/wire/bytes.hpp"
 
 namespace ofld::offload::gso_hooks {
+
 
 int ipv4_segment(GsoContext& ctx) {
   core::Packet& skb = *ctx.skb;
@@ -49,6 +52,40 @@ int ipv4_segment(GsoContext& ctx) {
   }
 
   const int nhoff = ctx.seg_off(nh);
+  if (ctx.seg_fast && !ctx.gso_partial && gso::fast_path()) {
+    // Segments from skb_segment's fast path: plain (not GSO) packets with this header in
+    // every head at nhoff, as copied from the super-packet (ihl already checked above).
+    // ip_send_check by parts: the ones'-complement sum of the words every segment shares
+    // (ID, tot_len and check zeroed) is taken once; per segment its ID and tot_len are
+    // added. Sums regroup freely and the header is never all zero, so the folded value is
+    // the one ip_compute_csum gives over the whole rewritten header.
+    std::uint8_t shared[60];
+    std::memcpy(shared, ctx.out.front().data() + nhoff, ihl);
+    shared[2] = shared[3] = shared[4] = shared[5] = shared[10] = shared[11] = 0;
+    // All segments but the last have the same length (seg_fast).
+    const csum::wsum base = csum::csum_partial(shared, ihl, 0);
+    const std::uint16_t tot_full = std::uint16_t(ctx.out.front().len() - std::size_t(nhoff));
+    const std::uint16_t tot_last = std::uint16_t(ctx.out.back().len() - std::size_t(nhoff));
+    const csum::wsum sum_full = csum::csum_add(base, tot_full);
+    const csum::wsum sum_last = csum::csum_add(base, tot_last);
+    const std::size_t n = ctx.segs.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      GsoSeg& s = ctx.segs[i];
+      core::Packet& p = s.pkt;
+      std::uint8_t* ip = p.data() + nhoff;
+      const std::uint16_t this_id = id;
+      if (!fixedid) wire::store_be16(ip + 4, id++);
+      const bool last = i + 1 == n;
+      wire::store_be16(ip + 2, last ? tot_last : tot_full);
+      wire::store_be16(ip + 10, csum::csum_fold(csum::csum_add(last ? sum_last : sum_full, this_id)));
+      if (encap) {
+        p.inner_network_header = nhoff;
+        p.inner_transport_header = p.transport_header;
+      }
+      p.network_header = nhoff;
+    }
+    return 0;
+  }
   for (auto& s : ctx.segs) {
     std::uint8_t* ip = s.pkt.at_pos(nhoff, 20);
     // A fraglist member keeps its own header: its ihl may differ from the head's.

@@ -48,6 +48,23 @@ int ipv6_segment(GsoContext& ctx) {
     return rc;
   }
   const int nhoff = ctx.seg_off(nh);
+  if (ctx.seg_fast && !ctx.gso_partial && gso::fast_path()) {
+    // X-27, headers in every head; all segments but the last have the same length (seg_fast)
+    const std::uint16_t pl_full = std::uint16_t(ctx.out.front().len() - std::size_t(nhoff + 40));
+    const std::uint16_t pl_last = std::uint16_t(ctx.out.back().len() - std::size_t(nhoff + 40));
+    const std::size_t n = ctx.segs.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      GsoSeg& s = ctx.segs[i];
+      core::Packet& p = s.pkt;
+      wire::store_be16(p.data() + nhoff + 4, i + 1 == n ? pl_last : pl_full);
+      if (encap) {
+        p.inner_network_header = nhoff;
+        p.inner_transport_header = p.transport_header;
+      }
+      p.network_header = nhoff;
+    }
+    return 0;
+  }
   for (auto& s : ctx.segs) {
     std::uint8_t* ip = s.pkt.at_pos(nhoff, 40);
     if (!ip) return ctx.fail(GsoReason::HeaderTruncated);

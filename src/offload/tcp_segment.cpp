@@ -74,6 +74,35 @@ int tcp_segment(GsoContext& ctx) {
 
   const int thoff = ctx.seg_off(th_pos);
   const std::size_t n = ctx.segs.size();
+  const auto* cp0 = n ? std::get_if<core::CsumPartial>(&ctx.out.front().csum) : nullptr;
+  if (ctx.seg_fast && !ctx.gso_partial && cp0 && gso::fast_path()) {
+    // Segments from skb_segment's fast path: the TCP header is in every head at thoff, and
+    // every segment has the template's checksum state, PARTIAL (SG + csum: nothing was
+    // summed) — the same X-21 rewrite, and X-14 gso_reset_checksum unless remcsum_offload.
+    const std::uint32_t last_l4 = std::uint32_t(ctx.out.back().len() - std::size_t(thoff));
+    const std::uint16_t lastcheck = csum::csum_fold16(csum::csum_add(seed, oldlen + last_l4));
+    const bool reset_cb = !ctx.out.front().remcsum_offload;
+    const core::pos_t cb_start = cp0->csum_start;
+    for (std::size_t i = 0; i < n; ++i) {
+      auto& s = ctx.segs[i];
+      std::uint8_t* th = s.pkt.data() + thoff;
+      s.pkt.transport_header = thoff;
+      wire::store_be32(th + 4, seq);
+      seq += step;
+      std::uint8_t fl = th[13];
+      if (i > 0) fl &= std::uint8_t(~kCwr);
+      const bool last = i + 1 == n;
+      if (!last) fl &= std::uint8_t(~(kFin | kPsh));
+      th[13] = fl;
+      const std::uint16_t check = last ? lastcheck : newcheck;
+      wire::store_be16(th + 16, check);
+      if (reset_cb) {  // gso_reset_checksum, inline
+        s.cb_csum = ~std::uint32_t(check);
+        s.cb_csum_start = cb_start;
+      }
+    }
+    return 0;
+  }
   for (std::size_t i = 0; i < n; ++i) {
     auto& s = ctx.segs[i];
     std::uint8_t* th = s.pkt.at_pos(thoff, thlen);

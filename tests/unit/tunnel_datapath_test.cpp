@@ -138,7 +138,7 @@ TEST_P(TunnelDatapath, E1_SharedReceiveBufferIsWrittenByPiecesWithoutFlattening)
   std::vector<tunnel::TxTrain> out;
   tx.transmit(tso_hdr(v6, 1000, 0), f, 0, out);
   ASSERT_EQ(out.size(), 1u);
-  auto owner = std::make_shared<core::Buffer>(out[0].buf.size() + 100);
+  auto owner = core::Buffer::create(out[0].buf.size() + 100);
   std::memcpy(owner->bytes.data() + 100, out[0].buf.data(), out[0].buf.size());
   rx.receive_train(owner, 100, out[0].buf.size(), out[0].seg_size,
                    *tunnel::IpAddr::parse(v6 ? "fd00::2" : "10.0.0.2"), tunnel::OuterCsum::Present, 1);

@@ -19,12 +19,14 @@
 // refcounted Buffers; clone() shares them (skb_clone), copy() deep-copies (skb_copy).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <new>
 #include <span>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -64,18 +66,97 @@ std::string_view to_string(PacketError e) noexcept;
 
 // ---- buffers and fragments -------------------------------------------------------------------
 
+struct Buffer;
+
+/// A counted reference to a Buffer (the kernel's page reference): the subset of
+/// std::shared_ptr's interface ofld uses (copy, move, get, ->, *, bool, use_count, reset,
+/// ==), with the count inside the Buffer (one atomic operation per copy or release, no
+/// control block). Thread-safe like shared_ptr: references to one Buffer may be copied and
+/// dropped on different threads (the tunnel daemon hands packets between threads).
+class BufferRef {
+ public:
+  constexpr BufferRef() noexcept = default;
+  constexpr BufferRef(std::nullptr_t) noexcept {}
+  inline BufferRef(const BufferRef& o) noexcept;
+  BufferRef(BufferRef&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
+  BufferRef& operator=(const BufferRef& o) noexcept {
+    BufferRef t(o);
+    swap(t);
+    return *this;
+  }
+  BufferRef& operator=(BufferRef&& o) noexcept {
+    BufferRef t(std::move(o));
+    swap(t);
+    return *this;
+  }
+  inline ~BufferRef();
+
+  Buffer* get() const noexcept { return p_; }
+  Buffer* operator->() const noexcept { return p_; }
+  Buffer& operator*() const noexcept { return *p_; }
+  explicit operator bool() const noexcept { return p_ != nullptr; }
+  /// References to the buffer (0 for a null reference), like shared_ptr::use_count.
+  inline long use_count() const noexcept;
+  void reset() noexcept { BufferRef().swap(*this); }
+  void swap(BufferRef& o) noexcept {
+    Buffer* t = p_;
+    p_ = o.p_;
+    o.p_ = t;
+  }
+  friend bool operator==(const BufferRef& a, const BufferRef& b) noexcept { return a.p_ == b.p_; }
+  friend bool operator==(const BufferRef& a, std::nullptr_t) noexcept { return a.p_ == nullptr; }
+
+  /// For engines that hand out many references to one buffer at once: take `n` more
+  /// references in one atomic step, then give each away with adopt(). The caller must hold a
+  /// reference itself while the taken ones are not yet adopted.
+  inline static void acquire(Buffer* b, std::uint32_t n) noexcept;
+  /// A BufferRef that owns one reference already counted by acquire().
+  static BufferRef adopt(Buffer* b) noexcept {
+    BufferRef r;
+    r.p_ = b;
+    return r;
+  }
+
+ private:
+  Buffer* p_ = nullptr;
+};
+
 /// Refcounted byte storage referenced by fragments (the kernel's page/page_frag). Mutable;
 /// whoever shares it (clone()) sees writes — check Packet::frags_shared() before writing.
+/// Made by make()/create(), which return the first reference; not copyable.
 struct Buffer {
   std::vector<std::uint8_t> bytes;
   Buffer() = default;
   explicit Buffer(std::size_t n) : bytes(n) {}
   explicit Buffer(std::span<const std::uint8_t> b) : bytes(b.begin(), b.end()) {}
-  static std::shared_ptr<Buffer> make(std::span<const std::uint8_t> b) {
-    return std::make_shared<Buffer>(b);
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  /// A new buffer holding a copy of `b`.
+  static BufferRef make(std::span<const std::uint8_t> b) { return create(b); }
+  /// A new buffer constructed from `a` (Buffer's constructors), like std::make_shared.
+  template <class... A>
+  static BufferRef create(A&&... a) {
+    return BufferRef::adopt(new Buffer(static_cast<A&&>(a)...));
   }
+
+ private:
+  friend class BufferRef;
+  std::atomic<std::uint32_t> refs_{1};
 };
-using BufferRef = std::shared_ptr<Buffer>;
+
+inline BufferRef::BufferRef(const BufferRef& o) noexcept : p_(o.p_) {
+  if (p_) p_->refs_.fetch_add(1, std::memory_order_relaxed);
+}
+inline BufferRef::~BufferRef() {
+  // The last reference frees the buffer: acq_rel orders every other holder's writes before it.
+  if (p_ && p_->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete p_;
+}
+inline long BufferRef::use_count() const noexcept {
+  return p_ ? long(p_->refs_.load(std::memory_order_relaxed)) : 0;
+}
+inline void BufferRef::acquire(Buffer* b, std::uint32_t n) noexcept {
+  b->refs_.fetch_add(n, std::memory_order_relaxed);
+}
 
 /// One scatter-gather fragment: bytes [off, off+len) of *buf (skb_frag_t).
 struct Frag {
@@ -94,10 +175,58 @@ namespace detail {
 /// analogue. Move-only; capacity is rounded up to a size class and blocks are recycled through
 /// a per-thread free list (bounded), so building and freeing packets on the hot path does not
 /// reach malloc. Contents are not zeroed. Builds with AddressSanitizer bypass the pool.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kHeadBufPool = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kHeadBufPool = false;
+#else
+inline constexpr bool kHeadBufPool = true;
+#endif
+#else
+inline constexpr bool kHeadBufPool = true;
+#endif
+
+/// Size classes of the pool: 256 B .. 64 KiB (powers of two); larger blocks go straight to
+/// the allocator. At most kHeadBufMaxCached[c] free blocks of class c are kept per thread.
+inline constexpr unsigned kHeadBufMinShift = 8, kHeadBufClasses = 9;
+inline constexpr std::uint32_t kHeadBufMaxCached[kHeadBufClasses] = {1024, 1024, 512, 512, 256,
+                                                                     64,   32,   16,  16};
+/// One thread's free lists, threaded through the free blocks themselves (a cached block's
+/// first 8 bytes hold the next pointer). Plain data with constant initialisation, so the hot
+/// paths reach it without a TLS guard; packet.cpp defines it and frees the blocks at thread
+/// exit.
+struct HeadBufFreeList {
+  std::uint8_t* head;
+  std::uint32_t count;
+};
+struct HeadBufPool {
+  HeadBufFreeList lists[kHeadBufClasses];
+  bool cleanup_armed;  ///< the thread-exit cleanup of this thread is registered
+};
+extern thread_local constinit HeadBufPool t_headbuf_pool;
+
 class HeadBuf {
  public:
   HeadBuf() noexcept = default;
-  explicit HeadBuf(std::size_t min_bytes);  ///< capacity >= min_bytes (throws bad_alloc)
+  /// Capacity >= min_bytes (throws bad_alloc). A block of the size class is taken from this
+  /// thread's free list when there is one.
+  explicit HeadBuf(std::size_t min_bytes) {
+    const unsigned c = min_bytes <= (std::size_t(1) << kHeadBufMinShift)
+                           ? 0
+                           : unsigned(64 - __builtin_clzll(min_bytes - 1)) - kHeadBufMinShift;
+    if (kHeadBufPool && c < kHeadBufClasses) {
+      HeadBufFreeList& l = t_headbuf_pool.lists[c];
+      if (l.head) {
+        p_ = l.head;
+        __builtin_memcpy(&l.head, p_, sizeof(l.head));
+        --l.count;
+        cap_ = std::size_t(1) << (c + kHeadBufMinShift);
+        return;
+      }
+    }
+    allocate(min_bytes, c);
+  }
   HeadBuf(HeadBuf&& o) noexcept : p_(o.p_), cap_(o.cap_) { o.p_ = nullptr, o.cap_ = 0; }
   HeadBuf& operator=(HeadBuf&& o) noexcept {
     if (this != &o) {
@@ -118,7 +247,26 @@ class HeadBuf {
   std::size_t size() const noexcept { return cap_; }  ///< capacity in bytes
 
  private:
-  void release() noexcept;
+  void release() noexcept {
+    if (!p_) return;
+    // Blocks up to the largest class have a class size (larger ones are bigger than it).
+    if (kHeadBufPool && cap_ <= (std::size_t(1) << (kHeadBufMinShift + kHeadBufClasses - 1))) {
+      const unsigned c = unsigned(__builtin_ctzll(cap_)) - kHeadBufMinShift;
+      if (t_headbuf_pool.cleanup_armed) {
+        HeadBufFreeList& l = t_headbuf_pool.lists[c];
+        if (l.count < kHeadBufMaxCached[c]) {
+          __builtin_memcpy(p_, &l.head, sizeof(l.head));
+          l.head = p_;
+          ++l.count;
+          p_ = nullptr;
+          return;
+        }
+      }
+    }
+    release_slow();
+  }
+  void allocate(std::size_t min_bytes, unsigned c);  // the pool had no block
+  void release_slow() noexcept;                       // arm the cleanup, cache or free
   std::uint8_t* p_ = nullptr;
   std::size_t cap_ = 0;
 };
@@ -145,8 +293,9 @@ class FragVec {
   FragVec& operator=(FragVec&& o) noexcept;
   FragVec(const FragVec&) = delete;
   FragVec& operator=(const FragVec&) = delete;
-  ~FragVec() {  // inline: every packet freed on the GRO/GSO hot paths runs it
-    truncate(0);
+  ~FragVec() {
+    Frag* d = data();
+    for (std::uint32_t i = 0; i < n_; ++i) d[i].~Frag();
     if (heap_) ::operator delete(heap_);
   }
 
@@ -171,6 +320,21 @@ class FragVec {
     ++n_;
   }
   void push_back(const Frag& f) { push_back(Frag(f)); }
+  /// Append a reference to bytes [off, off+len) of `buf` (one reference-count increment);
+  /// the caller guarantees the slice lies inside the buffer.
+  void push_ref(const BufferRef& buf, std::uint32_t off, std::uint32_t len) {
+    if (n_ == cap_) reserve(std::size_t(cap_) + 1);
+    new (data() + n_) Frag{buf, off, len};
+    bytes_ += len;
+    ++n_;
+  }
+  /// As push_ref, but the fragment adopts a reference taken with BufferRef::acquire().
+  void push_adopted(Buffer* buf, std::uint32_t off, std::uint32_t len) {
+    if (n_ == cap_) reserve(std::size_t(cap_) + 1);
+    new (data() + n_) Frag{BufferRef::adopt(buf), off, len};
+    bytes_ += len;
+    ++n_;
+  }
   void reserve(std::size_t n);
   void clear() noexcept { truncate(0); }
   void truncate(std::size_t n) noexcept {   ///< keep the first n (n <= size)
@@ -289,10 +453,57 @@ enum class InnerProtoType : std::uint8_t { Ether = 0, IpProto = 1 };
 
 // ---- the packet ----------------------------------------------------------------------------
 
-class Packet {
+/// The plain metadata of a packet (the sk_buff fields outside the byte storage): header
+/// positions, protocol and tunnel metadata, checksum state, GSO info. Trivially copyable, so a
+/// packet's metadata can be copied in one go (Packet::meta(), the segment constructor).
+struct PacketMeta {
+  // -- header positions (origin-relative; kNoHeader when unset) --
+  pos_t mac_header = kNoHeader;
+  pos_t network_header = kNoHeader;
+  pos_t transport_header = kNoHeader;
+  pos_t inner_mac_header = kNoHeader;
+  pos_t inner_network_header = kNoHeader;
+  pos_t inner_transport_header = kNoHeader;
+
+  // -- protocol metadata --
+  std::uint16_t protocol = 0;        ///< skb->protocol: outer ethertype, host order
+  std::uint16_t inner_protocol = 0;  ///< ethertype or IP proto, see inner_protocol_type
+  InnerProtoType inner_protocol_type = InnerProtoType::Ether;
+  std::uint8_t inner_ipproto = 0;    ///< inner L4 protocol number (IPPROTO_*)
+  std::uint16_t vlan_tci = 0;        ///< hw-accelerated VLAN tag (when vlan_present)
+  bool vlan_present = false;
+  std::uint16_t vlan_proto = 0;      ///< 0x8100 / 0x88A8 when vlan_present
+
+  bool encapsulation = false;    ///< inner_* positions valid
+  bool encap_hdr_csum = false;   ///< outer csum to be done in software during GSO
+  bool remcsum_offload = false;  ///< RCO in effect
+  bool csum_valid = false;       ///< software validated (C-23)
+  bool csum_complete_sw = false; ///< COMPLETE value computed by software (C-24, C-27)
+
+  // -- checksum state --
+  CsumState csum{CsumNone{}};
+  /// The kernel's skb->csum while ip_summed is not COMPLETE: the pseudo-header sum stored by
+  /// a deferred validation (C-24) and consumed by checksum_complete(). Otherwise unused.
+  wsum pending_csum = 0;
+
+  // -- GSO --
+  GsoInfo gso{};
+};
+static_assert(std::is_trivially_copyable_v<PacketMeta>);
+
+class Packet;
+namespace detail {
+/// Deletes a frag_list out of line: ~Packet stays small and inlinable (the list's own
+/// ~Packet calls, the recursion, happen behind this call).
+struct FragListDelete {
+  void operator()(std::vector<Packet>* v) const noexcept;
+};
+}  // namespace detail
+
+class Packet : public PacketMeta {
  public:
   Packet();  ///< empty packet with kDefaultHeadroom headroom
-  Packet(Packet&&) noexcept = default;  // inline: packets are moved and freed per packet
+  Packet(Packet&&) noexcept = default;
   Packet& operator=(Packet&&) noexcept = default;
   Packet(const Packet&) = delete;
   Packet& operator=(const Packet&) = delete;
@@ -302,6 +513,45 @@ class Packet {
   /// and `tailroom` spare bytes behind (for put()/put_uninit() without a reallocation).
   static Packet from_bytes(std::span<const std::uint8_t> bytes,
                            std::size_t headroom = kDefaultHeadroom, std::size_t tailroom = 0);
+  /// GSO segment constructor (skb_segment's alloc + __copy_skb_header in one step): metadata
+  /// copied from `meta`; the linear head holds `hdr` with `headroom` bytes reserved in front
+  /// and `tailroom` spare bytes behind; room for `nfrags` fragments. data() is at position 0.
+  Packet(const PacketMeta& meta, std::span<const std::uint8_t> hdr, std::size_t headroom,
+         std::size_t tailroom = 0, std::size_t nfrags = 0)
+      : PacketMeta(meta),
+        store_(headroom + hdr.size() + tailroom),
+        base_(std::ptrdiff_t(headroom)),
+        tail_(pos_t(hdr.size())) {
+    std::uint8_t* d = store_.data() + headroom;
+    const std::uint8_t* s = hdr.data();
+    const std::size_t n = hdr.size();
+    // Header-sized copies as two overlapping fixed-size moves (no call, no loop).
+    if (n > 32 && n <= 64) {
+      __builtin_memcpy(d, s, 32);
+      __builtin_memcpy(d + n - 32, s + n - 32, 32);
+    } else if (n > 64 && n <= 128) {
+      __builtin_memcpy(d, s, 64);
+      __builtin_memcpy(d + n - 64, s + n - 64, 64);
+    } else if (n >= 16 && n <= 32) {
+      __builtin_memcpy(d, s, 16);
+      __builtin_memcpy(d + n - 16, s + n - 16, 16);
+    } else if (n) {
+      __builtin_memcpy(d, s, n);
+    }
+    if (nfrags > detail::FragVec::kInline) frags_.reserve(nfrags);
+  }
+  /// The metadata fields (see PacketMeta).
+  const PacketMeta& meta() const noexcept { return *this; }
+  PacketMeta& meta() noexcept { return *this; }
+  /// add_frag() for engines that have checked the slice already: `buf` non-null, [off,
+  /// off+len) inside it, len > 0, and the packet has no frag_list (else use add_frag()).
+  void add_frag_unchecked(const BufferRef& buf, std::uint32_t off, std::uint32_t len) {
+    frags_.push_ref(buf, off, len);
+  }
+  /// As add_frag_unchecked, adopting a reference taken with BufferRef::acquire().
+  void add_frag_adopted(Buffer* buf, std::uint32_t off, std::uint32_t len) {
+    frags_.push_adopted(buf, off, len);
+  }
   /// Build a non-linear packet: the first `headlen` bytes in the head, the rest in fragments of
   /// at most `frag_size` bytes, each in its own Buffer (frag_size 0 = one fragment).
   static Packet from_bytes_frags(std::span<const std::uint8_t> bytes, std::size_t headlen,
@@ -320,7 +570,7 @@ class Packet {
   std::size_t nr_frags() const noexcept { return frags_.size(); }
   /// Make room for n fragments without changing the packet (an aggregate about to grow).
   void reserve_frags(std::size_t n) { frags_.reserve(n); }
-  bool is_linear() const noexcept { return frags_.empty() && frag_list_.empty(); }
+  bool is_linear() const noexcept { return frags_.empty() && !frag_list_; }
 
   // -- head access --
   std::uint8_t* data() noexcept { return store_.data() + base_ + data_; }
@@ -364,7 +614,7 @@ class Packet {
   /// taken over from another packet), inline; the result is the same.
   void add_frag_slice(BufferRef&& buf, std::uint32_t off, std::uint32_t len) {
     if (len == 0 || !buf) return;
-    if (!frag_list_.empty()) {
+    if (frag_list_ && !frag_list_->empty()) {
       add_frag(std::move(buf), off, len);
       return;
     }
@@ -404,19 +654,14 @@ class Packet {
   /// "same page" case). Returns false when there is no fragment or the buffer is too short.
   bool extend_last_frag(std::size_t n) noexcept;
   /// frag_list (skb_shinfo->frag_list): chained packets whose bytes follow the frags.
-  const std::vector<Packet>& frag_list() const noexcept { return frag_list_; }
+  const std::vector<Packet>& frag_list() const noexcept {
+    return frag_list_ ? *frag_list_ : kNoFragList;
+  }
   /// Append a packet to frag_list (its bytes [data,end) become part of this packet's len()).
   void add_to_frag_list(Packet p);
   /// Remove and return the frag_list (len() shrinks accordingly).
   std::vector<Packet> take_frag_list();
 
-  // -- header positions (origin-relative; kNoHeader when unset) --
-  pos_t mac_header = kNoHeader;
-  pos_t network_header = kNoHeader;
-  pos_t transport_header = kNoHeader;
-  pos_t inner_mac_header = kNoHeader;
-  pos_t inner_network_header = kNoHeader;
-  pos_t inner_transport_header = kNoHeader;
 
   /// skb_set_*_header(skb, offset): position = data_pos() + offset.
   void set_mac_header(int off) noexcept { mac_header = data_ + off; }
@@ -432,26 +677,8 @@ class Packet {
   int inner_network_offset() const noexcept { return inner_network_header - data_; }
   int inner_transport_offset() const noexcept { return inner_transport_header - data_; }
 
-  // -- protocol metadata --
-  std::uint16_t protocol = 0;        ///< skb->protocol: outer ethertype, host order
-  std::uint16_t inner_protocol = 0;  ///< ethertype or IP proto, see inner_protocol_type
-  InnerProtoType inner_protocol_type = InnerProtoType::Ether;
-  std::uint8_t inner_ipproto = 0;    ///< inner L4 protocol number (IPPROTO_*)
-  std::uint16_t vlan_tci = 0;        ///< hw-accelerated VLAN tag (when vlan_present)
-  bool vlan_present = false;
-  std::uint16_t vlan_proto = 0;      ///< 0x8100 / 0x88A8 when vlan_present
 
-  bool encapsulation = false;    ///< inner_* positions valid
-  bool encap_hdr_csum = false;   ///< outer csum to be done in software during GSO
-  bool remcsum_offload = false;  ///< RCO in effect
-  bool csum_valid = false;       ///< software validated (C-23)
-  bool csum_complete_sw = false; ///< COMPLETE value computed by software (C-24, C-27)
-
-  // -- checksum state --
-  CsumState csum{CsumNone{}};
-  /// The kernel's skb->csum while ip_summed is not COMPLETE: the pseudo-header sum stored by
-  /// a deferred validation (C-24) and consumed by checksum_complete(). Otherwise unused.
-  wsum pending_csum = 0;
+  // -- checksum state (fields in PacketMeta) --
   IpSummed ip_summed() const noexcept { return ip_summed_of(csum); }
   /// skb_checksum_start_offset: csum_start − data_pos() (PARTIAL only; 0 otherwise).
   int csum_start_offset() const noexcept;
@@ -460,8 +687,7 @@ class Packet {
     csum = CsumPartial{data_ + start_off, csum_offset, not_inet};
   }
 
-  // -- GSO --
-  GsoInfo gso{};
+  // -- GSO (field in PacketMeta) --
   bool is_gso() const noexcept { return gso.size != 0; }  ///< skb_is_gso
 
  private:
@@ -481,7 +707,10 @@ class Packet {
   pos_t data_ = 0;                   // position of data()
   pos_t tail_ = 0;                   // position one past the head
   detail::FragVec frags_;
-  std::vector<Packet> frag_list_;
+  // frag_list members; allocated only while there are some (most packets have none, and an
+  // absent list costs nothing to destroy)
+  std::unique_ptr<std::vector<Packet>, detail::FragListDelete> frag_list_;
+  static const std::vector<Packet> kNoFragList;
   std::size_t frag_list_len_ = 0;
 };
 

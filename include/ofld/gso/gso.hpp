@@ -33,6 +33,17 @@ using offload::GsoReason;
 using offload::GsoSeg;
 using offload::SegMode;
 
+// ---- fast paths ---------------------------------------------------------------------------
+
+/// Whether this thread's GSO runs may take the specialised fast paths: skb_segment's SG loop
+/// for "SG + checksum offload, no frag_list" (segments stamped from one header/metadata
+/// template, fragments referenced without re-checking) and the tight TCP and
+/// IPv4/IPv6 rewrite loops over such segments. On by default. The general path
+/// produces the same bytes and metadata; tests switch the fast paths off to use it as the
+/// reference (tests/unit/gso_fast_path_test.cpp).
+bool fast_path() noexcept;
+void set_fast_path(bool on) noexcept;
+
 // ---- building blocks used by the protocol hooks ---------------------------------------------
 
 /// skb_segment (X-5..X-13): split ctx.skb's payload (from data() to the end) into gso_size
@@ -83,8 +94,10 @@ int segment_list_nat_fixup(GsoContext& ctx, int nhoff, int thoff, std::uint16_t 
 
 /// __copy_skb_header as the GSO builders use it: header positions re-based by `base` (the
 /// frame start becomes position 0), protocol/inner/vlan/encapsulation metadata, the checksum
-/// state (a PARTIAL csum_start re-based too). gso info is not copied.
-void copy_skb_header(const core::Packet& src, core::Packet& dst, core::pos_t base);
+/// state (a PARTIAL csum_start re-based too). gso info (and csum_valid, csum_complete_sw,
+/// pending_csum) is not copied. Works on any PacketMeta, so a metadata template can be filled
+/// once and stamped into many segments (skb_segment's fast path).
+void copy_skb_header(const core::PacketMeta& src, core::PacketMeta& dst, core::pos_t base);
 
 /// For GSO-partial outputs (ctx.gso_partial): the length counted from segment offset
 /// `from` of a packet carrying one gso_size of payload (X-25 tot_len, X-27 payload_len,

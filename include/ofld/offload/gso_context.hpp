@@ -74,9 +74,11 @@ struct GsoCounters {
   std::uint64_t errors_total() const noexcept;
 };
 
-/// One output segment plus its SKB_GSO_CB checksum pair.
+/// One output segment plus its SKB_GSO_CB checksum pair. The packet itself
+/// lives in GsoContext::out (the container the caller receives), so building a segment never
+/// moves a Packet; `pkt` refers to it.
 struct GsoSeg {
-  core::Packet pkt;
+  core::Packet& pkt;
   csum::wsum cb_csum = 0;         ///< SKB_GSO_CB(skb)->csum
   core::pos_t cb_csum_start = 0;  ///< SKB_GSO_CB(skb)->csum_start (segment position)
 };
@@ -91,7 +93,10 @@ struct GsoContext {
   const core::Device* dev = nullptr;    ///< dev->features / hw_enc_features (X-23, X-31, X-33)
   const Registry* reg = nullptr;        ///< dispatch table
   GsoCounters* counters = nullptr;      ///< may be null
-  std::vector<GsoSeg> segs;             ///< output (empty until skb_segment ran)
+  /// Output segments (empty until skb_segment ran); segs[i].pkt is out[i]. Add and remove
+  /// segments only through reset_segs / add_seg / pop_seg, which keep the two in step.
+  std::vector<GsoSeg> segs;
+  std::vector<core::Packet> out;        ///< the segments' packets, in output order
   bool hw_segments = false;             ///< X-20: only header verification was done
   core::pos_t frame_start = 0;          ///< position of the outer frame's first byte
   std::uint16_t protocol = 0;           ///< skb->protocol at this level (for X-5 csum)
@@ -106,14 +111,56 @@ struct GsoContext {
   /// The outputs are GSO_PARTIAL skbs: segs[0].pkt.gso.type has PARTIAL.
   bool gso_partial = false;
   GsoReason reason = GsoReason::Ok;     ///< first failure
+  /// Set by skb_segment's fast path (gso::fast_path()): every segment holds the headers
+  /// [0, data_offset) in its linear head at data(), was stamped from one metadata
+  /// template (same checksum state, gso info clear before segment_payload's GSO-partial step),
+  /// needed no payload sum, and all but the last carry the same length (headers + gso_size).
+  /// The hooks' tight rewrite loops run only then, and not for GSO-partial outputs (whose
+  /// building may grow a head).
+  bool seg_fast = false;
 
   /// Record a failure; returns -22 (EINVAL) so hooks can `return ctx.fail(...)`.
   int fail(GsoReason r) noexcept {
     if (reason == GsoReason::Ok) reason = r;
     return -22;
   }
+  /// Drop all segments and make room for `n` without reallocation (clears seg_fast).
+  void reset_segs(std::size_t n) {
+    seg_fast = false;
+    segs.clear();
+    out.clear();
+    segs.reserve(n);
+    out.reserve(n);
+  }
+  /// Construct a segment's packet in place at the end of `out` (Packet constructor
+  /// arguments) and return its GsoSeg. Growing past the reserved size re-points every
+  /// GsoSeg, so references held across add_seg() calls are invalidated then.
+  template <class... A>
+  GsoSeg& add_seg(A&&... a) {
+    if (out.size() == out.capacity()) grow_segs();
+    out.emplace_back(static_cast<A&&>(a)...);
+    return segs.emplace_back(GsoSeg{out.back(), 0, 0});
+  }
+  /// Remove the last segment.
+  void pop_seg() noexcept {
+    segs.pop_back();
+    out.pop_back();
+  }
   /// Offset of an original-packet position inside an output segment.
   int seg_off(core::pos_t pos) const noexcept { return int(pos - frame_start); }
+
+ private:
+  void grow_segs() {
+    std::vector<core::Packet> o;
+    o.reserve(out.capacity() ? out.capacity() * 2 : 4);
+    for (auto& p : out) o.push_back(std::move(p));
+    std::vector<GsoSeg> g;
+    g.reserve(o.capacity());
+    for (std::size_t i = 0; i < o.size(); ++i)
+      g.push_back(GsoSeg{o[i], segs[i].cb_csum, segs[i].cb_csum_start});
+    out.swap(o);
+    segs.swap(g);
+  }
 };
 
 }  // namespace ofld::offload
