@@ -24,6 +24,7 @@ std::string_view to_string(GsoReason r) noexcept {
     case GsoReason::TooManyFrags: return "too-many-frags";
     case GsoReason::UfoUnsupported: return "ufo-unsupported";
     case GsoReason::RecursionLimit: return "recursion-limit";
+    case GsoReason::SegmentTooLong: return "segment-too-long";
     case GsoReason::kCount: break;
   }
   return "?";

@@ -25,4 +25,13 @@ int sit_segment(GsoContext& ctx);   // sit / ip6ip6 gso: IPXIP4/6 check, then IP
 /// protocol skb->inner_ipproto (the protocol hook is called directly).
 int udp_tunnel_segment(GsoContext& ctx, bool inner_ether);
 
+/// True when a plain (non-GSO) segment's length field at this level would not fit 16 bits:
+/// len − nhoff − fixed > 65535 (IPv4 tot_len: fixed 0; IPv6 payload_len: fixed 40). The first
+/// segment is the longest, but fraglist members may differ, so all are looked at.
+inline bool length_overflows(const GsoContext& ctx, int nhoff, std::size_t fixed) noexcept {
+  for (const auto& s : ctx.segs)
+    if (!s.pkt.is_gso() && s.pkt.len() > std::size_t(nhoff) + fixed + 65535) return true;
+  return false;
+}
+
 }  // namespace ofld::offload::gso_hooks

@@ -52,6 +52,7 @@ int ipv4_segment(GsoContext& ctx) {
   }
 
   const int nhoff = ctx.seg_off(nh);
+  if (length_overflows(ctx, nhoff, 0)) return ctx.fail(GsoReason::SegmentTooLong);
   if (ctx.seg_fast && !ctx.gso_partial && gso::fast_path()) {
     // Segments from skb_segment's fast path: plain (not GSO) packets with this header in
     // every head at nhoff, as copied from the super-packet (ihl already checked above).

@@ -48,6 +48,7 @@ int ipv6_segment(GsoContext& ctx) {
     return rc;
   }
   const int nhoff = ctx.seg_off(nh);
+  if (length_overflows(ctx, nhoff, 40)) return ctx.fail(GsoReason::SegmentTooLong);
   if (ctx.seg_fast && !ctx.gso_partial && gso::fast_path()) {
     // X-27, headers in every head; all segments but the last have the same length (seg_fast)
     const std::uint16_t pl_full = std::uint16_t(ctx.out.front().len() - std::size_t(nhoff + 40));

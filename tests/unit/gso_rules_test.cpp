@@ -54,3 +54,33 @@ TEST(GsoRules, X13_SegmentNeedingMoreThanMaxSkbFragsIsRefused) {
     EXPECT_TRUE(l4_valid(&b[14], false, &b[34], 120, 6));
   }
 }
+
+// A segment whose IPv4 total length (or IPv6 payload length) would exceed 65535 — a gso_size
+// that with the headers does not fit 16 bits, as on a BIG TCP super-packet (tot_len 0) given a
+// huge mss — is refused with SegmentTooLong instead of being written with a wrapped length
+// (found by a fresh-user run: tot_len 11 after `ofld gso --mss 65495` on a BIG TCP capture).
+// 20 + 20 + 65495 = 65535 still fits; one byte more does not.
+TEST(GsoRules, SegmentLengthFieldsNeverWrap) {
+  namespace nf = core::netif_f;
+  auto big = [](std::uint16_t mss) {
+    core::Packet p = fragmented(70000, 4096, mss);
+    std::uint8_t* ip = p.data() + 14;
+    ip[2] = ip[3] = 0;  // BIG TCP: tot_len 0, the length is the frame's
+    ip[10] = ip[11] = 0;
+    const std::uint16_t c = csum::ip_compute_csum(ip, 20);
+    ip[10] = std::uint8_t(c >> 8);
+    ip[11] = std::uint8_t(c);
+    return p;
+  };
+  for (core::Features f : {core::Features{}, nf::SG | nf::HW_CSUM}) {
+    auto fits = gso::gso_segment(big(65495), f, device(f));
+    ASSERT_TRUE(fits.ok()) << offload::to_string(fits.reason);
+    ASSERT_EQ(fits.segs.size(), 2u);
+    Bytes b = fits.segs[0].to_bytes();
+    EXPECT_EQ(b.size(), 14u + 65535);
+    EXPECT_EQ(ofld::wire::load_be16(&b[16]), 65535u);
+    auto over = gso::gso_segment(big(65496), f, device(f));
+    EXPECT_FALSE(over.ok());
+    EXPECT_EQ(over.reason, offload::GsoReason::SegmentTooLong);
+  }
+}

@@ -40,6 +40,8 @@ enum class GsoReason : std::uint8_t {
   TooManyFrags,       ///< a segment would need more than MAX_SKB_FRAGS fragments (X-13)
   UfoUnsupported,     ///< legacy UFO (SKB_GSO_UDP) is not produced by ofld
   RecursionLimit,     ///< nested tunnels deeper than kMaxGsoRecursion
+  SegmentTooLong,     ///< a segment's IPv4 total / IPv6 payload length would exceed 65535
+                      ///< (gso_size + headers too large): refused rather than wrapped
   kCount
 };
 std::string_view to_string(GsoReason r) noexcept;
