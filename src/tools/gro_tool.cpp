@@ -117,10 +117,8 @@ GroPcapResult run_gro_pcap(const std::string& in, const std::string& out, const 
   eo.batch = o.batch ? o.batch : 64;
   eo.flush_timeout_ns = o.flush_timeout_ns;
   gro::Engine engine(eo);
-  // Timestamps of queued frames: an output packet keeps the timestamp of the first frame it
-  // contains; we track it through the packet's origin bytes (first 64 bytes + length) —
-  // simpler: remember the timestamp of every received frame by arrival index in a map keyed
-  // by the frame's first-byte pointer is not stable, so the clock of the flush is used.
+  // Every output frame carries the capture time of its first frame (skb->tstamp: GRO keeps the
+  // held packet's, Packet::tstamp); frames passed through keep their own record.
   std::uint64_t now = 0;
   io::PcapRecord rec;
   auto drain = [&] {
@@ -132,8 +130,8 @@ GroPcapResult run_gro_pcap(const std::string& in, const std::string& out, const 
           gro::finish_checksums(p);
       }
       io::PcapRecord r;
-      r.ts_sec = std::int64_t(now / 1000000000ull);
-      r.ts_nsec = std::uint32_t(now % 1000000000ull);
+      r.ts_sec = std::int64_t(p.tstamp / 1000000000ull);
+      r.ts_nsec = std::uint32_t(p.tstamp % 1000000000ull);
       r.data = adapt.from_ethernet(p.to_bytes());
       r.caplen = r.len = std::uint32_t(r.data.size());
       wr.write(r);
@@ -157,7 +155,9 @@ GroPcapResult run_gro_pcap(const std::string& in, const std::string& out, const 
       continue;
     }
     engine.tick(now);
-    engine.receive(core::Packet::from_bytes(*frame), now);
+    core::Packet pkt = core::Packet::from_bytes(*frame);
+    pkt.tstamp = now;
+    engine.receive(std::move(pkt), now);
     drain();
   }
   engine.flush_all();

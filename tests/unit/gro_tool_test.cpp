@@ -7,7 +7,9 @@
 // output frame carries the capture's own link header.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -121,4 +123,56 @@ TEST(GroTool, DifferentLinkHeadersMergeAsDifferentMacHeaders) {
   for (std::size_t i = 0; i < got.records.size(); ++i)
     EXPECT_EQ(got.records[i].data, reframe(want.records[i].data, io::CaptureLink::LinuxSll)) << i;
   for (const auto& f : {ein, eout, cin, cout}) std::remove(f.c_str());
+}
+
+namespace {
+
+// Key of a TCP segment in an Ethernet/IPv4|IPv6 (no extension headers) frame: addresses, ports,
+// sequence and acknowledgment numbers, and whether it carries data (a pure ACK shares its seq
+// with the next data segment); empty for anything else.
+std::string tcp_seq_key(const Bytes& f) {
+  if (f.size() < 14) return {};
+  const unsigned type = unsigned(f[12]) << 8 | f[13];
+  std::size_t ip = 14, l4 = 0, a = 0, alen = 0;
+  if (type == 0x0800 && f.size() >= 34 && f[23] == 6) l4 = ip + std::size_t(f[ip] & 0xF) * 4, a = ip + 12, alen = 8;
+  else if (type == 0x86DD && f.size() >= 54 && f[20] == 6) l4 = ip + 40, a = ip + 8, alen = 32;
+  if (!l4 || f.size() < l4 + 8) return {};
+  std::string k(f.begin() + long(a), f.begin() + long(a + alen));
+  if (f.size() < l4 + 20) return {};
+  k.append(f.begin() + long(l4), f.begin() + long(l4 + 12));  // ports, seq, ack
+  const std::size_t end = type == 0x0800 ? ip + (std::size_t(f[16]) << 8 | f[17])
+                                         : ip + 40 + (std::size_t(f[18]) << 8 | f[19]);
+  k.push_back(end > l4 + std::size_t(f[l4 + 12] >> 4) * 4 ? 'd' : 'a');
+  return k;
+}
+
+}  // namespace
+
+// Each output frame carries the capture time of its own first frame (skb->tstamp; the README
+// and gro_tool.hpp promise "timestamps of the aggregate's first frame"); it used to carry the
+// time of the frame whose arrival flushed it (found by the fresh-user run).
+TEST(GroTool, OutputCarriesTheFirstFramesTimestamp) {
+  const std::string in = std::string(OFLD_SHARED_DIR) + "/pcaps/suricata_http-body-hook-01.pcap";
+  const std::string out = "/tmp/ofld_gro_tool_ts.pcap";
+  auto r = tools::run_gro_pcap(in, out, {});
+  ASSERT_GT(r.counters.aggregates, 0u);
+  // Times of every input frame by key (a retransmission repeats a key with a later time).
+  std::map<std::string, std::vector<std::pair<std::int64_t, std::uint32_t>>> seen;
+  for (const auto& rec : io::read_pcap(in).records)
+    if (auto k = tcp_seq_key(rec.data); !k.empty()) seen[k].push_back({rec.ts_sec, rec.ts_nsec});
+  std::size_t checked = 0, aggregates_checked = 0;
+  for (const auto& rec : io::read_pcap(out).records) {
+    auto k = tcp_seq_key(rec.data);
+    auto it = seen.find(k);
+    if (k.empty() || it == seen.end()) continue;
+    const std::pair<std::int64_t, std::uint32_t> ts{rec.ts_sec, rec.ts_nsec};
+    EXPECT_NE(std::find(it->second.begin(), it->second.end(), ts), it->second.end())
+        << "output frame (" << rec.data.size() << " B) stamped " << rec.ts_sec << "." << rec.ts_nsec
+        << ", not when its first frame arrived";
+    ++checked;
+    aggregates_checked += rec.data.size() > 1600;
+  }
+  EXPECT_GT(checked, 100u);
+  EXPECT_GT(aggregates_checked, 10u);
+  std::remove(out.c_str());
 }

@@ -488,6 +488,11 @@ struct PacketMeta {
 
   // -- GSO --
   GsoInfo gso{};
+
+  /// skb->tstamp: when the packet was received, in nanoseconds on the caller's clock (0 =
+  /// unset). A GRO aggregate is its first packet, so it keeps that packet's time; GSO segments
+  /// copy it from the super-packet (__copy_skb_header).
+  std::uint64_t tstamp = 0;
 };
 static_assert(std::is_trivially_copyable_v<PacketMeta>);
 
