@@ -119,6 +119,30 @@ bool wait_writable(int fd) {
   pollfd p{fd, POLLOUT, 0};
   return ::poll(&p, 1, 100) > 0;
 }
+
+// sendmmsg until every message is sent, waiting (bounded) while the socket buffer is full;
+// counts plain sends and, on a hard error, the messages not sent.
+Result<std::size_t> sendmmsg_all(int fd, std::vector<mmsghdr>& m, UdpSocketStats& st) {
+  const std::size_t n = m.size();
+  std::size_t done = 0;
+  int tries = 0;
+  while (done < n) {
+    int r = ::sendmmsg(fd, m.data() + done, unsigned(n - done), 0);
+    if (r > 0) {
+      done += std::size_t(r);
+      st.plain_sends += std::size_t(r);
+      continue;
+    }
+    if ((errno == EAGAIN || errno == ENOBUFS || errno == EINTR) && ++tries < 50) {
+      wait_writable(fd);
+      continue;
+    }
+    st.send_errors += n - done;
+    return Result<std::size_t>::error(err("sendmmsg"));
+  }
+  return done;
+}
+
 }  // namespace
 
 Result<UdpSocket> UdpSocket::open(const UdpSocketOptions& o) {
@@ -232,23 +256,7 @@ Result<std::size_t> UdpSocket::send_plain(const void* sa, unsigned salen,
     m[i].msg_hdr.msg_iov = &iov[i];
     m[i].msg_hdr.msg_iovlen = 1;
   }
-  std::size_t done = 0;
-  int tries = 0;
-  while (done < n) {
-    int r = ::sendmmsg(fd_, m.data() + done, unsigned(n - done), 0);
-    if (r > 0) {
-      done += std::size_t(r);
-      st_.plain_sends += std::size_t(r);
-      continue;
-    }
-    if ((errno == EAGAIN || errno == ENOBUFS || errno == EINTR) && ++tries < 50) {
-      wait_writable(fd_);
-      continue;
-    }
-    st_.send_errors += n - done;
-    return Result<std::size_t>::error(err("sendmmsg"));
-  }
-  return done;
+  return sendmmsg_all(fd_, m, st_);
 }
 
 Result<std::size_t> UdpSocket::send_train(const tunnel::IpAddr& dst, std::uint16_t port,
@@ -320,23 +328,7 @@ Result<std::size_t> UdpSocket::send_plain_iov(const void* sa, unsigned salen, io
     m[i].msg_hdr.msg_iov = iov + first[i];
     m[i].msg_hdr.msg_iovlen = first[i + 1] - first[i];
   }
-  std::size_t done = 0;
-  int tries = 0;
-  while (done < n) {
-    int r = ::sendmmsg(fd_, m.data() + done, unsigned(n - done), 0);
-    if (r > 0) {
-      done += std::size_t(r);
-      st_.plain_sends += std::size_t(r);
-      continue;
-    }
-    if ((errno == EAGAIN || errno == ENOBUFS || errno == EINTR) && ++tries < 50) {
-      wait_writable(fd_);
-      continue;
-    }
-    st_.send_errors += n - done;
-    return Result<std::size_t>::error(err("sendmmsg"));
-  }
-  return done;
+  return sendmmsg_all(fd_, m, st_);
 }
 
 // One sendmsg with UDP_SEGMENT over niov pieces (n datagrams). Returns n; an error with

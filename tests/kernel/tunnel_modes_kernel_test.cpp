@@ -23,46 +23,14 @@
 
 #include "ofld/daemon/tunnel_daemon.hpp"
 #include "ofld/io/netns.hpp"
+#include "proc_util.hpp"
 
 namespace {
 
 using namespace ofld;
-
-pid_t spawn(const std::vector<std::string>& argv, const std::string& log) {
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    FILE* f = std::fopen(log.c_str(), "w");
-    if (f) ::dup2(fileno(f), 1), ::dup2(fileno(f), 2);
-    std::vector<char*> a;
-    for (auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
-    a.push_back(nullptr);
-    ::execvp(a[0], a.data());
-    ::_exit(127);
-  }
-  return pid;
-}
-
-int stop(pid_t& pid, int sig = SIGTERM) {
-  if (pid <= 0) return -1;
-  ::kill(pid, sig);
-  int st = 0;
-  for (int i = 0; i < 300; ++i) {
-    if (::waitpid(pid, &st, WNOHANG) == pid) {
-      pid = -1;
-      return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ::kill(pid, SIGKILL);
-  ::waitpid(pid, &st, 0);
-  pid = -1;
-  return -1;
-}
-
-std::string slurp(const std::string& p) {
-  std::ifstream f(p);
-  return std::string((std::istreambuf_iterator<char>(f)), {});
-}
+using ktest::slurp;
+using ktest::spawn;
+using ktest::stop;
 
 std::string server(const std::string& bind) {
   return "import socket,hashlib\n"

@@ -1,0 +1,60 @@
+// Child processes for the kernel tests: start a command with its output in a log file, stop it
+// with a signal (bounded wait, then SIGKILL), read a log back.
+#pragma once
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace ofld::ktest {
+
+/// fork + execvp `argv`, stdout and stderr to `log`. Returns the child's pid (exit 127 when
+/// the program cannot be run).
+inline pid_t spawn(const std::vector<std::string>& argv, const std::string& log) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    FILE* f = std::fopen(log.c_str(), "w");
+    if (f) ::dup2(fileno(f), 1), ::dup2(fileno(f), 2);
+    std::vector<char*> a;
+    for (auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+    a.push_back(nullptr);
+    ::execvp(a[0], a.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+/// Send `sig`, wait up to 5 s for the exit, then SIGKILL. Returns the exit status, or -1 when
+/// it did not exit by itself (or pid <= 0). pid becomes -1.
+inline int stop(pid_t& pid, int sig = SIGTERM) {
+  if (pid <= 0) return -1;
+  ::kill(pid, sig);
+  int st = 0;
+  for (int i = 0; i < 500; ++i) {
+    if (::waitpid(pid, &st, WNOHANG) == pid) {
+      pid = -1;
+      return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, &st, 0);
+  pid = -1;
+  return -1;
+}
+
+/// The whole file (empty when it cannot be read).
+inline std::string slurp(const std::string& p) {
+  std::ifstream f(p);
+  return std::string((std::istreambuf_iterator<char>(f)), {});
+}
+
+}  // namespace ofld::ktest
