@@ -276,45 +276,24 @@ Result<std::size_t> UdpSocket::send_train(const tunnel::IpAddr& dst, std::uint16
     return r.value() + t.value();
   }
   iovec iov{const_cast<std::uint8_t*>(buf.data()), buf.size()};
-  alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(std::uint16_t))] = {};
-  msghdr mh{};
-  mh.msg_name = &ss;
-  mh.msg_namelen = sl;
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  mh.msg_control = ctrl;
-  mh.msg_controllen = sizeof ctrl;
-  cmsghdr* c = CMSG_FIRSTHDR(&mh);
-  c->cmsg_level = SOL_UDP;
-  c->cmsg_type = UDP_SEGMENT;
-  c->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
-  std::memcpy(CMSG_DATA(c), &seg_size, sizeof seg_size);
-  for (int tries = 0;; ++tries) {
-    ssize_t r = ::sendmsg(fd_, &mh, 0);
-    if (r >= 0) {
-      ++st_.gso_sends;
-      return n;
-    }
-    if ((errno == EAGAIN || errno == ENOBUFS || errno == EINTR) && tries < 50) {
-      wait_writable(fd_);
-      continue;
-    }
-    if (errno == EINVAL || errno == EIO) {
-      spdlog::warn("udp: UDP_SEGMENT send refused at run time ({}; seg {} x {}): turned off, resending",
-                   std::strerror(errno), seg_size, n);
-      gso_ = false;
-      ++st_.gso_disabled;
-      return send_plain(&ss, sl, buf, seg_size);
-    }
-    if (errno == EMSGSIZE) {
-      // gso_size + headers above the path MTU: this train cannot go as one GSO packet, the
-      // path itself is fine. Resend datagram by datagram (the kernel fragments them).
-      ++st_.gso_emsgsize;
-      return send_plain(&ss, sl, buf, seg_size);
-    }
-    st_.send_errors += n;
-    return Result<std::size_t>::error(err("sendmsg UDP_SEGMENT"));
+  int eno = 0;
+  auto g = send_gso_iov(&ss, sl, &iov, 1, seg_size, n, eno);
+  if (g.ok()) return g;
+  if (eno == EINVAL || eno == EIO) {
+    spdlog::warn("udp: UDP_SEGMENT send refused at run time ({}; seg {} x {}): turned off, resending",
+                 std::strerror(eno), seg_size, n);
+    gso_ = false;
+    ++st_.gso_disabled;
+    return send_plain(&ss, sl, buf, seg_size);
   }
+  if (eno == EMSGSIZE) {
+    // gso_size + headers above the path MTU: this train cannot go as one GSO packet, the
+    // path itself is fine. Resend datagram by datagram (the kernel fragments them).
+    ++st_.gso_emsgsize;
+    return send_plain(&ss, sl, buf, seg_size);
+  }
+  st_.send_errors += n;
+  return g;
 }
 
 Result<std::size_t> UdpSocket::send_plain_iov(const void* sa, unsigned salen, iovec* iov,
