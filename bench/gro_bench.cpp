@@ -16,7 +16,7 @@ std::vector<std::vector<std::uint8_t>> frames() {
   std::vector<std::vector<std::uint8_t>> v;
   for (std::size_t i = 0; i < 64; ++i) {
     std::vector<std::uint8_t> f(54 + 1448, std::uint8_t(i));
-    const std::uint8_t hdr[54] = {2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 8, 0, 0x45, 0, 0x05, 0xdc, 0, 0,
+    const std::uint8_t hdr[54] = {2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 8, 0, 0x45, 0, 0x05, 0xd0, 0, 0,
                                   0x40, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2, 0x9c, 0x40, 0x1f,
                                   0x90, 0, 0, 0, 0, 0, 0, 0, 1, 0x50, 0x10, 0xff, 0xff, 0, 0, 0, 0};
     std::memcpy(f.data(), hdr, 54);

@@ -101,7 +101,7 @@ GroHeld* Engine::alloc() {
 }
 
 void Engine::release(GroHeld* h) {
-  h->pkt = core::Packet();
+  h->pkt.discard();  // moved into the output already; no replacement storage needed
   h->agg.reset();
   free_.push_back(h);
 }
@@ -125,6 +125,7 @@ std::vector<core::Packet> Engine::take_output() noexcept {
 
 // napi_gro_complete (G-8).
 void Engine::complete(GroHeld* h, GroReason why) {
+  if (h == last_) last_ = nullptr;
   ctr_.completed[std::size_t(why)]++;
   ctr_.segments_out += h->count;
   core::Packet& p = h->pkt;
@@ -181,6 +182,29 @@ inline std::uint16_t raw16(const std::uint8_t* p) {
   std::memcpy(&v, p, 2);
   return v;
 }
+// The header template of a held plain TCP flow (GroHeld::fast_mask): which bytes of the
+// first `hdrs` must be equal in an arriving packet for the merge rules to pass.
+void build_fast_mask(GroHeld& h, std::size_t l2, bool v6, std::size_t hdrs) {
+  std::uint8_t m[8 * 15];
+  std::memset(m, 0xFF, sizeof m);
+  const std::size_t ip = l2, th = l2 + (v6 ? 40 : 20);
+  if (v6) {
+    m[ip + 4] = m[ip + 5] = 0;  // payload_len (N-6, checked against the length)
+  } else {
+    m[ip + 2] = m[ip + 3] = 0;    // tot_len (N-2)
+    m[ip + 4] = m[ip + 5] = 0;    // ID (N-15, computed)
+    m[ip + 10] = m[ip + 11] = 0;  // header checksum (N-1, verified)
+  }
+  std::memset(m + th + 4, 0, 4);     // sequence number (T-11)
+  m[th + 13] = std::uint8_t(~0x09);  // flags but FIN and PSH (T-6)
+  std::memset(m + th + 16, 0, 4);    // checksum (T-1) and urgent pointer (not compared)
+  const std::size_t n = (hdrs + 7) / 8;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t off = i + 1 < n ? 8 * i : hdrs - 8;
+    std::memcpy(&h.fast_mask[i], m + off, 8);
+  }
+  h.fast_words = std::uint8_t(n);
+}
 }  // namespace
 
 bool Engine::fast_receive(core::Packet& pkt) {
@@ -205,82 +229,98 @@ bool Engine::fast_receive(core::Packet& pkt) {
   } else {
     v6 = (ip[0] >> 4) == 6;
   }
+  // N-1 (0x45, no fragment, header checksum), N-2 (tot_len); N-6 (payload_len), N-7 (TCP
+  // right after the fixed header: the template compares the next-header byte with the flow's).
   std::size_t thoff;
-  std::uint32_t hash;
   if (!v6) {
-    // N-1 (0x45, TCP, no fragment, header checksum) and N-2 (no reserved bit, tot_len).
-    if (ip[0] != 0x45 || ip[9] != 6 || (raw16(ip + 6) & 0xFFBF) != 0) return false;
+    if (ip[0] != 0x45 || (raw16(ip + 6) & 0xFFBF) != 0) return false;
     if (ld16(ip + 2) != std::uint16_t(len_all - l2)) return false;
     if (!cs::ipv4_header_csum_ok(ip)) return false;
     thoff = l2 + 20;
-    hash = mix(0x9747b28cu ^ 0x0800u ^ ld32(ip + 12)) ^ ld32(ip + 16);  // = flow_hash()
   } else {
-    // N-6 (payload_len) and N-7 (TCP directly after the fixed header).
-    if ((ip[0] >> 4) != 6 || ip[6] != 6 || hl < l2 + 60) return false;
-    if (ld16(ip + 4) != len_all - (l2 + 40)) return false;
+    if ((ip[0] >> 4) != 6 || ld16(ip + 4) != len_all - (l2 + 40)) return false;
     thoff = l2 + 40;
-    hash = 0x9747b28cu ^ 0x86DDu;
-    for (int i = 8; i < 40; i += 4) hash = mix(hash ^ ld32(ip + i));
   }
   const std::uint8_t* th = d + thoff;
-  hash = mix(hash ^ ld32(th));
   const std::size_t thlen = std::size_t(th[12] >> 4) * 4;  // T-2
   const std::size_t hdrs = thoff + thlen;
   if (thlen < 20 || hl < hdrs) return false;
   const std::uint8_t flags = th[13];
   if (flags & kCwr) return false;  // T-5 (as on 6.18)
+  // The flow's layout (GroHeld::fast_sig): not encapsulated, not fraglist, TCP, this family,
+  // L3 at l2, these header lengths.
+  const std::uint32_t sig = std::uint32_t(hdrs) | (v6 ? 1u << 16 : 0) | 1u << 17;
 
-  // G-2 / N-3 / N-8 / T-3: the first candidate, newest first, that the general chain would
-  // pick as p (same hash, MAC header, VLAN tag, addresses and protocol, ports).
-  Bucket& b = buckets_[hash & (offload::kGroHashBuckets - 1)];
-  GroHeld* p = nullptr;
-  const std::uint64_t mac_a = eth ? raw64(d) : 0, mac_b = eth ? raw64(d + 6) : 0;
-  const std::uint32_t ports = raw32(th);
-  for (auto it = b.list.rbegin(); it != b.list.rend(); ++it) {
-    GroHeld* c = *it;
-    if (c->hash != hash) continue;
+  // The template: every byte that G-2 (MAC header), N-3/N-8 (addresses, protocol, IPv6
+  // version and flow label), T-3 (ports), N-12/N-10 (TOS, DF, TTL; traffic class, hop
+  // limit), T-6 (flags but FIN/PSH, data offset, window), T-7 (ack) and T-8 (options)
+  // require equal, compared in 64-bit words.
+  auto same_template = [&](const GroHeld* c) {
     const std::uint8_t* cd = c->pkt.data();
-    if (c->pkt.headlen() < hdrs) return false;  // not a layout the fast path knows
-    if (eth && ((raw64(cd) ^ mac_a) | (raw64(cd + 6) ^ mac_b))) continue;
-    if (c->pkt.vlan_present != pkt.vlan_present || c->pkt.vlan_tci != pkt.vlan_tci) continue;
-    const std::uint8_t* cip = cd + l2;
+    const std::size_t n = c->fast_words;
+    std::uint64_t acc = 0;
+    for (std::size_t i = 0; i + 1 < n; ++i) acc |= (raw64(d + 8 * i) ^ raw64(cd + 8 * i)) & c->fast_mask[i];
+    acc |= (raw64(d + hdrs - 8) ^ raw64(cd + hdrs - 8)) & c->fast_mask[n - 1];
+    return acc == 0 && c->pkt.vlan_present == pkt.vlan_present && c->pkt.vlan_tci == pkt.vlan_tci;
+  };
+
+  // The flow the general chain would pick (G-2: the first candidate, newest first, of the
+  // bucket, with the same hash, MAC header and VLAN tag; N-3/N-8 and T-3 then require the
+  // same addresses, protocol and ports). When the flow of the last fast merge is the
+  // newest of its bucket and matches the template, it is that flow: equal keys have equal
+  // hashes (flow_hash reads only key bytes). Otherwise the bucket is searched.
+  GroHeld* p = last_;
+  Bucket* b = nullptr;
+  if (p && p->fast_sig == sig && p->pkt.headlen() >= hdrs &&
+      (b = &buckets_[p->hash & (offload::kGroHashBuckets - 1)])->list.back() == p &&
+      same_template(p)) {
+  } else {
+    std::uint32_t hash;
     if (!v6) {
-      if (cip[9] != 6 || raw64(cip + 12) != raw64(ip + 12)) continue;
+      hash = mix(0x9747b28cu ^ 0x0800u ^ ld32(ip + 12)) ^ ld32(ip + 16);  // = flow_hash()
     } else {
-      if (((raw32(ip) ^ raw32(cip)) & 0xFFFF0FF0u) || cip[6] != 6 ||
-          ((raw64(ip + 8) ^ raw64(cip + 8)) | (raw64(ip + 16) ^ raw64(cip + 16)) |
-           (raw64(ip + 24) ^ raw64(cip + 24)) | (raw64(ip + 32) ^ raw64(cip + 32))))
-        continue;
+      hash = 0x9747b28cu ^ 0x86DDu;
+      for (int i = 8; i < 40; i += 4) hash = mix(hash ^ ld32(ip + i));
     }
-    if (raw32(cd + thoff) != ports) continue;
-    p = c;
-    break;
+    hash = mix(hash ^ ld32(th));
+    b = &buckets_[hash & (offload::kGroHashBuckets - 1)];
+    p = nullptr;
+    const std::uint64_t mac_a = eth ? raw64(d) : 0, mac_b = eth ? raw64(d + 6) : 0;
+    const std::uint32_t ports = raw32(th);
+    for (auto it = b->list.rbegin(); it != b->list.rend(); ++it) {
+      GroHeld* c = *it;
+      if (c->hash != hash) continue;
+      const std::uint8_t* cd = c->pkt.data();
+      if (c->pkt.headlen() < hdrs) return false;  // not a layout the fast path knows
+      if (eth && ((raw64(cd) ^ mac_a) | (raw64(cd + 6) ^ mac_b))) continue;
+      if (c->pkt.vlan_present != pkt.vlan_present || c->pkt.vlan_tci != pkt.vlan_tci) continue;
+      const std::uint8_t* cip = cd + l2;
+      if (!v6) {
+        if (cip[9] != 6 || ip[9] != 6 || raw64(cip + 12) != raw64(ip + 12)) continue;
+      } else {
+        if (((raw32(ip) ^ raw32(cip)) & 0xFFFF0FF0u) || cip[6] != 6 || ip[6] != 6 ||
+            ((raw64(ip + 8) ^ raw64(cip + 8)) | (raw64(ip + 16) ^ raw64(cip + 16)) |
+             (raw64(ip + 24) ^ raw64(cip + 24)) | (raw64(ip + 32) ^ raw64(cip + 32))))
+          continue;
+      }
+      if (raw32(cd + thoff) != ports) continue;
+      p = c;
+      break;
+    }
+    if (!p) return false;  // a new flow: the general path holds it
+    if (p->fast_sig != sig || !same_template(p)) return false;
   }
-  if (!p) return false;  // a new flow: the general path holds it
-  // Held as a plain TCP flow with this layout (GroHeld::fast_sig: not encapsulated, not
-  // fraglist, protocol TCP, same family, L3 at l2, same header length).
-  if (p->fast_sig != (std::uint32_t(hdrs) | (v6 ? 1u << 16 : 0) | 1u << 17)) return false;
   std::uint8_t* pd = p->pkt.data();
   const std::uint8_t* pip = pd + l2;
   std::uint8_t* th2 = pd + thoff;
 
-  // T-6 flag word but FIN/PSH, T-7 ack (bytes 8..15 of both headers), T-8 options.
-  if ((raw64(th + 8) ^ raw64(th2 + 8)) & ~(std::uint64_t(kFin | kPsh) << 40)) return false;
-  for (std::size_t i = 20; i < thlen; i += 4)
-    if (raw32(th + i) != raw32(th2 + i)) return false;
-  // T-9 network flush: N-12 + N-15 (IPv4), N-10 (IPv6).
+  // N-15: the IPv4 ID against the flow's (incrementing by the count, or fixed).
   bool mark_fixedid = false;
   if (!v6) {
-    // Held header 0x45 and TOS (bytes 0, 1), DF (byte 6), TTL and protocol (bytes 8, 9).
-    if (((raw32(ip) ^ raw32(pip)) & 0x0000FFFFu) | ((raw32(ip + 4) ^ raw32(pip + 4)) & 0x00400000u) |
-        (raw16(ip + 8) ^ raw16(pip + 8)))
-      return false;
     const std::uint16_t delta = std::uint16_t(ld16(ip + 4) - ld16(pip + 4));
     mark_fixedid = p->count == 1 && delta == 0;
     const std::uint16_t want = ((p->ip_fixedid & 1) || mark_fixedid) ? 0 : p->count;
     if (delta != want) return false;
-  } else {
-    if (((raw32(ip) ^ raw32(pip)) & 0x0000F00Fu) || ip[7] != pip[7]) return false;
   }
   // T-10 size, T-11 sequence, G-16 size limit.
   const std::size_t len = len_all - hdrs;
@@ -340,36 +380,42 @@ bool Engine::fast_receive(core::Packet& pkt) {
 
   // Commit: the merge (G-19, G-20), T-15, the fixed-ID mark, then T-16..T-18.
   if (mark_fixedid) p->ip_fixedid |= 1;
-  if (hl == hdrs) {
+  if (hl == hdrs && p->pkt.frag_list().empty()) {
     // No payload in the head: gro_append_payload reduces to taking the fragments over
     // (same fragment list, same storage reservation), done here without the call.
     core::Packet& agg = p->pkt;
     const std::size_t have = agg.nr_frags(), want = have + pkt.nr_frags();
     if (have <= core::detail::FragVec::kInline && want > core::detail::FragVec::kInline)
       agg.reserve_frags(std::max<std::size_t>(want, 64));
-    for (core::Frag& f : pkt.frags()) agg.add_frag_slice(std::move(f.buf), f.off, f.len);
+    agg.append_frags_from(pkt);
   } else {
     offload::gro_append_payload(pkt, hdrs, *p);
   }
+  pkt.discard();
   p->count = std::uint16_t(p->count + 1);
   th2[13] |= std::uint8_t(flags & (kFin | kPsh));
   ctr_.merged++;
   ctr_.fast_merged++;
+  last_ = p;
   if ((len < mss) | ((flags & (kUrg | kPsh | kRst | kSyn | kFin)) != 0)) {
-    remove(b, p);
+    remove(*b, p);
     complete(p, (flags & (kUrg | kPsh | kRst | kSyn | kFin)) ? GroReason::FinalFlags
                                                              : GroReason::ShortSegment);
   }
   return true;
 }
 
-void Engine::receive(core::Packet pkt, std::uint64_t now_ns) {
+void Engine::receive(core::Packet&& pkt, std::uint64_t now_ns) {
   if (opts_.fast_path && opts_.config.gro && fast_receive(pkt)) {
     ctr_.packets_in++;
     if (++in_batch_ >= opts_.batch) poll_end(now_ns);
     return;
   }
   receive_general(pkt, now_ns);
+}
+
+void Engine::receive_batch(std::span<core::Packet> pkts, std::uint64_t now_ns) {
+  for (core::Packet& p : pkts) receive(std::move(p), now_ns);
 }
 
 __attribute__((noinline)) void Engine::receive_general(core::Packet& pkt, std::uint64_t now_ns) {
@@ -398,8 +444,8 @@ __attribute__((noinline)) void Engine::receive_general(core::Packet& pkt, std::u
     mac = pkt.data();
     type = eth ? ld16(mac + 12) : ((mac[0] >> 4) == 6 ? 0x86DD : 0x0800);
   }
-  const std::uint32_t hash =
-      flow_hash({pkt.data(), std::min<std::size_t>(pkt.headlen(), 128)}, opts_.link);
+  const std::size_t hashed = std::min<std::size_t>(pkt.headlen(), 128);  // bytes hashed
+  const std::uint32_t hash = flow_hash({pkt.data(), hashed}, opts_.link);
   Bucket& b = buckets_[hash & (offload::kGroHashBuckets - 1)];
 
   // G-2 gro_list_prepare: candidates newest first.
@@ -441,6 +487,7 @@ __attribute__((noinline)) void Engine::receive_general(core::Packet& pkt, std::u
   }
   if (ctx.same_flow) {
     ctr_.merged++;
+    pkt.discard();  // its payload is in the aggregate (or it joined the frag_list)
   } else if (ctx.flush) {
     ctr_.not_merged[std::size_t(ctx.skb_reason == GroReason::None ? GroReason::NoHandler
                                                                   : ctx.skb_reason)]++;
@@ -468,10 +515,22 @@ __attribute__((noinline)) void Engine::receive_general(core::Packet& pkt, std::u
     h->is_ipv6 = eth ? type == 0x86DD : (pkt.data()[0] >> 4) == 6;
     h->same_flow = false;
     h->age_ns = now_ns;
-    h->fast_sig = ctx.proto == 6 && !ctx.encap_mark && !ctx.is_flist &&
-                          ctx.network_offsets[0] == l2 && ctx.data_offset < 0x10000
-                      ? (ctx.data_offset | (h->is_ipv6 ? 1u << 16 : 0) | 1u << 17)
-                      : 0;
+    // The fast path's layout (IPv4 without options or IPv6 without extension headers,
+    // then TCP, all in the head) and template; other flows stay on the general path. The
+    // headers must have been in the head when the hash was taken, so that the flow's hash
+    // is the one flow_hash gives every packet of the flow (the fast path relies on it).
+    const std::uint8_t* hip = pkt.data() + l2;
+    const std::size_t hth = l2 + (h->is_ipv6 ? 40 : 20);
+    h->fast_sig = 0;
+    if (ctx.proto == 6 && !ctx.encap_mark && !ctx.is_flist && ctx.network_offsets[0] == l2 &&
+        ctx.transport_offset == hth && ctx.data_offset >= hth + 20 &&
+        ctx.data_offset <= hth + 60 && pkt.headlen() >= ctx.data_offset &&
+        hashed >= ctx.data_offset &&
+        (h->is_ipv6 ? hip[6] == 6 : hip[0] == 0x45 && hip[9] == 6)) {
+      h->fast_sig = ctx.data_offset | (h->is_ipv6 ? 1u << 16 : 0) | 1u << 17;
+      build_fast_mask(*h, l2, h->is_ipv6, ctx.data_offset);
+      last_ = h;
+    }
     if (!pkt.is_gso()) pkt.gso.size = std::uint16_t(pkt.len() - ctx.data_offset);
     h->pkt = std::move(pkt);
     b.list.push_back(h);

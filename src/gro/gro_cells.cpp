@@ -30,7 +30,7 @@ bool GroCells::receive(core::Packet inner, std::uint64_t) {
 
 std::size_t GroCells::poll(std::size_t budget, std::uint64_t now_ns) {
   const std::size_t n = std::min(budget, backlog_.size());
-  for (std::size_t i = 0; i < n; ++i) engine_.receive(std::move(backlog_[i]), now_ns);
+  engine_.receive_batch({backlog_.data(), n}, now_ns);
   backlog_.erase(backlog_.begin(), backlog_.begin() + long(n));
   engine_.poll_end(now_ns);
   for (auto& p : engine_.output()) out_.push_back(std::move(p));

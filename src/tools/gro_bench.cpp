@@ -88,9 +88,12 @@ double time_ofld(const std::vector<std::vector<std::uint8_t>>& frames, bool prev
       if (prevalidated) p.csum = core::CsumUnnecessary{};
       pk.push_back(std::move(p));
     }
+    // Timed: GRO of the batch and the end of every input packet (the shells of merged
+    // packets are destroyed inside the clock too, so no per-packet cost escapes it).
     const double t0 = now_ns();
-    for (auto& p : pk) e.receive(std::move(p));
+    e.receive_batch(pk);
     e.poll_end();
+    pk.clear();
     const double t1 = now_ns();
     e.output().clear();
     total += t1 - t0;

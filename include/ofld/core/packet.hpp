@@ -335,6 +335,24 @@ class FragVec {
     bytes_ += len;
     ++n_;
   }
+  /// Move every fragment of `o` with a non-empty slice to the end of this array, in order,
+  /// and leave `o` empty (one capacity check for the lot; empty slices are dropped, as
+  /// Packet::add_frag_slice drops them).
+  void append_from(FragVec& o) {
+    if (n_ + o.n_ > cap_) reserve(std::size_t(n_) + o.n_);
+    Frag* d = data();
+    Frag* s = o.data();
+    for (std::uint32_t i = 0; i < o.n_; ++i) {
+      if (s[i].len != 0 && s[i].buf) {
+        bytes_ += s[i].len;
+        new (d + n_) Frag(std::move(s[i]));
+        ++n_;
+      }
+      s[i].~Frag();
+    }
+    o.n_ = 0;
+    o.bytes_ = 0;
+  }
   void reserve(std::size_t n);
   void clear() noexcept { truncate(0); }
   void truncate(std::size_t n) noexcept {   ///< keep the first n (n <= size)
@@ -564,6 +582,17 @@ class Packet : public PacketMeta {
                                  std::size_t headroom = kDefaultHeadroom);
   /// All bytes [data, end) over head, frags, frag_list, flattened.
   std::vector<std::uint8_t> to_bytes() const;
+  /// Give back the head storage, every fragment reference and the frag_list now, leaving an
+  /// empty packet (len() 0) with no storage: to be destroyed or assigned, not written to.
+  /// What a consumer does to a packet whose payload it took over (GRO after a merge, the
+  /// kernel's napi_skb_free_stolen_head), without building a replacement (Packet() allocates).
+  void discard() noexcept {
+    store_ = detail::HeadBuf();
+    frags_.clear();
+    frag_list_.reset();
+    frag_list_len_ = 0;
+    tail_ = data_;
+  }
 
   // -- sizes (bytes) --
   std::size_t len() const noexcept {  ///< skb->len: head + frags + frag_list
@@ -625,6 +654,10 @@ class Packet : public PacketMeta {
     }
     frags_.push_back(Frag{std::move(buf), off, len});
   }
+  /// Move all of `o`'s fragments to the end of this packet's, in order (empty slices dropped),
+  /// as add_frag_slice() of each would; `o` keeps its head and has no fragments after. Both
+  /// packets must have an empty frag_list (GRO's merge of page fragments, G-19).
+  void append_frags_from(Packet& o) { frags_.append_from(o.frags_); }
   /// Keep the first `new_len` bytes (pskb_trim). new_len >= len() → no-op. Never fails.
   /// Does NOT adjust checksum state (see trim_rcsum).
   void trim(std::size_t new_len);

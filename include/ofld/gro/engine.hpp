@@ -26,6 +26,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "ofld/core/packet.hpp"
@@ -80,7 +81,13 @@ class Engine {
   /// napi_gro_receive: run one packet through GRO at time `now_ns`. Outputs (completed
   /// aggregates, packets delivered untouched) are appended to output() in delivery order.
   /// When `batch` packets were received since the last poll end, poll_end(now_ns) runs.
-  void receive(core::Packet pkt, std::uint64_t now_ns = 0);
+  /// The packet is consumed: on return `pkt` holds no storage (held, delivered, or merged
+  /// and discarded) and may only be destroyed or assigned. Taken by reference so that the
+  /// hot path moves no Packet in (a merged packet's shell stays where the caller keeps it).
+  void receive(core::Packet&& pkt, std::uint64_t now_ns = 0);
+  /// receive() of every packet of `pkts` in order (the NAPI poll loop over a burst, e.g. one
+  /// recvmmsg or a TAP read batch); each is consumed as by receive().
+  void receive_batch(std::span<core::Packet> pkts, std::uint64_t now_ns = 0);
   /// End of a NAPI poll: complete every held flow (no timeout) or the flows at least
   /// flush_timeout old (G-9).
   void poll_end(std::uint64_t now_ns = 0);
@@ -115,6 +122,7 @@ class Engine {
   std::vector<core::Packet> out_;
   Counters ctr_;
   std::size_t in_batch_ = 0;
+  offload::GroHeld* last_ = nullptr;  // the flow of the last fast merge or fast-eligible hold
 };
 
 /// Flow hash used for bucket selection (outer addresses, and ports for TCP/UDP).

@@ -161,6 +161,14 @@ struct GroHeld {
   /// The engine's fast path only considers flows whose signature matches the packet's
   /// layout (a flow that leaves fraglist mode later keeps 0 and stays on the general path).
   std::uint32_t fast_sig = 0;
+  /// With fast_sig: the header template the fast path compares an arriving packet with, as
+  /// 64-bit words over bytes [0, data_offset) of both packets (words at 0, 8, ... and the last
+  /// at data_offset − 8), 0xFF where the bytes must be equal for a merge (MAC header, TOS,
+  /// DF and fragment bits, TTL, protocol, addresses, ports, ack, data offset, flags but FIN
+  /// and PSH, window, options) and 0 where the rules compute instead (lengths, IPv4 ID and
+  /// header checksum, sequence number, TCP checksum, urgent pointer).
+  std::array<std::uint64_t, 15> fast_mask{};
+  std::uint8_t fast_words = 0;
   core::BufferRef agg;              ///< storage for merged payload that had to be copied
 };
 
