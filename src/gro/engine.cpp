@@ -182,10 +182,16 @@ inline std::uint16_t raw16(const std::uint8_t* p) {
   std::memcpy(&v, p, 2);
   return v;
 }
+using offload::V16;
+inline V16 ld128(const std::uint8_t* p) {
+  V16 v;
+  std::memcpy(&v, p, 16);
+  return v;
+}
 // The header template of a held plain TCP flow (GroHeld::fast_mask): which bytes of the
 // first `hdrs` must be equal in an arriving packet for the merge rules to pass.
 void build_fast_mask(GroHeld& h, std::size_t l2, bool v6, std::size_t hdrs) {
-  std::uint8_t m[8 * 15];
+  std::uint8_t m[16 * 8];
   std::memset(m, 0xFF, sizeof m);
   const std::size_t ip = l2, th = l2 + (v6 ? 40 : 20);
   if (v6) {
@@ -198,10 +204,10 @@ void build_fast_mask(GroHeld& h, std::size_t l2, bool v6, std::size_t hdrs) {
   std::memset(m + th + 4, 0, 4);     // sequence number (T-11)
   m[th + 13] = std::uint8_t(~0x09);  // flags but FIN and PSH (T-6)
   std::memset(m + th + 16, 0, 4);    // checksum (T-1) and urgent pointer (not compared)
-  const std::size_t n = (hdrs + 7) / 8;
+  const std::size_t n = (hdrs + 15) / 16;
   for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t off = i + 1 < n ? 8 * i : hdrs - 8;
-    std::memcpy(&h.fast_mask[i], m + off, 8);
+    const std::size_t off = i + 1 < n ? 16 * i : hdrs - 16;
+    std::memcpy(&h.fast_mask[i], m + off, 16);
   }
   h.fast_words = std::uint8_t(n);
 }
@@ -258,10 +264,12 @@ bool Engine::fast_receive(core::Packet& pkt) {
   auto same_template = [&](const GroHeld* c) {
     const std::uint8_t* cd = c->pkt.data();
     const std::size_t n = c->fast_words;
-    std::uint64_t acc = 0;
-    for (std::size_t i = 0; i + 1 < n; ++i) acc |= (raw64(d + 8 * i) ^ raw64(cd + 8 * i)) & c->fast_mask[i];
-    acc |= (raw64(d + hdrs - 8) ^ raw64(cd + hdrs - 8)) & c->fast_mask[n - 1];
-    return acc == 0 && c->pkt.vlan_present == pkt.vlan_present && c->pkt.vlan_tci == pkt.vlan_tci;
+    V16 acc = (ld128(d + hdrs - 16) ^ ld128(cd + hdrs - 16)) & c->fast_mask[n - 1];
+    for (std::size_t i = 0; i + 1 < n; ++i) acc |= (ld128(d + 16 * i) ^ ld128(cd + 16 * i)) & c->fast_mask[i];
+    std::uint64_t w[2];
+    std::memcpy(w, &acc, 16);
+    return (w[0] | w[1]) == 0 && c->pkt.vlan_present == pkt.vlan_present &&
+           c->pkt.vlan_tci == pkt.vlan_tci;
   };
 
   // The flow the general chain would pick (G-2: the first candidate, newest first, of the

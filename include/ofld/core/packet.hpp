@@ -338,18 +338,24 @@ class FragVec {
   /// Move every fragment of `o` with a non-empty slice to the end of this array, in order,
   /// and leave `o` empty (one capacity check for the lot; empty slices are dropped, as
   /// Packet::add_frag_slice drops them).
-  void append_from(FragVec& o) {
-    if (n_ + o.n_ > cap_) reserve(std::size_t(n_) + o.n_);
+  [[gnu::always_inline]] void append_from(FragVec& o) {
+    const std::uint32_t k = o.n_;
+    if (n_ + k > cap_) reserve(std::size_t(n_) + k);
     Frag* d = data();
     Frag* s = o.data();
-    for (std::uint32_t i = 0; i < o.n_; ++i) {
+    std::uint32_t n = n_;
+    std::size_t add = 0;
+    for (std::uint32_t i = 0; i < k; ++i) {
       if (s[i].len != 0 && s[i].buf) {
-        bytes_ += s[i].len;
-        new (d + n_) Frag(std::move(s[i]));
-        ++n_;
+        add += s[i].len;
+        new (d + n) Frag(std::move(s[i]));  // leaves s[i] a null reference: nothing to end
+        ++n;
+      } else {
+        s[i].~Frag();
       }
-      s[i].~Frag();
     }
+    n_ = n;
+    bytes_ += add;
     o.n_ = 0;
     o.bytes_ = 0;
   }
@@ -586,10 +592,10 @@ class Packet : public PacketMeta {
   /// empty packet (len() 0) with no storage: to be destroyed or assigned, not written to.
   /// What a consumer does to a packet whose payload it took over (GRO after a merge, the
   /// kernel's napi_skb_free_stolen_head), without building a replacement (Packet() allocates).
-  void discard() noexcept {
+  [[gnu::always_inline]] void discard() noexcept {
     store_ = detail::HeadBuf();
-    frags_.clear();
-    frag_list_.reset();
+    if (!frags_.empty()) frags_.clear();
+    if (frag_list_) frag_list_.reset();
     frag_list_len_ = 0;
     tail_ = data_;
   }
@@ -657,7 +663,7 @@ class Packet : public PacketMeta {
   /// Move all of `o`'s fragments to the end of this packet's, in order (empty slices dropped),
   /// as add_frag_slice() of each would; `o` keeps its head and has no fragments after. Both
   /// packets must have an empty frag_list (GRO's merge of page fragments, G-19).
-  void append_frags_from(Packet& o) { frags_.append_from(o.frags_); }
+  [[gnu::always_inline]] void append_frags_from(Packet& o) { frags_.append_from(o.frags_); }
   /// Keep the first `new_len` bytes (pskb_trim). new_len >= len() → no-op. Never fails.
   /// Does NOT adjust checksum state (see trim_rcsum).
   void trim(std::size_t new_len);
