@@ -452,8 +452,18 @@ __attribute__((noinline)) void Engine::receive_general(core::Packet& pkt, std::u
     mac = pkt.data();
     type = eth ? ld16(mac + 12) : ((mac[0] >> 4) == 6 ? 0x86DD : 0x0800);
   }
-  const std::size_t hashed = std::min<std::size_t>(pkt.headlen(), 128);  // bytes hashed
-  const std::uint32_t hash = flow_hash({pkt.data(), hashed}, opts_.link);
+  // The flow hash stands for the device's RSS hash, a function of the packet's bytes: the
+  // first 128 are hashed wherever they lie (head or fragments), so that every packet of a
+  // flow gets the same hash whatever its geometry.
+  std::uint32_t hash;
+  if (pkt.headlen() >= 128 || pkt.headlen() == pkt.len()) {
+    hash = flow_hash({pkt.data(), std::min<std::size_t>(pkt.headlen(), 128)}, opts_.link);
+  } else {
+    std::uint8_t first[128];
+    const std::size_t n = std::min<std::size_t>(pkt.len(), sizeof first);
+    (void)pkt.copy_bits(0, {first, n});
+    hash = flow_hash({first, n}, opts_.link);
+  }
   Bucket& b = buckets_[hash & (offload::kGroHashBuckets - 1)];
 
   // G-2 gro_list_prepare: candidates newest first.
@@ -524,16 +534,13 @@ __attribute__((noinline)) void Engine::receive_general(core::Packet& pkt, std::u
     h->same_flow = false;
     h->age_ns = now_ns;
     // The fast path's layout (IPv4 without options or IPv6 without extension headers,
-    // then TCP, all in the head) and template; other flows stay on the general path. The
-    // headers must have been in the head when the hash was taken, so that the flow's hash
-    // is the one flow_hash gives every packet of the flow (the fast path relies on it).
+    // then TCP, all in the head) and template; other flows stay on the general path.
     const std::uint8_t* hip = pkt.data() + l2;
     const std::size_t hth = l2 + (h->is_ipv6 ? 40 : 20);
     h->fast_sig = 0;
     if (ctx.proto == 6 && !ctx.encap_mark && !ctx.is_flist && ctx.network_offsets[0] == l2 &&
         ctx.transport_offset == hth && ctx.data_offset >= hth + 20 &&
         ctx.data_offset <= hth + 60 && pkt.headlen() >= ctx.data_offset &&
-        hashed >= ctx.data_offset &&
         (h->is_ipv6 ? hip[6] == 6 : hip[0] == 0x45 && hip[9] == 6)) {
       h->fast_sig = ctx.data_offset | (h->is_ipv6 ? 1u << 16 : 0) | 1u << 17;
       build_fast_mask(*h, l2, h->is_ipv6, ctx.data_offset);

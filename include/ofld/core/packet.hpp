@@ -532,8 +532,34 @@ struct FragListDelete {
 class Packet : public PacketMeta {
  public:
   Packet();  ///< empty packet with kDefaultHeadroom headroom
-  Packet(Packet&&) noexcept = default;
-  Packet& operator=(Packet&&) noexcept = default;
+  /// Moves leave the source empty (len() 0, no storage), as discard() does.
+  Packet(Packet&& o) noexcept
+      : PacketMeta(o),
+        store_(std::move(o.store_)),
+        base_(o.base_),
+        data_(o.data_),
+        tail_(o.tail_),
+        frags_(std::move(o.frags_)),
+        frag_list_(std::move(o.frag_list_)),
+        frag_list_len_(o.frag_list_len_) {
+    o.tail_ = o.data_;
+    o.frag_list_len_ = 0;
+  }
+  Packet& operator=(Packet&& o) noexcept {
+    if (this != &o) {
+      static_cast<PacketMeta&>(*this) = o;
+      store_ = std::move(o.store_);
+      base_ = o.base_;
+      data_ = o.data_;
+      tail_ = o.tail_;
+      frags_ = std::move(o.frags_);
+      frag_list_ = std::move(o.frag_list_);
+      frag_list_len_ = o.frag_list_len_;
+      o.tail_ = o.data_;
+      o.frag_list_len_ = 0;
+    }
+    return *this;
+  }
   Packet(const Packet&) = delete;
   Packet& operator=(const Packet&) = delete;
   ~Packet() = default;
