@@ -3,7 +3,8 @@
 // Input: byte 0 = configuration (bit 0 UDP GRO forwarding, bit 1 VXLAN socket 4789 with RCO,
 // bit 2 RCO no-partial, bit 3 GUE socket 6080, bits 4-6 batch size − 1, bit 7 GRO_FRAGLIST
 // (T-4, U-3: fraglist flows, members counted by gso_segs like any aggregate), then frames as
-// [u16 length][bytes]...
+// [u16 length][bytes]... (the length's top bit: build that frame non-linear, 54 head bytes then
+// fragments of 700, so the fast path's fragment hand-over and geometry-free flow hash are fuzzed)
 //
 // Properties checked (any violation aborts):
 //  * never crashes (ASan/UBSan);
@@ -101,6 +102,11 @@ Chunk l4_payload(const Bytes& f, std::uint16_t skip_a, std::uint16_t skip_b) {
   return c;
 }
 
+ofld::core::Packet make(const Bytes& b, bool nonlinear) {
+  return nonlinear && b.size() > 54 ? ofld::core::Packet::from_bytes_frags(b, 54, 700)
+                                    : ofld::core::Packet::from_bytes(b);
+}
+
 struct Out {
   Bytes bytes;
   long direct = -1;     ///< input index when delivered at once, else -1 (a completion)
@@ -140,9 +146,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   o.batch = std::size_t(1) << 30;
   ofld::gro::Engine e(o);
   std::vector<Bytes> in;
+  std::vector<bool> split;  // built non-linear: 54 bytes of head, fragments of 700
   std::size_t i = 1;
   while (i + 2 <= size && in.size() < 256) {
-    std::size_t n = std::size_t(data[i] << 8 | data[i + 1]);
+    // a 15-bit length; the top bit asks for the non-linear geometry
+    split.push_back(data[i] & 0x80);
+    std::size_t n = std::size_t((data[i] & 0x7F) << 8 | data[i + 1]);
     i += 2;
     n = std::min(n, size - i);
     in.emplace_back(data + i, data + i + n);
@@ -166,7 +175,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   };
   for (std::size_t k = 0; k < in.size(); ++k) {
     const auto dn = e.counters().delivered_now;
-    e.receive(ofld::core::Packet::from_bytes(in[k]));
+    e.receive(make(in[k], split[k]));
     take(e.counters().delivered_now != dn ? long(k) : -1);
     if ((k + 1) % batch == 0) {
       e.poll_end();
@@ -226,7 +235,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   ofld::gro::Engine g(og);
   std::vector<ofld::core::Packet> gout;
   for (std::size_t k = 0; k < in.size(); ++k) {
-    g.receive(ofld::core::Packet::from_bytes(in[k]));
+    g.receive(make(in[k], split[k]));
     if ((k + 1) % batch == 0) g.poll_end();
     for (auto& q : g.output()) gout.push_back(std::move(q));
     g.output().clear();

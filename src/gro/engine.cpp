@@ -213,182 +213,159 @@ void build_fast_mask(GroHeld& h, std::size_t l2, bool v6, std::size_t hdrs) {
 }
 }  // namespace
 
+namespace {
+constexpr std::uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04, kPsh = 0x08, kUrg = 0x20,
+                       kCwr = 0x80;
+}  // namespace
+
+// The arriving packet's fixed headers as fast_receive read them.
+struct Engine::FastPkt {
+  const std::uint8_t* d;   // data(): the link header (or IP on raw-IP links)
+  const std::uint8_t* ip;
+  const std::uint8_t* th;
+  std::size_t hl, len_all, thoff, hdrs;
+  std::uint32_t sig;       // the layout, as GroHeld::fast_sig
+  std::uint8_t flags;
+  bool v6, eth;
+};
+
+namespace {
+// The template (GroHeld::fast_mask): every byte that G-2 (MAC header), N-3/N-8 (addresses,
+// protocol, IPv6 version and flow label), T-3 (ports), N-12/N-10 (TOS, DF, TTL; traffic
+// class, hop limit), T-6 (flags but FIN/PSH, data offset, window), T-7 (ack) and T-8
+// (options) require equal, compared 16 bytes at a time; and the same VLAN tag (G-2).
+inline bool same_template(const core::Packet& pkt, const std::uint8_t* d, std::size_t hdrs,
+                          const GroHeld& c) {
+  const std::uint8_t* cd = c.pkt.data();
+  const std::size_t n = c.fast_words;
+  V16 acc = (ld128(d + hdrs - 16) ^ ld128(cd + hdrs - 16)) & c.fast_mask[n - 1];
+  for (std::size_t i = 0; i + 1 < n; ++i) acc |= (ld128(d + 16 * i) ^ ld128(cd + 16 * i)) & c.fast_mask[i];
+  std::uint64_t w[2];
+  std::memcpy(w, &acc, 16);
+  return (w[0] | w[1]) == 0 && c.pkt.vlan_present == pkt.vlan_present &&
+         c.pkt.vlan_tci == pkt.vlan_tci;
+}
+}  // namespace
+
 bool Engine::fast_receive(core::Packet& pkt) {
-  constexpr std::uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04, kPsh = 0x08, kUrg = 0x20,
-                         kCwr = 0x80;
-  const bool eth = opts_.link == LinkLayer::Ethernet;
-  const std::size_t l2 = eth ? 14 : 0;
-  const std::size_t hl = pkt.headlen();
-  if (hl < l2 + 40 || pkt.gso.size != 0 || !pkt.frag_list().empty()) return false;  // G-4
-  const std::uint8_t* d = pkt.data();
-  const std::uint8_t* ip = d + l2;
-  const std::size_t len_all = pkt.len();
-  bool v6;
-  if (eth) {
-    const std::uint16_t type = raw16(d + 12);
+  FastPkt f;
+  f.eth = opts_.link == LinkLayer::Ethernet;
+  const std::size_t l2 = f.eth ? 14 : 0;
+  f.hl = pkt.headlen();
+  if (f.hl < l2 + 40 || pkt.gso.size != 0 || !pkt.frag_list().empty()) return false;  // G-4
+  f.d = pkt.data();
+  f.ip = f.d + l2;
+  f.len_all = pkt.len();
+  if (f.eth) {
+    const std::uint16_t type = raw16(f.d + 12);
     if (type == 0x0008)  // 0x0800 on the wire
-      v6 = false;
+      f.v6 = false;
     else if (type == 0xDD86)
-      v6 = true;
+      f.v6 = true;
     else
       return false;
   } else {
-    v6 = (ip[0] >> 4) == 6;
+    f.v6 = (f.ip[0] >> 4) == 6;
   }
   // N-1 (0x45, no fragment, header checksum), N-2 (tot_len); N-6 (payload_len), N-7 (TCP
   // right after the fixed header: the template compares the next-header byte with the flow's).
-  std::size_t thoff;
-  if (!v6) {
-    if (ip[0] != 0x45 || (raw16(ip + 6) & 0xFFBF) != 0) return false;
-    if (ld16(ip + 2) != std::uint16_t(len_all - l2)) return false;
-    if (!cs::ipv4_header_csum_ok(ip)) return false;
-    thoff = l2 + 20;
+  if (!f.v6) {
+    if (f.ip[0] != 0x45 || (raw16(f.ip + 6) & 0xFFBF) != 0) return false;
+    if (ld16(f.ip + 2) != std::uint16_t(f.len_all - l2)) return false;
+    if (!cs::ipv4_header_csum_ok(f.ip)) return false;
+    f.thoff = l2 + 20;
   } else {
-    if ((ip[0] >> 4) != 6 || ld16(ip + 4) != len_all - (l2 + 40)) return false;
-    thoff = l2 + 40;
+    if ((f.ip[0] >> 4) != 6 || ld16(f.ip + 4) != f.len_all - (l2 + 40)) return false;
+    f.thoff = l2 + 40;
   }
-  const std::uint8_t* th = d + thoff;
-  const std::size_t thlen = std::size_t(th[12] >> 4) * 4;  // T-2
-  const std::size_t hdrs = thoff + thlen;
-  if (thlen < 20 || hl < hdrs) return false;
-  const std::uint8_t flags = th[13];
-  if (flags & kCwr) return false;  // T-5 (as on 6.18)
+  f.th = f.d + f.thoff;
+  const std::size_t thlen = std::size_t(f.th[12] >> 4) * 4;  // T-2
+  f.hdrs = f.thoff + thlen;
+  if (thlen < 20 || f.hl < f.hdrs) return false;
+  f.flags = f.th[13];
+  if (f.flags & kCwr) return false;  // T-5 (as on 6.18)
   // The flow's layout (GroHeld::fast_sig): not encapsulated, not fraglist, TCP, this family,
   // L3 at l2, these header lengths.
-  const std::uint32_t sig = std::uint32_t(hdrs) | (v6 ? 1u << 16 : 0) | 1u << 17;
-
-  // The template: every byte that G-2 (MAC header), N-3/N-8 (addresses, protocol, IPv6
-  // version and flow label), T-3 (ports), N-12/N-10 (TOS, DF, TTL; traffic class, hop
-  // limit), T-6 (flags but FIN/PSH, data offset, window), T-7 (ack) and T-8 (options)
-  // require equal, compared in 64-bit words.
-  auto same_template = [&](const GroHeld* c) {
-    const std::uint8_t* cd = c->pkt.data();
-    const std::size_t n = c->fast_words;
-    V16 acc = (ld128(d + hdrs - 16) ^ ld128(cd + hdrs - 16)) & c->fast_mask[n - 1];
-    for (std::size_t i = 0; i + 1 < n; ++i) acc |= (ld128(d + 16 * i) ^ ld128(cd + 16 * i)) & c->fast_mask[i];
-    std::uint64_t w[2];
-    std::memcpy(w, &acc, 16);
-    return (w[0] | w[1]) == 0 && c->pkt.vlan_present == pkt.vlan_present &&
-           c->pkt.vlan_tci == pkt.vlan_tci;
-  };
+  f.sig = std::uint32_t(f.hdrs) | (f.v6 ? 1u << 16 : 0) | 1u << 17;
 
   // The flow the general chain would pick (G-2: the first candidate, newest first, of the
   // bucket, with the same hash, MAC header and VLAN tag; N-3/N-8 and T-3 then require the
-  // same addresses, protocol and ports). When the flow of the last fast merge is the
+  // same addresses, protocol and ports). When the flow of the last fast merge or hold is the
   // newest of its bucket and matches the template, it is that flow: equal keys have equal
-  // hashes (flow_hash reads only key bytes). Otherwise the bucket is searched.
+  // hashes (flow_hash reads only key bytes, wherever they lie). Otherwise fast_search.
   GroHeld* p = last_;
-  Bucket* b = nullptr;
-  if (p && p->fast_sig == sig && p->pkt.headlen() >= hdrs &&
-      (b = &buckets_[p->hash & (offload::kGroHashBuckets - 1)])->list.back() == p &&
-      same_template(p)) {
-  } else {
-    std::uint32_t hash;
-    if (!v6) {
-      hash = mix(0x9747b28cu ^ 0x0800u ^ ld32(ip + 12)) ^ ld32(ip + 16);  // = flow_hash()
-    } else {
-      hash = 0x9747b28cu ^ 0x86DDu;
-      for (int i = 8; i < 40; i += 4) hash = mix(hash ^ ld32(ip + i));
-    }
-    hash = mix(hash ^ ld32(th));
-    b = &buckets_[hash & (offload::kGroHashBuckets - 1)];
-    p = nullptr;
-    const std::uint64_t mac_a = eth ? raw64(d) : 0, mac_b = eth ? raw64(d + 6) : 0;
-    const std::uint32_t ports = raw32(th);
-    for (auto it = b->list.rbegin(); it != b->list.rend(); ++it) {
-      GroHeld* c = *it;
-      if (c->hash != hash) continue;
-      const std::uint8_t* cd = c->pkt.data();
-      if (c->pkt.headlen() < hdrs) return false;  // not a layout the fast path knows
-      if (eth && ((raw64(cd) ^ mac_a) | (raw64(cd + 6) ^ mac_b))) continue;
-      if (c->pkt.vlan_present != pkt.vlan_present || c->pkt.vlan_tci != pkt.vlan_tci) continue;
-      const std::uint8_t* cip = cd + l2;
-      if (!v6) {
-        if (cip[9] != 6 || ip[9] != 6 || raw64(cip + 12) != raw64(ip + 12)) continue;
-      } else {
-        if (((raw32(ip) ^ raw32(cip)) & 0xFFFF0FF0u) || cip[6] != 6 || ip[6] != 6 ||
-            ((raw64(ip + 8) ^ raw64(cip + 8)) | (raw64(ip + 16) ^ raw64(cip + 16)) |
-             (raw64(ip + 24) ^ raw64(cip + 24)) | (raw64(ip + 32) ^ raw64(cip + 32))))
-          continue;
-      }
-      if (raw32(cd + thoff) != ports) continue;
-      p = c;
-      break;
-    }
-    if (!p) return false;  // a new flow: the general path holds it
-    if (p->fast_sig != sig || !same_template(p)) return false;
+  if (p && p->fast_sig == f.sig && p->pkt.headlen() >= f.hdrs) {
+    Bucket& b = buckets_[p->hash & (offload::kGroHashBuckets - 1)];
+    if (b.list.back() == p && same_template(pkt, f.d, f.hdrs, *p)) return fast_merge(pkt, f, p, b);
   }
-  std::uint8_t* pd = p->pkt.data();
-  const std::uint8_t* pip = pd + l2;
-  std::uint8_t* th2 = pd + thoff;
+  return fast_search(pkt, f);
+}
 
-  // N-15: the IPv4 ID against the flow's (incrementing by the count, or fixed).
+__attribute__((noinline)) bool Engine::fast_search(core::Packet& pkt, const FastPkt& f) {
+  const std::uint8_t* ip = f.ip;
+  std::uint32_t hash;
+  if (!f.v6) {
+    hash = mix(0x9747b28cu ^ 0x0800u ^ ld32(ip + 12)) ^ ld32(ip + 16);  // = flow_hash()
+  } else {
+    hash = 0x9747b28cu ^ 0x86DDu;
+    for (int i = 8; i < 40; i += 4) hash = mix(hash ^ ld32(ip + i));
+  }
+  hash = mix(hash ^ ld32(f.th));
+  Bucket& b = buckets_[hash & (offload::kGroHashBuckets - 1)];
+  const std::size_t l2 = f.eth ? 14 : 0;
+  const std::uint64_t mac_a = f.eth ? raw64(f.d) : 0, mac_b = f.eth ? raw64(f.d + 6) : 0;
+  const std::uint32_t ports = raw32(f.th);
+  for (auto it = b.list.rbegin(); it != b.list.rend(); ++it) {
+    GroHeld* c = *it;
+    if (c->hash != hash) continue;
+    const std::uint8_t* cd = c->pkt.data();
+    if (c->pkt.headlen() < f.hdrs) return false;  // not a layout the fast path knows
+    if (f.eth && ((raw64(cd) ^ mac_a) | (raw64(cd + 6) ^ mac_b))) continue;
+    if (c->pkt.vlan_present != pkt.vlan_present || c->pkt.vlan_tci != pkt.vlan_tci) continue;
+    const std::uint8_t* cip = cd + l2;
+    if (!f.v6) {
+      if (cip[9] != 6 || ip[9] != 6 || raw64(cip + 12) != raw64(ip + 12)) continue;
+    } else {
+      if (((raw32(ip) ^ raw32(cip)) & 0xFFFF0FF0u) || cip[6] != 6 || ip[6] != 6 ||
+          ((raw64(ip + 8) ^ raw64(cip + 8)) | (raw64(ip + 16) ^ raw64(cip + 16)) |
+           (raw64(ip + 24) ^ raw64(cip + 24)) | (raw64(ip + 32) ^ raw64(cip + 32))))
+        continue;
+    }
+    if (raw32(cd + f.thoff) != ports) continue;
+    // The chain's p: merge only when it is a fast flow of this layout and the template holds.
+    if (c->fast_sig != f.sig || !same_template(pkt, f.d, f.hdrs, *c)) return false;
+    return fast_merge(pkt, f, c, b);
+  }
+  return false;  // a new flow: the general path holds it
+}
+
+// The rules that compute (N-15 ID, T-10 size, T-11 sequence, G-16 limit, T-1 checksum),
+// then the merge.
+inline bool Engine::fast_merge(core::Packet& pkt, const FastPkt& f, GroHeld* p, Bucket& b) {
+  const std::size_t l2 = f.eth ? 14 : 0;
+  std::uint8_t* pd = p->pkt.data();
+  std::uint8_t* th2 = pd + f.thoff;
   bool mark_fixedid = false;
-  if (!v6) {
-    const std::uint16_t delta = std::uint16_t(ld16(ip + 4) - ld16(pip + 4));
+  if (!f.v6) {
+    const std::uint16_t delta = std::uint16_t(ld16(f.ip + 4) - ld16(pd + l2 + 4));
     mark_fixedid = p->count == 1 && delta == 0;
     const std::uint16_t want = ((p->ip_fixedid & 1) || mark_fixedid) ? 0 : p->count;
     if (delta != want) return false;
   }
-  // T-10 size, T-11 sequence, G-16 size limit.
-  const std::size_t len = len_all - hdrs;
+  const std::size_t len = f.len_all - f.hdrs;
   const std::size_t mss = p->pkt.gso.size;
   if (len - 1 >= mss) return false;
   const std::size_t plen_all = p->pkt.len();
-  if (ld32(th2 + 4) + std::uint32_t(plen_all - hdrs) != ld32(th + 4)) return false;
-  const std::uint32_t max = v6 ? opts_.config.gro_max_size : opts_.config.gro_ipv4_max_size;
+  if (ld32(th2 + 4) + std::uint32_t(plen_all - f.hdrs) != ld32(f.th + 4)) return false;
+  const std::uint32_t max = f.v6 ? opts_.config.gro_max_size : opts_.config.gro_ipv4_max_size;
   if (plen_all - l2 + len >= max) return false;
-
-  // T-1 checksum (G-11..G-13): after every header check, so that a failure costs nothing.
-  const std::size_t idx = pkt.csum.index();
-  if (idx != 1) {  // 1 = Unnecessary: csum_cnt > 0, nothing to validate
-    const std::uint32_t l4len = std::uint32_t(len_all - thoff);
-    auto pseudo = [&] {
-      return v6 ? cs::csum_ipv6_nofold_inline(ip + 8, ip + 24, l4len, 6)
-                : cs::csum_tcpudp_nofold_inline(ip + 12, ip + 16, l4len, 6);
-    };
-    if (idx == 0) {  // None: sum [thoff, end) over the head and the fragments
-      const std::size_t hn = hl - thoff;
-      cs::wsum w;
-      if (hn == 20 || hn == 32) {
-        // The usual head (TCP header without options or with timestamps) and the
-        // pseudo-header in one 64-bit sum of host-order words (RFC 1071 §2(B): byte-order
-        // independent), folded once; the same value as ps + csum_partial(th, hn).
-        namespace sd = cs::short_detail;
-        std::uint64_t a = v6 ? sd::add64c(sd::add64c(raw64(ip + 8), raw64(ip + 16)),
-                                          sd::add64c(raw64(ip + 24), raw64(ip + 32)))
-                             : raw64(ip + 12);
-        a = sd::add64c(a, raw64(th));
-        a = sd::add64c(a, raw64(th + 8));
-        a = sd::add64c(a, raw32(th + 16));
-        if (hn == 32) a = sd::add64c(sd::add64c(a, raw64(th + 20)), raw32(th + 28));
-        // zero + protocol (bytes 00 06) and the length as two 16-bit words, host order
-        a = sd::add64c(a, 0x0600u + __builtin_bswap16(std::uint16_t(l4len)) +
-                              __builtin_bswap16(std::uint16_t(l4len >> 16)));
-        w = sd::finish(a, 0);
-      } else {
-        w = cs::csum_add(pseudo(), hn <= 64 ? cs::csum_partial_short(th, hn) : cs::csum_partial(th, hn));
-      }
-      std::size_t done = hn;
-      for (const core::Frag& f : pkt.frags()) {
-        w = cs::csum_block_add(w, cs::csum_partial(f.buf->bytes.data() + f.off, f.len), done);
-        done += f.len;
-      }
-      if (cs::csum_fold(w) != 0) return false;
-    } else if (idx == 3) {  // Partial: fine when csum_start is at or after the TCP header
-      const auto& part = *std::get_if<core::CsumPartial>(&pkt.csum);
-      if (std::int64_t(part.csum_start) - pkt.data_pos() < std::int64_t(thoff)) return false;
-    } else {  // Complete: the device sum minus the headers pulled before TCP (G-5, G-15)
-      cs::wsum c = std::get_if<core::CsumComplete>(&pkt.csum)->csum;
-      if (eth) c = cs::csum_sub(c, cs::csum_partial_short(d, 14));
-      if (v6) c = cs::csum_sub(c, cs::csum_partial_short(ip, 40));
-      if (cs::csum_fold(cs::csum_add(pseudo(), c)) != 0) return false;
-    }
-  }
+  // T-1 (G-11..G-13) after every header check, so that a failure costs nothing;
+  // Unnecessary (index 1: csum_cnt > 0) has nothing to validate.
+  if (pkt.csum.index() != 1 && !fast_csum_ok(pkt, f)) return false;
 
   // Commit: the merge (G-19, G-20), T-15, the fixed-ID mark, then T-16..T-18.
   if (mark_fixedid) p->ip_fixedid |= 1;
-  if (hl == hdrs && p->pkt.frag_list().empty()) {
+  if (f.hl == f.hdrs && p->pkt.frag_list().empty()) {
     // No payload in the head: gro_append_payload reduces to taking the fragments over
     // (same fragment list, same storage reservation), done here without the call.
     core::Packet& agg = p->pkt;
@@ -397,20 +374,71 @@ bool Engine::fast_receive(core::Packet& pkt) {
       agg.reserve_frags(std::max<std::size_t>(want, 64));
     agg.append_frags_from(pkt);
   } else {
-    offload::gro_append_payload(pkt, hdrs, *p);
+    offload::gro_append_payload(pkt, f.hdrs, *p);
   }
   pkt.discard();
   p->count = std::uint16_t(p->count + 1);
-  th2[13] |= std::uint8_t(flags & (kFin | kPsh));
+  th2[13] |= std::uint8_t(f.flags & (kFin | kPsh));
   ctr_.merged++;
   ctr_.fast_merged++;
   last_ = p;
-  if ((len < mss) | ((flags & (kUrg | kPsh | kRst | kSyn | kFin)) != 0)) {
-    remove(*b, p);
-    complete(p, (flags & (kUrg | kPsh | kRst | kSyn | kFin)) ? GroReason::FinalFlags
-                                                             : GroReason::ShortSegment);
+  if ((len < mss) | ((f.flags & (kUrg | kPsh | kRst | kSyn | kFin)) != 0)) {
+    remove(b, p);
+    complete(p, (f.flags & (kUrg | kPsh | kRst | kSyn | kFin)) ? GroReason::FinalFlags
+                                                               : GroReason::ShortSegment);
   }
   return true;
+}
+
+// T-1 for CHECKSUM_NONE, COMPLETE and PARTIAL (G-11..G-13, G-5, G-15).
+__attribute__((noinline)) bool Engine::fast_csum_ok(const core::Packet& pkt, const FastPkt& f) const {
+  const std::uint8_t* ip = f.ip;
+  const std::uint8_t* th = f.th;
+  const bool v6 = f.v6;
+  const std::uint32_t l4len = std::uint32_t(f.len_all - f.thoff);
+  auto pseudo = [&] {
+    return v6 ? cs::csum_ipv6_nofold_inline(ip + 8, ip + 24, l4len, 6)
+              : cs::csum_tcpudp_nofold_inline(ip + 12, ip + 16, l4len, 6);
+  };
+  const std::size_t idx = pkt.csum.index();
+  if (idx == 0) {  // None: sum [thoff, end) over the head and the fragments
+    const std::size_t hn = f.hl - f.thoff;
+    cs::wsum w;
+    if (hn == 20 || hn == 32) {
+      // The usual head (TCP header without options or with timestamps) and the
+      // pseudo-header in one 64-bit sum of host-order words (RFC 1071 §2(B): byte-order
+      // independent), folded once; the same value as ps + csum_partial(th, hn).
+      namespace sd = cs::short_detail;
+      std::uint64_t a = v6 ? sd::add64c(sd::add64c(raw64(ip + 8), raw64(ip + 16)),
+                                        sd::add64c(raw64(ip + 24), raw64(ip + 32)))
+                           : raw64(ip + 12);
+      a = sd::add64c(a, raw64(th));
+      a = sd::add64c(a, raw64(th + 8));
+      a = sd::add64c(a, raw32(th + 16));
+      if (hn == 32) a = sd::add64c(sd::add64c(a, raw64(th + 20)), raw32(th + 28));
+      // zero + protocol (bytes 00 06) and the length as two 16-bit words, host order
+      a = sd::add64c(a, 0x0600u + __builtin_bswap16(std::uint16_t(l4len)) +
+                            __builtin_bswap16(std::uint16_t(l4len >> 16)));
+      w = sd::finish(a, 0);
+    } else {
+      w = cs::csum_add(pseudo(), hn <= 64 ? cs::csum_partial_short(th, hn) : cs::csum_partial(th, hn));
+    }
+    std::size_t done = hn;
+    for (const core::Frag& fr : pkt.frags()) {
+      w = cs::csum_block_add(w, cs::csum_partial(fr.buf->bytes.data() + fr.off, fr.len), done);
+      done += fr.len;
+    }
+    return cs::csum_fold(w) == 0;
+  }
+  if (idx == 3) {  // Partial: fine when csum_start is at or after the TCP header
+    const auto& part = *std::get_if<core::CsumPartial>(&pkt.csum);
+    return std::int64_t(part.csum_start) - pkt.data_pos() >= std::int64_t(f.thoff);
+  }
+  // Complete: the device sum minus the headers pulled before TCP (G-5, G-15)
+  cs::wsum c = std::get_if<core::CsumComplete>(&pkt.csum)->csum;
+  if (f.eth) c = cs::csum_sub(c, cs::csum_partial_short(f.d, 14));
+  if (v6) c = cs::csum_sub(c, cs::csum_partial_short(ip, 40));
+  return cs::csum_fold(cs::csum_add(pseudo(), c)) == 0;
 }
 
 void Engine::receive(core::Packet&& pkt, std::uint64_t now_ns) {

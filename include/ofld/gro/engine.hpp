@@ -111,7 +111,11 @@ class Engine {
   offload::GroHeld* alloc();
   void release(offload::GroHeld* h);
   void flush_older(std::uint64_t now_ns, GroReason why);
+  struct FastPkt;
   bool fast_receive(core::Packet& pkt);  // true: merged (and counted) by the fast path
+  bool fast_search(core::Packet& pkt, const FastPkt& f);  // the bucket search, then merge
+  bool fast_merge(core::Packet& pkt, const FastPkt& f, offload::GroHeld* p, Bucket& b);
+  bool fast_csum_ok(const core::Packet& pkt, const FastPkt& f) const;  // T-1
   void receive_general(core::Packet& pkt, std::uint64_t now_ns);  // the chain (G-1..G-7)
 
   EngineOptions opts_;
