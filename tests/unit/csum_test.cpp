@@ -221,6 +221,30 @@ TEST(Csum, C13_ChunkBoundaryLengthsAllOnesAndRandom) {
   }
 }
 
+// Every buffer ends exactly at the end of its heap block, so the ASan build catches any read
+// or write past the end (the AVX-512 kernel's masked tail, the AVX2 kernel's overlapping last
+// load must stay inside [p, p+n)). A4: all start offsets 0..63.
+TEST(Csum, A4_ExactSizeBlocksNoAccessPastTheEnd) {
+  std::mt19937 rng(0xc5a4);
+  for (std::size_t n = 0; n <= 300; ++n) {
+    for (std::size_t off = 0; off < 64; off += (n < 80 ? 1 : 9)) {
+      std::vector<std::uint8_t> src(off + n), dst(off + n);
+      for (auto& b : src) b = std::uint8_t(rng() % 4 == 0 ? 0xff : rng());
+      const std::uint8_t* p = src.data() + off;
+      const wsum seed = wsum(rng());
+      const wsum ref = csum_partial_with(Kernel::Reference, p, n, seed);
+      ASSERT_EQ(csum_partial(p, n, seed), ref) << n << " " << off;
+      for (Kernel k : kAll) {
+        if (!kernel_supported(k)) continue;
+        ASSERT_EQ(csum_partial_with(k, p, n, seed), ref) << kernel_name(k) << " " << n;
+        ASSERT_EQ(csum_partial_copy_with(k, dst.data() + off, p, n, seed), ref)
+            << kernel_name(k) << " " << n;
+        if (n) ASSERT_EQ(std::memcmp(dst.data() + off, p, n), 0);
+      }
+    }
+  }
+}
+
 TEST(Csum, WorstCarryAllOnes) {
   // n bytes of 0xff: every full word is 0xffff, which is 0 mod 0xffff but keeps the sum
   // non-zero, so an even n folds to 0xffff. An odd n adds a final word 0xff00 (tail byte is
