@@ -239,7 +239,9 @@ TEST(Csum, A4_ExactSizeBlocksNoAccessPastTheEnd) {
         ASSERT_EQ(csum_partial_with(k, p, n, seed), ref) << kernel_name(k) << " " << n;
         ASSERT_EQ(csum_partial_copy_with(k, dst.data() + off, p, n, seed), ref)
             << kernel_name(k) << " " << n;
-        if (n) ASSERT_EQ(std::memcmp(dst.data() + off, p, n), 0);
+        if (n) {
+          ASSERT_EQ(std::memcmp(dst.data() + off, p, n), 0);
+        }
       }
     }
   }
