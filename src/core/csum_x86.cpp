@@ -311,12 +311,6 @@ OFLD_TARGET_AVX512 inline std::uint32_t avx512_chunk(std::uint8_t* d, const std:
 template <bool Copy>
 OFLD_TARGET_AVX512 inline wsum avx512_body(std::uint8_t* d, const std::uint8_t* p,
                                            std::size_t len, wsum seed) noexcept {
-  if (len < 32) {  // a few 64-bit adds beat the mask set-up and the vector reduction
-    if constexpr (Copy) {
-      if (len) std::memcpy(d, p, len);
-    }
-    return finish(fold32(fold64to32(sum_tail(p, len, 0))), seed);
-  }
   if (len <= kChunkMax) {
     const std::uint32_t sum = avx512_chunk<Copy>(d, p, len);
     // A dirty upper state makes later legacy-SSE code several times slower (measured on
