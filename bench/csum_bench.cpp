@@ -68,14 +68,16 @@ void BM_Memcpy(benchmark::State& st) {
   st.SetBytesProcessed(std::int64_t(st.iterations()) * std::int64_t(n));
 }
 
-#define OFLD_SIZES ->Arg(64)->Arg(1500)->Arg(9000)->Arg(65536)
+#define OFLD_SIZES ->Arg(64)->Arg(1448)->Arg(1500)->Arg(9000)->Arg(65536)
 
 BENCHMARK_CAPTURE(BM_Csum, reference, Kernel::Reference) OFLD_SIZES;
 BENCHMARK_CAPTURE(BM_Csum, scalar64, Kernel::Scalar64) OFLD_SIZES;
 BENCHMARK_CAPTURE(BM_Csum, sse, Kernel::SSE) OFLD_SIZES;
 BENCHMARK_CAPTURE(BM_Csum, avx2, Kernel::AVX2) OFLD_SIZES;
+BENCHMARK_CAPTURE(BM_Csum, avx512, Kernel::AVX512) OFLD_SIZES;
 BENCHMARK_CAPTURE(BM_CopyCsum, sse, Kernel::SSE) OFLD_SIZES;
 BENCHMARK_CAPTURE(BM_CopyCsum, avx2, Kernel::AVX2) OFLD_SIZES;
+BENCHMARK_CAPTURE(BM_CopyCsum, avx512, Kernel::AVX512) OFLD_SIZES;
 BENCHMARK(BM_MemRead) OFLD_SIZES;
 BENCHMARK(BM_Memcpy) OFLD_SIZES;
 

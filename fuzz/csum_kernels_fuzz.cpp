@@ -22,14 +22,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size) std::memcpy(src.data() + off, data, size);
   const std::uint8_t* p = src.data() + off;
   wsum ref = csum_partial_with(Kernel::Reference, p, size, seed);
-  for (Kernel k : {Kernel::Scalar64, Kernel::SSE, Kernel::AVX2}) {
+  for (Kernel k : {Kernel::Scalar64, Kernel::SSE, Kernel::AVX2, Kernel::AVX512}) {
     if (!kernel_supported(k)) continue;
     if (csum_partial_with(k, p, size, seed) != ref) {
       std::fprintf(stderr, "csum mismatch: kernel %d len %zu off %zu\n", int(k), size, off);
       std::abort();
     }
   }
-  for (Kernel k : {Kernel::Reference, Kernel::Scalar64, Kernel::SSE, Kernel::AVX2}) {
+  for (Kernel k : {Kernel::Reference, Kernel::Scalar64, Kernel::SSE, Kernel::AVX2,
+                   Kernel::AVX512}) {
     if (!kernel_supported(k)) continue;
     if (!dst.empty()) std::memset(dst.data(), 0, dst.size());
     std::size_t doff = (off * 5) % (off + 1);  // a different alignment for dst, <= off
@@ -39,6 +40,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       std::abort();
     }
   }
-  if (csum_fold16(csum_partial(p, size, seed)) != csum_fold16(ref)) std::abort();
+  // The dispatched entry points promise the very same wsum as every kernel (csum.hpp).
+  if (csum_partial(p, size, seed) != ref) std::abort();
+  if (!dst.empty()) std::memset(dst.data(), 0, dst.size());
+  if (csum_partial_copy(dst.data(), p, size, seed) != ref ||
+      (size && std::memcmp(dst.data(), p, size) != 0))
+    std::abort();
   return 0;
 }

@@ -2,6 +2,7 @@
 // Semantics: RFC 1071 (sum), RFC 1624 (incremental update), kernel csum_partial & friends.
 #include "ofld/core/csum.hpp"
 
+#include <atomic>
 #include <cstring>
 
 #include "csum_internal.hpp"
@@ -43,11 +44,10 @@ namespace {
 using SumFn = wsum (*)(const std::uint8_t*, std::size_t, wsum) noexcept;
 
 Kernel choose_best() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2")) return Kernel::AVX2;
-  if (__builtin_cpu_supports("sse2")) return Kernel::SSE;
-#endif
+  // The widest supported kernel (on Zen 4 AVX512 was measured at least as fast as AVX2 at
+  // every size from 20 B to 64 KiB).
+  for (Kernel k : {Kernel::AVX512, Kernel::AVX2, Kernel::SSE})
+    if (kernel_supported(k)) return k;
   return Kernel::Scalar64;
 }
 
@@ -58,11 +58,33 @@ SumFn sum_fn(Kernel k) noexcept {
 #if defined(__x86_64__) || defined(__i386__)
     case Kernel::SSE: return &detail::sse_sum;
     case Kernel::AVX2: return &detail::avx2_sum;
+    case Kernel::AVX512: return &detail::avx512_sum;
 #else
     default: break;
 #endif
   }
   return &detail::scalar64_sum;
+}
+
+using CopyFn = wsum (*)(std::uint8_t*, const std::uint8_t*, std::size_t, wsum) noexcept;
+
+template <SumFn Sum>
+wsum memcpy_then_sum(std::uint8_t* d, const std::uint8_t* s, std::size_t len, wsum seed) noexcept {
+  if (len) std::memcpy(d, s, len);
+  return Sum(d, len, seed);
+}
+
+CopyFn copy_fn(Kernel k) noexcept {
+  switch (k) {
+#if defined(__x86_64__) || defined(__i386__)
+    case Kernel::AVX512: return &detail::avx512_copy_sum;
+    case Kernel::AVX2: return &detail::avx2_copy_sum;
+    case Kernel::SSE: return &detail::sse_copy_sum;
+#endif
+    case Kernel::Reference: return &memcpy_then_sum<&detail::reference_sum>;
+    default: break;
+  }
+  return &memcpy_then_sum<&detail::scalar64_sum>;
 }
 
 }  // namespace
@@ -73,6 +95,7 @@ std::string_view kernel_name(Kernel k) noexcept {
     case Kernel::Scalar64: return "scalar64";
     case Kernel::SSE: return "sse";
     case Kernel::AVX2: return "avx2";
+    case Kernel::AVX512: return "avx512";
   }
   return "unknown";
 }
@@ -85,6 +108,11 @@ bool probe_supported(Kernel k) noexcept {
 #if defined(__x86_64__) || defined(__i386__)
     case Kernel::SSE: __builtin_cpu_init(); return __builtin_cpu_supports("sse2");
     case Kernel::AVX2: __builtin_cpu_init(); return __builtin_cpu_supports("avx2");
+    case Kernel::AVX512:
+      __builtin_cpu_init();
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") &&
+             __builtin_cpu_supports("bmi2");
 #else
     default: return false;
 #endif
@@ -94,10 +122,11 @@ bool probe_supported(Kernel k) noexcept {
 }  // namespace
 
 bool kernel_supported(Kernel k) noexcept {
-  static const bool s[4] = {probe_supported(Kernel::Reference), probe_supported(Kernel::Scalar64),
-                            probe_supported(Kernel::SSE), probe_supported(Kernel::AVX2)};
+  static const bool s[5] = {probe_supported(Kernel::Reference), probe_supported(Kernel::Scalar64),
+                            probe_supported(Kernel::SSE), probe_supported(Kernel::AVX2),
+                            probe_supported(Kernel::AVX512)};
   auto i = static_cast<std::size_t>(k);
-  return i < 4 && s[i];
+  return i < 5 && s[i];
 }
 
 Kernel best_kernel() noexcept {
@@ -105,37 +134,79 @@ Kernel best_kernel() noexcept {
   return k;
 }
 
+namespace {
+
+constexpr std::size_t kKernels = 5;
+
+/// Per-Kernel entry points, an unsupported kernel mapped to Scalar64 (never faults).
+struct KernelTable {
+  SumFn sum[kKernels];
+  CopyFn copy[kKernels];
+};
+KernelTable make_table() noexcept {
+  KernelTable r{};
+  for (std::size_t i = 0; i < kKernels; ++i) {
+    const Kernel k = kernel_supported(Kernel(i)) ? Kernel(i) : Kernel::Scalar64;
+    r.sum[i] = sum_fn(k);
+    r.copy[i] = copy_fn(k);
+  }
+  return r;
+}
+// Built on first use (safe from static initialisers); the hot path is one load and a test.
+std::atomic<const KernelTable*> g_table{nullptr};
+[[gnu::noinline, gnu::cold]] const KernelTable* init_table() noexcept {
+  static const KernelTable t = make_table();
+  g_table.store(&t, std::memory_order_release);
+  return &t;
+}
+[[gnu::always_inline]] inline const KernelTable& table() noexcept {
+  const KernelTable* t = g_table.load(std::memory_order_acquire);
+  if (__builtin_expect(t == nullptr, 0)) t = init_table();
+  return *t;
+}
+inline std::size_t slot(Kernel k) noexcept {
+  const auto i = static_cast<std::size_t>(k);
+  return i < kKernels ? i : static_cast<std::size_t>(Kernel::Scalar64);
+}
+
+// csum_partial's and csum_partial_copy's kernels: each starts at a resolver that consults
+// CPUID once and installs the best kernel, so every later call is one relaxed load and an
+// indirect jump (no guard, no switch). Constant-initialised, hence usable from other
+// translation units' static initialisers.
+wsum resolve_sum(const std::uint8_t* p, std::size_t len, wsum seed) noexcept;
+wsum resolve_copy(std::uint8_t* d, const std::uint8_t* s, std::size_t len, wsum seed) noexcept;
+std::atomic<SumFn> g_sum{&resolve_sum};
+std::atomic<CopyFn> g_copy{&resolve_copy};
+wsum resolve_sum(const std::uint8_t* p, std::size_t len, wsum seed) noexcept {
+  const SumFn fn = table().sum[slot(best_kernel())];
+  g_sum.store(fn, std::memory_order_relaxed);
+  return fn(p, len, seed);
+}
+wsum resolve_copy(std::uint8_t* d, const std::uint8_t* s, std::size_t len, wsum seed) noexcept {
+  const CopyFn fn = table().copy[slot(best_kernel())];
+  g_copy.store(fn, std::memory_order_relaxed);
+  return fn(d, s, len, seed);
+}
+
+}  // namespace
+
 wsum csum_partial(const void* data, std::size_t len, wsum seed) noexcept {
-  // Headers (IPv4 20..60 B, pseudo-headers, TCP/UDP headers) are short: the scalar kernel
-  // beats the vector set-up and the indirect call there.
-  if (len <= 64) return detail::scalar64_sum(static_cast<const std::uint8_t*>(data), len, seed);
-  static const SumFn fn = sum_fn(best_kernel());  // CPUID consulted once
-  return fn(static_cast<const std::uint8_t*>(data), len, seed);
+  return g_sum.load(std::memory_order_relaxed)(static_cast<const std::uint8_t*>(data), len, seed);
 }
 
 wsum csum_partial_with(Kernel k, const void* data, std::size_t len, wsum seed) noexcept {
-  if (!kernel_supported(k)) k = Kernel::Scalar64;  // documented precondition; never crash
-  return sum_fn(k)(static_cast<const std::uint8_t*>(data), len, seed);
+  return table().sum[slot(k)](static_cast<const std::uint8_t*>(data), len, seed);
 }
 
 wsum csum_partial_copy_with(Kernel k, void* dst, const void* src, std::size_t len,
                             wsum seed) noexcept {
-  auto* d = static_cast<std::uint8_t*>(dst);
-  auto* s = static_cast<const std::uint8_t*>(src);
-  if (!kernel_supported(k)) k = Kernel::Scalar64;
-  switch (k) {
-#if defined(__x86_64__) || defined(__i386__)
-    case Kernel::AVX2: return detail::avx2_copy_sum(d, s, len, seed);
-    case Kernel::SSE: return detail::sse_copy_sum(d, s, len, seed);
-#endif
-    default:
-      if (len) std::memcpy(d, s, len);
-      return sum_fn(k)(d, len, seed);
-  }
+  return table().copy[slot(k)](static_cast<std::uint8_t*>(dst),
+                               static_cast<const std::uint8_t*>(src), len, seed);
 }
 
 wsum csum_partial_copy(void* dst, const void* src, std::size_t len, wsum seed) noexcept {
-  return csum_partial_copy_with(best_kernel(), dst, src, len, seed);
+  return g_copy.load(std::memory_order_relaxed)(static_cast<std::uint8_t*>(dst),
+                                                static_cast<const std::uint8_t*>(src), len, seed);
 }
 
 wsum csum_partial_spans(std::span<const std::span<const std::uint8_t>> spans,

@@ -12,19 +12,22 @@
 
 #include "ofld/core/csum.hpp"
 
+// The helpers below are always_inline: the vector kernels are compiled with target/tune
+// attributes, and GCC does not inline a plain `inline` function across a tune mismatch
+// (each would be an out-of-line call on every checksum).
 namespace ofld::csum::detail {
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ || __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
 inline constexpr bool kLittleEndian = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
 
 /// 64-bit add with end-around carry.
-inline std::uint64_t add64c(std::uint64_t a, std::uint64_t b) noexcept {
+[[gnu::always_inline]] inline std::uint64_t add64c(std::uint64_t a, std::uint64_t b) noexcept {
   std::uint64_t s = a + b;
   return s + (s < b);
 }
 
 /// Fold a 64-bit host-word ones'-complement sum to 16 bits (end-around carry throughout).
-inline std::uint16_t fold64(std::uint64_t s) noexcept {
+[[gnu::always_inline]] inline std::uint16_t fold64(std::uint64_t s) noexcept {
   s = (s & 0xffffffffu) + (s >> 32);  // <= 0x1fffffffe
   s = (s & 0xffffffffu) + (s >> 32);  // <= 0xffffffff
   s = (s & 0xffffu) + (s >> 16);
@@ -34,7 +37,7 @@ inline std::uint16_t fold64(std::uint64_t s) noexcept {
 }
 
 /// Turn a folded sum of host-order words into the network-order wsum the API returns.
-inline wsum finish(std::uint16_t folded_host, wsum seed) noexcept {
+[[gnu::always_inline]] inline wsum finish(std::uint16_t folded_host, wsum seed) noexcept {
   std::uint16_t be = kLittleEndian ? __builtin_bswap16(folded_host) : folded_host;
   return csum_add(seed, be);
 }
@@ -42,7 +45,7 @@ inline wsum finish(std::uint16_t folded_host, wsum seed) noexcept {
 /// Host-word sum of a short tail (any length); start must be at an even offset of the
 /// summed region. A trailing odd byte lands in the low-address byte of its word, which is
 /// the high byte after the network-order conversion (RFC 1071 §4.1).
-inline std::uint64_t sum_tail(const std::uint8_t* p, std::size_t n, std::uint64_t acc) noexcept {
+[[gnu::always_inline]] inline std::uint64_t sum_tail(const std::uint8_t* p, std::size_t n, std::uint64_t acc) noexcept {
   while (n >= 8) {
     std::uint64_t v;
     std::memcpy(&v, p, 8);
@@ -75,6 +78,8 @@ wsum sse_sum(const std::uint8_t* p, std::size_t len, wsum seed) noexcept;
 wsum avx2_sum(const std::uint8_t* p, std::size_t len, wsum seed) noexcept;
 wsum sse_copy_sum(std::uint8_t* d, const std::uint8_t* s, std::size_t len, wsum seed) noexcept;
 wsum avx2_copy_sum(std::uint8_t* d, const std::uint8_t* s, std::size_t len, wsum seed) noexcept;
+wsum avx512_sum(const std::uint8_t* p, std::size_t len, wsum seed) noexcept;
+wsum avx512_copy_sum(std::uint8_t* d, const std::uint8_t* s, std::size_t len, wsum seed) noexcept;
 #endif
 
 }  // namespace ofld::csum::detail

@@ -1,20 +1,33 @@
-// SSE2 and AVX2 checksum kernels (x86 only). Compiled with per-function target attributes,
-// never with global -mavx2, and selected at run time from CPUID (csum.cpp).
+// SSE2, AVX2 and AVX-512 checksum kernels (x86 only). Compiled with per-function target
+// attributes, never with global -mavx2, and selected at run time from CPUID (csum.cpp).
 //
 // Method: bias every 16-bit word by 0x8000 (xor) so it fits a signed int16, then
 // pmaddwd against 1 adds word pairs into signed 32-bit lanes: (u0-32768)+(u1-32768).
-// Each 4 covered bytes therefore owe +65536, added back exactly when the lanes are widened.
-// A lane gains at most 65536 in magnitude per step, so lanes are widened at least every
-// kChunkSteps steps. Loads are always unaligned (public bug A4).
+// Each 4 covered bytes therefore owe +65536, added back exactly at the end of a chunk.
+// Loads are always unaligned (public bug A4).
+//
+// Exactness: a chunk of at most kChunkMax bytes holds at most 2^16 words, so its true word
+// sum is below 2^32. Every lane operation (vpmaddwd/vpdpwssd/vpaddd) and the horizontal
+// reduction are exact modulo 2^32, hence the reduced, bias-corrected uint32 IS the chunk's
+// exact sum: no widening or per-lane bound is needed. Chunk sums are added in 64 bits.
 #if defined(__x86_64__) || defined(__i386__)
 
+// GCC 12's AVX-512 intrinsics seed results with _mm512_undefined_*(), which -Wmaybe-uninitialized
+// then reports at every inlined use (GCC PR 105593, fixed in GCC 13). Nothing here is
+// uninitialised; the pragma covers this file only.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 // GCC's generic tuning splits unaligned 256-bit loads/stores into two 128-bit halves,
 // which halves throughput on Zen/recent Intel; an AVX2-era tuning keeps them whole.
 #if defined(__clang__)
 #define OFLD_TARGET_AVX2 __attribute__((target("avx2")))
+#define OFLD_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,bmi2")))
 #else
 #define OFLD_TARGET_AVX2 __attribute__((target("avx2,tune=haswell")))
+#define OFLD_TARGET_AVX512 \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,bmi2,tune=znver3")))
 #endif
 
 #include <algorithm>
@@ -24,94 +37,40 @@
 namespace ofld::csum::detail {
 namespace {
 
-// Per-accumulator steps between widenings: a lane moves by at most 65536 per step, so after
-// kChunkSteps + 3 steps |lane| < 2^28.1 and the four accumulators can be added in 32 bits.
-constexpr std::size_t kChunkSteps = 4096;
+/// Largest chunk whose exact word sum fits in 32 bits: 2^16 words of at most 0xffff.
+constexpr std::size_t kChunkMax = std::size_t(1) << 17;
+/// Chunk size used by the bulk loops (half the bound, leaving room for the tail).
+constexpr std::size_t kChunk = std::size_t(1) << 16;
 
-OFLD_TARGET_AVX2 inline std::int64_t hsum_epi32_wide(__m256i v) noexcept {
-  __m256i w = _mm256_add_epi64(_mm256_cvtepi32_epi64(_mm256_castsi256_si128(v)),
-                               _mm256_cvtepi32_epi64(_mm256_extracti128_si256(v, 1)));
-  __m128i h = _mm_add_epi64(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
-  return _mm_cvtsi128_si64(h) + _mm_extract_epi64(h, 1);
+/// Fold a 32-bit host-word sum to its canonical 16 bits (0 only for 0): the high half of
+/// x + ror(x, 16) is hi + lo with the end-around carry.
+[[gnu::always_inline]] inline std::uint16_t fold32(std::uint32_t x) noexcept {
+  return std::uint16_t((x + ((x >> 16) | (x << 16))) >> 16);
+}
+/// Ones'-complement fold of an exact 64-bit sum to 32 bits (same residue mod 0xffff, zero
+/// only for zero).
+[[gnu::always_inline]] inline std::uint32_t fold64to32(std::uint64_t s) noexcept {
+  std::uint32_t r;
+  const bool c = __builtin_add_overflow(std::uint32_t(s), std::uint32_t(s >> 32), &r);
+  return r + c;
 }
 
-__attribute__((target("sse2"))) inline std::int64_t hsum_epi32_wide_sse(__m128i v) noexcept {
-  alignas(16) std::int32_t l[4];
-  _mm_store_si128(reinterpret_cast<__m128i*>(l), v);
-  return std::int64_t(l[0]) + l[1] + l[2] + l[3];
-}
+// ---- SSE2 -------------------------------------------------------------------------------
 
-template <bool Copy>
-wsum sse_body(std::uint8_t* d, const std::uint8_t* p, std::size_t len, wsum seed) noexcept;
-
-// One template body for sum and copy-and-sum; Copy=false never touches dst.
-template <bool Copy>
-OFLD_TARGET_AVX2 inline wsum avx2_body(std::uint8_t* d, const std::uint8_t* p,
-                                                      std::size_t len, wsum seed) noexcept {
-  std::uint64_t total = 0;  // exact integer sum of host-order words
-  // Below 256 bytes the 128-bit body has the lower fixed cost (measured on Zen3).
-  if (len < 256) return sse_body<Copy>(d, p, len, seed);
-  const __m256i bias = _mm256_set1_epi16(std::int16_t(0x8000));
-  const __m256i ones = _mm256_set1_epi16(1);
-  while (len >= 32) {
-    std::size_t chunk = std::min(len & ~std::size_t(31), kChunkSteps * 128);
-    std::size_t n = chunk;
-    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
-    while (n >= 128) {
-      __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-      __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32));
-      __m256i x2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64));
-      __m256i x3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 96));
-      if constexpr (Copy) {
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), x0);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 32), x1);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 64), x2);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 96), x3);
-        d += 128;
-      }
-      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_xor_si256(x0, bias), ones));
-      a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_xor_si256(x1, bias), ones));
-      a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(_mm256_xor_si256(x2, bias), ones));
-      a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(_mm256_xor_si256(x3, bias), ones));
-      p += 128;
-      n -= 128;
-    }
-    while (n >= 32) {  // at most 3 more steps on a lane: still within the bound
-      __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-      if constexpr (Copy) {
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), x);
-        d += 32;
-      }
-      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_xor_si256(x, bias), ones));
-      p += 32;
-      n -= 32;
-    }
-    std::int64_t s =
-        hsum_epi32_wide(_mm256_add_epi32(_mm256_add_epi32(a0, a1), _mm256_add_epi32(a2, a3)));
-    total += std::uint64_t(s + std::int64_t(chunk / 4) * 65536);
-    len -= chunk;
-  }
-  if constexpr (Copy) {
-    if (len) std::memcpy(d, p, len);
-  }
-  std::uint64_t acc = sum_tail(p, len, total);
-  return finish(fold64(acc), seed);
+__attribute__((target("sse2"))) inline std::uint32_t hsum_epi32_sse(__m128i v) noexcept {
+  v = _mm_add_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 0, 3, 2)));
+  v = _mm_add_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 3, 0, 1)));
+  return std::uint32_t(_mm_cvtsi128_si32(v));
 }
 
 template <bool Copy>
 __attribute__((target("sse2"))) wsum sse_body(std::uint8_t* d, const std::uint8_t* p,
-                                                    std::size_t len, wsum seed) noexcept {
+                                              std::size_t len, wsum seed) noexcept {
   std::uint64_t total = 0;
-  if (len < 64) {
-    if constexpr (Copy) {
-      if (len) std::memcpy(d, p, len);
-    }
-    return finish(fold64(sum_tail(p, len, 0)), seed);
-  }
   const __m128i bias = _mm_set1_epi16(std::int16_t(0x8000));
   const __m128i ones = _mm_set1_epi16(1);
   while (len >= 16) {
-    std::size_t chunk = std::min(len & ~std::size_t(15), kChunkSteps * 64);
+    const std::size_t chunk = std::min(len & ~std::size_t(15), kChunk);
     std::size_t n = chunk;
     __m128i a0 = _mm_setzero_si128(), a1 = a0, a2 = a0, a3 = a0;
     while (n >= 64) {
@@ -143,15 +102,232 @@ __attribute__((target("sse2"))) wsum sse_body(std::uint8_t* d, const std::uint8_
       p += 16;
       n -= 16;
     }
-    std::int64_t s = hsum_epi32_wide_sse(_mm_add_epi32(_mm_add_epi32(a0, a1), _mm_add_epi32(a2, a3)));
-    total += std::uint64_t(s + std::int64_t(chunk / 4) * 65536);
+    // 4 lanes per 16-byte step, each owing 65536: chunk/16 * 2^18 = chunk * 2^14.
+    total += hsum_epi32_sse(_mm_add_epi32(_mm_add_epi32(a0, a1), _mm_add_epi32(a2, a3))) +
+             std::uint32_t(chunk << 14);
     len -= chunk;
   }
   if constexpr (Copy) {
     if (len) std::memcpy(d, p, len);
   }
-  std::uint64_t acc = sum_tail(p, len, total);
-  return finish(fold64(acc), seed);
+  return finish(fold32(fold64to32(sum_tail(p, len, total))), seed);
+}
+
+// ---- AVX2 -------------------------------------------------------------------------------
+
+/// 32 zero bytes then 32 0xff bytes: loadu(kTailMask + r) keeps the last r bytes of 32.
+alignas(64) constexpr std::uint8_t kTailMask[64] = {
+    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,
+    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,
+    0,    0,    0,    0,    0,    0,    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+
+OFLD_TARGET_AVX2 inline std::uint32_t hsum_epi32_avx2(__m256i v) noexcept {
+  __m128i h = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  h = _mm_add_epi32(h, _mm_shuffle_epi32(h, _MM_SHUFFLE(1, 0, 3, 2)));
+  h = _mm_add_epi32(h, _mm_shuffle_epi32(h, _MM_SHUFFLE(2, 3, 0, 1)));
+  return std::uint32_t(_mm_cvtsi128_si32(h));
+}
+
+OFLD_TARGET_AVX2 inline __m256i avx2_step(__m256i acc, __m256i x) noexcept {
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_xor_si256(x, _mm256_set1_epi16(
+                                                                         std::int16_t(0x8000))),
+                                                 _mm256_set1_epi16(1)));
+}
+
+/// Exact host-word sum of p[0..n), 32 <= n <= kChunkMax, n even. The final partial vector is
+/// an overlapping load of the last 32 bytes with the already-summed bytes masked off (n even
+/// keeps the words aligned to the region).
+template <bool Copy>
+OFLD_TARGET_AVX2 inline std::uint32_t avx2_chunk(std::uint8_t* d, const std::uint8_t* p,
+                                                 std::size_t n) noexcept {
+  const std::size_t steps = (n + 31) / 32;
+  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+  const std::uint8_t* const end = p + n;
+  while (n >= 128) {
+    __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32));
+    __m256i x2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64));
+    __m256i x3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 96));
+    if constexpr (Copy) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), x0);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 32), x1);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 64), x2);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 96), x3);
+      d += 128;
+    }
+    a0 = avx2_step(a0, x0);
+    a1 = avx2_step(a1, x1);
+    a2 = avx2_step(a2, x2);
+    a3 = avx2_step(a3, x3);
+    p += 128;
+    n -= 128;
+  }
+  if (n >= 64) {
+    __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32));
+    if constexpr (Copy) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), x0);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 32), x1);
+      d += 64;
+    }
+    a0 = avx2_step(a0, x0);
+    a1 = avx2_step(a1, x1);
+    p += 64;
+    n -= 64;
+  }
+  if (n >= 32) {
+    __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    if constexpr (Copy) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), x);
+      d += 32;
+    }
+    a2 = avx2_step(a2, x);
+    p += 32;
+    n -= 32;
+  }
+  if (n) {  // 2..30 bytes left: the last 32 bytes of the chunk, earlier ones masked off
+    __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(end - 32));
+    if constexpr (Copy) _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + n - 32), x);
+    x = _mm256_and_si256(x, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kTailMask + n)));
+    a3 = avx2_step(a3, x);
+  }
+  // 8 lanes per step, each owing 65536 (a masked-off zero word pair owes it too).
+  return hsum_epi32_avx2(_mm256_add_epi32(_mm256_add_epi32(a0, a1), _mm256_add_epi32(a2, a3))) +
+         std::uint32_t(steps << 19);
+}
+
+// One template body for sum and copy-and-sum; Copy=false never touches dst.
+template <bool Copy>
+OFLD_TARGET_AVX2 inline wsum avx2_body(std::uint8_t* d, const std::uint8_t* p, std::size_t len,
+                                       wsum seed) noexcept {
+  if (len < 32) {
+    if constexpr (Copy) {
+      if (len) std::memcpy(d, p, len);
+    }
+    return finish(fold32(fold64to32(sum_tail(p, len, 0))), seed);
+  }
+  std::uint64_t total = 0;
+  if (len & 1) {  // an odd last byte sits at an even offset: the low byte of a host word
+    total = p[len - 1];
+    if constexpr (Copy) d[len - 1] = p[len - 1];
+    --len;
+  }
+  while (len > kChunk + 64) {  // keeps the last chunk >= 32 bytes
+    total += avx2_chunk<Copy>(d, p, kChunk);
+    p += kChunk;
+    if constexpr (Copy) d += kChunk;
+    len -= kChunk;
+  }
+  total += avx2_chunk<Copy>(d, p, len);
+  _mm256_zeroupper();  // GCC emits none under target attributes; legacy-SSE code may follow
+  return finish(fold32(fold64to32(total)), seed);
+}
+
+// ---- AVX-512 (BW, VL, VNNI) -------------------------------------------------------------
+// vpdpwssd fuses pmaddwd and the add; a byte-masked load covers the tail and short buffers
+// with no scalar code (masked-off bytes are not read, so no fault past the end).
+
+OFLD_TARGET_AVX512 inline __m512i avx512_step(__m512i acc, __m512i x) noexcept {
+  return _mm512_dpwssd_epi32(acc, _mm512_xor_si512(x, _mm512_set1_epi16(std::int16_t(0x8000))),
+                             _mm512_set1_epi16(1));
+}
+
+OFLD_TARGET_AVX512 inline std::uint32_t hsum_epi32_avx512(__m512i v) noexcept {
+  __m256i y = _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+  __m128i h = _mm_add_epi32(_mm256_castsi256_si128(y), _mm256_extracti128_si256(y, 1));
+  h = _mm_add_epi32(h, _mm_unpackhi_epi64(h, h));
+  h = _mm_add_epi32(h, _mm_shuffle_epi32(h, _MM_SHUFFLE(2, 3, 0, 1)));
+  return std::uint32_t(_mm_cvtsi128_si32(h));
+}
+
+/// Exact host-word sum of p[0..n), 0 <= n <= kChunkMax, any parity (the masked load zeroes
+/// the byte after an odd tail, which makes it the low byte of its host word).
+template <bool Copy>
+OFLD_TARGET_AVX512 inline std::uint32_t avx512_chunk(std::uint8_t* d, const std::uint8_t* p,
+                                                     std::size_t n) noexcept {
+  if (n <= 64) {  // headers and short buffers: one masked step, nothing else
+    const __mmask64 m = _bzhi_u64(~std::uint64_t(0), unsigned(n));
+    const __m512i x = _mm512_maskz_loadu_epi8(m, p);
+    if constexpr (Copy) _mm512_mask_storeu_epi8(d, m, x);
+    return hsum_epi32_avx512(avx512_step(_mm512_setzero_si512(), x)) + (std::uint32_t(1) << 20);
+  }
+  const std::size_t steps = (n + 63) / 64;
+  __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+  while (n >= 256) {
+    __m512i x0 = _mm512_loadu_si512(p);
+    __m512i x1 = _mm512_loadu_si512(p + 64);
+    __m512i x2 = _mm512_loadu_si512(p + 128);
+    __m512i x3 = _mm512_loadu_si512(p + 192);
+    if constexpr (Copy) {
+      _mm512_storeu_si512(d, x0);
+      _mm512_storeu_si512(d + 64, x1);
+      _mm512_storeu_si512(d + 128, x2);
+      _mm512_storeu_si512(d + 192, x3);
+      d += 256;
+    }
+    a0 = avx512_step(a0, x0);
+    a1 = avx512_step(a1, x1);
+    a2 = avx512_step(a2, x2);
+    a3 = avx512_step(a3, x3);
+    p += 256;
+    n -= 256;
+  }
+  if (n >= 128) {
+    __m512i x0 = _mm512_loadu_si512(p);
+    __m512i x1 = _mm512_loadu_si512(p + 64);
+    if constexpr (Copy) {
+      _mm512_storeu_si512(d, x0);
+      _mm512_storeu_si512(d + 64, x1);
+      d += 128;
+    }
+    a0 = avx512_step(a0, x0);
+    a1 = avx512_step(a1, x1);
+    p += 128;
+    n -= 128;
+  }
+  if (n >= 64) {
+    __m512i x = _mm512_loadu_si512(p);
+    if constexpr (Copy) {
+      _mm512_storeu_si512(d, x);
+      d += 64;
+    }
+    a2 = avx512_step(a2, x);
+    p += 64;
+    n -= 64;
+  }
+  if (n) {
+    const __mmask64 m = _bzhi_u64(~std::uint64_t(0), unsigned(n));
+    __m512i x = _mm512_maskz_loadu_epi8(m, p);
+    if constexpr (Copy) _mm512_mask_storeu_epi8(d, m, x);
+    a3 = avx512_step(a3, x);
+  }
+  // 16 lanes per step, each owing 65536.
+  return hsum_epi32_avx512(_mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3))) +
+         std::uint32_t(steps << 20);
+}
+
+template <bool Copy>
+OFLD_TARGET_AVX512 inline wsum avx512_body(std::uint8_t* d, const std::uint8_t* p,
+                                           std::size_t len, wsum seed) noexcept {
+  if (len <= kChunkMax) {
+    const std::uint32_t sum = avx512_chunk<Copy>(d, p, len);
+    // A dirty upper state makes later legacy-SSE code several times slower (measured on
+    // Zen 4: sse_sum 3x slower after an AVX-512 call); GCC emits no vzeroupper here itself.
+    _mm256_zeroupper();
+    return finish(fold32(sum), seed);
+  }
+  std::uint64_t total = 0;
+  while (len > kChunk) {
+    total += avx512_chunk<Copy>(d, p, kChunk);
+    p += kChunk;
+    if constexpr (Copy) d += kChunk;
+    len -= kChunk;
+  }
+  total += avx512_chunk<Copy>(d, p, len);
+  _mm256_zeroupper();
+  return finish(fold32(fold64to32(total)), seed);
 }
 
 }  // namespace
@@ -161,6 +337,13 @@ wsum avx2_sum(const std::uint8_t* p, std::size_t len, wsum seed) noexcept {
 }
 wsum avx2_copy_sum(std::uint8_t* d, const std::uint8_t* s, std::size_t len, wsum seed) noexcept {
   return avx2_body<true>(d, s, len, seed);
+}
+wsum avx512_sum(const std::uint8_t* p, std::size_t len, wsum seed) noexcept {
+  return avx512_body<false>(nullptr, p, len, seed);
+}
+wsum avx512_copy_sum(std::uint8_t* d, const std::uint8_t* s, std::size_t len,
+                     wsum seed) noexcept {
+  return avx512_body<true>(d, s, len, seed);
 }
 wsum sse_sum(const std::uint8_t* p, std::size_t len, wsum seed) noexcept {
   return sse_body<false>(nullptr, p, len, seed);

@@ -164,7 +164,8 @@ CsumBenchResults run_csum_bench(const CsumBenchOptions& opt) {
                                                   },
                                                   n, opt)));
     double best_med = 0;
-    for (Kernel k : {Kernel::Reference, Kernel::Scalar64, Kernel::SSE, Kernel::AVX2}) {
+    for (Kernel k : {Kernel::Reference, Kernel::Scalar64, Kernel::SSE, Kernel::AVX2,
+                     Kernel::AVX512}) {
       if (!csum::kernel_supported(k)) continue;
       auto e = summarize("csum/" + std::string(csum::kernel_name(k)),
                          time_op([&] { return std::uint64_t(csum::csum_partial_with(k, s, n)); },

@@ -88,7 +88,8 @@ TEST(CsumCapture, C10_TcpIpv4FromCapture) {
                                            csum_partial(seg.data(), seg.size()))),
             0xffff);
   seg[16] = seg[17] = 0;
-  for (Kernel k : {Kernel::Reference, Kernel::Scalar64, Kernel::SSE, Kernel::AVX2}) {
+  for (Kernel k : {Kernel::Reference, Kernel::Scalar64, Kernel::SSE, Kernel::AVX2,
+                   Kernel::AVX512}) {
     if (!kernel_supported(k)) continue;
     wsum body = csum_partial_with(k, seg.data(), seg.size());
     EXPECT_EQ(csum_tcpudp_magic(ip + 12, ip + 16, std::uint32_t(l4len), 6, body), stored)

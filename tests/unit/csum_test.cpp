@@ -13,11 +13,12 @@ using namespace ofld::csum;
 
 namespace {
 
-constexpr Kernel kAll[] = {Kernel::Reference, Kernel::Scalar64, Kernel::SSE, Kernel::AVX2};
+constexpr Kernel kAll[] = {Kernel::Reference, Kernel::Scalar64, Kernel::SSE, Kernel::AVX2,
+                           Kernel::AVX512};
 
 std::vector<Kernel> fast_kernels() {
   std::vector<Kernel> v;
-  for (Kernel k : {Kernel::Scalar64, Kernel::SSE, Kernel::AVX2})
+  for (Kernel k : {Kernel::Scalar64, Kernel::SSE, Kernel::AVX2, Kernel::AVX512})
     if (kernel_supported(k)) v.push_back(k);
   return v;
 }
@@ -157,6 +158,95 @@ TEST(Csum, KernelsMatchReferenceAllLengths0to2048AllOffsets0to63) {
   }
 }
 
+// The dispatched entry points (csum_partial, csum_partial_copy) and every kernel, against the
+// reference, over every length 0..2048 at every start offset 0..63, on several data patterns
+// (random with fresh seeds, all 0xFF = a carry on every add, 0xFF runs mixed with random and
+// zero bytes) and random wsum seeds (including 0xffffffff). Rules C-13 (fold, end-around
+// carry), A3 (odd tail byte is a high byte), A4 (any start address).
+TEST(Csum, C13_A3_A4_EntryPointsAndKernelsMatchReferencePatternsAllLengthsOffsets) {
+  constexpr std::size_t kMax = 2048, kOffs = 64;
+  std::mt19937 rng(0xc5a1);
+  std::vector<std::uint8_t> buf(kMax + kOffs), dst(kMax + kOffs + 64);
+  auto ks = fast_kernels();
+  for (int pattern = 0; pattern < 4; ++pattern) {
+    for (auto& b : buf) {
+      switch (pattern) {
+        case 0: b = std::uint8_t(rng()); break;
+        case 1: b = 0xff; break;
+        case 2: b = rng() % 8 == 0 ? std::uint8_t(rng()) : 0xff; break;
+        default: b = rng() % 3 == 0 ? 0 : (rng() % 2 ? 0xff : std::uint8_t(rng())); break;
+      }
+    }
+    for (std::size_t off = 0; off < kOffs; ++off) {
+      for (std::size_t n = 0; n <= kMax; ++n) {
+        const wsum seed = n % 7 == 0 ? 0xffffffffu : n % 5 == 0 ? 0 : wsum(rng());
+        const std::uint8_t* p = buf.data() + off;
+        const wsum ref = csum_partial_with(Kernel::Reference, p, n, seed);
+        ASSERT_EQ(csum_partial(p, n, seed), ref) << "pattern " << pattern << " off " << off
+                                                 << " len " << n;
+        for (Kernel k : ks)
+          ASSERT_EQ(csum_partial_with(k, p, n, seed), ref)
+              << kernel_name(k) << " pattern " << pattern << " off " << off << " len " << n;
+        if (off % 8 == 0 || n % 61 == 0) {  // copy+sum: a sample (it also checks the bytes)
+          const std::size_t doff = (off * 11) % 64;
+          ASSERT_EQ(csum_partial_copy(dst.data() + doff, p, n, seed), ref) << off << " " << n;
+          ASSERT_EQ(std::memcmp(dst.data() + doff, p, n), 0);
+        }
+      }
+    }
+  }
+}
+
+// Lengths around the kernels' internal chunk boundaries (64 KiB bulk chunks, 128 KiB exact
+// 32-bit chunk bound) with all-0xFF data, where a lost carry or a 32-bit overflow would show,
+// and with random data; every kernel and the entry points against the reference.
+TEST(Csum, C13_ChunkBoundaryLengthsAllOnesAndRandom) {
+  std::vector<std::uint8_t> ones(3 * 65536 + 512, 0xff);
+  auto rnd = random_bytes(ones.size(), 0xc5a2);
+  std::mt19937 rng(0xc5a3);
+  std::vector<std::size_t> lens;
+  for (std::size_t base : {65536u, 131072u, 196608u})
+    for (int d = -65; d <= 129; ++d) lens.push_back(std::size_t(std::int64_t(base) + d));
+  for (const auto* data : {&ones, &rnd}) {
+    for (std::size_t n : lens) {
+      for (std::size_t off : {0u, 1u, 33u}) {
+        const wsum seed = n % 3 == 0 ? 0xffffffffu : wsum(rng());
+        const std::uint8_t* p = data->data() + off;
+        const wsum ref = csum_partial_with(Kernel::Reference, p, n, seed);
+        ASSERT_EQ(csum_partial(p, n, seed), ref) << n << " off " << off;
+        for (Kernel k : fast_kernels())
+          ASSERT_EQ(csum_partial_with(k, p, n, seed), ref) << kernel_name(k) << " " << n;
+      }
+    }
+  }
+}
+
+// Every buffer ends exactly at the end of its heap block, so the ASan build catches any read
+// or write past the end (the AVX-512 kernel's masked tail, the AVX2 kernel's overlapping last
+// load must stay inside [p, p+n)). A4: all start offsets 0..63.
+TEST(Csum, A4_ExactSizeBlocksNoAccessPastTheEnd) {
+  std::mt19937 rng(0xc5a4);
+  for (std::size_t n = 0; n <= 300; ++n) {
+    for (std::size_t off = 0; off < 64; off += (n < 80 ? 1 : 9)) {
+      std::vector<std::uint8_t> src(off + n), dst(off + n);
+      for (auto& b : src) b = std::uint8_t(rng() % 4 == 0 ? 0xff : rng());
+      const std::uint8_t* p = src.data() + off;
+      const wsum seed = wsum(rng());
+      const wsum ref = csum_partial_with(Kernel::Reference, p, n, seed);
+      ASSERT_EQ(csum_partial(p, n, seed), ref) << n << " " << off;
+      for (Kernel k : kAll) {
+        if (!kernel_supported(k)) continue;
+        ASSERT_EQ(csum_partial_with(k, p, n, seed), ref) << kernel_name(k) << " " << n;
+        ASSERT_EQ(csum_partial_copy_with(k, dst.data() + off, p, n, seed), ref)
+            << kernel_name(k) << " " << n;
+        if (n) {
+          ASSERT_EQ(std::memcmp(dst.data() + off, p, n), 0);
+        }
+      }
+    }
+  }
+}
+
 TEST(Csum, WorstCarryAllOnes) {
   // n bytes of 0xff: every full word is 0xffff, which is 0 mod 0xffff but keeps the sum
   // non-zero, so an even n folds to 0xffff. An odd n adds a final word 0xff00 (tail byte is
@@ -235,10 +325,19 @@ TEST(Csum, KernelRegistry) {
   EXPECT_TRUE(kernel_supported(Kernel::Scalar64));
   EXPECT_TRUE(kernel_supported(best_kernel()));
   EXPECT_EQ(kernel_name(Kernel::AVX2), "avx2");
+  EXPECT_EQ(kernel_name(Kernel::AVX512), "avx512");
   EXPECT_EQ(kernel_name(Kernel::Reference), "reference");
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx2")) {
+  if (kernel_supported(Kernel::AVX512)) {
+    EXPECT_EQ(best_kernel(), Kernel::AVX512);
+  } else if (__builtin_cpu_supports("avx2")) {
     EXPECT_EQ(best_kernel(), Kernel::AVX2);
+  }
+  // AVX512 needs F+BW+VL+VNNI and BMI2 (csum.hpp); it is never claimed without them.
+  if (kernel_supported(Kernel::AVX512)) {
+    EXPECT_TRUE(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") &&
+                __builtin_cpu_supports("bmi2"));
   }
 #endif
 }

@@ -86,9 +86,10 @@ constexpr std::uint16_t csum_seed_replace4(std::uint16_t seed, std::uint32_t old
 // ---- summing over bytes ----------------------------------------------------------------
 
 /// Implementations of the byte-summing core. All give identical results for any input.
-enum class Kernel : std::uint8_t { Reference, Scalar64, SSE, AVX2 };
+/// AVX512 needs AVX-512 F+BW+VL+VNNI and BMI2 (Intel Ice Lake, AMD Zen 4 and later).
+enum class Kernel : std::uint8_t { Reference, Scalar64, SSE, AVX2, AVX512 };
 
-/// Human name ("reference", "scalar64", "sse", "avx2").
+/// Human name ("reference", "scalar64", "sse", "avx2", "avx512").
 std::string_view kernel_name(Kernel k) noexcept;
 /// True if this CPU can run `k` (CPUID via __builtin_cpu_supports).
 bool kernel_supported(Kernel k) noexcept;
