@@ -156,8 +156,8 @@ ofld::cli::Registrar reg{[](CLI::App& root) {
     for (const auto& e : r.entries)
       std::printf("%-26s %8.1f [%6.1f..%6.1f]\n", e.name.c_str(), e.median_ns, e.min_ns, e.max_ns);
     if (r.have_dpdk)
-      std::printf("prevalidated/dpdk %.2f   validated/dpdk %.2f\n", r.prevalidated_over_dpdk,
-                  r.validated_over_dpdk);
+      std::printf("prevalidated/dpdk %.2f   validated/dpdk %.2f   checksum_only/dpdk %.2f\n",
+                  r.prevalidated_over_dpdk, r.validated_over_dpdk, r.csum_only_over_dpdk);
     std::printf("%s\n", r.note.c_str());
   });
 }};
