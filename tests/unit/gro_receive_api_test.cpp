@@ -18,11 +18,7 @@ using namespace ofld::grotest;
 using Bytes = std::vector<std::uint8_t>;
 
 Tcp seg(bool v6, std::uint32_t seq_off, std::size_t payload = 1000) {
-  Tcp t;
-  t.v6 = v6;
-  t.seq_off = seq_off;
-  t.payload = payload;
-  return t;
+  return tcp_seg(v6, seq_off, payload);
 }
 
 // ---- Packet::discard, Packet::append_frags_from ------------------------------------------

@@ -53,11 +53,7 @@ gro::EngineOptions vxlan_opts() {
 }
 
 Tcp seg(bool v6, std::uint32_t seq_off, std::size_t payload = 100) {
-  Tcp t;
-  t.v6 = v6;
-  t.seq_off = seq_off;
-  t.payload = payload;
-  return t;
+  return tcp_seg(v6, seq_off, payload);
 }
 
 // RFC 1071 sum of big-endian 16-bit words, folded, not complemented (independent of ofld::csum).

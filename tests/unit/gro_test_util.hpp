@@ -118,6 +118,15 @@ inline std::vector<std::uint8_t> tcp_l3(const Tcp& t) {
   return ip;
 }
 
+/// A full ACK segment of the default flow at sequence offset `seq_off`.
+inline Tcp tcp_seg(bool v6, std::uint32_t seq_off, std::size_t payload = 100) {
+  Tcp t;
+  t.v6 = v6;
+  t.seq_off = seq_off;
+  t.payload = payload;
+  return t;
+}
+
 inline std::vector<std::uint8_t> tcp_frame(const Tcp& t) {
   auto f = eth_header(t.v6 ? 0x86DD : 0x0800);
   auto l3 = tcp_l3(t);
