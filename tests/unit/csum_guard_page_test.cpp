@@ -133,3 +133,20 @@ TEST(CsumGuardPage, C13_A4_ChunkBoundaryLengthsEndingAtAPageBoundary) {
     }
   }
 }
+
+// Zero-length sums at a null pointer (an empty std::vector's data()) and right at a guard
+// page: nothing is read or written, the result is the seed (csum_add(seed, 0)).
+TEST(CsumGuardPage, A4_ZeroLengthTouchesNothing) {
+  Guarded g(4096);
+  ASSERT_TRUE(g.ok());
+  for (wsum seed : kSeeds) {
+    for (Kernel k : kernels()) {
+      EXPECT_EQ(csum_partial_with(k, nullptr, 0, seed), seed) << kernel_name(k);
+      EXPECT_EQ(csum_partial_with(k, g.end(), 0, seed), seed) << kernel_name(k);
+      EXPECT_EQ(csum_partial_copy_with(k, g.end(), g.end(), 0, seed), seed) << kernel_name(k);
+      EXPECT_EQ(csum_partial_copy_with(k, nullptr, nullptr, 0, seed), seed) << kernel_name(k);
+    }
+    EXPECT_EQ(csum_partial(nullptr, 0, seed), seed);
+    EXPECT_EQ(csum_partial_copy(nullptr, nullptr, 0, seed), seed);
+  }
+}
