@@ -279,6 +279,7 @@ bool Engine::fast_receive(core::Packet& pkt) {
     f.thoff = l2 + 40;
   }
   f.th = f.d + f.thoff;
+  if (f.hl < f.thoff + 20) return false;  // the fixed TCP header must be in the head to be read
   const std::size_t thlen = std::size_t(f.th[12] >> 4) * 4;  // T-2
   f.hdrs = f.thoff + thlen;
   if (thlen < 20 || f.hl < f.hdrs) return false;

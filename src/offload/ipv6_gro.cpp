@@ -26,9 +26,12 @@ void ipv6_gro_receive(GroContext& ctx) {
     while (gso_exthdr(proto)) {
       const std::uint8_t* oh = gro_header(ctx, hoff, 2);
       if (!oh) break;
+      // Both bytes are read before the next gro_header, which may pull into a new head
+      // block and free the one `oh` points into.
+      const std::uint8_t next = oh[0];
       const std::size_t optlen = (std::size_t(oh[1]) + 1) * 8;
       if (!gro_header(ctx, hoff, optlen)) break;
-      proto = oh[0];
+      proto = next;
       hoff += optlen;
     }
     po = ctx.reg->find(Key::IpProto, proto);
