@@ -84,9 +84,10 @@ class Engine {
   /// The packet is consumed: on return `pkt` holds no storage (held, delivered, or merged
   /// and discarded) and may only be destroyed or assigned. Taken by reference so that the
   /// hot path moves no Packet in (a merged packet's shell stays where the caller keeps it).
+  /// `pkt` must not be an element of output(): that vector may grow during the call.
   void receive(core::Packet&& pkt, std::uint64_t now_ns = 0);
   /// receive() of every packet of `pkts` in order (the NAPI poll loop over a burst, e.g. one
-  /// recvmmsg or a TAP read batch); each is consumed as by receive().
+  /// recvmmsg or a TAP read batch); each is consumed as by receive(). Not output()'s elements.
   void receive_batch(std::span<core::Packet> pkts, std::uint64_t now_ns = 0);
   /// End of a NAPI poll: complete every held flow (no timeout) or the flows at least
   /// flush_timeout old (G-9).
