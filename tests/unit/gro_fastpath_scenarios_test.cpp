@@ -28,52 +28,13 @@ namespace {
 using Bytes = std::vector<std::uint8_t>;
 namespace cs = ofld::csum;
 
-struct In {
-  Bytes bytes;
-  std::size_t headlen = 0;   // 0 = linear
-  std::size_t frag = 0;      // fragment size (0 = one fragment)
-  core::CsumState csum{core::CsumNone{}};
-  bool vlan = false;
-  std::uint16_t tci = 0;
-  core::GsoInfo gso{};
-  Bytes frag_list;           // non-empty: appended as a frag_list member
+struct In : grotest::PacketSpec {
   std::uint64_t now = 0;
   bool tick = false;         // tick(now) after the receive
   bool poll = false;         // poll_end(now) after the receive
 };
+using grotest::make_packet;
 
-core::Packet make(const In& in) {
-  core::Packet p = in.headlen == 0 || in.headlen >= in.bytes.size()
-                       ? core::Packet::from_bytes(in.bytes)
-                       : core::Packet::from_bytes_frags(in.bytes, in.headlen, in.frag);
-  p.csum = in.csum;
-  p.vlan_present = in.vlan;
-  p.vlan_tci = in.tci;
-  if (in.vlan) p.vlan_proto = 0x8100;
-  p.gso = in.gso;
-  if (!in.frag_list.empty()) p.add_to_frag_list(core::Packet::from_bytes(in.frag_list));
-  return p;
-}
-
-void same(const core::Packet& a, const core::Packet& b, const std::string& w) {
-  ASSERT_EQ(a.to_bytes(), b.to_bytes()) << w;
-  EXPECT_EQ(a.headlen(), b.headlen()) << w;
-  EXPECT_EQ(a.nr_frags(), b.nr_frags()) << w;
-  EXPECT_EQ(a.frag_list().size(), b.frag_list().size()) << w;
-  EXPECT_TRUE(a.csum == b.csum) << w;
-  EXPECT_EQ(a.gso.size, b.gso.size) << w;
-  EXPECT_EQ(a.gso.segs, b.gso.segs) << w;
-  EXPECT_EQ(a.gso.type, b.gso.type) << w;
-  EXPECT_EQ(a.data_pos(), b.data_pos()) << w;
-  EXPECT_EQ(a.mac_header, b.mac_header) << w;
-  EXPECT_EQ(a.network_header, b.network_header) << w;
-  EXPECT_EQ(a.transport_header, b.transport_header) << w;
-  EXPECT_EQ(a.protocol, b.protocol) << w;
-  EXPECT_EQ(a.vlan_present, b.vlan_present) << w;
-  EXPECT_EQ(a.vlan_tci, b.vlan_tci) << w;
-  EXPECT_EQ(a.encapsulation, b.encapsulation) << w;
-  EXPECT_EQ(a.csum_valid, b.csum_valid) << w;
-}
 
 // Runs `ins` through a fast-path engine and a general-only engine; returns fast_merged.
 std::uint64_t differential(const std::vector<In>& ins, gro::EngineOptions o, const std::string& name) {
@@ -84,8 +45,8 @@ std::uint64_t differential(const std::vector<In>& ins, gro::EngineOptions o, con
   gro::Engine f(of), g(og);
   for (std::size_t k = 0; k < ins.size(); ++k) {
     const In& in = ins[k];
-    f.receive(make(in), in.now);
-    g.receive(make(in), in.now);
+    f.receive(make_packet(in), in.now);
+    g.receive(make_packet(in), in.now);
     if (in.tick) f.tick(in.now), g.tick(in.now);
     if (in.poll) f.poll_end(in.now), g.poll_end(in.now);
     auto a = f.take_output();
@@ -94,7 +55,7 @@ std::uint64_t differential(const std::vector<In>& ins, gro::EngineOptions o, con
     EXPECT_EQ(a.size(), b.size()) << w;
     if (a.size() != b.size()) return 0;
     for (std::size_t i = 0; i < a.size(); ++i) {
-      same(a[i], b[i], w + " output " + std::to_string(i));
+      expect_same(a[i], b[i], w + " output " + std::to_string(i));
       if (::testing::Test::HasFatalFailure()) return 0;
     }
     EXPECT_EQ(f.held_flows(), g.held_flows()) << w;
@@ -104,7 +65,7 @@ std::uint64_t differential(const std::vector<In>& ins, gro::EngineOptions o, con
   auto a = f.take_output();
   auto b = g.take_output();
   EXPECT_EQ(a.size(), b.size()) << name << " final";
-  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) same(a[i], b[i], name + " final");
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) expect_same(a[i], b[i], name + " final");
   const auto& c = f.counters();
   const auto& d = g.counters();
   EXPECT_EQ(c.packets_in, d.packets_in) << name;
@@ -344,11 +305,11 @@ TEST(GroFastPathScenarios, G4_GeometriesFragListAndGsoInput) {
       s.push_back(pk(1));
       In c = pk(2);
       c.headlen = hdrs;
-      c.frag = 300;
+      c.frag_size = 300;
       s.push_back(c);
       In d = pk(3);
       d.headlen = hdrs + 7;
-      d.frag = 100;
+      d.frag_size = 100;
       s.push_back(d);
       In e = pk(4);
       e.headlen = hdrs - 3;  // split inside the TCP header
@@ -396,7 +357,7 @@ TEST(GroFastPathScenarios, G11_G13_ChecksumStatesOnFastMerges) {
         }
         if (n % 5 == 0) {
           in.headlen = thoff + 20;
-          in.frag = 400;
+          in.frag_size = 400;
         }
         s.push_back(in);
       }

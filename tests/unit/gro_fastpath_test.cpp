@@ -44,67 +44,10 @@ struct Flow {
 };
 
 // One packet to feed: bytes plus the metadata the driver would have set.
-struct Input {
-  Bytes bytes;
-  std::size_t headlen = 0;  // 0 = linear
-  std::size_t frag_size = 0;
-  core::CsumState csum{core::CsumNone{}};
-  bool vlan = false;
-  std::uint16_t tci = 0;
-  core::GsoInfo gso{};
-};
+using Input = grotest::PacketSpec;
+using grotest::make_packet;
 
-core::Packet make(const Input& in) {
-  core::Packet p = in.headlen == 0 || in.headlen >= in.bytes.size()
-                       ? core::Packet::from_bytes(in.bytes)
-                       : core::Packet::from_bytes_frags(in.bytes, in.headlen, in.frag_size);
-  p.csum = in.csum;
-  p.vlan_present = in.vlan;
-  p.vlan_tci = in.tci;
-  if (in.vlan) p.vlan_proto = 0x8100;
-  p.gso = in.gso;
-  return p;
-}
-
-std::string describe(const core::Packet& p) {
-  std::string s = "len=" + std::to_string(p.len()) + " headlen=" + std::to_string(p.headlen()) +
-                  " frags=" + std::to_string(p.nr_frags()) +
-                  " summed=" + std::to_string(int(p.ip_summed())) +
-                  " gso=" + std::to_string(p.gso.size) + "/" + std::to_string(p.gso.segs) + "/" +
-                  std::to_string(p.gso.type);
-  return s;
-}
-
-void expect_same(const core::Packet& a, const core::Packet& b, const std::string& where) {
-  ASSERT_EQ(a.to_bytes(), b.to_bytes()) << where << " fast " << describe(a) << " general " << describe(b);
-  EXPECT_EQ(a.len(), b.len()) << where;
-  EXPECT_EQ(a.headlen(), b.headlen()) << where;
-  EXPECT_EQ(a.nr_frags(), b.nr_frags()) << where;
-  EXPECT_EQ(a.frag_list().size(), b.frag_list().size()) << where;
-  EXPECT_TRUE(a.csum == b.csum) << where << " fast " << describe(a) << " general " << describe(b);
-  EXPECT_EQ(a.pending_csum, b.pending_csum) << where;
-  EXPECT_EQ(a.gso.size, b.gso.size) << where;
-  EXPECT_EQ(a.gso.segs, b.gso.segs) << where;
-  EXPECT_EQ(a.gso.type, b.gso.type) << where;
-  EXPECT_EQ(a.data_pos(), b.data_pos()) << where;
-  EXPECT_EQ(a.mac_header, b.mac_header) << where;
-  EXPECT_EQ(a.network_header, b.network_header) << where;
-  EXPECT_EQ(a.transport_header, b.transport_header) << where;
-  EXPECT_EQ(a.inner_mac_header, b.inner_mac_header) << where;
-  EXPECT_EQ(a.inner_network_header, b.inner_network_header) << where;
-  EXPECT_EQ(a.inner_transport_header, b.inner_transport_header) << where;
-  EXPECT_EQ(a.protocol, b.protocol) << where;
-  EXPECT_EQ(a.inner_protocol, b.inner_protocol) << where;
-  EXPECT_EQ(int(a.inner_protocol_type), int(b.inner_protocol_type)) << where;
-  EXPECT_EQ(a.inner_ipproto, b.inner_ipproto) << where;
-  EXPECT_EQ(a.vlan_present, b.vlan_present) << where;
-  EXPECT_EQ(a.vlan_tci, b.vlan_tci) << where;
-  EXPECT_EQ(a.encapsulation, b.encapsulation) << where;
-  EXPECT_EQ(a.encap_hdr_csum, b.encap_hdr_csum) << where;
-  EXPECT_EQ(a.remcsum_offload, b.remcsum_offload) << where;
-  EXPECT_EQ(a.csum_valid, b.csum_valid) << where;
-  EXPECT_EQ(a.csum_complete_sw, b.csum_complete_sw) << where;
-}
+using grotest::expect_same;
 
 void expect_same(const gro::Counters& a, const gro::Counters& b, const std::string& where) {
   EXPECT_EQ(a.packets_in, b.packets_in) << where;
@@ -295,8 +238,8 @@ void run_stream(std::uint32_t seed) {
   std::size_t k = 0;
   for (const Input& in : pending) {
     now += 1 + g.u(3000);
-    fast.receive(make(in), now);
-    general.receive(make(in), now);
+    fast.receive(make_packet(in), now);
+    general.receive(make_packet(in), now);
     if (g.chance(3)) {
       fast.tick(now);
       general.tick(now);
@@ -357,8 +300,8 @@ TEST(GroFastPath, LongCleanFlowsMatchGeneralPath) {
         if (cmode == 1) in.csum = core::CsumUnnecessary{};
         if (cmode == 2) in.csum = core::CsumComplete{cs::csum_partial(in.bytes.data(), in.bytes.size(), 0)};
         if (cmode == 3) in.csum = core::CsumPartial{core::pos_t(14 + (v6 ? 40 : 20)), 16, false};
-        fast.receive(make(in), std::uint64_t(i));
-        general.receive(make(in), std::uint64_t(i));
+        fast.receive(make_packet(in), std::uint64_t(i));
+        general.receive(make_packet(in), std::uint64_t(i));
         seq += std::uint32_t(t.payload);
         t.ip_id = std::uint16_t(t.ip_id + 1);
       }

@@ -5,7 +5,10 @@
 // arithmetic (ofld::csum); the tests' expected values come from the spec tables.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "ofld/core/csum.hpp"
@@ -116,6 +119,32 @@ inline std::vector<std::uint8_t> tcp_l3(const Tcp& t) {
   put16(th, 16, c);
   ip.insert(ip.end(), th.begin(), th.end());
   return ip;
+}
+
+/// One packet to feed a GRO engine: its bytes and the layout and metadata a driver would
+/// have given it.
+struct PacketSpec {
+  std::vector<std::uint8_t> bytes;
+  std::size_t headlen = 0;    ///< bytes in the head; 0 (or >= size) = linear
+  std::size_t frag_size = 0;  ///< fragment size for the rest (0 = one fragment)
+  core::CsumState csum{core::CsumNone{}};
+  bool vlan = false;          ///< hw-accelerated VLAN tag (802.1Q)
+  std::uint16_t tci = 0;
+  core::GsoInfo gso{};
+  std::vector<std::uint8_t> frag_list;  ///< non-empty: appended as one frag_list member
+};
+
+inline core::Packet make_packet(const PacketSpec& in) {
+  core::Packet p = in.headlen == 0 || in.headlen >= in.bytes.size()
+                       ? core::Packet::from_bytes(in.bytes)
+                       : core::Packet::from_bytes_frags(in.bytes, in.headlen, in.frag_size);
+  p.csum = in.csum;
+  p.vlan_present = in.vlan;
+  p.vlan_tci = in.tci;
+  if (in.vlan) p.vlan_proto = 0x8100;
+  p.gso = in.gso;
+  if (!in.frag_list.empty()) p.add_to_frag_list(core::Packet::from_bytes(in.frag_list));
+  return p;
 }
 
 /// A full ACK segment of the default flow at sequence offset `seq_off`.
@@ -280,6 +309,48 @@ inline std::vector<std::uint8_t> gre(bool outer_v6, std::uint16_t flags, std::ui
 inline std::vector<std::uint8_t> ip_only(const Tcp& t) {
   auto f = tcp_frame(t);
   return {f.begin() + 14, f.end()};
+}
+
+inline std::string describe(const core::Packet& p) {
+  std::string s = "len=" + std::to_string(p.len()) + " headlen=" + std::to_string(p.headlen()) +
+                  " frags=" + std::to_string(p.nr_frags()) +
+                  " summed=" + std::to_string(int(p.ip_summed())) +
+                  " gso=" + std::to_string(p.gso.size) + "/" + std::to_string(p.gso.segs) + "/" +
+                  std::to_string(p.gso.type);
+  return s;
+}
+
+/// Every byte, the head/fragment geometry and every metadata field of two packets (the
+/// fast/general differential tests).
+inline void expect_same(const core::Packet& a, const core::Packet& b, const std::string& where) {
+  ASSERT_EQ(a.to_bytes(), b.to_bytes()) << where << " fast " << describe(a) << " general " << describe(b);
+  EXPECT_EQ(a.len(), b.len()) << where;
+  EXPECT_EQ(a.headlen(), b.headlen()) << where;
+  EXPECT_EQ(a.nr_frags(), b.nr_frags()) << where;
+  EXPECT_EQ(a.frag_list().size(), b.frag_list().size()) << where;
+  EXPECT_TRUE(a.csum == b.csum) << where << " fast " << describe(a) << " general " << describe(b);
+  EXPECT_EQ(a.pending_csum, b.pending_csum) << where;
+  EXPECT_EQ(a.gso.size, b.gso.size) << where;
+  EXPECT_EQ(a.gso.segs, b.gso.segs) << where;
+  EXPECT_EQ(a.gso.type, b.gso.type) << where;
+  EXPECT_EQ(a.data_pos(), b.data_pos()) << where;
+  EXPECT_EQ(a.mac_header, b.mac_header) << where;
+  EXPECT_EQ(a.network_header, b.network_header) << where;
+  EXPECT_EQ(a.transport_header, b.transport_header) << where;
+  EXPECT_EQ(a.inner_mac_header, b.inner_mac_header) << where;
+  EXPECT_EQ(a.inner_network_header, b.inner_network_header) << where;
+  EXPECT_EQ(a.inner_transport_header, b.inner_transport_header) << where;
+  EXPECT_EQ(a.protocol, b.protocol) << where;
+  EXPECT_EQ(a.inner_protocol, b.inner_protocol) << where;
+  EXPECT_EQ(int(a.inner_protocol_type), int(b.inner_protocol_type)) << where;
+  EXPECT_EQ(a.inner_ipproto, b.inner_ipproto) << where;
+  EXPECT_EQ(a.vlan_present, b.vlan_present) << where;
+  EXPECT_EQ(a.vlan_tci, b.vlan_tci) << where;
+  EXPECT_EQ(a.encapsulation, b.encapsulation) << where;
+  EXPECT_EQ(a.encap_hdr_csum, b.encap_hdr_csum) << where;
+  EXPECT_EQ(a.remcsum_offload, b.remcsum_offload) << where;
+  EXPECT_EQ(a.csum_valid, b.csum_valid) << where;
+  EXPECT_EQ(a.csum_complete_sw, b.csum_complete_sw) << where;
 }
 
 }  // namespace ofld::grotest
