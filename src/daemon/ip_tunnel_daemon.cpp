@@ -220,24 +220,13 @@ struct IpTunnelDaemon::Impl {
   const io::Tun& tun() const { return *ws.workers[0]->tun; }
 
   json stats() const {
-    json sum = json::object(), per = json::array();
-    for (const auto& w : ws.workers) {
-      json j;
-      {
-        std::lock_guard g(w->mu);
-        j = w->stats();
-      }
-      detail::json_sum(sum, j);
-      if (ws.workers.size() > 1)
-        per.push_back(json{{"queue", w->idx}, {"tx", j["tx"]}, {"rx", j["rx"]},
-                           {"drops_total", j["drops_total"]}});
-    }
-    json out = {{"dev", tun().name()}, {"mode", std::string(cfg.ip.name())}, {"queues", ws.workers.size()}};
-    for (auto it = sum.begin(); it != sum.end(); ++it) out[it.key()] = it.value();
-    out["tun"] = {{"vnet_hdr", tun().has_vnet_hdr()}, {"offload_bits", tun_offload},
-                  {"multi_queue", ws.workers.size() > 1}};
-    if (ws.workers.size() > 1) out["per_queue"] = std::move(per);
-    return out;
+    return detail::workers_stats(
+        ws.workers,
+        {{"dev", tun().name()}, {"mode", std::string(cfg.ip.name())}, {"queues", ws.workers.size()}},
+        [&](json& out) {
+          out["tun"] = {{"vnet_hdr", tun().has_vnet_hdr()}, {"offload_bits", tun_offload},
+                        {"multi_queue", ws.workers.size() > 1}};
+        });
   }
 
 };

@@ -284,28 +284,14 @@ struct TunnelDaemon::Impl {
   const io::Tap& tap() const { return *ws.workers[0]->tap; }
 
   json stats() const {
-    json sum = json::object(), per = json::array();
-    for (const auto& w : ws.workers) {
-      json j;
-      {
-        std::lock_guard g(w->mu);
-        j = w->stats();
-      }
-      detail::json_sum(sum, j);
-      if (ws.workers.size() > 1) {
-        json q = {{"queue", w->idx}, {"tx", j["tx"]}, {"rx", j["rx"]},
-                  {"drops_total", j["drops_total"]}};
-        per.push_back(std::move(q));
-      }
-    }
-    json out = {{"dev", tap().name()}, {"vni", cfg.vxlan.vni}, {"queues", ws.workers.size()}};
-    for (auto it = sum.begin(); it != sum.end(); ++it) out[it.key()] = it.value();
-    out["fdb"]["entries"] = fdb->size();
-    out["tx"]["scattered_trains"] = tx_pieces;
-    out["tap"] = {{"vnet_hdr", tap().has_vnet_hdr()}, {"offload_bits", tap_offload},
-                  {"multi_queue", ws.workers.size() > 1}};
-    if (ws.workers.size() > 1) out["per_queue"] = std::move(per);
-    return out;
+    return detail::workers_stats(
+        ws.workers, {{"dev", tap().name()}, {"vni", cfg.vxlan.vni}, {"queues", ws.workers.size()}},
+        [&](json& out) {
+          out["fdb"]["entries"] = fdb->size();
+          out["tx"]["scattered_trains"] = tx_pieces;
+          out["tap"] = {{"vnet_hdr", tap().has_vnet_hdr()}, {"offload_bits", tap_offload},
+                        {"multi_queue", ws.workers.size() > 1}};
+        });
   }
 
 };

@@ -43,6 +43,31 @@ inline void json_sum(nlohmann::json& a, const nlohmann::json& b) {
   }
 }
 
+/// The daemon's stats document: `head` (device, mode, queue count), then the workers'
+/// counters summed (json_sum, each read under its worker's lock), then, with more than one
+/// worker, "per_queue": each queue's tx, rx and drops_total. `extra` adds the daemon's own
+/// fields before per_queue. W: a worker with `mu`, `idx` and `stats()`.
+template <class W, class F>
+nlohmann::json workers_stats(const std::vector<std::unique_ptr<W>>& workers, nlohmann::json head,
+                             F&& extra) {
+  nlohmann::json sum = nlohmann::json::object(), per = nlohmann::json::array();
+  for (const auto& w : workers) {
+    nlohmann::json j;
+    {
+      std::lock_guard g(w->mu);
+      j = w->stats();
+    }
+    json_sum(sum, j);
+    if (workers.size() > 1)
+      per.push_back(nlohmann::json{{"queue", w->idx}, {"tx", j["tx"]}, {"rx", j["rx"]},
+                                   {"drops_total", j["drops_total"]}});
+  }
+  for (auto it = sum.begin(); it != sum.end(); ++it) head[it.key()] = it.value();
+  extra(head);
+  if (workers.size() > 1) head["per_queue"] = std::move(per);
+  return head;
+}
+
 /// What every worker has. A daemon's worker type derives from it and provides
 /// `void handle(int fd)` (readiness of one of the fds it registered) and `void tick()`
 /// (worker 0, once per loop iteration).

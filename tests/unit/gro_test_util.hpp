@@ -14,6 +14,7 @@
 #include "ofld/core/csum.hpp"
 #include "ofld/core/packet.hpp"
 #include "ofld/gro/engine.hpp"
+#include "packet_compare.hpp"
 
 namespace ofld::grotest {
 
@@ -328,29 +329,8 @@ inline void expect_same(const core::Packet& a, const core::Packet& b, const std:
   EXPECT_EQ(a.headlen(), b.headlen()) << where;
   EXPECT_EQ(a.nr_frags(), b.nr_frags()) << where;
   EXPECT_EQ(a.frag_list().size(), b.frag_list().size()) << where;
-  EXPECT_TRUE(a.csum == b.csum) << where << " fast " << describe(a) << " general " << describe(b);
-  EXPECT_EQ(a.pending_csum, b.pending_csum) << where;
-  EXPECT_EQ(a.gso.size, b.gso.size) << where;
-  EXPECT_EQ(a.gso.segs, b.gso.segs) << where;
-  EXPECT_EQ(a.gso.type, b.gso.type) << where;
   EXPECT_EQ(a.data_pos(), b.data_pos()) << where;
-  EXPECT_EQ(a.mac_header, b.mac_header) << where;
-  EXPECT_EQ(a.network_header, b.network_header) << where;
-  EXPECT_EQ(a.transport_header, b.transport_header) << where;
-  EXPECT_EQ(a.inner_mac_header, b.inner_mac_header) << where;
-  EXPECT_EQ(a.inner_network_header, b.inner_network_header) << where;
-  EXPECT_EQ(a.inner_transport_header, b.inner_transport_header) << where;
-  EXPECT_EQ(a.protocol, b.protocol) << where;
-  EXPECT_EQ(a.inner_protocol, b.inner_protocol) << where;
-  EXPECT_EQ(int(a.inner_protocol_type), int(b.inner_protocol_type)) << where;
-  EXPECT_EQ(a.inner_ipproto, b.inner_ipproto) << where;
-  EXPECT_EQ(a.vlan_present, b.vlan_present) << where;
-  EXPECT_EQ(a.vlan_tci, b.vlan_tci) << where;
-  EXPECT_EQ(a.encapsulation, b.encapsulation) << where;
-  EXPECT_EQ(a.encap_hdr_csum, b.encap_hdr_csum) << where;
-  EXPECT_EQ(a.remcsum_offload, b.remcsum_offload) << where;
-  EXPECT_EQ(a.csum_valid, b.csum_valid) << where;
-  EXPECT_EQ(a.csum_complete_sw, b.csum_complete_sw) << where;
+  testutil::expect_same_meta(a, b, where + " fast " + describe(a) + " general " + describe(b));
 }
 
 }  // namespace ofld::grotest

@@ -20,6 +20,7 @@
 #include <random>
 
 #include "gso_test_util.hpp"
+#include "packet_compare.hpp"
 
 namespace {
 
@@ -76,32 +77,7 @@ core::Packet relayout(const core::Packet& p, Layout lay, std::size_t payload_off
   return q;
 }
 
-void expect_same_meta(const core::PacketMeta& a, const core::PacketMeta& b, const std::string& where) {
-  EXPECT_EQ(a.mac_header, b.mac_header) << where;
-  EXPECT_EQ(a.network_header, b.network_header) << where;
-  EXPECT_EQ(a.transport_header, b.transport_header) << where;
-  EXPECT_EQ(a.inner_mac_header, b.inner_mac_header) << where;
-  EXPECT_EQ(a.inner_network_header, b.inner_network_header) << where;
-  EXPECT_EQ(a.inner_transport_header, b.inner_transport_header) << where;
-  EXPECT_EQ(a.protocol, b.protocol) << where;
-  EXPECT_EQ(a.inner_protocol, b.inner_protocol) << where;
-  EXPECT_EQ(a.inner_protocol_type, b.inner_protocol_type) << where;
-  EXPECT_EQ(a.inner_ipproto, b.inner_ipproto) << where;
-  EXPECT_EQ(a.vlan_tci, b.vlan_tci) << where;
-  EXPECT_EQ(a.vlan_present, b.vlan_present) << where;
-  EXPECT_EQ(a.vlan_proto, b.vlan_proto) << where;
-  EXPECT_EQ(a.encapsulation, b.encapsulation) << where;
-  EXPECT_EQ(a.encap_hdr_csum, b.encap_hdr_csum) << where;
-  EXPECT_EQ(a.remcsum_offload, b.remcsum_offload) << where;
-  EXPECT_EQ(a.csum_valid, b.csum_valid) << where;
-  EXPECT_EQ(a.csum_complete_sw, b.csum_complete_sw) << where;
-  EXPECT_TRUE(a.csum == b.csum) << where << ": checksum state " << a.csum.index() << " vs "
-                                << b.csum.index();
-  EXPECT_EQ(a.pending_csum, b.pending_csum) << where;
-  EXPECT_EQ(a.gso.size, b.gso.size) << where;
-  EXPECT_EQ(a.gso.segs, b.gso.segs) << where;
-  EXPECT_EQ(a.gso.type, b.gso.type) << where;
-}
+using ofld::testutil::expect_same_meta;
 
 void expect_same_counters(const gso::GsoCounters& a, const gso::GsoCounters& b, const std::string& where) {
   EXPECT_EQ(a.packets_in, b.packets_in) << where;
