@@ -60,7 +60,7 @@ TEST(CliOperator, K1_DemoRcoWithKernelPeerRefusedUpFront) {
 // (libpcap closes stdout with the capture). Now stdout is exactly the capture and the report
 // is on stderr, for every command that writes one.
 TEST(CliOperator, CaptureToStdoutKeepsTheReportOnStderr) {
-  const std::string pcaps = std::string(OFLD_SHARED_DIR) + "/pcaps/";
+  const std::string pcaps = std::string(OFLD_PCAP_DIR) + "/";
   struct C {
     std::vector<std::string> args;
     std::size_t frames;
@@ -97,7 +97,7 @@ TEST(CliOperator, CaptureToStdoutKeepsTheReportOnStderr) {
 // `csum verify --json` / `csum fix --json` did not, so a JSON reader saw exit 1 with no bad
 // checksum and no reason. Same key now in all four.
 TEST(CliOperator, CutShortCaptureNamedInEveryJsonReport) {
-  const std::string src = std::string(OFLD_SHARED_DIR) + "/pcaps/tcpdump_vxlan.pcap";
+  const std::string src = std::string(OFLD_PCAP_DIR) + "/tcpdump_vxlan.pcap";
   const std::string cut = "/tmp/ofld_cli_cut_short.pcap", out = "/tmp/ofld_cli_cut_short_out.pcap";
   {
     std::ifstream i(src, std::ios::binary);

@@ -14,10 +14,10 @@ using namespace ofld::csum;
 
 namespace {
 
-/// Bytes of frame `number` (1-based, as tshark numbers them) of a capture in /work/shared/pcaps.
+/// Bytes of frame `number` (1-based, as tshark numbers them) of a capture in tests/data/pcaps.
 std::vector<std::uint8_t> read_frame(const std::string& file, int number) {
   char err[PCAP_ERRBUF_SIZE];
-  std::string path = std::string(OFLD_SHARED_DIR) + "/pcaps/" + file;
+  std::string path = std::string(OFLD_PCAP_DIR) + "/" + file;
   pcap_t* p = pcap_open_offline(path.c_str(), err);
   if (!p) return {};
   std::vector<std::uint8_t> out;

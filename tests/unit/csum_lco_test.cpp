@@ -24,7 +24,7 @@ namespace {
 
 io::PcapFile device_frames() {
   tools::GsoToolOptions o;
-  o.in = std::string(OFLD_SHARED_DIR) + "/pcaps/tcpdump_gso-ipv4-vxlan-ipv4.pcap";
+  o.in = std::string(OFLD_PCAP_DIR) + "/tcpdump_gso-ipv4-vxlan-ipv4.pcap";
   o.out = "/tmp/ofld_csum_lco_test.pcap";
   o.mss = 1400;
   o.csum_partial = true;

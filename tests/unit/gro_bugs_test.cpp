@@ -1,4 +1,4 @@
-// Public faults (../shared/cases/public-bugs.md, GRO entries of sections C, D, E, F), each a
+// Public faults (docs/public-bugs.md, GRO entries of sections C, D, E, F), each a
 // test named after the entry ID covering the fault's kind. Expected values come from the
 // entries' "Expect" lines and the spec rules they cite.
 #include <gtest/gtest.h>

@@ -64,7 +64,7 @@ void write_capture(const std::string& path, io::CaptureLink link, const io::Pcap
 
 TEST(GroTool, CookedAndRawIpCapturesMergeLikeEthernet) {
   // A single IPv6 bulk flow, 2007 frames (MANIFEST.tsv: 1222 × 1408 B coalescable segments).
-  const std::string in = std::string(OFLD_SHARED_DIR) + "/pcaps/suricata_http-body-hook-01.pcap";
+  const std::string in = std::string(OFLD_PCAP_DIR) + "/suricata_http-body-hook-01.pcap";
   const std::string out_eth = "/tmp/ofld_gro_tool_eth.pcap";
   tools::GroPcapOptions o;
   auto ref = tools::run_gro_pcap(in, out_eth, o);
@@ -100,7 +100,7 @@ TEST(GroTool, CookedAndRawIpCapturesMergeLikeEthernet) {
 // exactly as the same frames over Ethernet with two alternating source MACs do (GRO compares
 // the MAC header), and each aggregate keeps its own link header.
 TEST(GroTool, DifferentLinkHeadersMergeAsDifferentMacHeaders) {
-  const std::string in = std::string(OFLD_SHARED_DIR) + "/pcaps/suricata_http-body-hook-01.pcap";
+  const std::string in = std::string(OFLD_PCAP_DIR) + "/suricata_http-body-hook-01.pcap";
   auto src = io::read_pcap(in);
   src.records.resize(300);
   for (std::size_t i = 0; i < src.records.size(); ++i)
@@ -152,7 +152,7 @@ std::string tcp_seq_key(const Bytes& f) {
 // and gro_tool.hpp promise "timestamps of the aggregate's first frame"); it used to carry the
 // time of the frame whose arrival flushed it (found by the fresh-user run).
 TEST(GroTool, OutputCarriesTheFirstFramesTimestamp) {
-  const std::string in = std::string(OFLD_SHARED_DIR) + "/pcaps/suricata_http-body-hook-01.pcap";
+  const std::string in = std::string(OFLD_PCAP_DIR) + "/suricata_http-body-hook-01.pcap";
   const std::string out = "/tmp/ofld_gro_tool_ts.pcap";
   auto r = tools::run_gro_pcap(in, out, {});
   ASSERT_GT(r.counters.aggregates, 0u);

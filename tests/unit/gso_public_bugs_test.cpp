@@ -1,4 +1,4 @@
-// Public faults (../shared/cases/public-bugs.md), GSO side: tests named after the entry ID.
+// Public faults (docs/public-bugs.md), GSO side: tests named after the entry ID.
 // Entries also covered elsewhere: B1/B2/B5 (gso_udp_test S-2/S-4), D1/D2/D6 (gso_udp_test),
 // E4/E5/E14 (gso_tunnel_test). GRO-only entries (C1, C3, C5, C7, C9, E1, E8, E9, E12) are in
 // the GRO tests; B8 also in tests/kernel/tunnel_udp_socket_test (socket fallback).

@@ -1,4 +1,4 @@
-// `ofld gso` library side on public captures (../shared/pcaps): super-packets with partial
+// `ofld gso` library side on public captures (tests/data/pcaps): super-packets with partial
 // checksums (--csum-partial) → every output frame parses and every checksum is complete.
 // Expected counts from MANIFEST.tsv (gso-ipv4: 7240 B payload = 5 × 1448).
 #include <gtest/gtest.h>
@@ -53,7 +53,7 @@ TEST(GsoTool, PublicCapturesSegmentToValidCaptures) {
                {"tcpdump_gso-ipv6-vxlan-ipv4.pcap", 0}};
   for (auto& c : cases) {
     tools::GsoToolOptions o;
-    o.in = std::string(OFLD_SHARED_DIR) + "/pcaps/" + c.file;
+    o.in = std::string(OFLD_PCAP_DIR) + "/" + c.file;
     o.out = "/tmp/ofld_gso_tool_test.pcap";
     o.mss = 1448;
     o.csum_partial = true;
@@ -72,7 +72,7 @@ TEST(GsoTool, PublicCapturesSegmentToValidCaptures) {
 // --features: a device with SG and HW checksum gets seeds (PARTIAL), not finished sums.
 TEST(GsoTool, FeaturesLeaveSeedsForTheDevice) {
   tools::GsoToolOptions o;
-  o.in = std::string(OFLD_SHARED_DIR) + "/pcaps/tcpdump_gso-ipv4.pcap";
+  o.in = std::string(OFLD_PCAP_DIR) + "/tcpdump_gso-ipv4.pcap";
   o.out = "/tmp/ofld_gso_tool_test2.pcap";
   o.mss = 1448;
   o.csum_partial = true;
@@ -162,7 +162,7 @@ TEST(GsoTool, GenevePassedThroughUnderNamedReason) {
 // (MANIFEST.tsv: 5 × 1448).
 TEST(GsoTool, SummarySeparatesHeaderAndPayloadBytes) {
   tools::GsoToolOptions o;
-  o.in = std::string(OFLD_SHARED_DIR) + "/pcaps/tcpdump_gso-ipv4.pcap";
+  o.in = std::string(OFLD_PCAP_DIR) + "/tcpdump_gso-ipv4.pcap";
   o.out = "/tmp/ofld_gso_tool_test3.pcap";
   o.mss = 1448;
   o.csum_partial = true;
@@ -194,7 +194,7 @@ TEST(GsoTool, SummarySeparatesHeaderAndPayloadBytes) {
 // in ethtool; SG then gives sg-ref construction with the payload referenced.
 TEST(GsoTool, EthtoolShortNamesAccepted) {
   tools::GsoToolOptions o;
-  o.in = std::string(OFLD_SHARED_DIR) + "/pcaps/tcpdump_gso-ipv4.pcap";
+  o.in = std::string(OFLD_PCAP_DIR) + "/tcpdump_gso-ipv4.pcap";
   o.out = "/tmp/ofld_gso_tool_test4.pcap";
   o.mss = 1448;
   o.csum_partial = true;
@@ -214,7 +214,7 @@ TEST(GsoTool, EthtoolShortNamesAccepted) {
 // the inner TCP payload of those fragments, so the bug would segment them.
 TEST(GsoTool, OuterIpFragmentsOfTunnelPacketsPassThrough) {
   tools::GsoToolOptions o;
-  o.in = std::string(OFLD_SHARED_DIR) + "/pcaps/zeek_erspan.pcap";
+  o.in = std::string(OFLD_PCAP_DIR) + "/zeek_erspan.pcap";
   o.out = "/tmp/ofld_gso_tool_frag.pcap";
   o.mss = 500;
   auto in = io::read_pcap(o.in);
@@ -259,7 +259,7 @@ TEST(GsoTool, SegmentsThatWouldOverflowLengthFieldsPassThrough) {
   for (const auto& c : cases) {
     SCOPED_TRACE(std::string(c.file) + " --mss " + std::to_string(c.mss));
     tools::GsoToolOptions o;
-    o.in = std::string(OFLD_SHARED_DIR) + "/pcaps/" + c.file;
+    o.in = std::string(OFLD_PCAP_DIR) + "/" + c.file;
     o.out = "/tmp/ofld_gso_tool_overflow.pcap";
     o.mss = c.mss;
     o.csum_partial = true;
@@ -283,7 +283,7 @@ TEST(GsoTool, SegmentsThatWouldOverflowLengthFieldsPassThrough) {
     std::remove(o.out.c_str());
   }
   tools::GsoToolOptions o;
-  o.in = std::string(OFLD_SHARED_DIR) + "/pcaps/tcpdump_bigtcp-ipv4.pcap";
+  o.in = std::string(OFLD_PCAP_DIR) + "/tcpdump_bigtcp-ipv4.pcap";
   o.out = "/tmp/ofld_gso_tool_overflow.pcap";
   o.mss = 65535;
   try {

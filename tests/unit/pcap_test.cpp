@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 using namespace ofld::io;
 
 namespace {
-const std::string kShared = std::string(OFLD_SHARED_DIR) + "/pcaps/";
+const std::string kShared = std::string(OFLD_PCAP_DIR) + "/";
 const std::string kData = std::string(OFLD_SOURCE_DIR) + "/tests/data/";
 
 struct TempFile {

@@ -1,5 +1,5 @@
 // Agreement of tools::verify_frame with tshark (Wireshark's dissectors, an independent
-// implementation) on every public capture in OFLD_SHARED_DIR/pcaps and on tests/data.
+// implementation) on every public capture in OFLD_PCAP_DIR (tests/data/pcaps) and on tests/data.
 //
 // tshark runs with checksum validation on for IPv4, TCP and UDP (GRE and ICMP/ICMPv6 are always
 // validated) and with IP reassembly off, so that both sides judge each frame on its own bytes.
@@ -238,7 +238,7 @@ void compare_file(const std::string& path, FileStats& st) {
 
 std::vector<std::string> capture_files() {
   std::vector<std::string> v;
-  for (const std::string& dir : {std::string(OFLD_SHARED_DIR) + "/pcaps",
+  for (const std::string& dir : {std::string(OFLD_PCAP_DIR),
                                 std::string(OFLD_SOURCE_DIR) + "/tests/data"}) {
     if (!fs::is_directory(dir)) continue;
     for (const auto& e : fs::directory_iterator(dir)) {
@@ -258,7 +258,7 @@ std::vector<std::string> capture_files() {
 TEST(TsharkAgreement, EveryCaptureFrameByFrameLayerByLayer) {
   if (!have_tshark()) GTEST_SKIP() << "tshark not installed; agreement test skipped";
   const auto files = capture_files();
-  ASSERT_FALSE(files.empty()) << "no captures found under " << OFLD_SHARED_DIR << "/pcaps";
+  ASSERT_FALSE(files.empty()) << "no captures found under " << OFLD_PCAP_DIR;
   FileStats total;
   for (const auto& path : files) {
     SCOPED_TRACE(path);
@@ -289,7 +289,7 @@ TEST(TsharkAgreement, EveryCaptureFrameByFrameLayerByLayer) {
 TEST(TsharkAgreement, KnownBadCapturesAreBadForBoth) {
   // zeek chksums traces: MANIFEST says each has exactly one bad checksum of the named kind.
   if (!have_tshark()) GTEST_SKIP() << "tshark not installed; agreement test skipped";
-  const std::string dir = std::string(OFLD_SHARED_DIR) + "/pcaps/";
+  const std::string dir = std::string(OFLD_PCAP_DIR) + "/";
   const std::vector<std::pair<std::string, CsumKind>> cases = {
       {"zeek_chksums_ip4-bad-chksum.pcap", CsumKind::Ipv4Header},
       {"zeek_chksums_ip4-tcp-bad-chksum.pcap", CsumKind::Tcp},

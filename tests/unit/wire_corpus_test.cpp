@@ -1,4 +1,4 @@
-// parse_frame over the public captures in ../shared/pcaps (read with libpcap directly).
+// parse_frame over the public captures in tests/data/pcaps (read with libpcap directly).
 // Expected values come from tshark 4.x dissections of the same files (commands in comments)
 // and from pcaps/MANIFEST.tsv.
 #include <gtest/gtest.h>
@@ -46,7 +46,7 @@ TEST(WireCorpus, EveryCaptureParsesWithinBounds) {
   // Captures whose frames are legitimately cut inside a header (snaplen): errors expected.
   const std::set<std::string> truncated_ok = {"tcpdump_erspan-type-iii-pb-1.pcap"};
   std::size_t files = 0;
-  for (const auto& ent : std::filesystem::directory_iterator(std::string(OFLD_SHARED_DIR) + "/pcaps")) {
+  for (const auto& ent : std::filesystem::directory_iterator(std::string(OFLD_PCAP_DIR))) {
     const std::string name = ent.path().filename().string();
     if (name.find(".pcap") == std::string::npos) continue;
     Capture c = wire_test::read_capture(ent.path().string());

@@ -125,7 +125,7 @@ inline Capture read_capture(const std::string& path) {
 }
 
 inline std::string pcap_path(const std::string& name) {
-  return std::string(OFLD_SHARED_DIR) + "/pcaps/" + name;
+  return std::string(OFLD_PCAP_DIR) + "/" + name;
 }
 
 }  // namespace wire_test
