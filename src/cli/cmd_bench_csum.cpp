@@ -2,7 +2,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "ofld/tools/bench_csum.hpp"
+#include "ofld/lab/bench_csum.hpp"
 #include "registry.hpp"
 
 namespace {

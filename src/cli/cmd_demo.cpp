@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "ofld/daemon/config.hpp"
-#include "ofld/daemon/demo.hpp"
+#include "ofld/lab/demo.hpp"
 #include "registry.hpp"
 
 namespace {

@@ -5,6 +5,8 @@
 #include <memory>
 
 #include "ofld/offload/gro_context.hpp"
+#include "ofld/lab/bench.hpp"
+#include "ofld/lab/gro_conformance.hpp"
 #include "ofld/tools/gro_tool.hpp"
 #include "registry.hpp"
 

@@ -1,9 +1,12 @@
 // `ofld gso IN -o OUT --mss N [--features LIST] [--csum-partial] [--json]`,
 // `ofld conformance gso [--case NAME] [--mss N] [--csum-partial] [FILE...] [--json]`,
-// `ofld bench gso [--json] [--reps N]`. Thin: all logic is in ofld/tools/gso_tool.hpp.
+// `ofld bench gso [--json] [--reps N]`. Thin: all logic is in ofld/tools/gso_tool.hpp
+// (product) and ofld/lab/gso_conformance.hpp, ofld/lab/bench.hpp (lab).
 #include <cstdio>
 #include <iostream>
 
+#include "ofld/lab/bench.hpp"
+#include "ofld/lab/gso_conformance.hpp"
 #include "ofld/tools/gso_tool.hpp"
 #include "registry.hpp"
 

@@ -1,5 +1,5 @@
-// Checksum throughput runner (see include/ofld/tools/bench_csum.hpp).
-#include "ofld/tools/bench_csum.hpp"
+// Checksum throughput runner (see include/ofld/lab/bench_csum.hpp).
+#include "ofld/lab/bench_csum.hpp"
 
 #include <algorithm>
 #include <ctime>

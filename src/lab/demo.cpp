@@ -1,5 +1,5 @@
 // `ofld demo`: namespaces, veth, two endpoints, iperf3, counters, cleanup (orchestration only).
-#include "ofld/daemon/demo.hpp"
+#include "ofld/lab/demo.hpp"
 
 #include <signal.h>
 #include <sys/wait.h>

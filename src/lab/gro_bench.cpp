@@ -5,7 +5,8 @@
 #include <cstring>
 
 #include "ofld/core/csum.hpp"
-#include "ofld/tools/gro_tool.hpp"
+#include "ofld/gro/engine.hpp"
+#include "ofld/lab/bench.hpp"
 
 #ifdef OFLD_HAVE_DPDK
 #include <sched.h>

@@ -2,9 +2,9 @@
 #include <algorithm>
 
 #include "ofld/core/csum.hpp"
-#include "ofld/tools/gro_tool.hpp"
-#include "ofld/tools/kernel_oracle.hpp"
-#include "ofld/tools/kernel_oracle_vxlan_gro.hpp"
+#include "ofld/lab/gro_conformance.hpp"
+#include "ofld/lab/kernel_oracle.hpp"
+#include "ofld/lab/kernel_oracle_vxlan_gro.hpp"
 
 namespace ofld::tools {
 

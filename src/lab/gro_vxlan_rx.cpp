@@ -1,9 +1,10 @@
-// The kernel's VXLAN receive path in ofld (see gro_tool.hpp, vxlan_rx_gro): underlay GRO with
+// The kernel's VXLAN receive path in ofld (see gro_conformance.hpp, vxlan_rx_gro): underlay GRO with
 // a VXLAN socket, vxlan_rcv's decapsulation, and the vxlan device's gro_cells.
 #include <optional>
 
 #include "ofld/gro/gro_cells.hpp"
-#include "ofld/tools/gro_tool.hpp"
+#include "ofld/gro/engine.hpp"
+#include "ofld/lab/gro_conformance.hpp"
 
 namespace ofld::tools {
 

@@ -7,7 +7,9 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
-#include "ofld/tools/gso_tool.hpp"
+#include "ofld/core/features.hpp"
+#include "ofld/gso/gso.hpp"
+#include "ofld/lab/bench.hpp"
 #include "ofld/wire/bytes.hpp"
 
 #ifdef OFLD_HAVE_DPDK

@@ -1,5 +1,5 @@
 // Kernel oracle: shared set-up helpers and KernelGso (spec K-3b). See kernel_oracle.hpp.
-#include "ofld/tools/kernel_oracle.hpp"
+#include "ofld/lab/kernel_oracle.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <thread>
 
-#include "ofld/tools/kernel_oracle.hpp"
-#include "ofld/tools/kernel_oracle_vxlan_gro.hpp"
+#include "ofld/lab/kernel_oracle.hpp"
+#include "ofld/lab/kernel_oracle_vxlan_gro.hpp"
 
 namespace ofld::tools {
 

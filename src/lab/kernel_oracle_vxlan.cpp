@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "ofld/tools/kernel_oracle.hpp"
+#include "ofld/lab/kernel_oracle.hpp"
 
 namespace ofld::tools {
 

@@ -1,6 +1,6 @@
 // Kernel oracle: VXLAN receive with GRO (spec K-3, W-12, W-15..W-19). See
 // kernel_oracle_vxlan_gro.hpp.
-#include "ofld/tools/kernel_oracle_vxlan_gro.hpp"
+#include "ofld/lab/kernel_oracle_vxlan_gro.hpp"
 
 namespace ofld::tools {
 

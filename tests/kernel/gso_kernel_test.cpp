@@ -9,8 +9,9 @@
 #include <string>
 
 #include "ofld/gso/gso.hpp"
+#include "ofld/lab/gso_conformance.hpp"
+#include "ofld/lab/kernel_oracle.hpp"
 #include "ofld/tools/gso_tool.hpp"
-#include "ofld/tools/kernel_oracle.hpp"
 #include "ofld/wire/bytes.hpp"
 
 using namespace ofld;

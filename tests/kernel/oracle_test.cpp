@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "ofld/tools/kernel_oracle.hpp"
+#include "ofld/lab/kernel_oracle.hpp"
 
 namespace {
 

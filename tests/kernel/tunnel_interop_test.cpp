@@ -19,7 +19,7 @@
 #include "ofld/daemon/tunnel_daemon.hpp"
 #include "ofld/io/netns.hpp"
 #include "proc_util.hpp"
-#include "ofld/tools/kernel_oracle.hpp"
+#include "ofld/lab/kernel_oracle.hpp"
 #include "ofld/tunnel/datapath.hpp"
 #include "../unit/tunnel_test_util.hpp"
 

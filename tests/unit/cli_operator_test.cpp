@@ -7,7 +7,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "ofld/daemon/demo.hpp"
+#include "ofld/lab/demo.hpp"
 #include "ofld/io/netns.hpp"
 #include "ofld/io/pcap.hpp"
 

@@ -1,4 +1,4 @@
-// ofld/tools/bench_csum.hpp — throughput of the checksum kernels against memory baselines.
+// ofld/lab/bench_csum.hpp — throughput of the checksum kernels against memory baselines.
 //
 // One run times, for each buffer size: a plain memory-read loop (the ceiling for any
 // summing kernel), memcpy (the ceiling for copy-and-sum), every supported csum kernel,

@@ -1,8 +1,11 @@
-// ofld/daemon/demo.hpp — `ofld demo`: two network namespaces joined by a veth pair, an
+// ofld/lab/demo.hpp — `ofld demo`: two network namespaces joined by a veth pair, an
 // `ofld tunnel` endpoint in each, a TCP stream through the overlay (iperf3), throughput,
 // CPU time of each endpoint and both endpoints' counters; everything made is removed.
 // Addresses exist only inside the namespaces (underlay 10.231.0.0/24 or fd00:231::/64,
 // overlay 192.168.231.0/24).
+//
+// LAB code (target ofld_lab): used by the ofld command and the tests; not part of libofld,
+// not installed, no stable API.
 #pragma once
 
 #include <optional>

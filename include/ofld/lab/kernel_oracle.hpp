@@ -1,4 +1,4 @@
-// ofld/tools/kernel_oracle.hpp — the running Linux kernel as a reference for GSO and GRO.
+// ofld/lab/kernel_oracle.hpp — the running Linux kernel as a reference for GSO and GRO.
 //
 // Each oracle builds a private network namespace ("ofld-<what>-<pid>-<n>") with its
 // interfaces inside, replays frames through the kernel there and returns what the kernel
@@ -25,6 +25,9 @@
 // `quiet_ms` after the last one (or `first_frame_ms` when none came), and never later
 // than `total_ms`. Results: ok, error (step + command stderr), or skipped (not root, a
 // kernel facility missing) — tests GTEST_SKIP() with Result::message().
+//
+// LAB code (target ofld_lab): used by the ofld command and the tests; not part of libofld,
+// not installed, no stable API.
 #pragma once
 
 #include <array>

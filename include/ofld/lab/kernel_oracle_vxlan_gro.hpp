@@ -1,4 +1,4 @@
-// ofld/tools/kernel_oracle_vxlan_gro.hpp — the running kernel's VXLAN receive side as a GRO
+// ofld/lab/kernel_oracle_vxlan_gro.hpp — the running kernel's VXLAN receive side as a GRO
 // reference (spec K-3, W-12, W-15..W-19).
 //
 // A private namespace ("ofld-vxgro-<pid>-<n>") holds a veth pair and a kernel VXLAN device:
@@ -15,9 +15,12 @@
 // after that is captured with PACKET_VNET_HDR (gso_type / gso_size, NEEDS_CSUM + csum_start
 // for a CHECKSUM_PARTIAL aggregate). Root only; everything lives inside the namespace and is
 // removed with it. IPv6 is disabled in the namespace, so the outer header is IPv4.
+//
+// LAB code (target ofld_lab): used by the ofld command and the tests; not part of libofld,
+// not installed, no stable API.
 #pragma once
 
-#include "ofld/tools/kernel_oracle.hpp"
+#include "ofld/lab/kernel_oracle.hpp"
 
 namespace ofld::tools {
 
