@@ -1,12 +1,18 @@
-// ofld command line: thin wiring of library calls (DESIGN.md layer 7; no packet logic here).
+// ofld command line: thin wiring of library calls (docs/ARCHITECTURE.md: the top layer; no
+// packet logic here).
 // Subcommands register themselves from src/cli/cmd_*.cpp (see registry.hpp).
 #include "registry.hpp"
 
 #include <cstdio>
 #include <exception>
+#include <string>
+
+#include "ofld/version.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"ofld — Linux network offload machinery in user space"};
+  app.set_version_flag("--version", std::string("ofld ") + ofld::version(),
+                       "print the version (of the program and of libofld) and exit");
   app.require_subcommand(1);
   for (auto& setup : ofld::cli::registry()) setup(app);
   try {
