@@ -6,7 +6,8 @@ pkgs=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
       libpcap-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
       libgtest-dev libgmock-dev libbenchmark-dev
       tshark tcpdump iproute2 ethtool iperf3 libdpdk-dev
-      sockperf gnuplot-nox)  # bench/tunnel: request/response latency, PNG chart
+      sockperf gnuplot-nox   # bench/tunnel: request/response latency, PNG chart
+      dpkg-dev groff-base)   # scripts/test-install: cpack's dpkg-shlibdeps, ofld.8 check
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
