@@ -1,4 +1,5 @@
-// The GSO side of the offload registry: one line per protocol module (DESIGN.md layer 3).
+// The GSO side of the offload registry: one line per protocol module (docs/ARCHITECTURE.md:
+// offload).
 #include "gso_hooks.hpp"
 
 #include "ofld/offload/registry.hpp"

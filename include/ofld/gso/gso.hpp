@@ -1,4 +1,4 @@
-// ofld/gso/gso.hpp — the software GSO engine (DESIGN.md layer 4, spec §4 X-1..X-36).
+// ofld/gso/gso.hpp — the software GSO engine (docs/ARCHITECTURE.md: gso; spec §4 X-1..X-36).
 //
 // gso_segment() drives the offload chain (ofld/offload/registry.hpp) from the frame's first
 // header down to the L4 hook, which calls skb_segment() to build the segments; on the way back

@@ -1,4 +1,5 @@
-// ofld/offload/registry.hpp — the offload chain's dispatch table (DESIGN.md layer 3).
+// ofld/offload/registry.hpp — the offload chain's dispatch table (docs/ARCHITECTURE.md:
+// offload).
 //
 // Like the kernel's packet_offload / net_offload tables (net/core/gro.c, net/ipv4/protocol.c):
 // one entry per protocol, keyed by where its number is found — an ethertype (L3 handlers:

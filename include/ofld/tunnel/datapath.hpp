@@ -1,8 +1,8 @@
-// ofld/tunnel/datapath.hpp — the VXLAN endpoint's packet path without I/O (DESIGN.md "The
-// main data path"). The daemon feeds it TAP frames and UDP payloads and performs the
-// system calls it asks for; everything in between (virtio_net_hdr gate, FDB, GSO,
-// encapsulation, train building, decapsulation, RCO, GRO after decapsulation, the
-// virtio_net_hdr for the TAP write) happens here, counted.
+// ofld/tunnel/datapath.hpp — the VXLAN endpoint's packet path without I/O
+// (docs/ARCHITECTURE.md, "Data paths of ofld tunnel"). The daemon feeds it TAP frames and UDP
+// payloads and performs the system calls it asks for; everything in between (virtio_net_hdr
+// gate, FDB, GSO, encapsulation, train building, decapsulation, RCO, GRO after
+// decapsulation, the virtio_net_hdr for the TAP write) happens here, counted.
 //
 // Transmit: virtio_net_hdr + frame → offload::virtio::to_packet (S-1..S-5) → FDB lookup →
 // software GSO of a super-packet (gso::gso_segment; with RCO the segments stay
