@@ -41,6 +41,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ofld/core/packet.hpp"
 #include "ofld/offload/gso_context.hpp"
 #include "ofld/tunnel/datapath.hpp"  // TapFrame
 #include "ofld/wire/layout.hpp"
@@ -122,10 +123,19 @@ class VnetWriter {
   const offload::GsoCounters& gso_counters() const noexcept { return *gso_ctr_; }
 
  private:
+  // One writev of `f` with the EINTR/EAGAIN/short-write retries: 0, an errno, or -1 (short
+  // writes past kMaxShortRetries).
+  int write_whole(const tunnel::TapFrame& f);
+  // Software GSO of `f` and a write per segment; 0 when every segment was written.
+  int segment_and_write(const tunnel::TapFrame& f, WriteResult& res);
+  void count_ok(const tunnel::TapFrame& f, WriteResult& res);
+  void count_failed(int err, WriteResult& res);
+
   int fd_ = -1;
   VnetWriterOptions opts_;
   VnetWriterStats st_;
   std::unique_ptr<offload::GsoCounters> gso_ctr_;
+  std::vector<core::Packet> segs_;
   std::vector<iovec> iov_;
   std::vector<std::span<const std::uint8_t>> pieces_;
   std::vector<std::uint8_t> flat_;
