@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <iostream>
 #include <optional>
 #include <thread>
 
@@ -178,7 +179,11 @@ void run(const std::string& mode, bool inner_v6) {
   EXPECT_GT(u64(w["short_writes"]), 0u) << j.dump(2);
   EXPECT_EQ(u64(w["failed"]), 0u) << j.dump(2);
   const char* drop = mode == "vxlan" ? "rx_tap_write_failed" : "rx_tun_write_failed";
-  EXPECT_EQ(u64(j["drops"][drop]), 0u) << j.dump(2);
+  EXPECT_FALSE(j["drops"].contains(drop)) << j.dump(2);  // listed only when not zero
+  std::cout << "[ info ] " << mode << (inner_v6 ? " tcpv6" : " tcpv4") << ": gro_aggregates "
+            << u64(j["rx"]["gro_aggregates"]) << ", sw_gso_frames " << u64(w["sw_gso_frames"])
+            << ", sw_gso_segments " << u64(w["sw_gso_segments"]) << ", eagain_waits "
+            << u64(w["eagain_waits"]) << ", short_writes " << u64(w["short_writes"]) << "\n";
   // One log line for the kind (the seam's own line aside).
   const std::string log = slurp(s.ea.log);
   std::size_t lines = 0;
