@@ -10,7 +10,7 @@
 // aggregates, its TAP write refuses them) must arrive whole: the SHA-256 of what the server
 // in A received equals the client's. A's counters must show the kind turned off once, the
 // segments written in software, the EAGAIN and short writes waited out, and no write lost.
-// Variants: VXLAN (TAP) with inner IPv4 and inner IPv6 (TCPv4 / TCPv6 kinds), GUE (TUN).
+// Variants: VXLAN (TAP) with inner IPv4 and inner IPv6 (TCPv4 / TCPv6 kinds), GUE and GRE (TUN).
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -85,7 +85,8 @@ std::string start(const io::Netns& ns, Endpoint& e, const std::string& mode, con
                                    OFLD_CLI_PATH, "tunnel", "--dev", "ofld0", "--address", ovl,
                                    "--control", e.ctl};
   if (mode == "vxlan") argv.insert(argv.end(), {"vxlan", "id", "42", "local", local, "remote", remote, "udpcsum"});
-  else argv.insert(argv.end(), {"gue", "local", local, "remote", remote, "port", "5555"});
+  else if (mode == "gue") argv.insert(argv.end(), {"gue", "local", local, "remote", remote, "port", "5555"});
+  else argv.insert(argv.end(), {"gre", "local", local, "remote", remote, "key", "42"});
   e.pid = spawn(argv, e.log);
   for (int i = 0; i < 100; ++i) {
     if (daemon::query_stats(e.ctl).ok()) return "";
@@ -201,5 +202,6 @@ void run(const std::string& mode, bool inner_v6) {
 TEST(TapWriteFallbackKernel, Issue11Item2_VxlanTapGsoWriteRefusedTcpv4NoLoss) { run("vxlan", false); }
 TEST(TapWriteFallbackKernel, Issue11Item2_VxlanTapGsoWriteRefusedTcpv6NoLoss) { run("vxlan", true); }
 TEST(TapWriteFallbackKernel, Issue11Item2_GueTunGsoWriteRefusedTcpv4NoLoss) { run("gue", false); }
+TEST(TapWriteFallbackKernel, Issue11Item2_GreTunGsoWriteRefusedTcpv4NoLoss) { run("gre", false); }
 
 }  // namespace
