@@ -58,7 +58,7 @@ std::optional<GsoWriteKind> kind_of(const wv::Hdr& h) noexcept {
     case wv::kGsoTcpv4: return GsoWriteKind::Tcpv4;
     case wv::kGsoTcpv6: return GsoWriteKind::Tcpv6;
     case wv::kGsoUdpL4: return GsoWriteKind::Uso;
-    default: return std::nullopt;  // NONE, or a type the kernel refuses whatever we do (UFO)
+    default: return std::nullopt;  // NONE, or UFO (never built by GRO here): written as it is
   }
 }
 
