@@ -28,6 +28,7 @@
 #include "ofld/io/tap.hpp"
 #include "ofld/io/tun.hpp"
 #include "ofld/io/udp_socket.hpp"
+#include "ofld/io/vnet_writer.hpp"
 #include "ofld/offload/gro_context.hpp"
 #include "ofld/offload/gso_context.hpp"
 #include "ofld/tunnel/ip_datapath.hpp"
@@ -57,6 +58,7 @@ constexpr std::size_t kMaxFrame = 65536 + 64;
 struct IpWorker : detail::WorkerBase {
   const DaemonConfig* cfg_p = nullptr;
   std::optional<io::Tun> tun;
+  std::optional<io::VnetWriter> writer;  // TUN writes (fallbacks: io/vnet_writer.hpp)
   std::optional<io::UdpSocket> udp;    // GUE
   std::optional<io::RawIpSocket> raw;  // GRE
   std::unique_ptr<tunnel::IpDatapath> dp;
@@ -112,20 +114,16 @@ struct IpWorker : detail::WorkerBase {
   }
 
   void write_frames() {
-    const bool vnet = tun->has_vnet_hdr();
+    auto& c = dp->counters();
     for (auto& f : frames) {
-      std::uint8_t hb[wv::kHdrLen] = {};
-      wv::emit(f.vnet, hb, wv::kHdrLen, wv::ByteOrder::Little);
-      iovec iov[2] = {{hb, sizeof hb}, {f.data.data(), f.data.size()}};
-      ssize_t r = vnet ? ::writev(tun->fd(), iov, 2) : ::writev(tun->fd(), iov + 1, 1);
-      if (r < 0) {
-        dp->counters().drop(tunnel::IpDrop::RxTunWriteFailed);
-        if (!write_warned) spdlog::warn("{}", err("tun write"));
+      auto r = writer->write(f);
+      if (r.failed) {
+        c.drops[std::size_t(tunnel::IpDrop::RxTunWriteFailed)] += r.failed;
+        if (!write_warned) spdlog::warn("tun write: {}", std::strerror(r.error));
         write_warned = true;
-        continue;
       }
-      ++dp->counters().rx_packets;
-      dp->counters().rx_bytes += f.data.size();
+      c.rx_packets += r.frames;
+      c.rx_bytes += r.bytes;
     }
     frames.clear();
   }
@@ -179,6 +177,7 @@ struct IpWorker : detail::WorkerBase {
                 {"csum_validated", c.rx_csum_validated}, {"csum_skipped", c.rx_csum_skipped},
                 {"frames", c.rx_packets}, {"bytes", c.rx_bytes}, {"gro_merged", c.rx_gro_merged},
                 {"gro_aggregates", c.rx_gro_aggregates}}},
+        {"tun_write", detail::writer_stats(*writer)},
         {"drops", drops},
         {"drops_total", c.drops_total()},
     };
@@ -282,6 +281,7 @@ io::Result<std::unique_ptr<IpTunnelDaemon>> IpTunnelDaemon::create(const DaemonC
   tunnel::IpDatapathOptions dopt;
   dopt.gro = cfg.gro && cfg.offload;
   dopt.tun_vnet_hdr = cfg.offload;
+  auto gate = std::make_shared<io::GsoWriteGate>();  // one device: its queues share the verdict
   for (auto& wp : im->ws.workers) {
     auto& w = *wp;
     if (v.gue()) {
@@ -307,6 +307,8 @@ io::Result<std::unique_ptr<IpTunnelDaemon>> IpTunnelDaemon::create(const DaemonC
       }
     }
     w.dp = std::make_unique<tunnel::IpDatapath>(v, dopt);
+    w.writer.emplace(w.tun->fd(), io::VnetWriterOptions{tun.name(), wire::LinkType::RawIp,
+                                                        cfg.offload, mtu, 1000, nullptr, gate});
     w.tunbuf.resize(kMaxFrame);
     w.netbuf.resize(kMaxFrame);
     std::vector<int> fds = {w.tun->fd()};

@@ -29,6 +29,7 @@
 #include "ofld/gro/engine.hpp"
 #include "ofld/io/tap.hpp"
 #include "ofld/io/udp_socket.hpp"
+#include "ofld/io/vnet_writer.hpp"
 #include "ofld/offload/gro_context.hpp"
 #include "ofld/offload/gso_context.hpp"
 #include "ofld/tunnel/datapath.hpp"
@@ -50,7 +51,6 @@ constexpr std::size_t kBatch = 64;          // TAP reads per wake-up (budget)
 constexpr std::size_t kMaxFrame = 65536 + 64;
 constexpr std::size_t kRxSlots = 16;         // recvmmsg slots (each a 64 KiB UDP_GRO train)
 constexpr std::size_t kRxBudget = 8;         // recvmmsg calls per wake-up before a GRO flush
-constexpr std::size_t kIovMax = 256;
 
 }  // namespace
 
@@ -61,6 +61,7 @@ constexpr std::size_t kIovMax = 256;
 struct Worker : detail::WorkerBase {
   const DaemonConfig* cfg = nullptr;
   std::optional<io::Tap> tap;
+  std::optional<io::VnetWriter> writer;  // TAP writes (fallbacks: io/vnet_writer.hpp)
   std::optional<io::UdpSocket> rx;
   std::map<std::uint16_t, io::UdpSocket> tx;  // per source port (udp_flow_src_port)
   bool tx_port_pool_full = false;
@@ -73,8 +74,6 @@ struct Worker : detail::WorkerBase {
   std::vector<std::span<std::uint8_t>> rxspans;
   std::vector<tunnel::TxTrain> trains;
   std::vector<tunnel::TapFrame> frames;
-  std::vector<std::span<const std::uint8_t>> pieces;
-  std::vector<iovec> iov;
   std::vector<std::span<const std::uint8_t>> tpieces;  // transmit: a train's pieces
   std::vector<std::size_t> tfirst;
 
@@ -163,29 +162,16 @@ struct Worker : detail::WorkerBase {
   }
 
   void write_frames() {
-    bool vnet = tap->has_vnet_hdr();
+    auto& c = dp->counters();
     for (auto& f : frames) {
-      std::uint8_t hb[wv::kHdrLen] = {};
-      wv::emit(f.vnet, hb, wv::kHdrLen, wv::ByteOrder::Little);
-      pieces.clear();
-      tunnel::tap_pieces(f, pieces);
-      iov.clear();
-      if (vnet) iov.push_back({hb, sizeof hb});
-      for (auto p : pieces) iov.push_back({const_cast<std::uint8_t*>(p.data()), p.size()});
-      if (iov.size() > kIovMax) {  // pathological piece count: flatten
-        f.data = f.pkt->to_bytes();
-        iov.resize(vnet ? 1 : 0);
-        iov.push_back({f.data.data(), f.data.size()});
-      }
-      ssize_t r = ::writev(tap->fd(), iov.data(), int(iov.size()));
-      if (r < 0) {
-        dp->counters().drop(tunnel::Drop::RxTapWriteFailed);
-        if (!tap_write_warned) spdlog::warn("{}", err("tap write"));
+      auto r = writer->write(f);
+      if (r.failed) {
+        c.drops[std::size_t(tunnel::Drop::RxTapWriteFailed)] += r.failed;
+        if (!tap_write_warned) spdlog::warn("tap write: {}", std::strerror(r.error));
         tap_write_warned = true;
-        continue;
       }
-      ++dp->counters().rx_frames;
-      dp->counters().rx_bytes += f.size();
+      c.rx_frames += r.frames;
+      c.rx_bytes += r.bytes;
     }
     frames.clear();  // releases the packets, hence the receive buffers they referenced
   }
@@ -240,6 +226,7 @@ struct Worker : detail::WorkerBase {
                 {"bytes", c.rx_bytes}, {"gro_merged", c.rx_gro_merged},
                 {"gro_aggregates", c.rx_gro_aggregates}}},
         {"fdb", {{"learned", c.fdb_learned}, {"aged", c.fdb_aged}}},
+        {"tap_write", detail::writer_stats(*writer)},
         {"drops", drops},
         {"drops_total", c.drops_total()},
     };
@@ -385,6 +372,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   // UDP: one receive socket per worker; with several, all in the SO_REUSEPORT group of
   // local:dstport, so the kernel picks the worker by the flow's 4-tuple hash (the sender's
   // source port is the inner flow's hash, udp_flow_src_port).
+  auto gate = std::make_shared<io::GsoWriteGate>();  // one device: its queues share the verdict
   for (auto& wp : im->ws.workers) {
     auto& w = *wp;
     io::UdpSocketOptions uo{v.local, v.dstport, !v.tx_outer_csum(), v.udp6_zero_csum_rx,
@@ -396,6 +384,8 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
                                  std::to_string(v.dstport) + ": " + u.message());
     w.rx.emplace(std::move(u.value()));
     w.dp = std::make_unique<tunnel::Datapath>(v, dopt);
+    w.writer.emplace(w.tap->fd(), io::VnetWriterOptions{tap.name(), wire::LinkType::Ethernet,
+                                                        cfg.offload, mtu, 1000, nullptr, gate});
     w.tapbuf.resize(kMaxFrame);
     w.rxs.resize(kRxSlots);
     w.rxbufs.resize(kRxSlots);

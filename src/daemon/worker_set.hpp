@@ -29,6 +29,8 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "ofld/io/vnet_writer.hpp"
+
 namespace ofld::daemon::detail {
 
 /// Sum two stats objects: numbers add up, objects merge key by key, anything else (strings,
@@ -66,6 +68,21 @@ nlohmann::json workers_stats(const std::vector<std::unique_ptr<W>>& workers, nlo
   extra(head);
   if (workers.size() > 1) head["per_queue"] = std::move(per);
   return head;
+}
+
+/// The counters of a TAP/TUN writer (README "Tunnel": tap_write / tun_write).
+inline nlohmann::json writer_stats(const io::VnetWriter& w) {
+  const auto& s = w.stats();
+  nlohmann::json refused = nlohmann::json::object(), off = nlohmann::json::object();
+  for (std::size_t k = 0; k < io::kGsoWriteKinds; ++k) {
+    const auto kind = io::GsoWriteKind(k);
+    refused[std::string(io::to_string(kind))] = s.gso_refused[k];
+    off[std::string(io::to_string(kind))] = !w.gso_on(kind);
+  }
+  return {{"gso_refused", refused}, {"gso_off", off}, {"sw_gso_frames", s.sw_gso_frames},
+          {"sw_gso_segments", s.sw_gso_segments}, {"csum_sw", s.csum_sw},
+          {"eagain_waits", s.eagain_waits}, {"short_writes", s.short_writes},
+          {"failed", s.failed}};
 }
 
 /// What every worker has. A daemon's worker type derives from it and provides
