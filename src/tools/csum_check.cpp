@@ -393,4 +393,44 @@ FixResult fix_frame(std::span<std::uint8_t> frame, wire::LinkType link, std::uin
   return res;
 }
 
+// ---- reassembly (not yet: stubs) ------------------------------------------------------------
+
+std::string_view to_string(FragFault f) noexcept {
+  switch (f) {
+    case FragFault::None: return "reassembled";
+    case FragFault::Duplicate: return "duplicate";
+    case FragFault::Overlap: return "overlap";
+    case FragFault::Excess: return "excess";
+    case FragFault::TooBig: return "too-big";
+    case FragFault::TooManyFragments: return "too-many-fragments";
+    case FragFault::BadLength: return "bad-length";
+    case FragFault::Truncated: return "truncated";
+    case FragFault::Discarded: return "discarded";
+    case FragFault::Timeout: return "timeout";
+    case FragFault::Evicted: return "evicted";
+    case FragFault::Incomplete: return "incomplete";
+  }
+  return "?";
+}
+
+std::size_t FrameReport::count_all(Verdict v) const noexcept { return count(v); }
+void Summary::add(const DatagramReport&) noexcept {}
+std::string describe(const DatagramReport&) { return {}; }
+
+struct CaptureVerifier::Impl {
+  wire::LinkType link;
+  CheckOptions opt;
+};
+CaptureVerifier::CaptureVerifier(wire::LinkType link, const CheckOptions& opt,
+                                 const ReassemblyLimits&)
+    : impl_(new Impl{link, opt}) {}
+CaptureVerifier::~CaptureVerifier() = default;
+FrameReport CaptureVerifier::verify(std::span<const std::uint8_t> frame, std::uint32_t orig_len,
+                                    std::uint64_t, std::uint64_t) {
+  return verify_frame(frame, impl_->link, orig_len, impl_->opt);
+}
+std::vector<DatagramReport> CaptureVerifier::finish() { return {}; }
+std::size_t CaptureVerifier::datagrams_held() const noexcept { return 0; }
+std::size_t CaptureVerifier::bytes_held() const noexcept { return 0; }
+
 }  // namespace ofld::tools

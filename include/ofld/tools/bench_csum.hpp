@@ -36,6 +36,8 @@ struct CsumBenchSize {
 
 struct CsumBenchResults {
   std::string best_kernel;  ///< kernel_name(best_kernel())
+  /// ISA of the widest read loop this CPU runs ("avx512", "avx2", "scalar").
+  std::string read_isa;
   bool have_dpdk = false;
   std::vector<CsumBenchSize> sizes;
 };
