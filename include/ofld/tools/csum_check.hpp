@@ -135,10 +135,11 @@ enum class FragFault : std::uint8_t {
   Timeout,           ///< incomplete after the age limit (capture time)
   Evicted,           ///< incomplete, dropped (oldest first) to stay within a memory limit
   Incomplete,        ///< still incomplete at the end of the capture (CaptureVerifier::finish)
+  Late,              ///< fragment of a datagram already reassembled (within its age): ignored
 };
-inline constexpr std::size_t kNumFragFaults = 12;
+inline constexpr std::size_t kNumFragFaults = 13;
 /// "reassembled", "duplicate", "overlap", "excess", "too-big", "too-many-fragments",
-/// "bad-length", "truncated", "discarded", "timeout", "evicted", "incomplete".
+/// "bad-length", "truncated", "discarded", "timeout", "evicted", "incomplete", "late".
 std::string_view to_string(FragFault f) noexcept;
 
 /// One IP datagram seen through its fragments: reassembled (fault None), or an event that
@@ -152,6 +153,9 @@ struct DatagramReport {
   /// Frame numbers (as given to CaptureVerifier::verify) of the fragments: reassembled — those
   /// that made it, in offset order; otherwise the frames held so far plus the current one.
   std::vector<std::uint64_t> frames;
+  /// Reassembled only: frames whose fragment was an identical duplicate of held data (ignored;
+  /// tshark lists them among the datagram's fragments).
+  std::vector<std::uint64_t> duplicates;
   /// Reassembled only: the checks of the datagram from its L4 inward (tunnels included; the
   /// rebuilt IP header itself is not judged — each fragment's header is, in its frame).
   /// Levels are absolute; offsets are within the reassembled datagram.
