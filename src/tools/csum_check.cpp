@@ -762,11 +762,6 @@ struct Feeder {
         return false;
       }
     }
-    if (len == 0 || (f.more && (len % 8) != 0)) {  // RFC 8200 §4.5; RFC 791 (8-octet units)
-      if (h) event(*h, FragFault::BadLength);
-      else event(f.key, FragFault::BadLength);
-      return false;
-    }
     // A fragment must be wholly present to be used at all.
     auto fail = [&](FragFault why) {
       if (!h) h = create(f.key);
@@ -777,6 +772,11 @@ struct Feeder {
       return false;
     };
     if (f.truncated) return fail(FragFault::Truncated);
+    if (len == 0 || (f.more && (len % 8) != 0)) {  // RFC 8200 §4.5; RFC 791 (8-octet units)
+      if (h) event(*h, FragFault::BadLength);
+      else event(f.key, FragFault::BadLength);
+      return false;
+    }
     const std::uint64_t extra = f.key.v6 ? f.unfrag.size() - wire::Ipv6Header<>::kLen
                                          : f.unfrag.size();
     if (fend + extra > kMaxIpDatagram) return fail(FragFault::TooBig);
@@ -924,13 +924,9 @@ FrameReport CaptureVerifier::verify(std::span<const std::uint8_t> frame, std::ui
   Parsed p = walk(frame, S.link, orig_len, S.opt);
   if (p.layout) {
     Impl::Feeder fd{S, frame_no, ts_ns, events, {}, {}};
-    // snaplen-cut frames: the fragment's bytes are not all here
-    Layout lay = *p.layout;
-    if (p.report.truncated)
-      for (std::size_t i = 0; i < lay.size(); ++i)
-        if (is_ip(lay.at(i).kind) && lay.at(i).end >= frame.size())
-          lay.at(i).flags |= wire::layer_flag::kClipped;
-    fd.buffer(frame, lay, 0, 0);
+    // A snaplen-cut fragment is one whose IP length reaches past the captured bytes: the
+    // parser flags it kClipped (allow_clipped), and insert() refuses it as Truncated.
+    fd.buffer(frame, *p.layout, 0, 0);
   }
   p.report.datagrams = std::move(events);
   return std::move(p.report);

@@ -418,3 +418,20 @@ TEST(CsumReassembly, Item5_TunnelDepthLimitIsNamed) {
   EXPECT_EQ(rep2.fields.back().level, wire::kMaxTunnelDepth);
   EXPECT_EQ(rep2.fields.back().verdict, Verdict::Good);
 }
+
+// A fragment cut by the capture's snaplen cannot be trusted to complete a datagram: it is
+// named (truncated) and the datagram is discarded, never verified on missing bytes.
+TEST(CsumReassembly, Item5_SnaplenCutFragmentIsNotUsed) {
+  const Bytes d = udp(1200, false);
+  Cap r;
+  r.feed(frag4(d, 0, 400, true));
+  Bytes cut = frag4(d, 400, 400, true);
+  const std::uint32_t orig = std::uint32_t(cut.size());
+  cut.resize(cut.size() - 100);
+  auto t = r.v.verify(cut, orig, ++r.n, 0);
+  EXPECT_TRUE(has_fault(t, FragFault::Truncated));
+  auto e = r.feed(frag4(d, 800, d.size() - 800, false));
+  EXPECT_EQ(reassembled(e), nullptr);
+  EXPECT_TRUE(has_fault(e, FragFault::Discarded));
+  EXPECT_EQ(r.v.bytes_held(), 0u);
+}
