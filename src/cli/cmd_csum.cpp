@@ -34,6 +34,7 @@ struct CsumArgs {
   bool fill_udp4_zero = false;
   std::uint16_t gue_port = 0, fou_port = 0;
   bool no_tunnels = false;
+  bool no_reassembly = false;
 };
 
 std::string hex16(std::uint16_t v) {
@@ -58,13 +59,39 @@ json field_json(const CsumField& f) {
   return j;
 }
 
+json datagram_json(const ofld::tools::DatagramReport& d) {
+  json j = {{"family", d.ipv6 ? "ipv6" : "ipv4"},
+            {"id", d.id},
+            {"level", d.level},
+            {"result", std::string(to_string(d.fault))},
+            {"frames", d.frames}};
+  if (d.fault == ofld::tools::FragFault::None) {
+    j["length"] = d.length;
+    if (!d.duplicates.empty()) j["duplicates"] = d.duplicates;
+    j["fields"] = json::array();
+    for (const auto& f : d.fields) j["fields"].push_back(field_json(f));
+    if (d.inner_error) j["inner_error"] = d.inner_error->to_string();
+    if (!d.limit.empty()) j["limit"] = d.limit;
+  }
+  return j;
+}
+
 json report_json(const FrameReport& r) {
   json j;
   j["fields"] = json::array();
-  for (const auto& f : r.fields) j["fields"].push_back(field_json(f));
+  for (const auto& f : r.fields) {
+    json x = field_json(f);
+    if (f.in_fragment) x["in_fragment"] = true;
+    j["fields"].push_back(std::move(x));
+  }
   if (r.parse_error) j["parse_error"] = r.parse_error->to_string();
   if (r.inner_unparsed && r.inner_error) j["inner_error"] = r.inner_error->to_string();
+  if (!r.limit.empty()) j["limit"] = r.limit;
   if (r.truncated) j["truncated"] = true;
+  if (!r.datagrams.empty()) {
+    j["datagrams"] = json::array();
+    for (const auto& d : r.datagrams) j["datagrams"].push_back(datagram_json(d));
+  }
   return j;
 }
 
@@ -78,12 +105,16 @@ std::string report_text(const FrameReport& r) {
   if (r.fields.empty()) s = "no checksums";
   if (r.inner_unparsed && r.inner_error)
     s += " [inner layers not parsed: " + r.inner_error->to_string() + "]";
+  if (!r.limit.empty()) s += " [stopped: " + r.limit + "]";
+  for (const auto& d : r.datagrams) s += "; " + ofld::tools::describe(d);
   return s;
 }
 
 bool has_problem(const FrameReport& r) {
-  return r.parse_error || r.inner_unparsed || r.any(Verdict::Bad) || r.any(Verdict::Partial) ||
-         r.any(Verdict::Skipped);
+  bool dg = false;
+  for (const auto& d : r.datagrams) dg = dg || d.fault != ofld::tools::FragFault::None;
+  return r.parse_error || r.inner_unparsed || !r.limit.empty() || dg ||
+         r.count_all(Verdict::Bad) || r.count_all(Verdict::Partial) || r.any(Verdict::Skipped);
 }
 
 json summary_json(const Summary& s) {
@@ -92,7 +123,13 @@ json summary_json(const Summary& s) {
             {"frames_with_partial", s.frames_with_partial},
             {"frames_with_skipped", s.frames_skipped},
             {"parse_errors", s.parse_errors},
-            {"inner_unparsed", s.inner_unparsed}};
+            {"inner_unparsed", s.inner_unparsed},
+            {"limited", s.limited},
+            {"datagrams", s.datagrams}};
+  json fr = json::object();
+  for (std::size_t i = 1; i < ofld::tools::kNumFragFaults; ++i)
+    if (s.frag[i]) fr[std::string(to_string(ofld::tools::FragFault(i)))] = s.frag[i];
+  j["fragment_events"] = fr;
   json per = json::object();
   for (std::size_t k = 0; k < ofld::tools::kNumCsumKinds; ++k) {
     json v = json::object();
@@ -113,8 +150,16 @@ std::string summary_text(const Summary& s) {
                   std::to_string(s.frames_with_partial) + " with partial, " +
                   std::to_string(s.frames_skipped) + " with unverifiable fields, " +
                   std::to_string(s.parse_errors) + " unparsable";
-  if (s.inner_unparsed) t += ", " + std::to_string(s.inner_unparsed) + " checked only outside";
+  if (s.inner_unparsed)
+    t += ", " + std::to_string(s.inner_unparsed) + " with inner layers unparsed";
+  if (s.limited) t += ", " + std::to_string(s.limited) + " stopped by a limit";
   t += "\n";
+  std::string ev;
+  for (std::size_t i = 1; i < ofld::tools::kNumFragFaults; ++i)
+    if (s.frag[i])
+      ev += ", " + std::string(to_string(ofld::tools::FragFault(i))) + " " + std::to_string(s.frag[i]);
+  if (s.datagrams || !ev.empty())
+    t += "  reassembly: " + std::to_string(s.datagrams) + " datagrams reassembled" + ev + "\n";
   for (std::size_t k = 0; k < ofld::tools::kNumCsumKinds; ++k) {
     std::string line;
     for (std::size_t i = 0; i < ofld::tools::kNumVerdicts; ++i) {
@@ -142,9 +187,12 @@ int run_verify(const CsumArgs& a) {
   json frames = json::array();
   ofld::io::PcapRecord rec;
   std::uint64_t n = 0;
+  ofld::tools::CaptureVerifier cv(link, opt);
   while (reader.next(rec)) {
     ++n;
-    FrameReport r = ofld::tools::verify_frame(rec.bytes(), link, rec.len, opt);
+    const std::uint64_t ts = std::uint64_t(rec.ts_sec) * 1000000000ull + rec.ts_nsec;
+    FrameReport r = a.no_reassembly ? ofld::tools::verify_frame(rec.bytes(), link, rec.len, opt)
+                                    : cv.verify(rec.bytes(), rec.len, n, ts);
     sum.add(r);
     if (a.problems_only && !has_problem(r)) continue;
     if (a.json) {
@@ -155,14 +203,20 @@ int run_verify(const CsumArgs& a) {
       std::cout << n << ": " << report_text(r) << "\n";
     }
   }
+  const auto incomplete = cv.finish();  // end of capture: datagrams never completed
+  for (const auto& d : incomplete) sum.add(d);
   if (a.json) {
+    json inc = json::array();
+    for (const auto& d : incomplete) inc.push_back(datagram_json(d));
     json doc = {{"file", a.in},
                 {"link", ofld::io::capture_link_name(reader.link())},
                 {"frames", std::move(frames)},
+                {"incomplete_datagrams", std::move(inc)},
                 {"summary", summary_json(sum)}};
     if (!reader.cut_short().empty()) doc["input_cut_short"] = reader.cut_short();  // as gso/gro
     std::cout << doc.dump(2) << "\n";
   } else {
+    for (const auto& d : incomplete) std::cout << "end: " << ofld::tools::describe(d) << "\n";
     std::cout << summary_text(sum);
   }
   if (!reader.cut_short().empty()) {  // every complete record was checked; say so, exit 1
@@ -250,9 +304,13 @@ const ofld::cli::Registrar reg([](CLI::App& root) {
 
   auto* v = grp.add_subcommand(
       "verify",
-      "Check every checksum (IPv4 header, TCP, UDP, GRE, ICMP/ICMPv6; outer and inner) of each "
-      "frame. Exit 0: no bad checksum; 1: bad checksums found; 2: error");
+      "Check every checksum (IPv4 header, TCP, UDP, GRE, ICMP/ICMPv6; every encapsulation level) "
+      "of each frame, and of each IP datagram reassembled from fragments. Exit 0: no bad "
+      "checksum; 1: bad checksums found; 2: error");
   v->add_option("file", args->in, "pcap or pcapng file")->required();
+  v->add_flag("--no-reassembly", args->no_reassembly,
+              "judge each IP fragment on its own (default: reassemble IPv4/IPv6 datagrams and "
+              "verify their L4 checksum whole)");
   add_common(*v, *args);
   v->callback([args] { ofld::cli::exit_code() = run_verify(*args); });
 

@@ -36,6 +36,8 @@ struct GroArgs {
   std::size_t batch = 64;
   std::uint64_t timeout_us = 0;
   bool keep_partial = false, json = false, udp_fwd = false;
+  std::string features;
+  bool have_features = false;
   std::vector<std::uint16_t> vxlan_ports;
 };
 
@@ -55,7 +57,13 @@ ofld::cli::Registrar reg{[](CLI::App& root) {
       ->check(CLI::Range(0, 60000000));  // up to 60 s
   g->add_flag("--keep-partial", a->keep_partial,
               "leave merged TCP/UDP checksums as the pseudo-header seed (CHECKSUM_PARTIAL)");
-  g->add_flag("--udp-gro-fwd", a->udp_fwd, "UDP GRO in segment mode for forwarding (GRO_UDP_FWD)");
+  g->add_option("--features", a->features,
+                "receiving device features (ethtool names, comma separated: rx-gro, "
+                "rx-gro-list, rx-udp-gro-forwarding, ...; \"none\"); default: rx-gro only, "
+                "the netdev default")
+      ->each([a](const std::string&) { a->have_features = true; });
+  g->add_flag("--udp-gro-fwd", a->udp_fwd,
+              "alias: adds rx-udp-gro-forwarding (NETIF_F_GRO_UDP_FWD) to the features");
   g->add_option("--vxlan-port", a->vxlan_ports, "UDP port(s) with a VXLAN socket (tunnel GRO)");
   g->add_flag("--json", a->json, "print JSON");
   g->callback([a] {
@@ -63,8 +71,15 @@ ofld::cli::Registrar reg{[](CLI::App& root) {
     o.batch = a->batch;
     o.flush_timeout_ns = a->timeout_us * 1000;
     o.keep_partial = a->keep_partial;
-    o.config.udp_gro_fwd = a->udp_fwd;
     for (auto p : a->vxlan_ports) o.config.udp_tunnels.push_back({p, 4789, false, false});
+    try {
+      if (a->have_features) ofld::tools::apply_gro_features(a->features, o.config);
+      if (a->udp_fwd) o.config.udp_gro_fwd = true;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ofld gro: %s\n", e.what());
+      ofld::cli::exit_code() = 2;
+      return;
+    }
     try {
       auto r = ofld::tools::run_gro_pcap(a->in, a->out, o);
       std::FILE* rep = ofld::cli::report_file(a->out);
@@ -74,12 +89,17 @@ ofld::cli::Registrar reg{[](CLI::App& root) {
         j["frames_out"] = r.frames_out;
         j["non_ethernet"] = r.non_ethernet;
         j["partial_kept"] = r.partial_kept;
+        j["features"] = ofld::tools::gro_feature_names(o.config);
         if (!r.cut_short.empty()) j["input_cut_short"] = r.cut_short;
         std::fprintf(rep, "%s\n", j.dump(2).c_str());
       } else {
         std::fprintf(rep, "%s: %llu frames in, %llu frames out -> %s%s\n", a->in.c_str(),
                     (unsigned long long)r.frames_in, (unsigned long long)r.frames_out,
                     a->out.c_str(), a->keep_partial ? " (checksums left partial)" : "");
+        std::string feats;
+        for (const auto& n : ofld::tools::gro_feature_names(o.config))
+          feats += (feats.empty() ? "" : ",") + n;
+        std::fprintf(rep, "features: %s\n", feats.empty() ? "none (no GRO)" : feats.c_str());
         print_counters(rep, r.counters);
         if (r.non_ethernet)
           std::fprintf(rep, "passed through without GRO (no ethertype in the link header): %llu\n",

@@ -7,8 +7,11 @@
 #include <optional>
 #include <span>
 
+#include <stdexcept>
+
 #include "ofld/io/pcap.hpp"
 #include "ofld/offload/virtio_net.hpp"
+#include "ofld/tools/gso_tool.hpp"
 
 namespace ofld::tools {
 
@@ -163,6 +166,26 @@ GroPcapResult run_gro_pcap(const std::string& in, const std::string& out, const 
   res.counters = engine.counters();
   res.cut_short = rd.cut_short();
   return res;
+}
+
+void apply_gro_features(const std::string& list, offload::GroConfig& c) {
+  auto fp = core::parse_features(expand_ethtool_aliases(list));
+  if (!fp.ok()) throw std::invalid_argument("--features: " + fp.error);
+  c.gro = fp.features.has(core::netif_f::GRO);
+  c.udp_gro_fwd = fp.features.has(core::netif_f::GRO_UDP_FWD);
+  c.gro_fraglist = fp.features.has(core::netif_f::GRO_FRAGLIST);
+}
+
+std::vector<std::string> gro_feature_names(const offload::GroConfig& c) {
+  std::vector<std::string> v;
+  auto add = [&](bool on, core::Features f) {
+    for (unsigned b = 0; b < 64; ++b)
+      if (on && (f.bits >> b & 1)) v.emplace_back(core::feature_name(b));
+  };
+  add(c.gro, core::netif_f::GRO);
+  add(c.gro_fraglist, core::netif_f::GRO_FRAGLIST);
+  add(c.udp_gro_fwd, core::netif_f::GRO_UDP_FWD);
+  return v;
 }
 
 }  // namespace ofld::tools

@@ -13,8 +13,6 @@ namespace ofld::tools {
 
 using Bytes = std::vector<std::uint8_t>;
 
-namespace {
-
 // ethtool -K's short aliases (ethtool.c off_flag_def / the legacy names) → the group names
 // core::parse_features takes. Other tokens pass unchanged.
 std::string expand_ethtool_aliases(const std::string& list) {
@@ -41,6 +39,8 @@ std::string expand_ethtool_aliases(const std::string& list) {
   flush();
   return out;
 }
+
+namespace {
 
 core::Device device_with(core::Features f) {
   core::Device d;

@@ -620,4 +620,13 @@ Result<Layout> parse_frame(std::span<const std::uint8_t> frame, LinkType link,
   return l;
 }
 
+std::optional<ParseError> parse_frame_prefix(std::span<const std::uint8_t> frame, LinkType link,
+                                             const ParseOptions& opt, Layout& out) {
+  out = Layout{};
+  out.link = link;
+  out.frame_len = std::uint32_t(frame.size());
+  Parser p(frame, opt, out);
+  return p.run(link);
+}
+
 }  // namespace ofld::wire

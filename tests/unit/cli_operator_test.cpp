@@ -7,6 +7,8 @@
 #include <fstream>
 #include <iterator>
 
+#include <unistd.h>
+
 #include "ofld/lab/demo.hpp"
 #include "ofld/io/netns.hpp"
 #include "ofld/io/pcap.hpp"
@@ -135,6 +137,99 @@ TEST(CliOperator, BenchCsumSizesOutOfRangeNamedUpFront) {
     EXPECT_EQ(r.err.find("bad_alloc"), std::string::npos) << v << ": " << r.err;
     EXPECT_LT(r.err.size(), 200u) << v << ": " << r.err;
   }
+}
+
+// Issue 11 item 5: `ofld csum verify` reassembles fragments and says which frames made each
+// datagram, in the text and in the JSON. Expected frame lists are tshark's (ip.fragment /
+// ipv6.fragment with ip.defragment / ipv6.defragment on) for the public captures.
+TEST(CliOperator, Item5_CsumVerifyNamesTheFramesOfEachDatagram) {
+  const std::string pcaps = std::string(OFLD_PCAP_DIR) + "/";
+  struct C {
+    std::string file;
+    std::uint64_t frame;
+    std::vector<std::uint64_t> frames;
+    std::string kind;
+  } cases[] = {
+      {"pcapplusplus_ip4_fragments.pcap", 6, {1, 2, 3, 4, 5, 6}, "udp"},
+      // tshark's list {43..50, 52, 53} holds 4 identical duplicates (44, 46, 48, 52 repeat
+      // the offsets of 43, 45, 47, 50): ofld names them apart ("duplicates")
+      {"pcapplusplus_ip4_fragments.pcap", 53, {43, 45, 47, 49, 50, 53}, "udp"},
+      {"pcapplusplus_ip6_fragments.pcap", 7, {1, 2, 3, 4, 5, 6, 7}, "udp"},
+      {"zeek_erspan.pcap", 155, {153, 154, 155}, "tcp"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.file + " frame " + std::to_string(c.frame));
+    auto r = run({"csum", "verify", pcaps + c.file, "--json"});
+    auto j = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.out.substr(0, 300);
+    bool found = false;
+    for (const auto& f : j["frames"]) {
+      if (f["frame"].get<std::uint64_t>() != c.frame) continue;
+      ASSERT_TRUE(f.contains("datagrams")) << f.dump();
+      ASSERT_EQ(f["datagrams"].size(), 1u) << f.dump();
+      const auto& d = f["datagrams"][0];
+      EXPECT_EQ(d["frames"].get<std::vector<std::uint64_t>>(), c.frames);
+      if (c.frame == 53) {
+        EXPECT_EQ(d["duplicates"].get<std::vector<std::uint64_t>>(),
+                  (std::vector<std::uint64_t>{44, 46, 48, 52}));
+      }
+      ASSERT_FALSE(d["fields"].empty());
+      EXPECT_EQ(d["fields"].back()["kind"], c.kind);
+      found = true;
+    }
+    EXPECT_TRUE(found);
+    EXPECT_GT(j["summary"]["datagrams"].get<std::uint64_t>(), 0u);
+    auto t = run({"csum", "verify", pcaps + c.file});
+    std::string list;
+    for (auto n : c.frames) list += (list.empty() ? "" : ",") + std::to_string(n);
+    EXPECT_NE(t.out.find("frames " + list), std::string::npos) << t.out.substr(0, 600);
+  }
+}
+
+// Issue 11 item 6: `ofld gro --features` takes ethtool names as `ofld gso` does; the old flag
+// stays an alias. Without rx-gro (NETIF_F_GRO, spec G-1) nothing is merged; rx-udp-gro-
+// forwarding is NETIF_F_GRO_UDP_FWD (U-3), rx-gro-list NETIF_F_GRO_FRAGLIST (T-4).
+TEST(CliOperator, Item6_GroFeaturesTakesEthtoolNames) {
+  const std::string pcaps = std::string(OFLD_PCAP_DIR) + "/";
+  const std::string out = "/tmp/ofld_cli_gro_features_" + std::to_string(::getpid()) + ".pcap";
+  auto gro = [&](const std::string& file, std::vector<std::string> extra) {
+    std::vector<std::string> a = {"gro", pcaps + file, "-o", out, "--json"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    auto r = run(a);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << r.out;
+    return j;
+  };
+  const std::string quic = "zeek_quic_firefox-102.13.0esr-blog-cloudflare-com.pcap";
+  const std::string tcp = "suricata_http-body-hook-01.pcap";
+  // U-3: UDP GRO forwarding merges this QUIC capture; the alias and the ethtool name agree.
+  auto fwd_alias = gro(quic, {"--udp-gro-fwd"});
+  auto fwd_name = gro(quic, {"--features", "rx-gro,rx-udp-gro-forwarding"});
+  auto plain = gro(quic, {"--features", "rx-gro"});
+  EXPECT_GT(fwd_name["merged"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(plain["merged"].get<std::uint64_t>(), 0u);  // no socket, no forwarding: U-3
+  EXPECT_EQ(fwd_alias["merged"], fwd_name["merged"]);
+  EXPECT_EQ(fwd_alias["frames_out"], fwd_name["frames_out"]);
+  // G-1: without rx-gro (ethtool group generic-receive-offload) nothing merges.
+  for (const char* f : {"none", "rx-udp-gro-forwarding", "tx-checksum-ip-generic"}) {
+    auto off = gro(tcp, {"--features", f});
+    EXPECT_EQ(off["merged"].get<std::uint64_t>(), 0u) << f;
+    EXPECT_EQ(off["frames_out"], off["frames_in"]) << f;
+  }
+  auto on = gro(tcp, {"--features", "generic-receive-offload"});
+  auto dflt = gro(tcp, {});
+  EXPECT_GT(on["merged"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(on["merged"], dflt["merged"]);  // the default device has rx-gro on (netdev default)
+  // T-4: rx-gro-list makes these TCP flows (no local socket) fraglist aggregates.
+  auto fl = gro(tcp, {"--features", "rx-gro,rx-gro-list"});
+  EXPECT_NE(fl.dump(), on.dump());
+  EXPECT_EQ(fl["features"], (std::vector<std::string>{"rx-gro", "rx-gro-list"}));
+  // an unknown name is a usage error naming it
+  auto bad = run({"gro", pcaps + tcp, "-o", out, "--features", "rx-gro,rx-frobnicate"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("rx-frobnicate"), std::string::npos) << bad.err;
+  std::remove(out.c_str());
 }
 
 }  // namespace

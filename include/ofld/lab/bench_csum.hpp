@@ -1,7 +1,8 @@
 // ofld/lab/bench_csum.hpp — throughput of the checksum kernels against memory baselines.
 //
-// One run times, for each buffer size: a plain memory-read loop (the ceiling for any
-// summing kernel), memcpy (the ceiling for copy-and-sum), every supported csum kernel,
+// One run times, for each buffer size: memory-read loops (the ceiling for any summing
+// kernel: every read variant the CPU runs — scalar, AVX2 and AVX-512 with 4 and 8
+// accumulators — on the same buffer; the fastest median is "memread"), memcpy (the ceiling for copy-and-sum), every supported csum kernel,
 // fused copy-and-sum with the best kernel, and DPDK's rte_raw_cksum when built with
 // OFLD_HAVE_DPDK. Buffers are cache-hot and 64-byte aligned. Throughput is in GB/s
 // (10^9 bytes per second of the calling thread's CPU time, so time slices lost to other
@@ -22,7 +23,7 @@ struct CsumBenchOptions {
 
 /// One timed operation at one size.
 struct CsumBenchEntry {
-  std::string name;  ///< "memread", "memcpy", "csum/avx2", "copy+csum/avx2", "dpdk/rte_raw_cksum"
+  std::string name;  ///< "memread" (fastest read), "memread/avx512x8" (each read), "memcpy", "csum/avx2", "copy+csum/avx2", "dpdk/rte_raw_cksum"
   double median_gbps = 0, min_gbps = 0, max_gbps = 0;
 };
 
@@ -36,6 +37,8 @@ struct CsumBenchSize {
 
 struct CsumBenchResults {
   std::string best_kernel;  ///< kernel_name(best_kernel())
+  /// ISA of the widest read loop this CPU runs ("avx512", "avx2", "scalar").
+  std::string read_isa;
   bool have_dpdk = false;
   std::vector<CsumBenchSize> sizes;
 };

@@ -33,6 +33,15 @@ struct GroPcapResult {
 /// in file order (capture timestamps are the clock), write `out`: merged frames with completed checksums (unless keep_partial), timestamps of the
 /// aggregate's first frame. Throws io::PcapError on file errors.
 GroPcapResult run_gro_pcap(const std::string& in, const std::string& out, const GroPcapOptions& o);
+/// `ofld gro --features LIST`: the receiving device's features as ethtool names (or ethtool -K
+/// aliases, group names, "none"), as `ofld gso --features`. Sets GroConfig::gro from rx-gro
+/// (NETIF_F_GRO, G-1), udp_gro_fwd from rx-udp-gro-forwarding (NETIF_F_GRO_UDP_FWD, U-3) and
+/// gro_fraglist from rx-gro-list (NETIF_F_GRO_FRAGLIST, T-4); other names are valid but do
+/// not change software GRO over a capture. Throws std::invalid_argument naming an unknown name.
+void apply_gro_features(const std::string& list, offload::GroConfig& c);
+/// The GRO features in effect in `c`, as ethtool names in bit order (rx-gro, rx-gro-list,
+/// rx-udp-gro-forwarding).
+std::vector<std::string> gro_feature_names(const offload::GroConfig& c);
 nlohmann::json to_json(const gro::Counters& c);
 
 }  // namespace ofld::tools

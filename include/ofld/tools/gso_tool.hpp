@@ -17,6 +17,10 @@ namespace ofld::tools {
 
 // ---- ofld gso ---------------------------------------------------------------------------------
 
+/// ethtool -K's short aliases (sg, tx, rx, tso, gso, gro, lro, rxvlan, txvlan, ntuple, rxhash)
+/// expanded to the group names core::parse_features takes; other tokens pass unchanged.
+std::string expand_ethtool_aliases(const std::string& list);
+
 struct GsoToolOptions {
   std::string in, out;
   std::uint16_t mss = 0;

@@ -25,6 +25,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -235,6 +236,13 @@ struct Layout {
 /// Parse one frame. See the file comment for the contract.
 Result<Layout> parse_frame(std::span<const std::uint8_t> frame, LinkType link,
                            const ParseOptions& opt = {});
+
+/// As parse_frame, but on a parse error `out` keeps every header recorded before the failing
+/// one (a diagnostic walk for tools such as `ofld csum verify`: check what could be read and
+/// name what stopped it). Returns the error, or nullopt when the whole frame parsed (then
+/// `out` equals parse_frame's result).
+std::optional<ParseError> parse_frame_prefix(std::span<const std::uint8_t> frame, LinkType link,
+                                             const ParseOptions& opt, Layout& out);
 
 /// One-line human summary, e.g. "eth vlan ipv4 udp vxlan eth ipv4 icmp (vxlan)".
 std::string describe(const Layout& l);
