@@ -311,7 +311,7 @@ __attribute__((noinline)) bool Engine::fast_search(core::Packet& pkt, const Fast
     hash = 0x9747b28cu ^ 0x86DDu;
     for (int i = 8; i < 40; i += 4) hash = mix(hash ^ ld32(ip + i));
   }
-  hash = mix(hash ^ ld32(f.th));
+  hash = mix(hash ^ ld32(f.th)) & opts_.flow_hash_mask;
   Bucket& b = buckets_[hash & (offload::kGroHashBuckets - 1)];
   const std::size_t l2 = f.eth ? 14 : 0;
   const std::uint64_t mac_a = f.eth ? raw64(f.d) : 0, mac_b = f.eth ? raw64(f.d + 6) : 0;
@@ -493,6 +493,7 @@ __attribute__((noinline)) void Engine::receive_general(core::Packet& pkt, std::u
     (void)pkt.copy_bits(0, {first, n});
     hash = flow_hash({first, n}, opts_.link);
   }
+  hash &= opts_.flow_hash_mask;
   Bucket& b = buckets_[hash & (offload::kGroHashBuckets - 1)];
 
   // G-2 gro_list_prepare: candidates newest first.

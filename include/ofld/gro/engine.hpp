@@ -49,6 +49,10 @@ struct EngineOptions {
   /// byte, metadata field or counter; false runs every packet through the general chain
   /// (the reference the differential test compares the fast path with).
   bool fast_path = true;
+  /// Test seam: ANDed into every flow hash (general and fast path). 0 gives every packet the
+  /// same hash and bucket, i.e. every flow collides with every other, so that the per-layer
+  /// flow comparisons alone keep flows apart. Leave at ~0u.
+  std::uint32_t flow_hash_mask = ~0u;
 };
 
 /// Counters. Every received packet ends in exactly one of: merged, held (possibly delivered
