@@ -83,10 +83,15 @@ core::Packet nest(const Framed& in, std::uint16_t gue_port, const Framed& outer,
   EXPECT_TRUE(p1.encapsulation) << "the single-level packet must be prepared as a tunnel packet";
   const Bytes b1 = p1.to_bytes();
   Bytes f2 = outer.f;
-  const std::size_t shift = f2.size() - b1.size();
-  std::copy(b1.begin(), b1.end(), f2.begin() + std::ptrdiff_t(shift));
+  // An outer tunnel carrying IP (GUE, GRE with an IP protocol type) carries the prepared
+  // packet without its Ethernet header; VXLAN and GRE/TEB carry the whole frame.
+  // (GRE protocol type / UDP destination port, both at outer L4 + 2.)
+  const bool carries_eth = load_be16(&f2[36]) == 0x6558 || load_be16(&f2[36]) == 4789;
+  const std::size_t cut = carries_eth ? 0 : 14;
+  const std::size_t shift = f2.size() - (b1.size() - cut);
+  std::copy(b1.begin() + std::ptrdiff_t(cut), b1.end(), f2.begin() + std::ptrdiff_t(shift));
   core::Packet p = core::Packet::from_bytes(f2);
-  const auto off = [&](core::pos_t x) { return int(x - p1.data_pos()) + int(shift); };
+  const auto off = [&](core::pos_t x) { return int(x - p1.data_pos()) - int(cut) + int(shift); };
   p.set_mac_header(0);
   p.set_network_header(14);
   p.set_transport_header(34);
