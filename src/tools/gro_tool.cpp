@@ -114,6 +114,7 @@ GroPcapResult run_gro_pcap(const std::string& in, const std::string& out, const 
   LinkAdapter adapt(rd.link());
   gro::EngineOptions eo;
   eo.config = o.config;
+  if (!eo.config.flow_hash_key) eo.config.flow_hash_key = kGroPcapFlowHashKey;  // reproducible
   eo.batch = o.batch ? o.batch : 64;
   eo.flush_timeout_ns = o.flush_timeout_ns;
   gro::Engine engine(eo);
@@ -237,6 +238,7 @@ std::vector<OutFrame> ours_for(const GroCase& gc) {
   } else {
     gro::EngineOptions eo;
     eo.batch = 64;  // K-3: the kernel cuts bursts every 64 frames
+    eo.config.flow_hash_key = kGroPcapFlowHashKey;
     gro::Engine e(eo);
     for (const auto& f : gc.frames) e.receive(core::Packet::from_bytes(f));
     e.flush_all();

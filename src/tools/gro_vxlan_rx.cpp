@@ -52,8 +52,11 @@ std::vector<core::Packet> vxlan_rx_gro(const std::vector<std::vector<std::uint8_
   gro::EngineOptions uo;
   uo.config.udp_tunnels.push_back({kVxlanPort, kVxlanPort, false, false});
   uo.batch = SIZE_MAX;  // poll ends are driven below
+  uo.config.flow_hash_key = kGroPcapFlowHashKey;
   gro::Engine underlay(uo);
-  gro::GroCells cells{};
+  gro::GroCellsOptions co;
+  co.engine.config.flow_hash_key = kGroPcapFlowHashKey;
+  gro::GroCells cells{co};
   std::vector<core::Packet> out;
   auto pump = [&] {
     for (auto& p : underlay.output())
