@@ -37,20 +37,30 @@ inline std::uint16_t ld16(const std::uint8_t* p) { return std::uint16_t(p[0] << 
 inline std::uint32_t ld32(const std::uint8_t* p) {
   return std::uint32_t(p[0]) << 24 | std::uint32_t(p[1]) << 16 | std::uint32_t(p[2]) << 8 | p[3];
 }
-inline std::uint32_t mix(std::uint32_t h) {  // murmur3 finaliser
-  h ^= h >> 16;
-  h *= 0x85ebca6bu;
-  h ^= h >> 13;
-  h *= 0xc2b2ae35u;
-  h ^= h >> 16;
-  return h;
+inline std::uint64_t mix(std::uint64_t k) {  // murmur3 fmix64: a bijection of 64 bits
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdULL;
+  k ^= k >> 33;
+  k *= 0xc4ceb9fe1a85ec53ULL;
+  k ^= k >> 33;
+  return k;
 }
+inline std::uint64_t raw64h(const std::uint8_t* p) {  // host-order load: the hash's words
+  std::uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+inline std::uint32_t raw32h(const std::uint8_t* p) {
+  std::uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+inline std::uint32_t fold(std::uint64_t x) { return std::uint32_t(x ^ (x >> 32)); }
 
 // The per-(key, ethertype, protocol) starting state: secret for a secret key, so that the
 // whole chain below is (and equal hashes of two flows are) a function of the key.
-inline std::uint32_t hash_seed(std::uint64_t key, std::uint16_t type, std::uint8_t proto) {
-  return mix(mix(std::uint32_t(key) ^ (std::uint32_t(type) << 8 | proto)) ^
-             std::uint32_t(key >> 32));
+inline std::uint64_t hash_seed(std::uint64_t key, std::uint16_t type, std::uint8_t proto) {
+  return mix(key ^ (std::uint64_t(type) << 8 | proto));
 }
 
 std::uint64_t random_key() {
@@ -72,32 +82,32 @@ std::uint32_t flow_hash(std::span<const std::uint8_t> f, LinkLayer link, std::ui
   std::size_t off = 0;
   std::uint16_t type;
   if (link == LinkLayer::Ethernet) {
-    if (f.size() < 14) return hash_seed(key, 0, 0);
+    if (f.size() < 14) return fold(hash_seed(key, 0, 0));
     type = ld16(f.data() + 12);
     off = 14;
   } else {
-    if (f.empty()) return hash_seed(key, 0, 0);
+    if (f.empty()) return fold(hash_seed(key, 0, 0));
     type = (f[0] >> 4) == 6 ? 0x86DD : 0x0800;
   }
-  std::uint32_t h;
+  std::uint64_t h;
   std::uint8_t proto = 0;
   std::size_t l4 = 0;
   if (type == 0x0800 && f.size() >= off + 20) {
     const std::uint8_t* ip = f.data() + off;
     proto = ip[9];
-    h = mix(mix(hash_seed(key, type, proto) ^ ld32(ip + 12)) ^ ld32(ip + 16));
+    h = mix(hash_seed(key, type, proto) ^ raw64h(ip + 12));  // both addresses in one word
     if ((ld16(ip + 6) & 0x3FFF) == 0) l4 = off + std::size_t(ip[0] & 0x0F) * 4;  // not a fragment
   } else if (type == 0x86DD && f.size() >= off + 40) {
     const std::uint8_t* ip = f.data() + off;
     proto = ip[6];
     h = hash_seed(key, type, proto);
-    for (int i = 8; i < 40; i += 4) h = mix(h ^ ld32(ip + i));
+    for (int i = 8; i < 40; i += 8) h = mix(h ^ raw64h(ip + i));
     l4 = off + 40;
   } else {
-    return hash_seed(key, type, 0);
+    return fold(hash_seed(key, type, 0));
   }
-  if (l4 && (proto == 6 || proto == 17) && f.size() >= l4 + 4) h = mix(h ^ ld32(f.data() + l4));
-  return h;
+  if (l4 && (proto == 6 || proto == 17) && f.size() >= l4 + 4) h = mix(h ^ raw32h(f.data() + l4));
+  return fold(h);
 }
 
 Engine::Engine(EngineOptions opts)
@@ -332,16 +342,18 @@ bool Engine::fast_receive(core::Packet& pkt) {
 __attribute__((noinline)) bool Engine::fast_search(core::Packet& pkt, const FastPkt& f) {
   const std::uint8_t* ip = f.ip;
   // = flow_hash(frame, link, key_) of a TCP packet (another protocol: not for the fast path)
-  std::uint32_t hash;
+  std::uint64_t h;
   if (!f.v6) {
     if (ip[9] != 6) return false;
-    hash = mix(mix(seed_tcp4_ ^ ld32(ip + 12)) ^ ld32(ip + 16));
+    h = mix(seed_tcp4_ ^ raw64(ip + 12));
   } else {
     if (ip[6] != 6) return false;
-    hash = seed_tcp6_;
-    for (int i = 8; i < 40; i += 4) hash = mix(hash ^ ld32(ip + i));
+    h = mix(seed_tcp6_ ^ raw64(ip + 8));
+    h = mix(h ^ raw64(ip + 16));
+    h = mix(h ^ raw64(ip + 24));
+    h = mix(h ^ raw64(ip + 32));
   }
-  hash = mix(hash ^ ld32(f.th)) & opts_.flow_hash_mask;
+  const std::uint32_t hash = fold(mix(h ^ raw32(f.th))) & opts_.flow_hash_mask;
   Bucket& b = buckets_[hash & (offload::kGroHashBuckets - 1)];
   const std::size_t l2 = f.eth ? 14 : 0;
   const std::uint64_t mac_a = f.eth ? raw64(f.d) : 0, mac_b = f.eth ? raw64(f.d + 6) : 0;

@@ -83,8 +83,7 @@ TEST(GroIssue11Item3, G2_DefaultKeyIsRandomPerEngine) {
 }
 
 TEST(GroIssue11Item3, G2_CollisionsDependOnTheKey) {
-  // Birthday search for two TCPv4 flows (source address and ports varied; the hash is a
-  // bijection of any one 32-bit word, so one word alone never collides) whose full 32-bit
+  // Birthday search for two TCPv4 flows (source address and ports varied) whose full 32-bit
   // hashes are equal under key k1 — what an attacker could do offline with a known function.
   const std::uint64_t k1 = 1, k2 = 0x9e3779b97f4a7c15ULL;
   grotest::Tcp t;

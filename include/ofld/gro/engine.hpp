@@ -134,7 +134,7 @@ class Engine {
 
   EngineOptions opts_;
   std::uint64_t key_;                        // flow hash key
-  std::uint32_t seed_tcp4_, seed_tcp6_;      // its starting states for TCPv4 / TCPv6
+  std::uint64_t seed_tcp4_, seed_tcp6_;      // its starting states for TCPv4 / TCPv6
   std::array<Bucket, offload::kGroHashBuckets> buckets_;
   std::vector<std::unique_ptr<offload::GroHeld>> pool_;
   std::vector<offload::GroHeld*> free_;
@@ -147,8 +147,9 @@ class Engine {
 
 /// Flow hash used for bucket selection: the outermost L3 family (ethertype, or the version
 /// nibble on a raw-IP link), L4 protocol, addresses, and ports for TCP/UDP (not for IPv4
-/// fragments), chained through a bijective 32-bit mixer from a starting state derived from
-/// `key`, so that which flows collide depends on the key. Not a cryptographic PRF: it does not
+/// fragments), as 64-bit words (host order) chained through a bijective 64-bit mixer
+/// (murmur3's fmix64) from a starting state derived from `key`, folded to 32 bits; which
+/// flows collide depends on the key. Not a cryptographic PRF: it does not
 /// resist an attacker who can observe hash values. Key 0 is a fixed key like any other (the
 /// default, used by the VXLAN source-port choice).
 std::uint32_t flow_hash(std::span<const std::uint8_t> frame, LinkLayer link,
