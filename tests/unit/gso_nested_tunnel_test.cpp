@@ -200,7 +200,7 @@ std::vector<Case> nested_cases() {
 
 // The nestings the kernel never segments in one pass: refused with a named, counted reason, or
 // every layer right. Both ways the metadata can describe them; every construction mode.
-TEST(GsoIssue11Item4, NestedTunnelsRefusedOrEveryLayerRight) {
+TEST(GsoIssue11Item4, X31_X33_NestedTunnelsRefusedOrEveryLayerRight) {
   constexpr std::uint16_t kMss = 1000;
   for (const Case& c : nested_cases())
     for (Meta meta : {Meta::KeepInner, Meta::ResetInner})
