@@ -2,7 +2,9 @@
 #include "ofld/gro/engine.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <random>
 
 #include "ofld/core/csum_short.hpp"
 
@@ -35,49 +37,84 @@ inline std::uint16_t ld16(const std::uint8_t* p) { return std::uint16_t(p[0] << 
 inline std::uint32_t ld32(const std::uint8_t* p) {
   return std::uint32_t(p[0]) << 24 | std::uint32_t(p[1]) << 16 | std::uint32_t(p[2]) << 8 | p[3];
 }
-inline std::uint32_t mix(std::uint32_t h) {  // murmur3 finaliser
-  h ^= h >> 16;
-  h *= 0x85ebca6bu;
-  h ^= h >> 13;
-  h *= 0xc2b2ae35u;
-  h ^= h >> 16;
-  return h;
+inline std::uint64_t mix(std::uint64_t k) {  // murmur3 fmix64: a bijection of 64 bits
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdULL;
+  k ^= k >> 33;
+  k *= 0xc4ceb9fe1a85ec53ULL;
+  k ^= k >> 33;
+  return k;
+}
+inline std::uint64_t raw64h(const std::uint8_t* p) {  // host-order load: the hash's words
+  std::uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+inline std::uint32_t raw32h(const std::uint8_t* p) {
+  std::uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+inline std::uint32_t fold(std::uint64_t x) { return std::uint32_t(x ^ (x >> 32)); }
+
+// The per-(key, ethertype, protocol) starting state: secret for a secret key, so that the
+// whole chain below is (and equal hashes of two flows are) a function of the key.
+inline std::uint64_t hash_seed(std::uint64_t key, std::uint16_t type, std::uint8_t proto) {
+  return mix(key ^ (std::uint64_t(type) << 8 | proto));
+}
+
+std::uint64_t random_key() {
+  std::uint64_t k = 0;
+  try {
+    std::random_device rd;
+    k = std::uint64_t(rd()) << 32 | rd();
+  } catch (...) {
+  }
+  if (k == 0)  // no entropy source: still differs between engines and runs
+    k = std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+        std::uint64_t(reinterpret_cast<std::uintptr_t>(&k));
+  return k;
 }
 
 }  // namespace
 
-std::uint32_t flow_hash(std::span<const std::uint8_t> f, LinkLayer link) noexcept {
+std::uint32_t flow_hash(std::span<const std::uint8_t> f, LinkLayer link, std::uint64_t key) noexcept {
   std::size_t off = 0;
   std::uint16_t type;
   if (link == LinkLayer::Ethernet) {
-    if (f.size() < 14) return 0;
+    if (f.size() < 14) return fold(hash_seed(key, 0, 0));
     type = ld16(f.data() + 12);
     off = 14;
   } else {
-    if (f.empty()) return 0;
+    if (f.empty()) return fold(hash_seed(key, 0, 0));
     type = (f[0] >> 4) == 6 ? 0x86DD : 0x0800;
   }
-  std::uint32_t h = 0x9747b28cu ^ type;
+  std::uint64_t h;
   std::uint8_t proto = 0;
   std::size_t l4 = 0;
   if (type == 0x0800 && f.size() >= off + 20) {
     const std::uint8_t* ip = f.data() + off;
-    h = mix(h ^ ld32(ip + 12)) ^ ld32(ip + 16);
-    if ((ld16(ip + 6) & 0x3FFF) == 0) {
-      proto = ip[9];
-      l4 = off + std::size_t(ip[0] & 0x0F) * 4;
-    }
+    proto = ip[9];
+    h = mix(hash_seed(key, type, proto) ^ raw64h(ip + 12));  // both addresses in one word
+    if ((ld16(ip + 6) & 0x3FFF) == 0) l4 = off + std::size_t(ip[0] & 0x0F) * 4;  // not a fragment
   } else if (type == 0x86DD && f.size() >= off + 40) {
     const std::uint8_t* ip = f.data() + off;
-    for (int i = 8; i < 40; i += 4) h = mix(h ^ ld32(ip + i));
     proto = ip[6];
+    h = hash_seed(key, type, proto);
+    for (int i = 8; i < 40; i += 8) h = mix(h ^ raw64h(ip + i));
     l4 = off + 40;
+  } else {
+    return fold(hash_seed(key, type, 0));
   }
-  if ((proto == 6 || proto == 17) && f.size() >= l4 + 4) h ^= ld32(f.data() + l4);
-  return mix(h);
+  if (l4 && (proto == 6 || proto == 17) && f.size() >= l4 + 4) h = mix(h ^ raw32h(f.data() + l4));
+  return fold(h);
 }
 
-Engine::Engine(EngineOptions opts) : opts_(std::move(opts)) {
+Engine::Engine(EngineOptions opts)
+    : opts_(std::move(opts)),
+      key_(opts_.config.flow_hash_key ? *opts_.config.flow_hash_key : random_key()),
+      seed_tcp4_(hash_seed(key_, 0x0800, 6)),
+      seed_tcp6_(hash_seed(key_, 0x86DD, 6)) {
   if (opts_.batch == 0) opts_.batch = 1;
   pool_.reserve(offload::kGroHashBuckets * offload::kMaxGroSkbs + 1);
   for (std::size_t i = 0; i < offload::kGroHashBuckets * offload::kMaxGroSkbs + 1; ++i) {
@@ -304,14 +341,19 @@ bool Engine::fast_receive(core::Packet& pkt) {
 
 __attribute__((noinline)) bool Engine::fast_search(core::Packet& pkt, const FastPkt& f) {
   const std::uint8_t* ip = f.ip;
-  std::uint32_t hash;
+  // = flow_hash(frame, link, key_) of a TCP packet (another protocol: not for the fast path)
+  std::uint64_t h;
   if (!f.v6) {
-    hash = mix(0x9747b28cu ^ 0x0800u ^ ld32(ip + 12)) ^ ld32(ip + 16);  // = flow_hash()
+    if (ip[9] != 6) return false;
+    h = mix(seed_tcp4_ ^ raw64(ip + 12));
   } else {
-    hash = 0x9747b28cu ^ 0x86DDu;
-    for (int i = 8; i < 40; i += 4) hash = mix(hash ^ ld32(ip + i));
+    if (ip[6] != 6) return false;
+    h = mix(seed_tcp6_ ^ raw64(ip + 8));
+    h = mix(h ^ raw64(ip + 16));
+    h = mix(h ^ raw64(ip + 24));
+    h = mix(h ^ raw64(ip + 32));
   }
-  hash = mix(hash ^ ld32(f.th));
+  const std::uint32_t hash = fold(mix(h ^ raw32(f.th))) & opts_.flow_hash_mask;
   Bucket& b = buckets_[hash & (offload::kGroHashBuckets - 1)];
   const std::size_t l2 = f.eth ? 14 : 0;
   const std::uint64_t mac_a = f.eth ? raw64(f.d) : 0, mac_b = f.eth ? raw64(f.d + 6) : 0;
@@ -324,8 +366,10 @@ __attribute__((noinline)) bool Engine::fast_search(core::Packet& pkt, const Fast
     if (f.eth && ((raw64(cd) ^ mac_a) | (raw64(cd + 6) ^ mac_b))) continue;
     if (c->pkt.vlan_present != pkt.vlan_present || c->pkt.vlan_tci != pkt.vlan_tci) continue;
     const std::uint8_t* cip = cd + l2;
+    // The family (IPv4 version/IHL byte; IPv6 version nibble in the masked first word),
+    // protocol and addresses, as inet_gro_receive / ipv6_gro_receive compare them (N-3, N-8).
     if (!f.v6) {
-      if (cip[9] != 6 || ip[9] != 6 || raw64(cip + 12) != raw64(ip + 12)) continue;
+      if (cip[0] != 0x45 || cip[9] != 6 || raw64(cip + 12) != raw64(ip + 12)) continue;
     } else {
       if (((raw32(ip) ^ raw32(cip)) & 0xFFFF0FF0u) || cip[6] != 6 || ip[6] != 6 ||
           ((raw64(ip + 8) ^ raw64(cip + 8)) | (raw64(ip + 16) ^ raw64(cip + 16)) |
@@ -486,13 +530,14 @@ __attribute__((noinline)) void Engine::receive_general(core::Packet& pkt, std::u
   // flow gets the same hash whatever its geometry.
   std::uint32_t hash;
   if (pkt.headlen() >= 128 || pkt.headlen() == pkt.len()) {
-    hash = flow_hash({pkt.data(), std::min<std::size_t>(pkt.headlen(), 128)}, opts_.link);
+    hash = flow_hash({pkt.data(), std::min<std::size_t>(pkt.headlen(), 128)}, opts_.link, key_);
   } else {
     std::uint8_t first[128];
     const std::size_t n = std::min<std::size_t>(pkt.len(), sizeof first);
     (void)pkt.copy_bits(0, {first, n});
-    hash = flow_hash({first, n}, opts_.link);
+    hash = flow_hash({first, n}, opts_.link, key_);
   }
+  hash &= opts_.flow_hash_mask;
   Bucket& b = buckets_[hash & (offload::kGroHashBuckets - 1)];
 
   // G-2 gro_list_prepare: candidates newest first.
@@ -500,7 +545,10 @@ __attribute__((noinline)) void Engine::receive_general(core::Packet& pkt, std::u
   for (auto it = b.list.rbegin(); it != b.list.rend(); ++it) {
     GroHeld* p = *it;
     bool same = p->hash == hash && mac;
+    // The link header: Ethernet's MAC header holds the ethertype (the L3 family); a raw-IP
+    // link has none, so the family is the version nibble (G-2, and the engine's dispatch).
     if (same && eth) same = std::memcmp(mac, p->pkt.data(), 14) == 0;
+    if (same && !eth) same = ((mac[0] ^ p->pkt.data()[0]) & 0xF0) == 0;
     if (same) same = p->pkt.vlan_present == pkt.vlan_present && p->pkt.vlan_tci == pkt.vlan_tci;
     p->same_flow = same;
     cand_.push_back(p);

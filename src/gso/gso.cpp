@@ -25,6 +25,7 @@ std::string_view to_string(GsoReason r) noexcept {
     case GsoReason::UfoUnsupported: return "ufo-unsupported";
     case GsoReason::RecursionLimit: return "recursion-limit";
     case GsoReason::SegmentTooLong: return "segment-too-long";
+    case GsoReason::NestedTunnel: return "nested-tunnel";
     case GsoReason::kCount: break;
   }
   return "?";

@@ -8,6 +8,7 @@
 #include "ofld/gro/engine.hpp"
 #include "ofld/io/pcap.hpp"
 #include "ofld/lab/kernel_oracle.hpp"
+#include "ofld/tools/gro_tool.hpp"
 #include "ofld/lab/kernel_oracle_vxlan_gro.hpp"
 #include "ofld/offload/virtio_net.hpp"
 
@@ -81,6 +82,7 @@ std::vector<OutFrame> ours_for(const GroCase& gc) {
   } else {
     gro::EngineOptions eo;
     eo.batch = 64;  // K-3: the kernel cuts bursts every 64 frames
+    eo.config.flow_hash_key = kGroPcapFlowHashKey;
     gro::Engine e(eo);
     for (const auto& f : gc.frames) e.receive(core::Packet::from_bytes(f));
     e.flush_all();

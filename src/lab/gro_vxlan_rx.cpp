@@ -5,6 +5,7 @@
 #include "ofld/gro/gro_cells.hpp"
 #include "ofld/gro/engine.hpp"
 #include "ofld/lab/gro_conformance.hpp"
+#include "ofld/tools/gro_tool.hpp"
 
 namespace ofld::tools {
 
@@ -53,8 +54,11 @@ std::vector<core::Packet> vxlan_rx_gro(const std::vector<std::vector<std::uint8_
   gro::EngineOptions uo;
   uo.config.udp_tunnels.push_back({kVxlanPort, kVxlanPort, false, false});
   uo.batch = SIZE_MAX;  // poll ends are driven below
+  uo.config.flow_hash_key = kGroPcapFlowHashKey;
   gro::Engine underlay(uo);
-  gro::GroCells cells{};
+  gro::GroCellsOptions co;
+  co.engine.config.flow_hash_key = kGroPcapFlowHashKey;
+  gro::GroCells cells{co};
   std::vector<core::Packet> out;
   auto pump = [&] {
     for (auto& p : underlay.output())

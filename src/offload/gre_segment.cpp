@@ -5,12 +5,14 @@
 // the device has HW_CSUM.
 #include "gso_hooks.hpp"
 #include "ofld/wire/bytes.hpp"
+#include "ofld/wire/layout.hpp"
 #include "tunnel_segment_common.hpp"
 
 namespace ofld::offload::gso_hooks {
 
 int gre_segment(GsoContext& ctx) {
   core::Packet& skb = *ctx.skb;
+  if (ctx.tunnel_inner) return ctx.fail(GsoReason::NestedTunnel);  // GRE inside a tunnel
   if (!skb.encapsulation || skb.inner_mac_header == core::kNoHeader ||
       skb.inner_network_header == core::kNoHeader)
     return ctx.fail(GsoReason::BadTunnel);
@@ -19,6 +21,12 @@ int gre_segment(GsoContext& ctx) {
   const int tnl_hlen = int(skb.inner_mac_header - gre_pos);
   if (tnl_hlen < 4 || !skb.may_pull(std::size_t(tnl_hlen))) return ctx.fail(GsoReason::BadTunnel);
   const bool c_bit = (skb.data()[0] & 0x80) != 0;
+  // RFC 2784/2890: 4 bytes, + 4 for each of C (checksum), K (key), S (sequence number).
+  const std::uint8_t gf = skb.data()[0];
+  const int own_hlen = 4 + ((gf & 0x80) ? 4 : 0) + ((gf & 0x20) ? 4 : 0) + ((gf & 0x10) ? 4 : 0);
+  const bool inner_ether = wire::load_be16(skb.data() + 2) == wire::ethertype::kTeb;
+  if (!one_tunnel_level(skb, gre_pos, own_hlen, inner_ether))
+    return ctx.fail(GsoReason::NestedTunnel);
   const bool need_csum = (skb.gso.type & core::skb_gso::GRE_CSUM) != 0;
   const core::Features saved = ctx.features;
 

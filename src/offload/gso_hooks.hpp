@@ -22,8 +22,10 @@ int sit_segment(GsoContext& ctx);   // sit / ip6ip6 gso: IPXIP4/6 check, then IP
 
 /// __skb_udp_tunnel_segment. data() at the outer UDP header. `inner_ether`: the
 /// payload is an Ethernet frame (inner protocol TEB, MAC-level GSO); otherwise it is the IP
-/// protocol skb->inner_ipproto (the protocol hook is called directly).
-int udp_tunnel_segment(GsoContext& ctx, bool inner_ether);
+/// protocol skb->inner_ipproto (the protocol hook is called directly). `own_hlen`: UDP plus
+/// this tunnel's header in bytes (VXLAN 16, GUE 8 + its header), the whole distance to the
+/// inner headers for one tunnel level (NestedTunnel otherwise); < 0 for an unknown tunnel.
+int udp_tunnel_segment(GsoContext& ctx, bool inner_ether, int own_hlen);
 
 /// True when a plain (non-GSO) segment's length field at this level would not fit 16 bits:
 /// len − nhoff − fixed > 65535 (IPv4 tot_len: fixed 0; IPv6 payload_len: fixed 40). The first

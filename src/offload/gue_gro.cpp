@@ -41,6 +41,14 @@ void gue_gro_receive(GroContext& ctx) {
     if (v == 4 || v == 6) {
       proto = v == 4 ? 4 : 41;
       go = true;
+      // The kernel compares no GUE header here; the first byte is this layer's header
+      // (version 1 and the IP version): a held flow of the other IP version or of GUE
+      // version 0 is another flow, and is never read as this packet's IP header.
+      for (GroHeld* p : ctx.candidates) {
+        if (!p->same_flow) continue;
+        if (p->pkt.headlen() <= off || ((held_header(*p, off)[0] ^ gh[0]) & 0xF0) != 0)
+          p->same_flow = false;
+      }
     } else {
       ctx.note_skb(GroReason::GueInvalid);
     }

@@ -13,13 +13,16 @@ int gue_segment(GsoContext& ctx) {
   if (!skb.may_pull(12)) return ctx.fail(GsoReason::BadTunnel);
   const std::uint8_t b0 = skb.data()[8];
   std::uint8_t proto;
+  int hlen;  // UDP + GUE header (V-6: 4 bytes + hlen words of options; version 1: none)
   switch (b0 >> 6) {
     case 0:
       if (b0 & 0x20) return ctx.fail(GsoReason::BadTunnel);  // control message
       proto = skb.data()[9];
+      hlen = 8 + 4 + 4 * (b0 & 0x1F);
       break;
     case 1:
       proto = ((b0 >> 4) == 4) ? wire::ipproto::kIpip : wire::ipproto::kIpv6;
+      hlen = 8;
       break;
     default:
       return ctx.fail(GsoReason::BadTunnel);
@@ -28,7 +31,7 @@ int gue_segment(GsoContext& ctx) {
     return ctx.fail(GsoReason::BadTunnel);
   skb.inner_protocol_type = core::InnerProtoType::IpProto;
   skb.inner_ipproto = proto;
-  return udp_tunnel_segment(ctx, /*inner_ether=*/false);
+  return udp_tunnel_segment(ctx, /*inner_ether=*/false, hlen);
 }
 
 }  // namespace ofld::offload::gso_hooks

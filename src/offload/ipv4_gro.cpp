@@ -29,10 +29,10 @@ void inet_gro_receive(GroContext& ctx) {
   if (tot_len != std::uint16_t(ctx.gro_len())) ctx.flush_skb(GroReason::IpLength);
   if (frag & 0x8000) ctx.flush_skb(GroReason::IpReservedBit);
 
-  for (GroHeld* p : ctx.candidates) {  // N-3
+  for (GroHeld* p : ctx.candidates) {  // N-3, and the family: iph[0] is 0x45 (N-1)
     if (!p->same_flow) continue;
     const std::uint8_t* iph2 = held_header(*p, off);
-    if (iph[9] != iph2[9] || wire_load32(iph + 12) != wire_load32(iph2 + 12) ||
+    if (iph[0] != iph2[0] || iph[9] != iph2[9] || wire_load32(iph + 12) != wire_load32(iph2 + 12) ||
         wire_load32(iph + 16) != wire_load32(iph2 + 16))
       p->same_flow = false;
   }

@@ -44,7 +44,9 @@ void ipv6_gro_receive(GroContext& ctx) {
   ctx.proto = proto;
   const std::size_t nlen = hoff - off;
 
-  for (GroHeld* p : ctx.candidates) {  // N-8
+  // N-8; the masked first word includes the version nibble, tested first, so that a held
+  // packet of another family is never read further as IPv6.
+  for (GroHeld* p : ctx.candidates) {
     if (!p->same_flow) continue;
     const std::uint8_t* iph2 = held_header(*p, off);
     if (((wire_load32(iph) ^ wire_load32(iph2)) & 0xF00FFFFFu) ||

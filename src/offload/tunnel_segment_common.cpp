@@ -1,6 +1,9 @@
 // See tunnel_segment_common.hpp.
 #include "tunnel_segment_common.hpp"
 
+#include "ofld/wire/bytes.hpp"
+#include "ofld/wire/layout.hpp"
+
 namespace ofld::offload::gso_hooks {
 
 TunnelSwitch::TunnelSwitch(GsoContext& ctx, core::pos_t outer_l4, int tnl_hlen) noexcept
@@ -13,10 +16,12 @@ TunnelSwitch::TunnelSwitch(GsoContext& ctx, core::pos_t outer_l4, int tnl_hlen) 
       skb_protocol_(ctx.skb->protocol),
       l3_pos_(ctx.l3_pos),
       l3_proto_(ctx.l3_proto),
-      encap_level_(ctx.encap_level) {
+      encap_level_(ctx.encap_level),
+      tunnel_inner_(ctx.tunnel_inner) {
   core::Packet& skb = *ctx.skb;
   skb.encapsulation = false;
   ctx.encap_level = 0;
+  ctx.tunnel_inner = true;
   skb.pull(std::size_t(tnl_hlen));
   skb.mac_header = skb.data_pos();
   skb.network_header = skb.inner_network_header;
@@ -29,6 +34,7 @@ int TunnelSwitch::leave(int rc, core::Features saved_features) noexcept {
   ctx_.l3_pos = l3_pos_;
   ctx_.l3_proto = l3_proto_;
   ctx_.encap_level = encap_level_;
+  ctx_.tunnel_inner = tunnel_inner_;
   skb.protocol = skb_protocol_;
   if (rc != 0 || ctx_.hw_segments) {  // skb_gso_error_unwind
     skb.mac_header = mac_;
@@ -53,6 +59,27 @@ void TunnelSwitch::restore_segment(core::Packet& p) const noexcept {
   p.mac_header = ctx_.seg_off(mac_);
   p.network_header = ctx_.seg_off(nh_);
   p.transport_header = ctx_.seg_off(outer_l4_);
+}
+
+bool one_tunnel_level(const core::Packet& skb, core::pos_t tunnel_pos, int own_hlen,
+                      bool inner_ether) noexcept {
+  if (own_hlen >= 0 && skb.inner_mac_header - tunnel_pos != own_hlen) return false;
+  core::pos_t l3 = skb.inner_mac_header;
+  if (inner_ether) {
+    core::Packet& p = const_cast<core::Packet&>(skb);
+    const std::uint8_t* eh = p.at_pos(l3, 14);
+    if (!eh) return false;
+    std::uint16_t type = wire::load_be16(eh + 12);
+    l3 += 14;
+    for (int tags = 0; (type == wire::ethertype::kVlan || type == wire::ethertype::kQinQ ||
+                         type == wire::ethertype::kQinQ9100) && tags < 2; ++tags) {
+      const std::uint8_t* tag = p.at_pos(l3, 4);
+      if (!tag) return false;
+      type = wire::load_be16(tag + 2);
+      l3 += 4;
+    }
+  }
+  return skb.inner_network_header == l3;
 }
 
 }  // namespace ofld::offload::gso_hooks

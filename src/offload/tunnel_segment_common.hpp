@@ -38,6 +38,16 @@ class TunnelSwitch {
   core::pos_t l3_pos_;
   std::uint16_t l3_proto_;
   int encap_level_;
+  bool tunnel_inner_;
 };
+
+/// One tunnel level (issue 11 item 4, as the kernel segments): the tunnel header at
+/// transport_header is exactly `own_hlen` bytes up to inner_mac_header (own_hlen < 0: unknown
+/// tunnel, not checked), and the inner network header follows the inner MAC header directly
+/// (an Ethernet header and its VLAN tags when `inner_ether`, else nothing). Anything between
+/// would be a second tunnel level copied as opaque header with the super-packet's lengths.
+/// Returns false when that is not so (the caller fails with NestedTunnel).
+bool one_tunnel_level(const core::Packet& skb, core::pos_t tunnel_pos, int own_hlen,
+                      bool inner_ether) noexcept;
 
 }  // namespace ofld::offload::gso_hooks

@@ -108,8 +108,14 @@ int udp_segment(GsoContext& ctx) {
     const std::uint16_t dport = wire::load_be16(skb.data() + 2);
     const auto* e = ctx.reg->find(Key::UdpPort, dport);
     if (e && e->segment) return e->segment(ctx);
-    return udp_tunnel_segment(ctx, skb.inner_protocol_type == core::InnerProtoType::Ether);
+    return udp_tunnel_segment(ctx, skb.inner_protocol_type == core::InnerProtoType::Ether,
+                              /*own_hlen=*/-1);  // an unknown UDP tunnel: its length unknown
   }
+  // Inside a tunnel's inner call (encapsulation cleared) a UDP packet whose gso_type asks
+  // for a UDP tunnel and not for USO is a second tunnel level (issue 11 item 4).
+  if (ctx.tunnel_inner && (t & (core::skb_gso::UDP_TUNNEL | core::skb_gso::UDP_TUNNEL_CSUM)) &&
+      !(t & core::skb_gso::UDP_L4))
+    return ctx.fail(GsoReason::NestedTunnel);
   if (t & core::skb_gso::UDP_L4) return uso_segment(ctx);
   if (t & core::skb_gso::UDP) return ctx.fail(GsoReason::UfoUnsupported);
   return ctx.fail(GsoReason::BadGsoType);

@@ -8,14 +8,16 @@
 
 namespace ofld::offload::gso_hooks {
 
-int udp_tunnel_segment(GsoContext& ctx, bool inner_ether) {
+int udp_tunnel_segment(GsoContext& ctx, bool inner_ether, int own_hlen) {
   core::Packet& skb = *ctx.skb;
+  if (ctx.tunnel_inner) return ctx.fail(GsoReason::NestedTunnel);
   if (skb.inner_mac_header == core::kNoHeader || skb.inner_network_header == core::kNoHeader)
     return ctx.fail(GsoReason::BadTunnel);
   const core::pos_t uh_pos = skb.data_pos();
   skb.transport_header = uh_pos;
   const int tnl_hlen = int(skb.inner_mac_header - uh_pos);
   if (tnl_hlen < 8 || !skb.may_pull(std::size_t(tnl_hlen))) return ctx.fail(GsoReason::BadTunnel);
+  if (!one_tunnel_level(skb, uh_pos, own_hlen, inner_ether)) return ctx.fail(GsoReason::NestedTunnel);
   const bool is_ipv6 = ctx.l3_proto == wire::ethertype::kIpv6;
 
   // Take the super-packet's length out of the outer seed: the skb length counted

@@ -15,7 +15,7 @@ int vxlan_segment(GsoContext& ctx) {
   const bool rco = (w0 & 0x00200000u) != 0;
   if (rco != ((skb.gso.type & core::skb_gso::TUNNEL_REMCSUM) != 0))
     return ctx.fail(GsoReason::BadTunnel);
-  return udp_tunnel_segment(ctx, /*inner_ether=*/true);
+  return udp_tunnel_segment(ctx, /*inner_ether=*/true, /*own_hlen=*/16);  // UDP + VXLAN
 }
 
 }  // namespace ofld::offload::gso_hooks

@@ -115,6 +115,7 @@ GroPcapResult run_gro_pcap(const std::string& in, const std::string& out, const 
   LinkAdapter adapt(rd.link());
   gro::EngineOptions eo;
   eo.config = o.config;
+  if (!eo.config.flow_hash_key) eo.config.flow_hash_key = kGroPcapFlowHashKey;  // reproducible
   eo.batch = o.batch ? o.batch : 64;
   eo.flush_timeout_ns = o.flush_timeout_ns;
   gro::Engine engine(eo);

@@ -192,6 +192,8 @@ inline std::vector<std::uint8_t> udp_frame(bool v6, std::size_t payload, bool ze
 inline std::vector<core::Packet> run(const std::vector<std::vector<std::uint8_t>>& frames,
                                      gro::EngineOptions opt = {}) {
   if (opt.batch == 64) opt.batch = 100000;
+  // A fixed key, so that the order of different flows' outputs is reproducible.
+  if (!opt.config.flow_hash_key) opt.config.flow_hash_key = 0;
   gro::Engine e(opt);
   for (const auto& f : frames) e.receive(core::Packet::from_bytes(f));
   e.flush_all();

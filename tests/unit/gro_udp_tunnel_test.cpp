@@ -344,7 +344,9 @@ TEST(GroEngine, G7_NinthFlowInBucketEvictsOldest) {
     if (bucket == 99) bucket = b;
     if (b == bucket) ports.push_back(sp);
   }
-  ofld::gro::Engine e(ofld::gro::EngineOptions{});
+  ofld::gro::EngineOptions o;
+  o.config.flow_hash_key = 0;  // the key flow_hash() used above (its default)
+  ofld::gro::Engine e(o);
   for (auto sp : ports) {
     Tcp t;
     t.sport = sp;

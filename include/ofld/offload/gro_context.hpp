@@ -33,6 +33,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -123,6 +124,13 @@ struct GroConfig {
   std::vector<std::uint16_t> tcp_established_ports;
   std::uint32_t gro_max_size = kGroMaxSize; ///< G-16 (IPv6)
   std::uint32_t gro_ipv4_max_size = kGroMaxSize;  ///< G-16 (IPv4)
+  /// Key of the engine's flow hash (gro::flow_hash; bucket choice and the first flow test,
+  /// G-2). Unset (the default): each engine draws a random key, as the kernel keys its RSS
+  /// and flow-dissector hashes, so that nobody can aim flows into one bucket or build
+  /// colliding flows offline. Set it where output order must be reproducible: flows in
+  /// different buckets complete in bucket order at a flush (G-9), so the order of
+  /// different flows' aggregates depends on the key (`ofld gro` fixes it, gro_tool.hpp).
+  std::optional<std::uint64_t> flow_hash_key;
 
   const GroUdpTunnel* tunnel(std::uint16_t dport) const noexcept {
     for (const auto& t : udp_tunnels)

@@ -42,6 +42,11 @@ enum class GsoReason : std::uint8_t {
   RecursionLimit,     ///< nested tunnels deeper than kMaxGsoRecursion
   SegmentTooLong,     ///< a segment's IPv4 total / IPv6 payload length would exceed 65535
                       ///< (gso_size + headers too large): refused rather than wrapped
+  NestedTunnel,       ///< more than one tunnel level (issue 11 item 4): the bytes between a
+                      ///< tunnel header and the inner headers are not that tunnel's own header,
+                      ///< or a tunnel hook is reached inside a tunnel. Like the kernel, ofld
+                      ///< segments one level (encapsulation + inner_* describe one); copying a
+                      ///< second level as opaque header would keep super-packet lengths
   kCount
 };
 std::string_view to_string(GsoReason r) noexcept;
@@ -103,6 +108,8 @@ struct GsoContext {
   core::pos_t frame_start = 0;          ///< position of the outer frame's first byte
   std::uint16_t protocol = 0;           ///< skb->protocol at this level (for X-5 csum)
   int encap_level = 0;                  ///< SKB_GSO_CB encap_level (bytes of nested IP hdrs)
+  bool tunnel_inner = false;            ///< inside a tunnel hook's inner call (TunnelSwitch):
+                                        ///< a second tunnel hook here is a nested tunnel
   int depth = 0;                        ///< nested hook calls
   core::pos_t l3_pos = core::kNoHeader; ///< the IP header enclosing the current L4 header
   std::uint16_t l3_proto = 0;           ///< its ethertype (0x0800 / 0x86DD)

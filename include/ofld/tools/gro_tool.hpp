@@ -15,6 +15,11 @@ namespace ofld::tools {
 
 // ---- `ofld gro`: GRO over a capture -------------------------------------------------------
 
+/// The flow hash key `ofld gro` uses when GroPcapOptions::config sets none: a fixed key, so
+/// that the same capture and options always give the same output (order of different flows'
+/// aggregates included, GroConfig::flow_hash_key). Built-in conformance replays use it too.
+inline constexpr std::uint64_t kGroPcapFlowHashKey = 0x6f666c642d67726fULL;  // "ofld-gro"
+
 struct GroPcapOptions {
   std::size_t batch = 64;             ///< frames per NAPI-style poll; each ends in a flush
   std::uint64_t flush_timeout_ns = 0; ///< with a timeout only aged flows complete at poll end
