@@ -140,7 +140,8 @@ core::Packet inner_packet(std::span<const std::uint8_t> inner, const core::Buffe
 }  // namespace
 
 DecapResult decap(std::span<const std::uint8_t> payload, const VxlanConfig& cfg, OuterCsum outer,
-                  Counters& c, const core::BufferRef* owner) {
+                  Counters& c, const core::BufferRef* owner, int outer_tos) {
+  (void)outer_tos;
   DecapResult r;
   auto fail = [&](Drop d) {
     r.reason = d;
