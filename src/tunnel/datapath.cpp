@@ -69,6 +69,7 @@ void Datapath::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
   }
   if (flooded && remotes_.size() > 1) ++ctr_.tx_flooded;
   std::uint16_t sport = flow_src_port(inner_flow_hash(frame), cfg_.src_min(), cfg_.src_max());
+  const std::uint8_t tos = outer_tos(cfg_, frame);  // every segment has the frame's dsfield
 
   segs_.clear();
   if (tp.pkt.is_gso()) {
@@ -104,7 +105,7 @@ void Datapath::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
                 cur->size() + sz <= kMaxTrainBytes && cur->npieces + np <= kMaxTrainIov;
     if (!fits) {
       out.push_back(TxTrain{remotes_[0], sport, std::uint16_t(sz), 0,
-                            scatter ? std::vector<std::uint8_t>{} : take_buf(), {}, {}, 0, 0, 0});
+                            scatter ? std::vector<std::uint8_t>{} : take_buf(), {}, {}, 0, 0, tos});
       cur = &out.back();
       if (scatter) take_scatter(*cur);
       closed = false;
