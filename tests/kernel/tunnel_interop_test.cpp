@@ -92,6 +92,8 @@ struct Variant {
   /// Leave the kernel VXLAN device's MTU as the kernel sets it (1500 without `dev`), which
   /// differs from ofld's TAP MTU (underlay 1500 − overhead). false: set it to ofld's.
   bool kernel_mtu_default = false;
+  /// `tos inherit` on both ends (outer DSCP from the inner header).
+  bool tos_inherit = false;
 };
 
 /// Build the pair; returns "" or a reason (skip / failure is decided by the caller).
@@ -130,6 +132,7 @@ std::string setup(Pair& p, const Variant& v, bool& skipped) {
     kv.push_back(v.udpcsum ? "udpcsum" : "noudpcsum");
   }
   if (v.kernel_remcsumtx) kv.push_back("remcsumtx");
+  if (v.tos_inherit) kv.insert(kv.end(), {"tos", "inherit"});
   // Over veth a CHECKSUM_PARTIAL skb crosses unchanged: with tx-checksumming on (the
   // default), the kernel VXLAN peer hands our UDP socket inner frames whose TCP/UDP checksum
   // was never finished (the bytes hold the pseudo-header seed; a NIC would have filled it),
@@ -155,6 +158,7 @@ std::string setup(Pair& p, const Variant& v, bool& skipped) {
     cmd.push_back(v.udpcsum ? "udpcsum" : "noudpcsum");
   }
   if (v.ofld_remcsumrx) cmd.push_back("remcsumrx");
+  if (v.tos_inherit) cmd.insert(cmd.end(), {"tos", "inherit"});
   p.ofld = spawn(cmd, p.log);
   for (int i = 0; i < 100; ++i) {
     if (daemon::query_stats(p.ctl).ok()) return "";
@@ -421,8 +425,9 @@ long nft_counter(const io::Netns& ns, const std::string& table, const std::strin
 std::string ecn_rules(bool v6, const std::string& dev) {
   const std::string e = v6 ? "ip6 ecn" : "ip ecn";
   std::string r = std::string("table ") + (v6 ? "ip6 ofldout6" : "ip ofldout") + " {\n";
-  for (const char* c : {"not_ect", "ect0", "ect1", "ce"}) r += std::string("  counter ") + c + " {}\n";
+  for (const char* c : {"not_ect", "ect0", "ect1", "ce", "ef"}) r += std::string("  counter ") + c + " {}\n";
   r += "  chain pre {\n    type filter hook prerouting priority -300;\n";
+  r += std::string("    udp dport 4789 ") + (v6 ? "ip6" : "ip") + " dscp ef counter name ef\n";
   for (auto [c, v] : {std::pair{"not_ect", "not-ect"}, std::pair{"ect0", "ect0"},
                       std::pair{"ect1", "ect1"}, std::pair{"ce", "ce"}})
     r += "    udp dport 4789 " + e + " " + v + " counter name " + c + "\n";
@@ -436,12 +441,12 @@ std::string ecn_rules(bool v6, const std::string& dev) {
     r += "    iifname \"" + dev + "\" udp dport " + ps + " counter name p" + ps + "\n";
     r += "    iifname \"" + dev + "\" udp dport " + ps + " ip ecn ce counter name p" + ps + "_ce\n";
   }
-  r += "    iifname \"" + dev + "\" udp dport 6001-6003 drop\n  }\n}\n";
+  r += "    iifname \"" + dev + "\" udp dport 6001-6004 drop\n  }\n}\n";
   return r;
 }
 
 /// One direction: `snd` sends through the overlay to `dst`; `rcv` (device `dev`) has the rules.
-void ecn_direction(Pair& p, bool v6, bool ofld_receives) {
+void ecn_direction(Pair& p, bool v6, bool ofld_receives, bool inherit) {
   const io::Netns& snd = ofld_receives ? *p.B : *p.A;
   const io::Netns& rcv = ofld_receives ? *p.A : *p.B;
   const std::string dst = ofld_receives ? "192.168.77.1" : "192.168.77.2";
@@ -466,6 +471,18 @@ void ecn_direction(Pair& p, bool v6, bool ofld_receives) {
     EXPECT_GE(nft_counter(rcv, out, r.outer) - before, 20)
         << "inner tos " << r.tos << ": outer ECN as encapsulated (RFC 6040 §4.1)";
   }
+  // DSCP EF (46) + ECT(0) from the application: the outer DSCP is EF only with tos inherit
+  // (vxlan_xmit_one: tos 1 = ip_tunnel_get_dsfield), 0 (the configured tos) otherwise.
+  const long ef0 = nft_counter(rcv, out, "ef");
+  auto s = snd.exec({"python3", "-c", kEcnSender, dst, std::to_string(46 << 2 | 2), "6004"},
+                    std::chrono::seconds(15));
+  ASSERT_TRUE(s.ok()) << s.message();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  if (inherit) {
+    EXPECT_GE(nft_counter(rcv, out, "ef") - ef0, 20) << "tos inherit: outer DSCP from the inner";
+  } else {
+    EXPECT_EQ(nft_counter(rcv, out, "ef") - ef0, 0) << "tos 0: outer DSCP 0";
+  }
   EXPECT_EQ(nft_counter(rcv, out, "ect1"), 0);
   EXPECT_EQ(nft_counter(rcv, out, "ce"), 0) << "an encapsulator never sends CE in the outer header";
   EXPECT_EQ(nft_counter(rcv, "in", "p6001"), 20);
@@ -487,14 +504,16 @@ void ecn_direction(Pair& p, bool v6, bool ofld_receives) {
   }
 }
 
-void ecn_variant(bool v6, bool ofld_receives) {
+void ecn_variant(bool v6, bool ofld_receives, bool inherit = false) {
   if (!io::check_command({"nft", "--version"}).ok()) GTEST_SKIP() << "nft (nftables) not installed";
   Pair p;
   bool skipped = false;
-  std::string why = setup(p, kernel_defaults(v6, true), skipped);
+  Variant v = kernel_defaults(v6, true);
+  v.tos_inherit = inherit;
+  std::string why = setup(p, v, skipped);
   if (skipped) GTEST_SKIP() << why;
   ASSERT_EQ(why, "");
-  ecn_direction(p, v6, ofld_receives);
+  ecn_direction(p, v6, ofld_receives, inherit);
   EXPECT_EQ(stop(p.ofld), 0) << slurp(p.log);
 }
 
@@ -502,5 +521,8 @@ TEST(TunnelInterop, Issue11Item8_EcnCeOnUnderlay_KernelToOfld_Ipv4) { ecn_varian
 TEST(TunnelInterop, Issue11Item8_EcnCeOnUnderlay_KernelToOfld_Ipv6) { ecn_variant(true, true); }
 TEST(TunnelInterop, Issue11Item8_EcnCeOnUnderlay_OfldToKernel_Ipv4) { ecn_variant(false, false); }
 TEST(TunnelInterop, Issue11Item8_EcnCeOnUnderlay_OfldToKernel_Ipv6) { ecn_variant(true, false); }
+TEST(TunnelInterop, Issue11Item8_TosInherit_KernelToOfld_Ipv4) { ecn_variant(false, true, true); }
+TEST(TunnelInterop, Issue11Item8_TosInherit_OfldToKernel_Ipv4) { ecn_variant(false, false, true); }
+TEST(TunnelInterop, Issue11Item8_TosInherit_OfldToKernel_Ipv6) { ecn_variant(true, false, true); }
 
 }  // namespace
