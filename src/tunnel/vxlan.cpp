@@ -5,6 +5,8 @@
 #include "ofld/gro/engine.hpp"
 #include "ofld/wire/bytes.hpp"
 #include "ofld/wire/ethernet.hpp"
+#include "ofld/wire/ip.hpp"
+#include "ofld/wire/l4.hpp"
 #include "ofld/wire/layout.hpp"
 #include "ofld/wire/tunnel.hpp"
 
@@ -39,10 +41,8 @@ std::optional<std::string> validate(const VxlanConfig& cfg) {
 namespace {
 namespace et = wire::ethertype;
 namespace ipp = wire::ipproto;
-
-std::uint16_t be16(std::span<const std::uint8_t> f, std::size_t at) noexcept {
-  return std::uint16_t(f[at] << 8 | f[at + 1]);
-}
+using Ip4 = wire::Ipv4Header<>;
+using Ip6 = wire::Ipv6Header<>;
 
 /// The IP header of an Ethernet frame: offset after up to two VLAN tags, and the family.
 /// nullopt for another ethertype, a wrong version nibble or fewer bytes than the fixed header.
@@ -51,17 +51,18 @@ struct InnerL3 {
   bool v6 = false;
 };
 std::optional<InnerL3> inner_l3(std::span<const std::uint8_t> f) noexcept {
-  if (f.size() < wire::EthernetHeader<>::kLen) return std::nullopt;
-  std::size_t o = 12;
-  std::uint16_t t = be16(f, o);
+  auto eth = wire::EthernetHeader<>::parse(f);
+  if (!eth.ok()) return std::nullopt;
+  std::size_t o = wire::EthernetHeader<>::kLen;
+  std::uint16_t t = eth.value().ethertype();
   for (int tags = 0; tags < 2 && wire::is_vlan_tpid(t); ++tags) {
-    if (f.size() < o + 4 + 2) return std::nullopt;
-    o += 4;
-    t = be16(f, o);
+    auto tag = wire::VlanTag<>::parse(f.subspan(o));
+    if (!tag.ok()) return std::nullopt;
+    t = tag.value().ethertype();
+    o += wire::VlanTag<>::kLen;
   }
-  o += 2;
-  if (t == et::kIpv4 && f.size() >= o + 20 && (f[o] >> 4) == 4) return InnerL3{o, false};
-  if (t == et::kIpv6 && f.size() >= o + 40 && (f[o] >> 4) == 6) return InnerL3{o, true};
+  if (t == et::kIpv4 && Ip4::parse(f.subspan(o)).ok()) return InnerL3{o, false};
+  if (t == et::kIpv6 && Ip6::parse(f.subspan(o)).ok()) return InnerL3{o, true};
   return std::nullopt;
 }
 
@@ -78,48 +79,57 @@ struct SeedAt {
 std::optional<SeedAt> seed_partial(std::span<const std::uint8_t> f) noexcept {
   const auto l3 = inner_l3(f);
   if (!l3) return std::nullopt;
-  const std::size_t o = l3->off;
-  std::size_t l4 = 0, end = 0;
+  const auto ipb = f.subspan(l3->off);
+  std::size_t l4 = 0, end = 0;  // from the IP header
   std::uint8_t proto = 0;
-  const std::uint8_t* sa = nullptr;
-  const std::uint8_t* da = nullptr;
+  csum::wsum pseudo_part = 0;  // addresses only
   if (!l3->v6) {
-    const std::size_t ihl = std::size_t(f[o] & 0x0F) * 4, tot = be16(f, o + 2);
-    if (ihl < 20 || tot < ihl || o + tot > f.size()) return std::nullopt;
-    if (be16(f, o + 6) & 0x3FFF) return std::nullopt;  // MF or fragment offset
-    proto = f[o + 9];
-    l4 = o + ihl;
-    end = o + tot;
-    sa = f.data() + o + 12;
-    da = f.data() + o + 16;
+    const Ip4 ip = Ip4::parse(ipb).value();
+    const std::size_t hl = ip.header().size(), tot = ip.total_len();
+    if (tot < hl || tot > ipb.size() || ip.is_fragment()) return std::nullopt;
+    proto = ip.protocol();
+    l4 = hl;
+    end = tot;
+    pseudo_part = csum::csum_partial(ipb.data() + Ip4::kSaddrOffset, 8, 0);
   } else {
-    const std::size_t plen = be16(f, o + 4);
-    end = o + 40 + plen;
-    if (plen == 0 || end > f.size()) return std::nullopt;  // jumbogram / cut short
-    proto = f[o + 6];
-    l4 = o + 40;
+    const Ip6 ip = Ip6::parse(ipb).value();
+    end = Ip6::kLen + ip.payload_len();
+    if (ip.payload_len() == 0 || end > ipb.size()) return std::nullopt;  // jumbogram / cut short
+    proto = ip.next_header();
+    l4 = Ip6::kLen;
     for (int n = 0; n < 8 && (proto == ipp::kHopOpts || proto == ipp::kDstOpts ||
                               proto == ipp::kRouting); ++n) {
-      if (l4 + 8 > end) return std::nullopt;
-      if (proto == ipp::kRouting && f[l4 + 3] != 0) return std::nullopt;  // segments left
-      proto = f[l4];
-      l4 += (std::size_t(f[l4 + 1]) + 1) * 8;
+      auto x = wire::Ipv6ExtHeader<>::parse(ipb.subspan(l4, end - l4));
+      if (!x.ok()) return std::nullopt;
+      if (proto == ipp::kRouting && x.value().segments_left() != 0) return std::nullopt;
+      proto = x.value().next_header();
+      l4 += x.value().header().size();
     }
-    if (l4 > end) return std::nullopt;
-    sa = f.data() + o + 8;
-    da = f.data() + o + 24;
+    pseudo_part = csum::csum_partial(ipb.data() + 8, 32, 0);  // saddr, daddr
   }
-  const std::size_t len = end - l4;
-  std::uint16_t off = 0;
-  if (proto == ipp::kTcp && len >= 20) off = 16;
-  else if (proto == ipp::kUdp && len >= 8 && be16(f, l4 + 4) == len) off = 6;
-  else return std::nullopt;
-  const std::uint16_t field = be16(f, l4 + off);
-  if (field == 0 && proto == ipp::kUdp) return std::nullopt;  // "no checksum" (RFC 768)
-  const csum::wsum ps = l3->v6 ? csum::csum_ipv6_nofold(sa, da, std::uint32_t(len), proto, 0)
-                               : csum::csum_tcpudp_nofold(sa, da, std::uint32_t(len), proto, 0);
+  const auto l4b = ipb.subspan(l4, end - l4);
+  std::uint16_t off = 0, field = 0;
+  if (proto == ipp::kTcp) {
+    auto th = wire::TcpHeader<>::parse(l4b);
+    if (!th.ok()) return std::nullopt;
+    off = wire::TcpHeader<>::kCheckOffset;
+    field = th.value().check();
+  } else if (proto == ipp::kUdp) {
+    auto uh = wire::UdpHeader<>::parse(l4b);
+    if (!uh.ok() || uh.value().len() != l4b.size()) return std::nullopt;
+    off = wire::UdpHeader<>::kCheckOffset;
+    field = uh.value().check();
+    if (field == 0) return std::nullopt;  // "no checksum" (RFC 768)
+  } else {
+    return std::nullopt;
+  }
+  // csum_tcpudp_nofold / csum_ipv6_nofold: addresses + protocol + L4 length.
+  const std::uint32_t len = std::uint32_t(l4b.size());
+  const std::uint8_t tail[8] = {std::uint8_t(len >> 24), std::uint8_t(len >> 16),
+                                std::uint8_t(len >> 8), std::uint8_t(len), 0, 0, 0, proto};
+  const csum::wsum ps = csum::csum_partial(tail, 8, pseudo_part);
   if (field != csum::csum_fold16(ps)) return std::nullopt;
-  return SeedAt{l4, off};
+  return SeedAt{l3->off + l4, off};
 }
 
 /// Ones'-complement 16-bit add with end-around carry (the kernel's csum16_add).
@@ -137,8 +147,9 @@ bool ecn_decap_packet(core::Packet& p, std::uint8_t outer, Counters& c) {
   auto h = p.head();
   const auto l3 = inner_l3(h);
   if (!l3) return true;  // not IP: nothing to do (IP_ECN_decapsulate returns 0)
-  std::uint8_t* ip = h.data() + l3->off;
-  const std::uint8_t inner = l3->v6 ? std::uint8_t((ip[0] & 0x0F) << 4 | ip[1] >> 4) : ip[1];
+  const auto ipb = h.subspan(l3->off);
+  const std::uint8_t inner = l3->v6 ? wire::Ipv6Header<std::uint8_t>::parse(ipb).value().traffic_class()
+                                    : wire::Ipv4Header<std::uint8_t>::parse(ipb).value().tos();
   const EcnDecap d = ecn_decapsulate(outer, inner);
   if (d == EcnDecap::Drop) return false;
   if (d == EcnDecap::Bogus) ++c.rx_ecn_bogus;
@@ -150,20 +161,19 @@ bool ecn_decap_packet(core::Packet& p, std::uint8_t outer, Counters& c) {
   if (want == 3) ++c.rx_ecn_ce;
   if (!l3->v6) {
     // IP_ECN_set_ce / IP_ECN_set_ect1: the header checksum follows the TOS change.
-    std::uint16_t check = std::uint16_t(ip[10] << 8 | ip[11]);
-    check = csum16_add(check, want == 3 ? (ecn == 1 ? 0xFFFD : 0xFFFE) : 0x0001);
-    ip[1] = std::uint8_t((ip[1] & ~3u) | want);
-    ip[10] = std::uint8_t(check >> 8);
-    ip[11] = std::uint8_t(check);
+    const auto ip = wire::Ipv4Header<std::uint8_t>::parse(ipb).value();
+    ip.set_check(csum16_add(ip.check(), want == 3 ? (ecn == 1 ? 0xFFFD : 0xFFFE) : 0x0001));
+    ip.set_tos(std::uint8_t((inner & ~3u) | want));
   } else {
     // IP6_ECN_set_ce / IP6_ECN_set_ect1: no header checksum; a COMPLETE sum follows the
     // first 32-bit word.
-    std::uint8_t before[4] = {ip[0], ip[1], ip[2], ip[3]};
-    ip[1] = std::uint8_t((ip[1] & 0xCF) | want << 4);
+    const auto ip = wire::Ipv6Header<std::uint8_t>::parse(ipb).value();
+    const std::uint8_t before[4] = {ipb[0], ipb[1], ipb[2], ipb[3]};
+    ip.set_traffic_class(std::uint8_t((inner & ~3u) | want));
     if (auto* cc = std::get_if<core::CsumComplete>(&p.csum)) {
       const std::size_t at = l3->off;
       cc->csum = csum::csum_block_sub(cc->csum, csum::csum_partial(before, 4, 0), at);
-      cc->csum = csum::csum_block_add(cc->csum, csum::csum_partial(ip, 4, 0), at);
+      cc->csum = csum::csum_block_add(cc->csum, csum::csum_partial(ipb.data(), 4, 0), at);
     }
   }
   return true;
@@ -189,8 +199,8 @@ std::uint8_t ecn_encapsulate(std::uint8_t outer, std::uint8_t inner) noexcept {
 std::uint8_t inner_dsfield(std::span<const std::uint8_t> frame) noexcept {
   const auto l3 = inner_l3(frame);
   if (!l3) return 0;
-  const std::uint8_t* ip = frame.data() + l3->off;
-  return l3->v6 ? std::uint8_t((ip[0] & 0x0F) << 4 | ip[1] >> 4) : ip[1];
+  const auto ipb = frame.subspan(l3->off);
+  return l3->v6 ? Ip6::parse(ipb).value().traffic_class() : Ip4::parse(ipb).value().tos();
 }
 
 std::uint8_t outer_tos(const VxlanConfig& cfg, std::span<const std::uint8_t> frame) noexcept {
