@@ -144,6 +144,7 @@ std::uint16_t csum16_add(std::uint16_t a, std::uint16_t b) noexcept {
 /// frame is the tag (vxlan_rcv resets it right after the Ethernet header); here tags are
 /// skipped and the IP header itself is used.
 bool ecn_decap_packet(core::Packet& p, std::uint8_t outer, Counters& c) {
+  if ((outer & 3u) == 0) return true;  // Not-ECT outer: Figure 4's first column keeps the inner
   auto h = p.head();
   const auto l3 = inner_l3(h);
   if (!l3) return true;  // not IP: nothing to do (IP_ECN_decapsulate returns 0)
