@@ -1,7 +1,8 @@
 // libFuzzer target: arbitrary UDP payloads → the VXLAN receive path (decap with every
 // RCO/config combination, FDB learning, GRO after decapsulation, TAP frame building) never
 // crashes or over-reads; every datagram is either delivered or counted as a drop.
-// Byte 0 selects the configuration, byte 1 the UDP_GRO gso_size (0 = one datagram).
+// Byte 0 selects the configuration, byte 1 the UDP_GRO gso_size (0 = one datagram); when
+// byte 0's top three bits are 3..7, byte 1 is also the outer TOS (RFC 6040 decapsulation).
 #include <cstdint>
 #include <cstdlib>
 #include <vector>
@@ -25,7 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::uint16_t gso = std::uint16_t(data[1]) * 8;
   Datapath dp(c, o);
   std::vector<std::uint8_t> buf(data + 2, data + size);
-  dp.receive_train(buf, gso, *IpAddr::parse("10.0.0.2"), outer, 1);
+  const int tos = (data[0] >> 5) >= 3 ? data[1] : -1;
+  dp.receive_train(buf, gso, *IpAddr::parse("10.0.0.2"), outer, 1, tos);
   std::vector<TapFrame> frames;
   dp.rx_flush(2, frames);
   const auto& ctr = dp.counters();

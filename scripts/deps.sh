@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
       libpcap-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
-      libgtest-dev libgmock-dev libbenchmark-dev
+      libgtest-dev libgmock-dev libbenchmark-dev nftables
       tshark tcpdump iproute2 ethtool iperf3 libdpdk-dev
       sockperf gnuplot-nox   # bench/tunnel: request/response latency, PNG chart
       dpkg-dev groff-base)   # scripts/test-install: cpack's dpkg-shlibdeps, ofld.8 check

@@ -160,8 +160,16 @@ std::optional<std::string> parse_vxlan_words(const std::vector<std::string>& w, 
       if (auto e = num(1, 255, n)) return e;
       v.ttl = std::uint8_t(n);
     } else if (k == "tos") {
-      if (auto e = num(0, 255, n)) return e;
-      v.tos = std::uint8_t(n);
+      // iproute2's `tos inherit` is the kernel's tos 1 (vxlan_xmit_one: outer DSCP from the
+      // inner header); the ECN bits come from the inner packet either way (RFC 6040 §4.1).
+      if (const std::string* a = arg(1); a && *a == "inherit") {
+        v.tos_inherit = true;
+        ++i;
+      } else {
+        if (auto e = num(0, 255, n)) return e;
+        v.tos = std::uint8_t(n);
+        v.tos_inherit = n == 1;
+      }
     } else if (k == "mtu") {
       if (auto e = num(68, 65521, n)) return e;
       v.mtu = int(n);

@@ -115,6 +115,9 @@ struct Worker : detail::WorkerBase {
     for (auto& t : trains) {
       auto& s = tx_socket(t.src_port);
       io::Result<std::size_t> r = std::size_t(0);
+      // Outer TOS of this train (configured tos or tos inherit, ECN from the inner packet,
+      // RFC 6040 §4.1 as the kernel's vxlan_xmit_one); a setsockopt only when it changes.
+      if (auto ts = s.set_tos(t.tos); !ts.ok()) spdlog::debug("{}", ts.message());
       if (t.scattered()) {
         // One sendmsg(UDP_SEGMENT) over the segments' own bytes: no copy into a train buffer.
         tpieces.clear();
@@ -181,6 +184,14 @@ struct Worker : detail::WorkerBase {
   void handle_udp() {
     std::lock_guard g(mu);
     auto t = now_ns();
+    // What the socket tells about each datagram's outer UDP checksum: on IPv6 without
+    // udp6zerocsumrx the kernel drops a zero checksum (UDP_NO_CHECK6_RX off), so every
+    // datagram had one; otherwise no socket interface reports it. Unknown trusts a seed-valued
+    // inner checksum like Present (decap(); README "Tunnel": the receive form of
+    // CHECKSUM_PARTIAL).
+    const auto& vc = cfg->vxlan;
+    const auto outer_csum = vc.ipv6() && !vc.udp6_zero_csum_rx ? tunnel::OuterCsum::Present
+                                                               : tunnel::OuterCsum::Unknown;
     for (std::size_t call = 0; call < kRxBudget; ++call) {
       // A slot whose bytes are still referenced by a packet gets a fresh buffer (normally
       // every reference is gone: the previous wake-up flushed GRO and wrote its frames).
@@ -197,7 +208,7 @@ struct Worker : detail::WorkerBase {
       std::size_t n = r.value();
       for (std::size_t i = 0; i < n; ++i) {
         const auto& m = rxs[i];
-        dp->receive_train(rxbufs[i], 0, m.len, m.gso_size, m.from, tunnel::OuterCsum::Unknown, t);
+        dp->receive_train(rxbufs[i], 0, m.len, m.gso_size, m.from, outer_csum, t, m.tos);
       }
       // GRO flush and TAP writes per batch: the packets reference the slots' bytes, which
       // the next recvmmsg reuses (aggregates are bounded at 64 KiB anyway).
@@ -222,7 +233,10 @@ struct Worker : detail::WorkerBase {
         {"rx", {{"datagrams", c.rx_datagrams}, {"datagram_bytes", c.rx_dgram_bytes},
                 {"udp_gro_trains", c.rx_gro_trains}, {"rco", c.rx_rco},
                 {"rco_no_outer_csum", c.rx_rco_nocsum}, {"csum_validated", c.rx_csum_validated},
-                {"csum_skipped", c.rx_csum_skipped}, {"frames", c.rx_frames},
+                {"csum_skipped", c.rx_csum_skipped},
+                {"csum_partial_seed", c.rx_csum_partial_seed},
+                {"csum_seed_no_outer_csum", c.rx_csum_seed_nocsum},
+                {"ecn_ce", c.rx_ecn_ce}, {"ecn_bogus", c.rx_ecn_bogus}, {"frames", c.rx_frames},
                 {"bytes", c.rx_bytes}, {"gro_merged", c.rx_gro_merged},
                 {"gro_aggregates", c.rx_gro_aggregates}}},
         {"fdb", {{"learned", c.fdb_learned}, {"aged", c.fdb_aged}}},
@@ -378,6 +392,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
     io::UdpSocketOptions uo{v.local, v.dstport, !v.tx_outer_csum(), v.udp6_zero_csum_rx,
                             v.ttl, v.tos, cfg.offload, cfg.offload, 4 << 20, w.idx != 0};
     uo.reuse_port = mq;
+    uo.recv_tos = true;  // outer ECN for RFC 6040 decapsulation
     if (w.idx != 0) uo.gso_short_tail = im->ws.workers[0]->rx->gso_short_tail();
     auto u = io::UdpSocket::open(uo);
     if (!u.ok()) return R::error("local " + v.local.to_string() + " dstport " +

@@ -179,6 +179,11 @@ Result<UdpSocket> UdpSocket::open(const UdpSocketOptions& o) {
                : ::setsockopt(s.fd_, IPPROTO_IP, IP_TOS, &t, sizeof t)) < 0)
       return Result<UdpSocket>::error(err("tos"));
   }
+  s.tos_ = o.tos;
+  if (o.recv_tos &&
+      (s.v6_ ? ::setsockopt(s.fd_, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof one)
+             : ::setsockopt(s.fd_, IPPROTO_IP, IP_RECVTOS, &one, sizeof one)) < 0)
+    return Result<UdpSocket>::error(err(s.v6_ ? "IPV6_RECVTCLASS" : "IP_RECVTOS"));
   if (o.reuse_port && ::setsockopt(s.fd_, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0)
     return Result<UdpSocket>::error(err("SO_REUSEPORT"));
   sockaddr_storage ss;
@@ -233,6 +238,7 @@ UdpSocket& UdpSocket::operator=(UdpSocket&& o) noexcept {
     if (fd_ >= 0) ::close(fd_);
     fd_ = o.fd_; v6_ = o.v6_; gso_ = o.gso_; gro_ = o.gro_; port_ = o.port_; st_ = o.st_;
     short_tail_ = o.short_tail_;
+    tos_ = o.tos_;
     o.fd_ = -1;
   }
   return *this;
@@ -410,6 +416,29 @@ Result<std::size_t> UdpSocket::send_train_pieces(
   return r;
 }
 
+namespace {
+/// IP_TOS (1 byte, IP_RECVTOS) or IPV6_TCLASS (int, IPV6_RECVTCLASS) into rx.tos.
+void read_tos(const cmsghdr* c, UdpRx& rx) {
+  if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS && c->cmsg_len >= CMSG_LEN(1)) {
+    rx.tos = *reinterpret_cast<const unsigned char*>(CMSG_DATA(c));
+  } else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS &&
+             c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+    int v = 0;
+    std::memcpy(&v, CMSG_DATA(c), sizeof v);
+    if (v >= 0 && v <= 255) rx.tos = v;
+  }
+}
+}  // namespace
+
+Result<bool> UdpSocket::set_tos(int tos) {
+  if (tos == tos_) return true;
+  if ((v6_ ? ::setsockopt(fd_, IPPROTO_IPV6, IPV6_TCLASS, &tos, sizeof tos)
+           : ::setsockopt(fd_, IPPROTO_IP, IP_TOS, &tos, sizeof tos)) < 0)
+    return Result<bool>::error(err(v6_ ? "IPV6_TCLASS" : "IP_TOS"));
+  tos_ = tos;
+  return true;
+}
+
 Result<std::optional<UdpRx>> UdpSocket::recv(std::span<std::uint8_t> buf) {
   sockaddr_storage ss{};
   iovec iov{buf.data(), buf.size()};
@@ -432,6 +461,7 @@ Result<std::optional<UdpRx>> UdpSocket::recv(std::span<std::uint8_t> buf) {
   rx.len = std::size_t(r);
   from_sa(ss, rx.from, rx.from_port);
   for (cmsghdr* c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+    read_tos(c, rx);
     if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
       int g = 0;
       std::memcpy(&g, CMSG_DATA(c), sizeof g);
@@ -489,6 +519,7 @@ Result<std::size_t> UdpSocket::recv_batch(std::span<const std::span<std::uint8_t
     from_sa(from[i], rx.from, rx.from_port);
     msghdr* mh = &m[i].msg_hdr;
     for (cmsghdr* c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+      read_tos(c, rx);
       if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
         int g = 0;
         std::memcpy(&g, CMSG_DATA(c), sizeof g);

@@ -69,6 +69,7 @@ void Datapath::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
   }
   if (flooded && remotes_.size() > 1) ++ctr_.tx_flooded;
   std::uint16_t sport = flow_src_port(inner_flow_hash(frame), cfg_.src_min(), cfg_.src_max());
+  const std::uint8_t tos = outer_tos(cfg_, frame);  // every segment has the frame's dsfield
 
   segs_.clear();
   if (tp.pkt.is_gso()) {
@@ -104,7 +105,7 @@ void Datapath::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
                 cur->size() + sz <= kMaxTrainBytes && cur->npieces + np <= kMaxTrainIov;
     if (!fits) {
       out.push_back(TxTrain{remotes_[0], sport, std::uint16_t(sz), 0,
-                            scatter ? std::vector<std::uint8_t>{} : take_buf(), {}, {}, 0, 0});
+                            scatter ? std::vector<std::uint8_t>{} : take_buf(), {}, {}, 0, 0, tos});
       cur = &out.back();
       if (scatter) take_scatter(*cur);
       closed = false;
@@ -145,7 +146,7 @@ void Datapath::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
       auto b = take_buf();
       if (out[i].scattered()) b = flatten(out[i]);
       else b.assign(out[i].buf.begin(), out[i].buf.end());
-      out.push_back(TxTrain{remotes_[r], sport, out[i].seg_size, out[i].count, std::move(b), {}, {}, 0, 0});
+      out.push_back(TxTrain{remotes_[r], sport, out[i].seg_size, out[i].count, std::move(b), {}, {}, 0, 0, out[i].tos});
     }
   for (std::size_t i = first; i < out.size(); ++i) {
     ctr_.tx_datagrams += out[i].count;
@@ -195,15 +196,16 @@ void Datapath::recycle(std::vector<TxTrain>& sent) {
 }
 
 void Datapath::receive(std::span<const std::uint8_t> payload, const IpAddr& from,
-                       OuterCsum outer, std::uint64_t now_ns) {
-  receive_one(payload, from, outer, now_ns, nullptr);
+                       OuterCsum outer, std::uint64_t now_ns, int outer_tos) {
+  receive_one(payload, from, outer, now_ns, nullptr, outer_tos);
 }
 
 void Datapath::receive_one(std::span<const std::uint8_t> payload, const IpAddr& from,
-                           OuterCsum outer, std::uint64_t now_ns, const core::BufferRef* owner) {
+                           OuterCsum outer, std::uint64_t now_ns, const core::BufferRef* owner,
+                           int outer_tos) {
   ++ctr_.rx_datagrams;
   ctr_.rx_dgram_bytes += payload.size();
-  auto d = decap(payload, cfg_, outer, ctr_, owner);
+  auto d = decap(payload, cfg_, outer, ctr_, owner, outer_tos);
   if (!d.ok) return;
   auto inner = d.pkt.head();
   Mac src = mac_at(inner, 6);
@@ -217,32 +219,34 @@ void Datapath::receive_one(std::span<const std::uint8_t> payload, const IpAddr& 
 }
 
 void Datapath::receive_train(std::span<const std::uint8_t> buf, std::uint16_t gso_size,
-                             const IpAddr& from, OuterCsum outer, std::uint64_t now_ns) {
+                             const IpAddr& from, OuterCsum outer, std::uint64_t now_ns,
+                             int outer_tos) {
   if (gso_size == 0 || gso_size >= buf.size()) {
-    receive(buf, from, outer, now_ns);
+    receive(buf, from, outer, now_ns, outer_tos);
     return;
   }
   ++ctr_.rx_gro_trains;
   for (std::size_t off = 0; off < buf.size(); off += gso_size)
-    receive(buf.subspan(off, std::min<std::size_t>(gso_size, buf.size() - off)), from, outer, now_ns);
+    receive(buf.subspan(off, std::min<std::size_t>(gso_size, buf.size() - off)), from, outer,
+            now_ns, outer_tos);
 }
 
 void Datapath::receive_train(const core::BufferRef& owner, std::size_t off, std::size_t len,
                              std::uint16_t gso_size, const IpAddr& from, OuterCsum outer,
-                             std::uint64_t now_ns) {
+                             std::uint64_t now_ns, int outer_tos) {
   if (!owner || off > owner->bytes.size() || len > owner->bytes.size() - off) {
     ctr_.drop(Drop::RxTruncated);
     return;
   }
   std::span<const std::uint8_t> buf(owner->bytes.data() + off, len);
   if (gso_size == 0 || gso_size >= buf.size()) {
-    receive_one(buf, from, outer, now_ns, &owner);
+    receive_one(buf, from, outer, now_ns, &owner, outer_tos);
     return;
   }
   ++ctr_.rx_gro_trains;
   for (std::size_t o = 0; o < buf.size(); o += gso_size)
     receive_one(buf.subspan(o, std::min<std::size_t>(gso_size, buf.size() - o)), from, outer,
-                now_ns, &owner);
+                now_ns, &owner, outer_tos);
 }
 
 void Datapath::to_tap(core::Packet&& p, std::vector<TapFrame>& out) {

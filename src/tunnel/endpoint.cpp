@@ -38,6 +38,8 @@ std::string_view to_string(Drop d) noexcept {
     case Drop::RxWrongVni: return "rx_wrong_vni";
     case Drop::RxInnerCsumBad: return "rx_inner_csum_bad";
     case Drop::RxLoop: return "rx_loop";
+    case Drop::RxUdp6ZeroCsum: return "rx_udp6_zero_csum";
+    case Drop::RxEcnNotEct: return "rx_ecn_not_ect";
     case Drop::TxNotEthernet: return "tx_not_ethernet";
     case Drop::TxVnetRejected: return "tx_vnet_rejected";
     case Drop::TxGsoFailed: return "tx_gso_failed";
@@ -65,6 +67,8 @@ Counters& Counters::operator+=(const Counters& o) noexcept {
   rx_datagrams += o.rx_datagrams; rx_dgram_bytes += o.rx_dgram_bytes;
   rx_gro_trains += o.rx_gro_trains; rx_rco += o.rx_rco; rx_rco_nocsum += o.rx_rco_nocsum;
   rx_csum_validated += o.rx_csum_validated; rx_csum_skipped += o.rx_csum_skipped;
+  rx_csum_partial_seed += o.rx_csum_partial_seed; rx_csum_seed_nocsum += o.rx_csum_seed_nocsum;
+  rx_ecn_ce += o.rx_ecn_ce; rx_ecn_bogus += o.rx_ecn_bogus;
   rx_frames += o.rx_frames; rx_bytes += o.rx_bytes;
   rx_gro_merged += o.rx_gro_merged; rx_gro_aggregates += o.rx_gro_aggregates;
   fdb_learned += o.fdb_learned; fdb_aged += o.fdb_aged; gso_fallbacks += o.gso_fallbacks;

@@ -38,7 +38,7 @@ void build_trains(std::span<const std::uint8_t> bytes, std::span<const std::uint
     const bool fits = cur && !closed && sz <= cur->seg_size && cur->count < kMaxTrainSegs &&
                       cur->buf.size() + sz <= kMaxTrainBytes;
     if (!fits) {
-      out.push_back(TxTrain{remote, port, std::uint16_t(sz), 0, {}, {}, {}, 0, 0});
+      out.push_back(TxTrain{remote, port, std::uint16_t(sz), 0, {}, {}, {}, 0, 0, 0});
       cur = &out.back();
       closed = false;
     }

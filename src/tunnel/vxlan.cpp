@@ -1,8 +1,13 @@
 // VXLAN encapsulation / decapsulation (vxlan_build_skb, vxlan_rcv, vxlan_remcsum).
 #include "ofld/tunnel/vxlan.hpp"
 
+#include "ofld/core/csum.hpp"
 #include "ofld/gro/engine.hpp"
 #include "ofld/wire/bytes.hpp"
+#include "ofld/wire/ethernet.hpp"
+#include "ofld/wire/ip.hpp"
+#include "ofld/wire/l4.hpp"
+#include "ofld/wire/layout.hpp"
 #include "ofld/wire/tunnel.hpp"
 
 namespace ofld::tunnel {
@@ -31,6 +36,177 @@ std::optional<std::string> validate(const VxlanConfig& cfg) {
   if (cfg.mtu != 0 && (cfg.mtu < 68 || cfg.mtu > 65535 - 14))
     return "mtu: " + std::to_string(cfg.mtu) + " outside 68..65521";
   return std::nullopt;
+}
+
+namespace {
+namespace et = wire::ethertype;
+namespace ipp = wire::ipproto;
+using Ip4 = wire::Ipv4Header<>;
+using Ip6 = wire::Ipv6Header<>;
+
+/// The IP header of an Ethernet frame: offset after up to two VLAN tags, and the family.
+/// nullopt for another ethertype, a wrong version nibble or fewer bytes than the fixed header.
+struct InnerL3 {
+  std::size_t off = 0;
+  bool v6 = false;
+};
+std::optional<InnerL3> inner_l3(std::span<const std::uint8_t> f) noexcept {
+  auto eth = wire::EthernetHeader<>::parse(f);
+  if (!eth.ok()) return std::nullopt;
+  std::size_t o = wire::EthernetHeader<>::kLen;
+  std::uint16_t t = eth.value().ethertype();
+  for (int tags = 0; tags < 2 && wire::is_vlan_tpid(t); ++tags) {
+    auto tag = wire::VlanTag<>::parse(f.subspan(o));
+    if (!tag.ok()) return std::nullopt;
+    t = tag.value().ethertype();
+    o += wire::VlanTag<>::kLen;
+  }
+  if (t == et::kIpv4 && Ip4::parse(f.subspan(o)).ok()) return InnerL3{o, false};
+  if (t == et::kIpv6 && Ip6::parse(f.subspan(o)).ok()) return InnerL3{o, true};
+  return std::nullopt;
+}
+
+/// Where an inner TCP/UDP checksum field holds exactly its packet's pseudo-header seed (C-6:
+/// fold of the pseudo-header sum, not complemented — what the kernel stores in a
+/// CHECKSUM_PARTIAL packet): the L4 offset and csum_offset. nullopt otherwise, and for what
+/// cannot carry such a seed: an IPv4 fragment (MF or offset), a UDP checksum of 0, IPv6 with
+/// a fragment header or a routing header with segments left (another pseudo destination),
+/// lengths that disagree with the frame.
+struct SeedAt {
+  std::size_t l4 = 0;
+  std::uint16_t off = 0;
+};
+std::optional<SeedAt> seed_partial(std::span<const std::uint8_t> f) noexcept {
+  const auto l3 = inner_l3(f);
+  if (!l3) return std::nullopt;
+  const auto ipb = f.subspan(l3->off);
+  std::size_t l4 = 0, end = 0;  // from the IP header
+  std::uint8_t proto = 0;
+  csum::wsum pseudo_part = 0;  // addresses only
+  if (!l3->v6) {
+    const Ip4 ip = Ip4::parse(ipb).value();
+    const std::size_t hl = ip.header().size(), tot = ip.total_len();
+    if (tot < hl || tot > ipb.size() || ip.is_fragment()) return std::nullopt;
+    proto = ip.protocol();
+    l4 = hl;
+    end = tot;
+    pseudo_part = csum::csum_partial(ipb.data() + Ip4::kSaddrOffset, 8, 0);
+  } else {
+    const Ip6 ip = Ip6::parse(ipb).value();
+    end = Ip6::kLen + ip.payload_len();
+    if (ip.payload_len() == 0 || end > ipb.size()) return std::nullopt;  // jumbogram / cut short
+    proto = ip.next_header();
+    l4 = Ip6::kLen;
+    for (int n = 0; n < 8 && (proto == ipp::kHopOpts || proto == ipp::kDstOpts ||
+                              proto == ipp::kRouting); ++n) {
+      auto x = wire::Ipv6ExtHeader<>::parse(ipb.subspan(l4, end - l4));
+      if (!x.ok()) return std::nullopt;
+      if (proto == ipp::kRouting && x.value().segments_left() != 0) return std::nullopt;
+      proto = x.value().next_header();
+      l4 += x.value().header().size();
+    }
+    pseudo_part = csum::csum_partial(ipb.data() + 8, 32, 0);  // saddr, daddr
+  }
+  const auto l4b = ipb.subspan(l4, end - l4);
+  std::uint16_t off = 0, field = 0;
+  if (proto == ipp::kTcp) {
+    auto th = wire::TcpHeader<>::parse(l4b);
+    if (!th.ok()) return std::nullopt;
+    off = wire::TcpHeader<>::kCheckOffset;
+    field = th.value().check();
+  } else if (proto == ipp::kUdp) {
+    auto uh = wire::UdpHeader<>::parse(l4b);
+    if (!uh.ok() || uh.value().len() != l4b.size()) return std::nullopt;
+    off = wire::UdpHeader<>::kCheckOffset;
+    field = uh.value().check();
+    if (field == 0) return std::nullopt;  // "no checksum" (RFC 768)
+  } else {
+    return std::nullopt;
+  }
+  // csum_tcpudp_nofold / csum_ipv6_nofold: addresses + protocol + L4 length.
+  const std::uint32_t len = std::uint32_t(l4b.size());
+  const std::uint8_t tail[8] = {std::uint8_t(len >> 24), std::uint8_t(len >> 16),
+                                std::uint8_t(len >> 8), std::uint8_t(len), 0, 0, 0, proto};
+  const csum::wsum ps = csum::csum_partial(tail, 8, pseudo_part);
+  if (field != csum::csum_fold16(ps)) return std::nullopt;
+  return SeedAt{l3->off + l4, off};
+}
+
+/// Ones'-complement 16-bit add with end-around carry (the kernel's csum16_add).
+std::uint16_t csum16_add(std::uint16_t a, std::uint16_t b) noexcept {
+  std::uint32_t r = std::uint32_t(a) + b;
+  return std::uint16_t(r + (r >> 16));
+}
+
+/// RFC 6040 decapsulation of the inner IP header of `p` (INET_ECN_decapsulate followed by
+/// INET_ECN_set_ce / INET_ECN_set_ect1). Returns false when the packet must be dropped.
+/// The kernel reads the inner header at the network header, which for a VLAN-tagged inner
+/// frame is the tag (vxlan_rcv resets it right after the Ethernet header); here tags are
+/// skipped and the IP header itself is used.
+bool ecn_decap_packet(core::Packet& p, std::uint8_t outer, Counters& c) {
+  if ((outer & 3u) == 0) return true;  // Not-ECT outer: Figure 4's first column keeps the inner
+  auto h = p.head();
+  const auto l3 = inner_l3(h);
+  if (!l3) return true;  // not IP: nothing to do (IP_ECN_decapsulate returns 0)
+  const auto ipb = h.subspan(l3->off);
+  const std::uint8_t inner = l3->v6 ? wire::Ipv6Header<std::uint8_t>::parse(ipb).value().traffic_class()
+                                    : wire::Ipv4Header<std::uint8_t>::parse(ipb).value().tos();
+  const EcnDecap d = ecn_decapsulate(outer, inner);
+  if (d == EcnDecap::Drop) return false;
+  if (d == EcnDecap::Bogus) ++c.rx_ecn_bogus;
+  const std::uint8_t ecn = inner & 3;
+  std::uint8_t want = ecn;
+  if (d == EcnDecap::SetCe && ecn != 0) want = 3;
+  if (d == EcnDecap::SetEct1 && ecn == 2) want = 1;
+  if (want == ecn) return true;
+  if (want == 3) ++c.rx_ecn_ce;
+  if (!l3->v6) {
+    // IP_ECN_set_ce / IP_ECN_set_ect1: the header checksum follows the TOS change.
+    const auto ip = wire::Ipv4Header<std::uint8_t>::parse(ipb).value();
+    ip.set_check(csum16_add(ip.check(), want == 3 ? (ecn == 1 ? 0xFFFD : 0xFFFE) : 0x0001));
+    ip.set_tos(std::uint8_t((inner & ~3u) | want));
+  } else {
+    // IP6_ECN_set_ce / IP6_ECN_set_ect1: no header checksum; a COMPLETE sum follows the
+    // first 32-bit word.
+    const auto ip = wire::Ipv6Header<std::uint8_t>::parse(ipb).value();
+    const std::uint8_t before[4] = {ipb[0], ipb[1], ipb[2], ipb[3]};
+    ip.set_traffic_class(std::uint8_t((inner & ~3u) | want));
+    if (auto* cc = std::get_if<core::CsumComplete>(&p.csum)) {
+      const std::size_t at = l3->off;
+      cc->csum = csum::csum_block_sub(cc->csum, csum::csum_partial(before, 4, 0), at);
+      cc->csum = csum::csum_block_add(cc->csum, csum::csum_partial(ipb.data(), 4, 0), at);
+    }
+  }
+  return true;
+}
+}  // namespace
+
+EcnDecap ecn_decapsulate(std::uint8_t outer, std::uint8_t inner) noexcept {
+  const unsigned o = outer & 3u, i = inner & 3u;
+  if (i == 0) {  // Not-ECT inner
+    if (o == 0) return EcnDecap::Keep;
+    return o == 3 ? EcnDecap::Drop : EcnDecap::Bogus;
+  }
+  if (o == 3) return EcnDecap::SetCe;
+  if (o == 1) return EcnDecap::SetEct1;
+  return EcnDecap::Keep;
+}
+
+std::uint8_t ecn_encapsulate(std::uint8_t outer, std::uint8_t inner) noexcept {
+  const unsigned i = inner & 3u;
+  return std::uint8_t((outer & ~3u) | (i == 3u ? 2u : i));
+}
+
+std::uint8_t inner_dsfield(std::span<const std::uint8_t> frame) noexcept {
+  const auto l3 = inner_l3(frame);
+  if (!l3) return 0;
+  const auto ipb = frame.subspan(l3->off);
+  return l3->v6 ? Ip6::parse(ipb).value().traffic_class() : Ip4::parse(ipb).value().tos();
+}
+
+std::uint8_t outer_tos(const VxlanConfig& cfg, std::span<const std::uint8_t> frame) noexcept {
+  const std::uint8_t in = inner_dsfield(frame);
+  return ecn_encapsulate(cfg.tos_inherit ? in : cfg.tos, in);
 }
 
 std::uint16_t flow_src_port(std::uint32_t hash, std::uint16_t min, std::uint16_t max) noexcept {
@@ -140,13 +316,18 @@ core::Packet inner_packet(std::span<const std::uint8_t> inner, const core::Buffe
 }  // namespace
 
 DecapResult decap(std::span<const std::uint8_t> payload, const VxlanConfig& cfg, OuterCsum outer,
-                  Counters& c, const core::BufferRef* owner) {
+                  Counters& c, const core::BufferRef* owner, int outer_tos) {
   DecapResult r;
   auto fail = [&](Drop d) {
     r.reason = d;
     c.drop(d);
     return std::move(r);
   };
+  // RFC 6935 §5 / udp(7) UDP_NO_CHECK6_RX: IPv6 allows a zero UDP checksum only where the
+  // endpoint agreed to it (udp6zerocsumrx). The daemon's socket has the kernel enforce it;
+  // here it holds for every caller that knows the checksum (issue 11 item 6).
+  if (outer == OuterCsum::Zero && cfg.ipv6() && !cfg.udp6_zero_csum_rx)
+    return fail(Drop::RxUdp6ZeroCsum);
   if (payload.size() < vx::kLen + 14) return fail(Drop::RxTruncated);
   auto h = wire::VxlanHeader<>::parse(payload).value();
   std::uint32_t w0 = h.word0();
@@ -179,7 +360,28 @@ DecapResult decap(std::span<const std::uint8_t> payload, const VxlanConfig& cfg,
     r.rco = true;
   } else {
     r.pkt = inner_packet(inner, owner);
+    // Issue 11 item 1, spec K-9: a field holding exactly its pseudo-header seed is the
+    // receive form of CHECKSUM_PARTIAL. A kernel peer whose skb crossed a veth still PARTIAL
+    // sends it so (its NIC never ran), and a kernel receiver accepts it because it sees the
+    // PARTIAL skb; the TAP gets it as NEEDS_CSUM, so local delivery accepts it and forwarding
+    // completes it, and GRO takes it as verified (G-11). The bytes are vouched for by the
+    // outer UDP checksum, which the kernel verified before our socket saw the datagram (or,
+    // over veth, which never left memory). With the outer checksum known to be ZERO nothing
+    // covers them: a seed there is as likely a corrupted field as a skipped completion, and
+    // the kernel itself never takes a seed from the wire as valid — so it is not trusted; the
+    // frame stays NONE and is verified like any other (public bug E2). An intact packet whose
+    // true checksum happens to equal its seed passes that verification, so nothing is lost.
+    if (const auto s = seed_partial(inner)) {
+      if (outer == OuterCsum::Zero) {
+        ++c.rx_csum_seed_nocsum;
+      } else {
+        r.pkt.set_partial(int(s->l4), s->off);
+        ++c.rx_csum_partial_seed;
+      }
+    }
   }
+  if (outer_tos >= 0 && !ecn_decap_packet(r.pkt, std::uint8_t(outer_tos), c))
+    return fail(Drop::RxEcnNotEct);  // RFC 6040 §4.2: outer CE over a Not-ECT inner
   r.ok = true;
   return r;
 }

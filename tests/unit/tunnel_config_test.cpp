@@ -35,6 +35,26 @@ TEST(TunnelConfig, WordsFullSet) {
   ASSERT_EQ(c.static_fdb.size(), 1u);
 }
 
+// Issue 11 item 8: iproute2's `tos inherit` (the kernel's tos 1, vxlan_xmit_one: outer DSCP
+// from the inner header), in words and TOML; a number keeps working; anything else is an error
+// naming `tos`.
+TEST(TunnelConfig, Issue11Item8_TosInherit) {
+  DaemonConfig c;
+  ASSERT_FALSE(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "tos", "inherit"}, &c));
+  EXPECT_TRUE(c.vxlan.tos_inherit);
+  ASSERT_FALSE(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "tos", "1"}, &c));
+  EXPECT_TRUE(c.vxlan.tos_inherit);
+  ASSERT_FALSE(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "tos", "184"}, &c));
+  EXPECT_FALSE(c.vxlan.tos_inherit);
+  EXPECT_EQ(c.vxlan.tos, 184);
+  auto e = words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "tos", "inherited"});
+  ASSERT_TRUE(e);
+  EXPECT_NE(e->find("tos"), std::string::npos);
+  auto p = parse_toml("[vxlan]\nid = 1\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\ntos = \"inherit\"\n");
+  ASSERT_TRUE(std::holds_alternative<DaemonConfig>(p));
+  EXPECT_TRUE(std::get<DaemonConfig>(p).vxlan.tos_inherit);
+}
+
 TEST(TunnelConfig, ErrorsNameTheSetting) {
   auto has = [](const std::optional<std::string>& e, const char* what) {
     return e && e->find(what) != std::string::npos;

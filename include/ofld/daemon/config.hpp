@@ -3,7 +3,7 @@
 // Words (after the `vxlan` keyword), in the spirit of `ip link add ... type vxlan`:
 //   id VNI local ADDR remote ADDR [remote ADDR ...] [dstport N] [srcport MIN MAX]
 //   [udpcsum|noudpcsum] [udp6zerocsumtx] [udp6zerocsumrx] [remcsumtx] [remcsumrx]
-//   [remcsum-nopartial] [ttl N] [tos N] [mtu N] [ageing SECONDS] [nolearning]
+//   [remcsum-nopartial] [ttl N] [tos N|inherit] [mtu N] [ageing SECONDS] [nolearning]
 // TOML (`--config FILE`):
 //   dev = "ofld0"            # optional
 //   address = "192.0.2.1/24" # optional, assigned to the TAP
@@ -23,7 +23,7 @@
 //   remcsumrx = false
 //   remcsum_nopartial = false
 //   ttl = 64
-//   tos = 0
+//   tos = 0                  # or "inherit"
 //   mtu = 1450
 //   ageing = 300
 //   learning = true

@@ -42,6 +42,9 @@ struct UdpSocketOptions {
   /// the same local address and port; the kernel spreads received flows over them by the
   /// 4-tuple hash.
   bool reuse_port = false;
+  /// IP_RECVTOS / IPV6_RECVTCLASS: report each received datagram's outer TOS / traffic
+  /// class (UdpRx::tos), for RFC 6040 ECN decapsulation.
+  bool recv_tos = false;
 };
 
 /// One received buffer: `len` bytes; when gso_size > 0 it holds datagrams of gso_size bytes
@@ -51,6 +54,9 @@ struct UdpRx {
   std::uint16_t gso_size = 0;
   tunnel::IpAddr from;
   std::uint16_t from_port = 0;
+  /// Outer IPv4 TOS / IPv6 traffic class (UdpSocketOptions::recv_tos), -1 when not reported.
+  /// A UDP_GRO train has one: the kernel's GRO does not merge datagrams whose TOS differ.
+  int tos = -1;
 };
 
 /// Per-socket I/O counters.
@@ -99,6 +105,9 @@ class UdpSocket {
   Result<std::size_t> send_train_pieces(const tunnel::IpAddr& dst, std::uint16_t port,
                                         std::span<const std::span<const std::uint8_t>> pieces,
                                         std::span<const std::size_t> first, std::uint16_t seg_size);
+  /// IP_TOS / IPV6_TCLASS for the datagrams sent from now on (0..255). A setsockopt only
+  /// when the value changes; error naming the errno.
+  Result<bool> set_tos(int tos);
   /// Most pieces one send_train_pieces call takes (UIO_MAXIOV).
   static constexpr std::size_t kMaxIov = 1024;
   /// Non-blocking receive into `buf` (size ≥ 65535 recommended). nullopt when nothing is
@@ -129,6 +138,7 @@ class UdpSocket {
   bool gro_ = false;
   bool short_tail_ = true;
   std::uint16_t port_ = 0;
+  int tos_ = 0;  // last IP_TOS / IPV6_TCLASS set
   UdpSocketStats st_;
 };
 

@@ -52,6 +52,9 @@ struct TxTrain {
   std::vector<core::Packet> segs;                 ///< scattered form: one per datagram
   std::size_t pieces_bytes = 0;                   ///< scattered form: UDP payload bytes
   std::size_t npieces = 0;                        ///< scattered form: iovec entries
+  /// Outer IPv4 TOS / IPv6 traffic class for every datagram of the train (outer_tos(): the
+  /// configured tos or the inner DSCP with tos inherit, ECN from the inner header).
+  std::uint8_t tos = 0;
   bool scattered() const noexcept { return !segs.empty(); }
   /// UDP payload bytes of the whole train (either form).
   std::size_t size() const noexcept { return scattered() ? pieces_bytes : buf.size(); }
@@ -120,21 +123,24 @@ class Datapath {
   void transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::uint8_t> frame,
                 std::uint64_t now_ns, std::vector<TxTrain>& out);
   /// One received UDP payload from `from`. Frames ready for the TAP are appended by rx_flush().
+  /// `outer_tos`: the datagram's outer TOS / traffic class (IP_RECVTOS / IPV6_RECVTCLASS),
+  /// -1 when unknown (decap()).
   void receive(std::span<const std::uint8_t> payload, const IpAddr& from, OuterCsum outer,
-               std::uint64_t now_ns);
+               std::uint64_t now_ns, int outer_tos = -1);
   /// A receive buffer of datagrams laid end to end, `gso_size` bytes each (last may be
   /// shorter) as UDP_GRO delivers them; gso_size 0 = one datagram. Each datagram is
   /// decapsulated on its own before GRO sees the inner frames (public bug E1: never hand a
   /// UDP-coalesced train of tunnel datagrams to anything but the decapsulator).
   void receive_train(std::span<const std::uint8_t> buf, std::uint16_t gso_size,
-                     const IpAddr& from, OuterCsum outer, std::uint64_t now_ns);
+                     const IpAddr& from, OuterCsum outer, std::uint64_t now_ns,
+                     int outer_tos = -1);
   /// As receive_train, for a buffer inside `owner` (bytes [off, off + len) of owner->bytes):
   /// TCP frames keep their payload in `owner` as a fragment (no copy; GRO steals it). The
   /// caller must not overwrite `owner` before rx_flush() output is written and released
   /// (owner.use_count() == 1 again).
   void receive_train(const core::BufferRef& owner, std::size_t off, std::size_t len,
                      std::uint16_t gso_size, const IpAddr& from, OuterCsum outer,
-                     std::uint64_t now_ns);
+                     std::uint64_t now_ns, int outer_tos = -1);
   /// End of a receive batch (NAPI poll end): complete GRO flows and append TAP frames.
   void rx_flush(std::uint64_t now_ns, std::vector<TapFrame>& out);
   /// Give sent trains' buffers back for reuse by transmit() and clear `sent`.
@@ -157,7 +163,7 @@ class Datapath {
   static constexpr std::size_t kBufPoolMax = 256;
   void to_tap(core::Packet&& p, std::vector<TapFrame>& out);
   void receive_one(std::span<const std::uint8_t> payload, const IpAddr& from, OuterCsum outer,
-                   std::uint64_t now_ns, const core::BufferRef* owner);
+                   std::uint64_t now_ns, const core::BufferRef* owner, int outer_tos);
 
   VxlanConfig cfg_;
   DatapathOptions opts_;

@@ -34,6 +34,8 @@ enum class Drop : std::uint8_t {
   RxWrongVni,         ///< VNI is not ours
   RxInnerCsumBad,     ///< inner L4 checksum does not verify (not RCO)
   RxLoop,             ///< inner source MAC is our own TAP's address
+  RxUdp6ZeroCsum,     ///< IPv6 datagram with UDP checksum 0 and no udp6zerocsumrx (RFC 6935)
+  RxEcnNotEct,        ///< outer CE over a Not-ECT inner packet (RFC 6040 §4.2, INET_ECN_decapsulate)
   // transmit (encapsulation)
   TxNotEthernet,      ///< TAP frame shorter than an Ethernet header
   TxVnetRejected,     ///< virtio_net_hdr refused (S-1..S-4; public bugs B1, B2, B5)
@@ -64,6 +66,14 @@ struct Counters {
   std::uint64_t rx_rco_nocsum = 0;                    ///< RCO frames whose outer UDP checksum was 0 (K-2)
   std::uint64_t rx_csum_validated = 0;                ///< inner checksums verified in software
   std::uint64_t rx_csum_skipped = 0;                  ///< inner checksums not summed (RCO partial)
+  /// Inner TCP/UDP checksum fields holding exactly their pseudo-header seed, taken as
+  /// CHECKSUM_PARTIAL (a kernel peer over veth, spec K-9) and written NEEDS_CSUM.
+  std::uint64_t rx_csum_partial_seed = 0;
+  /// Such seeds in datagrams whose outer UDP checksum is known to be 0: not trusted (left
+  /// CHECKSUM_NONE, so GRO / the local stack verify them like any other checksum).
+  std::uint64_t rx_csum_seed_nocsum = 0;
+  std::uint64_t rx_ecn_ce = 0;                        ///< inner packets marked CE from the outer header
+  std::uint64_t rx_ecn_bogus = 0;                     ///< Not-ECT inner under ECT outer (RFC 6040 "!!!"; delivered)
   std::uint64_t rx_frames = 0, rx_bytes = 0;          ///< frames written to the TAP
   std::uint64_t rx_gro_merged = 0;                    ///< frames merged by GRO after decap
   std::uint64_t rx_gro_aggregates = 0;                ///< GRO aggregates written

@@ -34,7 +34,8 @@ struct VxlanConfig {
   bool remcsum_rx = false;      ///< VXLAN_F_REMCSUM_RX (V-4, W-25)
   bool remcsum_nopartial = false;  ///< VXLAN_F_REMCSUM_NOPARTIAL (C-33 nopartial)
   std::uint8_t ttl = 0;         ///< 0 = kernel default
-  std::uint8_t tos = 0;
+  std::uint8_t tos = 0;         ///< outer DSCP (its ECN bits are replaced, see outer_tos())
+  bool tos_inherit = false;     ///< `tos inherit`: outer DSCP from the inner IP header
   int mtu = 0;                  ///< TAP MTU (bytes of inner L3); 0 = underlay MTU − overhead
   std::uint32_t ageing_s = 300; ///< FDB ageing (seconds)
   bool learning = true;         ///< learn MAC → remote from received frames
@@ -49,6 +50,30 @@ struct VxlanConfig {
   std::uint16_t src_min() const noexcept { return port_min || port_max ? port_min : 32768; }
   std::uint16_t src_max() const noexcept { return port_min || port_max ? port_max : 60999; }
 };
+
+/// RFC 6040 §4.2 decapsulation table, as the kernel's __INET_ECN_decapsulate: the ECN
+/// field (low 2 bits) of the arriving outer and inner dsfield bytes.
+enum class EcnDecap : std::uint8_t {
+  Keep,   ///< inner ECN unchanged
+  SetCe,  ///< inner becomes CE (outer CE, inner ECT)
+  SetEct1,  ///< inner ECT(0) becomes ECT(1) (outer ECT(1)); other inner values unchanged
+  Bogus,  ///< inner Not-ECT under ECT(0)/ECT(1) outer: forwarded unchanged, logged ("!!!")
+  Drop,   ///< inner Not-ECT under CE outer: drop
+};
+EcnDecap ecn_decapsulate(std::uint8_t outer_dsfield, std::uint8_t inner_dsfield) noexcept;
+
+/// INET_ECN_encapsulate: `outer` with its ECN bits replaced by the inner packet's — copied
+/// when Not-ECT/ECT(0)/ECT(1), ECT(0) when the inner is CE (RFC 6040 §4.1 normal mode).
+std::uint8_t ecn_encapsulate(std::uint8_t outer, std::uint8_t inner) noexcept;
+
+/// The dsfield (IPv4 TOS / IPv6 traffic class) of an Ethernet frame's IP header, skipping up
+/// to two VLAN tags (802.1Q / 802.1ad); 0 for a non-IP or truncated frame (the kernel's
+/// ip_tunnel_get_dsfield).
+std::uint8_t inner_dsfield(std::span<const std::uint8_t> frame) noexcept;
+
+/// The outer TOS / traffic class of a datagram carrying `frame`, as vxlan_xmit_one: the
+/// configured tos (or the inner dsfield with tos_inherit), then ip_tunnel_ecn_encap.
+std::uint8_t outer_tos(const VxlanConfig& cfg, std::span<const std::uint8_t> frame) noexcept;
 
 /// Check a configuration. Returns an error naming the bad setting, e.g.
 /// "remcsumtx: needs an outer UDP checksum (spec K-2); drop noudpcsum/udp6zerocsumtx".
@@ -99,12 +124,28 @@ struct DecapResult {
 /// known to be zero carries no integrity and an unrecoverable inner checksum (K-2): counted
 /// in rx_rco_nocsum and dropped (RxRcoNoOuterCsum).
 ///
+/// Issue 11 item 1 (spec K-9, DESIGN "Receive"): without RCO, an inner TCP/UDP checksum field
+/// (Ethernet, up to two VLAN tags, IPv4 unfragmented or IPv6 with hop-by-hop/destination
+/// options) that holds exactly the pseudo-header seed of its packet is the receive form of
+/// CHECKSUM_PARTIAL — what a kernel peer sends across a veth with tx-checksumming on — and
+/// the frame leaves PARTIAL at that L4 header (rx_csum_partial_seed). When `outer` is Zero
+/// the seed is not trusted (nothing protects those bytes): the frame stays NONE and is
+/// verified like any other (rx_csum_seed_nocsum). Present and Unknown trust it.
+///
+/// IPv6 underlay: `outer` Zero without udp6_zero_csum_rx → RxUdp6ZeroCsum (RFC 6935 §5,
+/// the kernel's UDP_NO_CHECK6_RX).
+///
+/// `outer_tos`: the outer IPv4 TOS / IPv6 traffic class (0..255), or -1 when unknown (no ECN
+/// processing). Known: RFC 6040 decapsulation (ecn_decapsulate) on an inner IPv4/IPv6
+/// header — CE or ECT(1) copied in (IPv4 header checksum updated incrementally, a COMPLETE
+/// sum adjusted for IPv6), Not-ECT under CE dropped (RxEcnNotEct).
+///
 /// `owner`: when given, `payload` lies inside owner->bytes and the frame is not copied whole:
 /// its Ethernet/IP/TCP headers (inner_header_len) go to the packet's head and the rest stays
 /// in `owner` as one fragment (the kernel's page-frag receive; GRO then steals the fragment
 /// instead of copying). The caller must not reuse owner's bytes while such packets live.
 DecapResult decap(std::span<const std::uint8_t> payload, const VxlanConfig& cfg, OuterCsum outer,
-                  Counters& c, const core::BufferRef* owner = nullptr);
+                  Counters& c, const core::BufferRef* owner = nullptr, int outer_tos = -1);
 
 /// Bytes of an inner Ethernet frame's headers that a receive path keeps linear: Ethernet +
 /// IPv4 (IHL) or IPv6 (fixed 40) + TCP (data offset) when the frame is TCP over untagged
