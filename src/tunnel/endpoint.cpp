@@ -38,6 +38,8 @@ std::string_view to_string(Drop d) noexcept {
     case Drop::RxWrongVni: return "rx_wrong_vni";
     case Drop::RxInnerCsumBad: return "rx_inner_csum_bad";
     case Drop::RxLoop: return "rx_loop";
+    case Drop::RxInnerTooSmall: return "rx_inner_too_small";
+    case Drop::RxInnerHdrError: return "rx_inner_hdr_error";
     case Drop::TxNotEthernet: return "tx_not_ethernet";
     case Drop::TxVnetRejected: return "tx_vnet_rejected";
     case Drop::TxGsoFailed: return "tx_gso_failed";

@@ -77,6 +77,8 @@ enum class IpDrop : std::uint8_t {
   RxCsumFlagMismatch, ///< GRE C bit differs from icsum (ip_tunnel_rcv)
   RxGreCsumBad,       ///< GRE checksum does not verify (V-13)
   RxWrongSource,      ///< outer source is not the configured remote
+  RxInnerTooSmall,    ///< inner IP packet shorter than its header or its length field (as Drop::RxInnerTooSmall)
+  RxInnerHdrError,    ///< inner IP header invalid: IHL < 5, tot_len < IHL·4 (as Drop::RxInnerHdrError)
   TxNotIp,            ///< TUN packet that is not IPv4/IPv6
   TxVnetRejected,     ///< virtio_net_hdr refused (S-1..S-4)
   TxGsoFailed,        ///< GSO engine refused the encapsulated super-packet
