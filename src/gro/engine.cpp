@@ -116,6 +116,43 @@ Engine::Engine(EngineOptions opts)
       seed_tcp4_(hash_seed(key_, 0x0800, 6)),
       seed_tcp6_(hash_seed(key_, 0x86DD, 6)) {
   if (opts_.batch == 0) opts_.batch = 1;
+  reg_ = &offload::registry();
+  namespace sg = core::skb_gso;
+  const std::uint32_t t = opts_.gso_types;
+  auto all = [t](std::uint32_t bits) { return (t & bits) == bits; };
+  if (!all(sg::GRE | sg::GRE_CSUM | sg::IPXIP4 | sg::IPXIP6 | sg::UDP_TUNNEL |
+           sg::UDP_TUNNEL_CSUM | sg::TCPV4 | sg::TCPV6 | sg::UDP_L4 | sg::FRAGLIST)) {
+    // A table of only the protocols whose aggregates the output can carry.
+    own_reg_ = std::make_unique<offload::Registry>();
+    auto copy = [this](Key k, std::uint16_t n) {
+      if (const auto* e = offload::registry().find(k, n)) own_reg_->add(k, n, *e);
+    };
+    copy(Key::Ethertype, 0x0800);
+    copy(Key::Ethertype, 0x86DD);
+    copy(Key::IpProto, 17);  // UDP: the tunnel ports and plain UDP GRO are decided below
+    if (all(sg::TCPV4 | sg::TCPV6)) copy(Key::IpProto, 6);
+    else opts_.fast_path = false;
+    if (all(sg::GRE | sg::GRE_CSUM)) {
+      copy(Key::IpProto, 47);
+      copy(Key::Ethertype, 0x6558);  // Ethernet over GRE (TEB)
+    }
+    if (all(sg::IPXIP4 | sg::IPXIP6)) {
+      copy(Key::IpProto, 4);
+      copy(Key::IpProto, 41);
+    }
+    if (all(sg::UDP_TUNNEL | sg::UDP_TUNNEL_CSUM)) {
+      for (const auto& u : opts_.config.udp_tunnels) copy(Key::UdpPort, u.registry_port);
+      copy(Key::Ethertype, 0x6558);  // VXLAN's inner Ethernet
+    } else {
+      opts_.config.udp_tunnels.clear();
+    }
+    if (!(t & sg::UDP_L4)) {
+      opts_.config.udp_gro_fwd = false;
+      opts_.config.udp_gro_socks.clear();
+    }
+    if (!(t & sg::FRAGLIST)) opts_.config.gro_fraglist = false;
+    reg_ = own_reg_.get();
+  }
   pool_.reserve(offload::kGroHashBuckets * offload::kMaxGroSkbs + 1);
   for (std::size_t i = 0; i < offload::kGroHashBuckets * offload::kMaxGroSkbs + 1; ++i) {
     pool_.push_back(std::make_unique<GroHeld>());
@@ -174,7 +211,7 @@ void Engine::complete(GroHeld* h, GroReason why) {
     p.encapsulation = false;
     GroContext ctx;
     ctx.cfg = &opts_.config;
-    ctx.reg = &offload::registry();
+    ctx.reg = reg_;
     ctx.cp = h;
     const std::uint32_t nhoff = opts_.link == LinkLayer::Ethernet ? 14 : 0;
     const std::uint16_t type =
@@ -513,7 +550,7 @@ __attribute__((noinline)) void Engine::receive_general(core::Packet& pkt, std::u
 
   GroContext ctx;
   ctx.cfg = &opts_.config;
-  ctx.reg = &offload::registry();
+  ctx.reg = reg_;
   ctx.skb = &pkt;
   ctx.data_offset = std::uint32_t(l2);
 
@@ -566,7 +603,8 @@ __attribute__((noinline)) void Engine::receive_general(core::Packet& pkt, std::u
   if (const auto* c = std::get_if<core::CsumComplete>(&pkt.csum)) {
     ctx.csum_valid = true;
     ctx.csum = c->csum;
-    if (l2 && pkt.headlen() >= l2) ctx.csum = cs::csum_sub(ctx.csum, cs::csum_partial(mac, l2, 0));
+    // Not when the frame holds no more than its link header (mac is null then: nothing to pull).
+    if (l2 && mac && pkt.headlen() >= l2) ctx.csum = cs::csum_sub(ctx.csum, cs::csum_partial(mac, l2, 0));
   } else if (const auto* u = std::get_if<core::CsumUnnecessary>(&pkt.csum)) {
     ctx.csum_cnt = std::uint8_t(u->level.value() + 1);
   }

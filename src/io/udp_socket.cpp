@@ -272,6 +272,18 @@ Result<std::size_t> UdpSocket::send_train(const tunnel::IpAddr& dst, std::uint16
   socklen_t sl = make_sa(dst, port, ss);
   std::size_t n = seg_size ? (buf.size() + seg_size - 1) / seg_size : 1;
   if (!gso_ || n <= 1) return send_plain(&ss, sl, buf, seg_size);
+  if (n > kMaxSegments) {
+    // More than UDP_MAX_SEGMENTS datagrams: udp_send_skb would answer EINVAL, which is no
+    // refusal of UDP_SEGMENT. Send the train in pieces of at most kMaxSegments datagrams.
+    const std::size_t chunk = kMaxSegments * seg_size;
+    std::size_t sent = 0;
+    for (std::size_t off = 0; off < buf.size(); off += chunk) {
+      auto r = send_train(dst, port, buf.subspan(off, std::min(chunk, buf.size() - off)), seg_size);
+      if (!r.ok()) return r;
+      sent += r.value();
+    }
+    return sent;
+  }
   if (!short_tail_ && buf.size() % seg_size != 0) {
     // The kernel refuses a shorter last datagram: the equal ones as a train, the tail alone.
     std::size_t whole = (n - 1) * seg_size;
@@ -379,6 +391,20 @@ Result<std::size_t> UdpSocket::send_train_pieces(
   if (!gso_ || n <= 1) return send_plain_iov(&ss, sl, iov, first);
   if (last_len > seg_size)
     return Result<std::size_t>::error("send_train_pieces: last datagram longer than the segment size");
+  if (n > kMaxSegments) {
+    // As in send_train: at most UDP_MAX_SEGMENTS datagrams per UDP_SEGMENT send.
+    std::size_t sent = 0;
+    std::vector<std::size_t> f;
+    for (std::size_t i = 0; i < n; i += kMaxSegments) {
+      const std::size_t j = std::min(n, i + kMaxSegments);
+      f.clear();
+      for (std::size_t k = i; k <= j; ++k) f.push_back(first[k] - first[i]);
+      auto r = send_train_pieces(dst, port, pieces.subspan(first[i], first[j] - first[i]), f, seg_size);
+      if (!r.ok()) return r;
+      sent += r.value();
+    }
+    return sent;
+  }
   if (!short_tail_ && last_len != seg_size) {
     // The kernel refuses a shorter last datagram: the equal ones as a train, the tail alone.
     int eno = 0;

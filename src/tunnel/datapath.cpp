@@ -23,6 +23,9 @@ Datapath::Datapath(VxlanConfig cfg, DatapathOptions opts)
     // (aggregates are still bounded by the 64 KiB GRO size rule).
     gro::EngineOptions eo{};
     eo.batch = std::size_t(1) << 30;
+    // Only what the TAP's virtio_net_hdr can describe (a guest's own GRE/IPIP/UDP tunnel
+    // inside the overlay passes unmerged).
+    eo.gso_types = offload::virtio::kGsoTypes;
     gro_ = std::make_unique<gro::Engine>(eo);
   }
 }

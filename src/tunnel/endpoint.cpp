@@ -40,6 +40,8 @@ std::string_view to_string(Drop d) noexcept {
     case Drop::RxLoop: return "rx_loop";
     case Drop::RxUdp6ZeroCsum: return "rx_udp6_zero_csum";
     case Drop::RxEcnNotEct: return "rx_ecn_not_ect";
+    case Drop::RxInnerTooSmall: return "rx_inner_too_small";
+    case Drop::RxInnerHdrError: return "rx_inner_hdr_error";
     case Drop::TxNotEthernet: return "tx_not_ethernet";
     case Drop::TxVnetRejected: return "tx_vnet_rejected";
     case Drop::TxGsoFailed: return "tx_gso_failed";

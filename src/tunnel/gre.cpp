@@ -1,6 +1,7 @@
 // GRE encapsulation / decapsulation for the gre / ip6gre mode (gre_build_header,
 // gre_parse_header, ip_tunnel_rcv in net/ipv4; RFC 2784, RFC 2890; spec V-12, V-13).
 #include "ofld/core/csum.hpp"
+#include "ofld/tunnel/inner_ip.hpp"
 #include "ofld/tunnel/ip_tunnel.hpp"
 #include "ofld/wire/bytes.hpp"
 #include "ofld/wire/layout.hpp"
@@ -50,11 +51,21 @@ IpDecapResult gre_decap(std::span<const std::uint8_t> payload, const IpTunnelCon
   // ip_tunnel_lookup: the key flag and value must match the tunnel's ikey.
   if (h.key() != cfg.ikey) return fail(IpDrop::RxKeyMismatch);
   auto inner = payload.subspan(hlen);
-  if (inner.size() < 20) return fail(IpDrop::RxTruncated);
+  if (inner.empty()) return fail(IpDrop::RxTruncated);
   const unsigned nib = inner[0] >> 4;
   const std::uint16_t proto = h.protocol();
   if (!((proto == wire::ethertype::kIpv4 && nib == 4) || (proto == wire::ethertype::kIpv6 && nib == 6)))
     return fail(IpDrop::RxNotIp);
+  // ip_rcv_core / ip6_rcv_core on the inner packet: header present, lengths hold, padding
+  // trimmed (pskb_trim_rcsum, which also takes the padding out of a CHECKSUM_COMPLETE sum).
+  const InnerIpCheck ip = check_inner_ip(inner, proto);
+  if (ip.verdict == InnerIpVerdict::TooSmall) return fail(IpDrop::RxInnerTooSmall);
+  if (ip.verdict == InnerIpVerdict::HdrError) return fail(IpDrop::RxInnerHdrError);
+  if (ip.len < inner.size()) {
+    if (h.csum_present())
+      inner_sum = csum::csum_block_sub(inner_sum, csum::csum_partial(inner.subspan(ip.len)), ip.len);
+    inner = inner.first(ip.len);
+  }
   r.pkt = core::Packet::from_bytes(inner);
   // A verified GRE checksum gives the inner packet's sum for free (CHECKSUM_COMPLETE).
   if (h.csum_present()) r.pkt.csum = core::CsumComplete{inner_sum};

@@ -1,5 +1,6 @@
 // GUE encapsulation / decapsulation for the L3 tunnel mode (__gue_build_header, gue_udp_recv,
 // gue_remcsum in net/ipv4/fou_core.c; spec V-6..V-10, W-25, W-27, C-33, K-2).
+#include "ofld/tunnel/inner_ip.hpp"
 #include "ofld/tunnel/ip_tunnel.hpp"
 #include "ofld/wire/bytes.hpp"
 #include "ofld/wire/layout.hpp"
@@ -64,19 +65,26 @@ IpDecapResult gue_decap(std::span<const std::uint8_t> payload, const IpTunnelCon
     default:
       return fail(IpDrop::RxBadHeader);
   }
-  if (inner.size() < 20) return fail(IpDrop::RxTruncated);
+  if (inner.empty()) return fail(IpDrop::RxTruncated);
   const unsigned nib = inner[0] >> 4;
   if (!((proto == wire::ipproto::kIpip && nib == 4) || (proto == wire::ipproto::kIpv6 && nib == 6)))
     return fail(IpDrop::RxNotIp);
-  r.pkt = core::Packet::from_bytes(inner);
+  if (rcs && !cfg.remcsum_rx) return fail(IpDrop::RxRcoNotEnabled);
+  // ip_rcv_core / ip6_rcv_core on the inner packet: header present, lengths hold, padding
+  // trimmed (pskb_trim_rcsum).
+  const InnerIpCheck ip = check_inner_ip(inner, nib == 4 ? wire::ethertype::kIpv4 : wire::ethertype::kIpv6);
+  if (ip.verdict == InnerIpVerdict::TooSmall) return fail(IpDrop::RxInnerTooSmall);
+  if (ip.verdict == InnerIpVerdict::HdrError) return fail(IpDrop::RxInnerHdrError);
+  inner = inner.first(ip.len);
   if (rcs) {
-    if (!cfg.remcsum_rx) return fail(IpDrop::RxRcoNotEnabled);
+    // gue_remcsum: the checksum field (offset, 2 bytes) and start lie inside the packet.
     if (std::size_t(rcs->offset) + 2 > inner.size() || rcs->start >= inner.size())
       return fail(IpDrop::RxRcoBadOffset);
     if (outer == OuterCsum::Zero) {  // K-2: nothing protects the inner packet
       ++c.rx_rco_nocsum;
       return fail(IpDrop::RxRcoNoOuterCsum);
     }
+    r.pkt = core::Packet::from_bytes(inner);
     // C-33/W-25: the kernel verified the outer UDP checksum over the whole payload before
     // the socket saw it, so the inner bytes are intact; the field is recovered from that.
     if (cfg.remcsum_nopartial) r.pkt.csum = core::CsumComplete{r.pkt.checksum(0, r.pkt.len())};
@@ -87,6 +95,8 @@ IpDecapResult gue_decap(std::span<const std::uint8_t> payload, const IpTunnelCon
     else ++c.rx_csum_skipped;
     ++c.rx_rco;
     r.rco = true;
+  } else {
+    r.pkt = core::Packet::from_bytes(inner);
   }
   r.ok = true;
   return r;

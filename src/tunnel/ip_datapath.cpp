@@ -19,6 +19,7 @@ IpDatapath::IpDatapath(IpTunnelConfig cfg, IpDatapathOptions opts)
   if (opts_.gro) {
     gro::EngineOptions eo{};
     eo.link = gro::LinkLayer::RawIp;
+    eo.gso_types = offload::virtio::kGsoTypes;  // what the TUN's virtio_net_hdr can describe
     gro_ = std::make_unique<gro::Engine>(eo);
   }
 }

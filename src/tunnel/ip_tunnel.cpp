@@ -62,6 +62,8 @@ std::string_view to_string(IpDrop d) noexcept {
     case IpDrop::RxCsumFlagMismatch: return "rx_csum_flag_mismatch";
     case IpDrop::RxGreCsumBad: return "rx_gre_csum_bad";
     case IpDrop::RxWrongSource: return "rx_wrong_source";
+    case IpDrop::RxInnerTooSmall: return "rx_inner_too_small";
+    case IpDrop::RxInnerHdrError: return "rx_inner_hdr_error";
     case IpDrop::TxNotIp: return "tx_not_ip";
     case IpDrop::TxVnetRejected: return "tx_vnet_rejected";
     case IpDrop::TxGsoFailed: return "tx_gso_failed";

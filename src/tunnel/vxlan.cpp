@@ -3,6 +3,7 @@
 
 #include "ofld/core/csum.hpp"
 #include "ofld/gro/engine.hpp"
+#include "ofld/tunnel/inner_ip.hpp"
 #include "ofld/wire/bytes.hpp"
 #include "ofld/wire/ethernet.hpp"
 #include "ofld/wire/ip.hpp"
@@ -339,14 +340,27 @@ DecapResult decap(std::span<const std::uint8_t> payload, const VxlanConfig& cfg,
   if (!rco && h.low_byte() != 0) return fail(Drop::RxBadFlags);
   if (h.vni() != cfg.vni) return fail(Drop::RxWrongVni);
   auto inner = payload.subspan(vx::kLen);
+  std::size_t off = 0;
+  vx::Rco d{};
   if (rco) {
-    vx::Rco d = h.rco_data();
-    std::size_t off = std::size_t(d.start) + d.csum_offset;
+    // vxlan_remcsum: the checksum field (start + offset, 2 bytes) must lie in the frame.
+    d = h.rco_data();
+    off = std::size_t(d.start) + d.csum_offset;
     if (off + 2 > inner.size()) return fail(Drop::RxRcoBadOffset);
     if (outer == OuterCsum::Zero) {  // K-2: nothing protects the inner packet
       ++c.rx_rco_nocsum;
       return fail(Drop::RxRcoNoOuterCsum);
     }
+  }
+  // pskb_inet_may_pull (vxlan_rcv) and ip_rcv_core / ip6_rcv_core: the inner IP header is
+  // present and its lengths hold; link-layer padding after the IP packet is trimmed.
+  const InnerIpCheck ip = check_inner_frame(inner);
+  if (ip.verdict == InnerIpVerdict::TooSmall) return fail(Drop::RxInnerTooSmall);
+  if (ip.verdict == InnerIpVerdict::HdrError) return fail(Drop::RxInnerHdrError);
+  inner = inner.first(ip.len);
+  if (rco) {
+    // A field in the trimmed padding is not part of the packet it claims to complete.
+    if (off + 2 > inner.size()) return fail(Drop::RxRcoBadOffset);
     r.pkt = core::Packet::from_bytes(inner);
     // C-33 / W-25: the outer UDP checksum (verified by the kernel before the socket saw the
     // datagram) covers the whole payload, so the frame's sum is known to be intact.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <poll.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 
@@ -51,6 +52,13 @@ void in_netns(F&& body) {
   ASSERT_TRUE(r.ok()) << r.message();
 }
 
+/// Make the kernel refuse UDP_SEGMENT sends on `s` from now on (SO_NO_CHECK: udp_send_skb
+/// answers EINVAL to a GSO send on a socket without TX checksums).
+void refuse_gso(io::UdpSocket& s) {
+  int one = 1;
+  ASSERT_EQ(::setsockopt(s.fd(), SOL_SOCKET, SO_NO_CHECK, &one, sizeof one), 0);
+}
+
 TEST(TunnelUdpSocket, UdpSegmentTrainArrivesAsUdpGroTrain) {
   in_netns([] {
     auto lo = *tunnel::IpAddr::parse("127.0.0.1");
@@ -80,7 +88,10 @@ TEST(TunnelUdpSocket, B8_RefusedGsoSendFallsBackWithoutLoss) {
     auto tx = io::UdpSocket::open({lo, 0, false, false, 0, 0, true, false, 4 << 20, true});
     ASSERT_TRUE(rx.ok() && tx.ok());
     if (!tx.value().gso()) GTEST_SKIP() << "kernel lacks UDP_SEGMENT";
-    // 130 segments > UDP_MAX_SEGMENTS (128 in 6.12, 64 before): udp_send_skb says EINVAL.
+    // A socket that sends without UDP checksums: udp_send_skb refuses every UDP_SEGMENT send
+    // with EINVAL (sk_no_check_tx), plain datagrams still go. Set behind the socket's back,
+    // so the refusal comes at run time.
+    refuse_gso(tx.value());
     auto data = pattern(130 * 100);
     auto n = tx.value().send_train(lo, 47891, data, 100);
     ASSERT_TRUE(n.ok()) << n.message();
@@ -232,8 +243,8 @@ TEST(TunnelUdpSocket, ScatteredTrainArrivesIntact) {
   });
 }
 
-// B8 for the scattered form: 130 segments (> UDP_MAX_SEGMENTS) → EINVAL → UDP_SEGMENT off,
-// every datagram resent with its own pieces.
+// B8 for the scattered form: a refused UDP_SEGMENT send (EINVAL) → UDP_SEGMENT off, every
+// datagram resent with its own pieces.
 TEST(TunnelUdpSocket, B8_RefusedScatteredTrainFallsBackWithoutLoss) {
   in_netns([] {
     auto lo = *tunnel::IpAddr::parse("127.0.0.1");
@@ -241,6 +252,7 @@ TEST(TunnelUdpSocket, B8_RefusedScatteredTrainFallsBackWithoutLoss) {
     auto tx = io::UdpSocket::open({lo, 0, false, false, 0, 0, true, false, 4 << 20, true});
     ASSERT_TRUE(rx.ok() && tx.ok());
     if (!tx.value().gso()) GTEST_SKIP() << "kernel lacks UDP_SEGMENT";
+    refuse_gso(tx.value());
     auto data = pattern(130 * 100);
     std::vector<std::span<const std::uint8_t>> pieces;
     std::vector<std::size_t> first;
@@ -264,5 +276,62 @@ TEST(TunnelUdpSocket, B8_RefusedScatteredTrainFallsBackWithoutLoss) {
   });
 }
 
-}  // namespace
+// Issue 11 item 8: a train of more than UDP_MAX_SEGMENTS (128 in 6.12, include/linux/udp.h)
+// datagrams makes udp_send_skb answer EINVAL (datalen > gso_size * UDP_MAX_SEGMENTS). That is
+// not a refusal of UDP_SEGMENT: the socket splits the train into sends of at most 128 (here
+// 300 + a short tail = 128 + 128 + 45), UDP_SEGMENT stays on, every datagram arrives in order.
+TEST(TunnelUdpSocket, Issue11Item8_TrainAboveUdpMaxSegmentsIsSplitAndGsoStaysOn) {
+  in_netns([] {
+    auto lo = *tunnel::IpAddr::parse("127.0.0.1");
+    auto rx = io::UdpSocket::open({lo, 47895, false, false, 0, 0, false, false, 8 << 20, true});
+    auto tx = io::UdpSocket::open({lo, 0, false, false, 0, 0, true, false, 4 << 20, true});
+    ASSERT_TRUE(rx.ok() && tx.ok());
+    if (!tx.value().gso()) GTEST_SKIP() << "kernel lacks UDP_SEGMENT";
+    auto data = pattern(300 * 100 + 40);
+    auto n = tx.value().send_train(lo, 47895, data, 100);
+    ASSERT_TRUE(n.ok()) << n.message();
+    EXPECT_EQ(n.value(), 301u);
+    EXPECT_TRUE(tx.value().gso());
+    EXPECT_EQ(tx.value().stats().gso_disabled, 0u);
+    EXPECT_EQ(tx.value().stats().gso_sends, 3u);
+    auto got = drain(rx.value(), data.size());
+    ASSERT_EQ(got.size(), 301u);
+    std::vector<std::uint8_t> all;
+    for (auto& [b, g] : got) all.insert(all.end(), b.begin(), b.end());
+    EXPECT_EQ(all, data);
+  });
+}
 
+// The same for the scattered form (send_train_pieces): 200 datagrams of 8 + 92 bytes.
+TEST(TunnelUdpSocket, Issue11Item8_ScatteredTrainAboveUdpMaxSegmentsIsSplitAndGsoStaysOn) {
+  in_netns([] {
+    auto lo = *tunnel::IpAddr::parse("127.0.0.1");
+    auto rx = io::UdpSocket::open({lo, 47896, false, false, 0, 0, false, false, 8 << 20, true});
+    auto tx = io::UdpSocket::open({lo, 0, false, false, 0, 0, true, false, 4 << 20, true});
+    ASSERT_TRUE(rx.ok() && tx.ok());
+    if (!tx.value().gso()) GTEST_SKIP() << "kernel lacks UDP_SEGMENT";
+    auto data = pattern(200 * 100);
+    std::vector<std::span<const std::uint8_t>> pieces;
+    std::vector<std::size_t> first;
+    std::span<const std::uint8_t> d(data);
+    for (std::size_t off = 0; off < data.size(); off += 100) {
+      first.push_back(pieces.size());
+      pieces.push_back(d.subspan(off, 8));
+      pieces.push_back(d.subspan(off + 8, 92));
+    }
+    first.push_back(pieces.size());
+    auto n = tx.value().send_train_pieces(lo, 47896, pieces, first, 100);
+    ASSERT_TRUE(n.ok()) << n.message();
+    EXPECT_EQ(n.value(), 200u);
+    EXPECT_TRUE(tx.value().gso());
+    EXPECT_EQ(tx.value().stats().gso_disabled, 0u);
+    EXPECT_EQ(tx.value().stats().gso_sends, 2u);
+    auto got = drain(rx.value(), data.size());
+    ASSERT_EQ(got.size(), 200u);
+    std::vector<std::uint8_t> all;
+    for (auto& [b, g] : got) all.insert(all.end(), b.begin(), b.end());
+    EXPECT_EQ(all, data);
+  });
+}
+
+}  // namespace

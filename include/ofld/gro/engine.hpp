@@ -59,6 +59,16 @@ struct EngineOptions {
   /// same hash and bucket, i.e. every flow collides with every other, so that the per-layer
   /// flow comparisons alone keep flows apart. Leave at ~0u.
   std::uint32_t flow_hash_mask = ~0u;
+  /// The GSO types an aggregate may carry (core::skb_gso bits): what the device that
+  /// receives the output can describe, as the kernel builds only what the device's features
+  /// allow. ~0 = any. Protocols whose aggregates would need a type outside the mask get no
+  /// handler — GRE (GRE, GRE_CSUM; also Ethernet over GRE), IPIP/SIT/ip6ip6 (IPXIP4, IPXIP6),
+  /// UDP tunnels (UDP_TUNNEL, UDP_TUNNEL_CSUM: config.udp_tunnels ignored), TCP (TCPV4 and
+  /// TCPV6; the fast path too), plain UDP (UDP_L4: udp_gro_fwd / udp_gro_socks ignored),
+  /// fraglist (FRAGLIST: gro_fraglist ignored) — and their packets are delivered unmerged
+  /// (not_merged no_handler / udp_no_gro). GRO after decapsulation onto a TAP sets
+  /// offload::virtio::kGsoTypes (a virtio_net_hdr says TCPv4, TCPv6 or UDP, never GRE).
+  std::uint32_t gso_types = ~std::uint32_t(0);
 };
 
 /// Counters. Every received packet ends in exactly one of: merged, held (possibly delivered
@@ -135,6 +145,10 @@ class Engine {
   EngineOptions opts_;
   std::uint64_t key_;                        // flow hash key
   std::uint64_t seed_tcp4_, seed_tcp6_;      // its starting states for TCPv4 / TCPv6
+  /// The protocol table the chain uses: offload::registry(), or own_reg_ when gso_types
+  /// leaves some protocols out.
+  const offload::Registry* reg_ = nullptr;
+  std::unique_ptr<offload::Registry> own_reg_;
   std::array<Bucket, offload::kGroHashBuckets> buckets_;
   std::vector<std::unique_ptr<offload::GroHeld>> pool_;
   std::vector<offload::GroHeld*> free_;

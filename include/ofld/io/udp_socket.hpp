@@ -89,8 +89,13 @@ class UdpSocket {
   std::uint16_t local_port() const noexcept { return port_; }
   const UdpSocketStats& stats() const noexcept { return st_; }
 
+  /// UDP_MAX_SEGMENTS (include/linux/udp.h, 128 since Linux 5.x; 6.12): the most datagrams
+  /// one UDP_SEGMENT send may carry (udp_send_skb answers EINVAL past it).
+  static constexpr std::size_t kMaxSegments = 128;
+
   /// Send `count` datagrams of `seg_size` bytes laid end to end in `buf` (last may be
-  /// shorter) to dst:port. With UDP_SEGMENT: one sendmsg (count > 1); EINVAL/EIO there →
+  /// shorter) to dst:port. With UDP_SEGMENT: one sendmsg per kMaxSegments datagrams (a longer
+  /// train is split, UDP_SEGMENT stays on); EINVAL/EIO there →
   /// UDP_SEGMENT off, resend without it; EMSGSIZE (segment above the path MTU) → this train
   /// is resent without it, UDP_SEGMENT stays on. EAGAIN/ENOBUFS → wait for POLLOUT (≤ 100 ms) and
   /// retry. Returns datagrams sent, or an error naming the errno.
@@ -100,7 +105,8 @@ class UdpSocket {
   /// the concatenation of pieces[first[i]] .. pieces[first[i + 1] - 1] (first has one entry
   /// per datagram plus the end, first.back() == pieces.size()). Every datagram but the last
   /// must be exactly seg_size bytes (error otherwise, nothing sent). One sendmsg with
-  /// UDP_SEGMENT over all pieces (at most kMaxIov); the same fallbacks as send_train, the
+  /// UDP_SEGMENT over all pieces (at most kMaxIov) per kMaxSegments datagrams; the same
+  /// fallbacks as send_train, the
   /// plain form sending each datagram with its own pieces (sendmmsg).
   Result<std::size_t> send_train_pieces(const tunnel::IpAddr& dst, std::uint16_t port,
                                         std::span<const std::span<const std::uint8_t>> pieces,

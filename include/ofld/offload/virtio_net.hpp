@@ -49,6 +49,13 @@ struct VnetCounters {
   std::array<std::uint64_t, std::size_t(VnetReject::kCount)> rejected{};
 };
 
+/// The skb GSO types a virtio_net_hdr can describe (VIRTIO_NET_HDR_GSO_TCPV4, _TCPV6,
+/// _UDP_L4, the _ECN flag; virtio_net_hdr_from_skb refuses the rest): what GRO may build for a
+/// TAP/TUN write (gro::EngineOptions::gso_types). No tunnel type: a GRE or IPIP aggregate
+/// would reach the TAP marked as plain TCP.
+inline constexpr std::uint32_t kGsoTypes =
+    core::skb_gso::TCPV4 | core::skb_gso::TCPV6 | core::skb_gso::UDP_L4 | core::skb_gso::TCP_ECN;
+
 /// UDP_MAX_SEGMENTS in 6.12 (spec §1.3).
 inline constexpr std::uint32_t kUdpMaxSegments = 128;
 

@@ -36,6 +36,13 @@ enum class Drop : std::uint8_t {
   RxLoop,             ///< inner source MAC is our own TAP's address
   RxUdp6ZeroCsum,     ///< IPv6 datagram with UDP checksum 0 and no udp6zerocsumrx (RFC 6935)
   RxEcnNotEct,        ///< outer CE over a Not-ECT inner packet (RFC 6040 §4.2, INET_ECN_decapsulate)
+  /// inner IPv4/IPv6 packet shorter than its header, or than the length its header claims
+  /// (IHL past the end, tot_len / payload_len + 40 > bytes present): pskb_inet_may_pull in
+  /// vxlan_rcv (rx_length_errors), ip_rcv_core / ip6_rcv_core (SKB_DROP_REASON_PKT_TOO_SMALL)
+  RxInnerTooSmall,
+  /// inner IP header invalid (version not that of the ethertype, IHL < 5, tot_len < IHL·4):
+  /// ip_rcv_core / ip6_rcv_core inhdr_error (SKB_DROP_REASON_IP_INHDR)
+  RxInnerHdrError,
   // transmit (encapsulation)
   TxNotEthernet,      ///< TAP frame shorter than an Ethernet header
   TxVnetRejected,     ///< virtio_net_hdr refused (S-1..S-4; public bugs B1, B2, B5)

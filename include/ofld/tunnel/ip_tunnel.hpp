@@ -67,7 +67,7 @@ std::optional<std::string> validate(const IpTunnelConfig& cfg);
 
 /// Why an L3 tunnel dropped a packet. Names via to_string().
 enum class IpDrop : std::uint8_t {
-  RxTruncated,        ///< shorter than the tunnel header + an IPv4 header
+  RxTruncated,        ///< shorter than the tunnel header, or nothing after it
   RxBadHeader,        ///< GUE: version ≠ 0, control message, V-9 flags/options; GRE: version ≠ 0, R
   RxNotIp,            ///< inner protocol is neither IPv4 nor IPv6 (or disagrees with the packet)
   RxRcoNotEnabled,    ///< GUE RCO option but remcsumrx not configured (W-25)
@@ -77,6 +77,8 @@ enum class IpDrop : std::uint8_t {
   RxCsumFlagMismatch, ///< GRE C bit differs from icsum (ip_tunnel_rcv)
   RxGreCsumBad,       ///< GRE checksum does not verify (V-13)
   RxWrongSource,      ///< outer source is not the configured remote
+  RxInnerTooSmall,    ///< inner IP packet shorter than its header or its length field (as Drop::RxInnerTooSmall)
+  RxInnerHdrError,    ///< inner IP header invalid: IHL < 5, tot_len < IHL·4 (as Drop::RxInnerHdrError)
   TxNotIp,            ///< TUN packet that is not IPv4/IPv6
   TxVnetRejected,     ///< virtio_net_hdr refused (S-1..S-4)
   TxGsoFailed,        ///< GSO engine refused the encapsulated super-packet
@@ -132,9 +134,11 @@ std::size_t gue_build_header(const core::Packet& inner, const IpTunnelConfig& cf
 
 /// gue_udp_recv for one UDP payload: V-9 checks (version 0, no control message, known
 /// flags, options inside hlen), version 1 = direct IP (V-7), proto IPIP/IPv6 matching the
-/// packet's version nibble, RCO (C-33/W-25): partial mode marks the inner checksum PARTIAL
-/// and sums nothing; remcsum_nopartial computes and writes it. RCO needs remcsumrx and an
-/// outer checksum not known to be 0 (K-2). Counts drops into `c`.
+/// packet's version nibble, the inner IP lengths (check_inner_ip: rx_inner_too_small,
+/// rx_inner_hdr_error; padding trimmed), RCO (C-33/W-25) with the checksum field inside the
+/// packet: partial mode marks the inner checksum PARTIAL and sums nothing; remcsum_nopartial
+/// computes and writes it. RCO needs remcsumrx and an outer checksum not known to be 0 (K-2).
+/// Counts drops into `c`.
 IpDecapResult gue_decap(std::span<const std::uint8_t> payload, const IpTunnelConfig& cfg,
                         OuterCsum outer, IpCounters& c);
 
@@ -150,8 +154,9 @@ void gre_fill_checksum(std::span<std::uint8_t> pkt) noexcept;
 
 /// GRE receive for one GRE packet (from the GRE header): version 0, no routing, C bit equal to
 /// icsum (ip_tunnel_rcv), checksum verified (the inner packet is then CHECKSUM_COMPLETE with
-/// its known sum), key presence and value equal to ikey, protocol IPv4/IPv6. Sequence
-/// numbers are ignored (no iseq). Counts drops into `c`.
+/// its known sum), key presence and value equal to ikey, protocol IPv4/IPv6, the inner IP
+/// lengths (check_inner_ip; padding trimmed, the sum adjusted). Sequence numbers are ignored
+/// (no iseq). Counts drops into `c`.
 IpDecapResult gre_decap(std::span<const std::uint8_t> payload, const IpTunnelConfig& cfg,
                         IpCounters& c);
 

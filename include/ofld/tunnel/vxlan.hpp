@@ -117,7 +117,10 @@ struct DecapResult {
 };
 
 /// vxlan_rcv for one UDP payload: V-4 header checks (I flag, no unknown flag or reserved
-/// bits, RCO only with remcsum_rx), VNI match, RCO per C-33/W-25 — partial mode: inner
+/// bits, RCO only with remcsum_rx), VNI match, the inner IP header and lengths
+/// (check_inner_frame, as pskb_inet_may_pull and ip_rcv_core/ip6_rcv_core: drops
+/// RxInnerTooSmall / RxInnerHdrError; padding after the IP packet trimmed), RCO per C-33/W-25
+/// with the checksum field (start + offset, 2 bytes) inside the trimmed frame — partial mode: inner
 /// csum PARTIAL at the encoded start, nothing summed; remcsum_nopartial: the inner checksum
 /// is computed and written (the frame leaves COMPLETE). Without RCO the inner checksum state
 /// is NONE (validated later by GRO or the local stack). An RCO frame whose outer checksum is
