@@ -25,7 +25,7 @@ void gre_fill_checksum(std::span<std::uint8_t> pkt) noexcept {
 }
 
 IpDecapResult gre_decap(std::span<const std::uint8_t> payload, const IpTunnelConfig& cfg,
-                        IpCounters& c) {
+                        IpCounters& c, int /*outer_tos*/) {
   IpDecapResult r;
   auto fail = [&](IpDrop d) {
     r.reason = d;

@@ -31,7 +31,7 @@ std::size_t gue_build_header(const core::Packet& inner, const IpTunnelConfig& cf
 }
 
 IpDecapResult gue_decap(std::span<const std::uint8_t> payload, const IpTunnelConfig& cfg,
-                        OuterCsum outer, IpCounters& c) {
+                        OuterCsum outer, IpCounters& c, int /*outer_tos*/) {
   IpDecapResult r;
   auto fail = [&](IpDrop d) {
     r.reason = d;

@@ -203,7 +203,7 @@ void IpDatapath::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std
 }
 
 void IpDatapath::receive(std::span<const std::uint8_t> payload, const IpAddr& from,
-                         OuterCsum outer, std::uint64_t now_ns) {
+                         OuterCsum outer, std::uint64_t now_ns, int /*outer_tos*/) {
   ++ctr_.rx_datagrams;
   ctr_.rx_dgram_bytes += payload.size();
   if (from != cfg_.remote) {
@@ -217,14 +217,16 @@ void IpDatapath::receive(std::span<const std::uint8_t> payload, const IpAddr& fr
 }
 
 void IpDatapath::receive_train(std::span<const std::uint8_t> buf, std::uint16_t gso_size,
-                               const IpAddr& from, OuterCsum outer, std::uint64_t now_ns) {
+                               const IpAddr& from, OuterCsum outer, std::uint64_t now_ns,
+                               int outer_tos) {
   if (gso_size == 0 || gso_size >= buf.size()) {
-    receive(buf, from, outer, now_ns);
+    receive(buf, from, outer, now_ns, outer_tos);
     return;
   }
   ++ctr_.rx_gro_trains;
   for (std::size_t off = 0; off < buf.size(); off += gso_size)
-    receive(buf.subspan(off, std::min<std::size_t>(gso_size, buf.size() - off)), from, outer, now_ns);
+    receive(buf.subspan(off, std::min<std::size_t>(gso_size, buf.size() - off)), from, outer, now_ns,
+            outer_tos);
 }
 
 void IpDatapath::to_tun(core::Packet&& p, std::vector<TapFrame>& out) {

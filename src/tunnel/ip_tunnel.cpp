@@ -50,6 +50,10 @@ std::optional<std::string> validate(const IpTunnelConfig& cfg) {
   return std::nullopt;
 }
 
+std::uint8_t ip_outer_tos(const IpTunnelConfig& cfg, std::span<const std::uint8_t> /*ip*/) noexcept {
+  return cfg.tos;  // FIXME(issue 11 item 8): no RFC 6040 yet
+}
+
 std::string_view to_string(IpDrop d) noexcept {
   switch (d) {
     case IpDrop::RxTruncated: return "rx_truncated";
@@ -64,6 +68,8 @@ std::string_view to_string(IpDrop d) noexcept {
     case IpDrop::RxWrongSource: return "rx_wrong_source";
     case IpDrop::RxInnerTooSmall: return "rx_inner_too_small";
     case IpDrop::RxInnerHdrError: return "rx_inner_hdr_error";
+    case IpDrop::RxUdp6ZeroCsum: return "rx_udp6_zero_csum";
+    case IpDrop::RxEcnNotEct: return "rx_ecn_not_ect";
     case IpDrop::TxNotIp: return "tx_not_ip";
     case IpDrop::TxVnetRejected: return "tx_vnet_rejected";
     case IpDrop::TxGsoFailed: return "tx_gso_failed";
