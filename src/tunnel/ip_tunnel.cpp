@@ -50,8 +50,15 @@ std::optional<std::string> validate(const IpTunnelConfig& cfg) {
   return std::nullopt;
 }
 
-std::uint8_t ip_outer_tos(const IpTunnelConfig& cfg, std::span<const std::uint8_t> /*ip*/) noexcept {
-  return cfg.tos;  // FIXME(issue 11 item 8): no RFC 6040 yet
+std::uint8_t ip_outer_tos(const IpTunnelConfig& cfg, std::span<const std::uint8_t> ip) noexcept {
+  // ip_tunnel_get_dsfield: IPv4 TOS or IPv6 traffic class (version nibble decides).
+  std::uint8_t in = 0;
+  if (ip.size() >= 2) {
+    const unsigned ver = ip[0] >> 4;
+    if (ver == 4) in = ip[1];
+    else if (ver == 6) in = std::uint8_t((ip[0] << 4) | (ip[1] >> 4));
+  }
+  return ecn_encapsulate(cfg.tos_inherit ? in : cfg.tos, in);
 }
 
 std::string_view to_string(IpDrop d) noexcept {
