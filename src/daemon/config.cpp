@@ -255,8 +255,16 @@ std::optional<std::string> parse_l3_words(const std::vector<std::string>& w, con
       if (auto e = num(1, 255, n)) return e;
       v.ttl = std::uint8_t(n);
     } else if (k == "tos") {
-      if (auto e = num(0, 255, n)) return e;
-      v.tos = std::uint8_t(n);
+      // `tos inherit` (= tos 1): outer DSCP from the inner header; ECN from the inner
+      // packet either way (RFC 6040 §4.1).
+      if (a && *a == "inherit") {
+        v.tos_inherit = true;
+        ++i;
+      } else {
+        if (auto e = num(0, 255, n)) return e;
+        v.tos = std::uint8_t(n);
+        v.tos_inherit = n == 1;
+      }
     } else if (k == "mtu") {
       if (auto e = num(68, 65535, n)) return e;
       v.mtu = int(n);

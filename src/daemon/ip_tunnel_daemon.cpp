@@ -79,6 +79,9 @@ struct IpWorker : detail::WorkerBase {
   void send_trains() {
     auto& c = dp->counters();
     for (auto& t : trains) {
+      // Outer TOS of this train (tos N or tos inherit, ECN from the inner packet, RFC 6040 §4.1).
+      if (auto ts = udp ? udp->set_tos(t.tos) : raw->set_tos(t.tos); !ts.ok())
+        spdlog::debug("{}", ts.message());
       auto r = udp ? udp->send_train(t.remote, cfg().ip.port, t.buf, t.seg_size)
                    : raw->send_train(t.remote, t.buf, t.seg_size);
       if (!r.ok()) {
@@ -141,7 +144,7 @@ struct IpWorker : detail::WorkerBase {
         if (!r.value()) break;
         const auto& m = *r.value();
         dp->receive_train(std::span<const std::uint8_t>(netbuf.data(), m.len), m.gso_size, m.from,
-                          tunnel::OuterCsum::Unknown, t);
+                          tunnel::OuterCsum::Unknown, t, m.tos);
       } else {
         auto r = raw->recv(netbuf);
         if (!r.ok()) {
@@ -151,7 +154,7 @@ struct IpWorker : detail::WorkerBase {
         if (!r.value()) break;
         const auto& m = *r.value();
         dp->receive(std::span<const std::uint8_t>(netbuf.data() + m.off, m.len), m.from,
-                    tunnel::OuterCsum::Unknown, t);
+                    tunnel::OuterCsum::Unknown, t, m.tos);
       }
     }
     dp->rx_flush(t, frames);
@@ -175,7 +178,7 @@ struct IpWorker : detail::WorkerBase {
                 {"udp_gro_trains", c.rx_gro_trains}, {"rco", c.rx_rco},
                 {"rco_no_outer_csum", c.rx_rco_nocsum}, {"gre_csum_ok", c.rx_gre_csum_ok},
                 {"csum_validated", c.rx_csum_validated}, {"csum_skipped", c.rx_csum_skipped},
-                {"frames", c.rx_packets}, {"bytes", c.rx_bytes}, {"gro_merged", c.rx_gro_merged},
+                {"ecn_ce", c.rx_ecn_ce}, {"ecn_bogus", c.rx_ecn_bogus}, {"frames", c.rx_packets}, {"bytes", c.rx_bytes}, {"gro_merged", c.rx_gro_merged},
                 {"gro_aggregates", c.rx_gro_aggregates}}},
         {"tun_write", detail::writer_stats(*writer)},
         {"drops", drops},
@@ -288,6 +291,7 @@ io::Result<std::unique_ptr<IpTunnelDaemon>> IpTunnelDaemon::create(const DaemonC
       io::UdpSocketOptions uo{v.local, v.port, !v.tx_outer_csum(), v.udp6_zero_csum_rx,
                               v.ttl, v.tos, cfg.offload, cfg.offload, 4 << 20, w.idx != 0};
       uo.reuse_port = mq;
+      uo.recv_tos = true;  // outer ECN for RFC 6040 decapsulation
       if (w.idx != 0) uo.gso_short_tail = im->ws.workers[0]->udp->gso_short_tail();
       auto u = io::UdpSocket::open(uo);
       if (!u.ok())

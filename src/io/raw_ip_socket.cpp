@@ -62,17 +62,36 @@ Result<RawIpSocket> RawIpSocket::open(const RawIpSocketOptions& o) {
     if (s.v6_ ? ::setsockopt(s.fd_, IPPROTO_IPV6, IPV6_TCLASS, &v, sizeof v)
               : ::setsockopt(s.fd_, IPPROTO_IP, IP_TOS, &v, sizeof v))
       return R::error(errstr("tos " + std::to_string(o.tos)));
+    s.tos_ = o.tos;
+  }
+  // The arriving traffic class for RFC 6040 (an IPv4 raw socket has the header itself).
+  if (s.v6_) {
+    int one = 1;
+    if (::setsockopt(s.fd_, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof one))
+      return R::error(errstr("IPV6_RECVTCLASS"));
   }
   return s;
 }
 
-RawIpSocket::RawIpSocket(RawIpSocket&& o) noexcept : fd_(o.fd_), v6_(o.v6_), st_(o.st_) { o.fd_ = -1; }
+RawIpSocket::RawIpSocket(RawIpSocket&& o) noexcept : fd_(o.fd_), v6_(o.v6_), tos_(o.tos_), st_(o.st_) {
+  o.fd_ = -1;
+}
+
+Result<bool> RawIpSocket::set_tos(int tos) {
+  if (tos == tos_) return true;
+  if ((v6_ ? ::setsockopt(fd_, IPPROTO_IPV6, IPV6_TCLASS, &tos, sizeof tos)
+           : ::setsockopt(fd_, IPPROTO_IP, IP_TOS, &tos, sizeof tos)) < 0)
+    return Result<bool>::error(errstr(v6_ ? "IPV6_TCLASS" : "IP_TOS"));
+  tos_ = tos;
+  return true;
+}
 
 RawIpSocket& RawIpSocket::operator=(RawIpSocket&& o) noexcept {
   if (this != &o) {
     if (fd_ >= 0) ::close(fd_);
     fd_ = o.fd_;
     v6_ = o.v6_;
+    tos_ = o.tos_;
     st_ = o.st_;
     o.fd_ = -1;
   }
@@ -128,10 +147,18 @@ Result<std::size_t> RawIpSocket::send_train(const tunnel::IpAddr& dst,
 Result<std::optional<RawIpRx>> RawIpSocket::recv(std::span<std::uint8_t> buf) {
   using R = Result<std::optional<RawIpRx>>;
   sockaddr_storage ss{};
-  socklen_t sl = sizeof ss;
+  iovec iov{buf.data(), buf.size()};
+  alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int))] = {};
+  msghdr mh{};
+  mh.msg_name = &ss;
+  mh.msg_namelen = sizeof ss;
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  mh.msg_control = ctrl;
+  mh.msg_controllen = sizeof ctrl;
   ssize_t n;
   do {
-    n = ::recvfrom(fd_, buf.data(), buf.size(), MSG_TRUNC, reinterpret_cast<sockaddr*>(&ss), &sl);
+    n = ::recvmsg(fd_, &mh, MSG_TRUNC);
   } while (n < 0 && errno == EINTR);
   if (n < 0) {
     if (errno == EAGAIN || errno == EWOULDBLOCK) return std::optional<RawIpRx>{};
@@ -142,12 +169,20 @@ Result<std::optional<RawIpRx>> RawIpSocket::recv(std::span<std::uint8_t> buf) {
   if (ss.ss_family == AF_INET6) {
     rx.from.family = 6;
     std::memcpy(rx.from.bytes.data(), &reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr, 16);
+    for (cmsghdr* c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+      if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS) {
+        int v = 0;
+        std::memcpy(&v, CMSG_DATA(c), sizeof v);
+        rx.tos = v & 0xff;
+      }
+    }
   } else {
     rx.from.family = 4;
     std::memcpy(rx.from.bytes.data(), &reinterpret_cast<sockaddr_in*>(&ss)->sin_addr, 4);
     if (rx.len < 20 || (buf[0] >> 4) != 4) return R::error("raw recv: not an IPv4 header");
     const std::size_t ihl = std::size_t(buf[0] & 0x0f) * 4;
     if (ihl < 20 || ihl > rx.len) return R::error("raw recv: bad IPv4 header length");
+    rx.tos = buf[1];  // the arriving outer TOS
     rx.off = ihl;
     rx.len -= ihl;
   }

@@ -25,7 +25,7 @@ void gre_fill_checksum(std::span<std::uint8_t> pkt) noexcept {
 }
 
 IpDecapResult gre_decap(std::span<const std::uint8_t> payload, const IpTunnelConfig& cfg,
-                        IpCounters& c) {
+                        IpCounters& c, int outer_tos) {
   IpDecapResult r;
   auto fail = [&](IpDrop d) {
     r.reason = d;
@@ -69,6 +69,11 @@ IpDecapResult gre_decap(std::span<const std::uint8_t> payload, const IpTunnelCon
   r.pkt = core::Packet::from_bytes(inner);
   // A verified GRE checksum gives the inner packet's sum for free (CHECKSUM_COMPLETE).
   if (h.csum_present()) r.pkt.csum = core::CsumComplete{inner_sum};
+  // ip_tunnel_rcv / __ip6_tnl_rcv → IP_ECN_decapsulate (RFC 6040 §4.2); an IPv6 inner's
+  // COMPLETE sum follows the traffic-class change.
+  if (outer_tos >= 0 &&
+      !ecn_decap_ip(r.pkt, 0, nib == 6, std::uint8_t(outer_tos), c.rx_ecn_ce, c.rx_ecn_bogus))
+    return fail(IpDrop::RxEcnNotEct);
   r.ok = true;
   return r;
 }

@@ -31,13 +31,18 @@ std::size_t gue_build_header(const core::Packet& inner, const IpTunnelConfig& cf
 }
 
 IpDecapResult gue_decap(std::span<const std::uint8_t> payload, const IpTunnelConfig& cfg,
-                        OuterCsum outer, IpCounters& c) {
+                        OuterCsum outer, IpCounters& c, int outer_tos) {
   IpDecapResult r;
   auto fail = [&](IpDrop d) {
     r.reason = d;
     c.drop(d);
     return std::move(r);
   };
+  // RFC 6935 §5 / RFC 8200 §8.1: over IPv6 a zero UDP checksum is accepted only when the
+  // endpoint agreed to it (udp6zerocsumrx, the kernel's UDP_NO_CHECK6_RX). The daemon's
+  // socket has the kernel enforce it; the library does too, for any other caller.
+  if (outer == OuterCsum::Zero && cfg.ipv6() && !cfg.udp6_zero_csum_rx)
+    return fail(IpDrop::RxUdp6ZeroCsum);
   if (payload.size() < 4) return fail(IpDrop::RxTruncated);
   std::span<const std::uint8_t> inner;
   std::uint8_t proto = 0;
@@ -98,6 +103,10 @@ IpDecapResult gue_decap(std::span<const std::uint8_t> payload, const IpTunnelCon
   } else {
     r.pkt = core::Packet::from_bytes(inner);
   }
+  // ip_tunnel_rcv → IP_ECN_decapsulate (RFC 6040 §4.2), after gue_remcsum as in the kernel.
+  if (outer_tos >= 0 &&
+      !ecn_decap_ip(r.pkt, 0, nib == 6, std::uint8_t(outer_tos), c.rx_ecn_ce, c.rx_ecn_bogus))
+    return fail(IpDrop::RxEcnNotEct);
   r.ok = true;
   return r;
 }

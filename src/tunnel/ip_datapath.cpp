@@ -159,6 +159,7 @@ void IpDatapath::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std
     return;
   }
   core::Packet& p = tp.pkt;
+  const std::uint8_t tos = ip_outer_tos(cfg_, packet);  // RFC 6040 §4.1
   std::uint8_t hdr[16];
   std::size_t hlen = 0;
   bool rco = false;
@@ -197,34 +198,38 @@ void IpDatapath::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std
   const std::size_t first = out.size();
   build_trains(scratch_, sizes, cfg_.remote, cfg_.port, out);
   for (std::size_t i = first; i < out.size(); ++i) {
+    out[i].tos = tos;
     ctr_.tx_datagrams += out[i].count;
     ctr_.tx_dgram_bytes += out[i].buf.size();
   }
 }
 
 void IpDatapath::receive(std::span<const std::uint8_t> payload, const IpAddr& from,
-                         OuterCsum outer, std::uint64_t now_ns) {
+                         OuterCsum outer, std::uint64_t now_ns, int outer_tos) {
   ++ctr_.rx_datagrams;
   ctr_.rx_dgram_bytes += payload.size();
   if (from != cfg_.remote) {
     ctr_.drop(IpDrop::RxWrongSource);
     return;
   }
-  IpDecapResult d = cfg_.gue() ? gue_decap(payload, cfg_, outer, ctr_) : gre_decap(payload, cfg_, ctr_);
+  IpDecapResult d = cfg_.gue() ? gue_decap(payload, cfg_, outer, ctr_, outer_tos)
+                                 : gre_decap(payload, cfg_, ctr_, outer_tos);
   if (!d.ok) return;
   if (gro_) gro_->receive(std::move(d.pkt), now_ns);
   else rx_nogro_.push_back(std::move(d.pkt));
 }
 
 void IpDatapath::receive_train(std::span<const std::uint8_t> buf, std::uint16_t gso_size,
-                               const IpAddr& from, OuterCsum outer, std::uint64_t now_ns) {
+                               const IpAddr& from, OuterCsum outer, std::uint64_t now_ns,
+                               int outer_tos) {
   if (gso_size == 0 || gso_size >= buf.size()) {
-    receive(buf, from, outer, now_ns);
+    receive(buf, from, outer, now_ns, outer_tos);
     return;
   }
   ++ctr_.rx_gro_trains;
   for (std::size_t off = 0; off < buf.size(); off += gso_size)
-    receive(buf.subspan(off, std::min<std::size_t>(gso_size, buf.size() - off)), from, outer, now_ns);
+    receive(buf.subspan(off, std::min<std::size_t>(gso_size, buf.size() - off)), from, outer, now_ns,
+            outer_tos);
 }
 
 void IpDatapath::to_tun(core::Packet&& p, std::vector<TapFrame>& out) {

@@ -50,6 +50,17 @@ std::optional<std::string> validate(const IpTunnelConfig& cfg) {
   return std::nullopt;
 }
 
+std::uint8_t ip_outer_tos(const IpTunnelConfig& cfg, std::span<const std::uint8_t> ip) noexcept {
+  // ip_tunnel_get_dsfield: IPv4 TOS or IPv6 traffic class (version nibble decides).
+  std::uint8_t in = 0;
+  if (ip.size() >= 2) {
+    const unsigned ver = ip[0] >> 4;
+    if (ver == 4) in = ip[1];
+    else if (ver == 6) in = std::uint8_t((ip[0] << 4) | (ip[1] >> 4));
+  }
+  return ecn_encapsulate(cfg.tos_inherit ? in : cfg.tos, in);
+}
+
 std::string_view to_string(IpDrop d) noexcept {
   switch (d) {
     case IpDrop::RxTruncated: return "rx_truncated";
@@ -64,6 +75,8 @@ std::string_view to_string(IpDrop d) noexcept {
     case IpDrop::RxWrongSource: return "rx_wrong_source";
     case IpDrop::RxInnerTooSmall: return "rx_inner_too_small";
     case IpDrop::RxInnerHdrError: return "rx_inner_hdr_error";
+    case IpDrop::RxUdp6ZeroCsum: return "rx_udp6_zero_csum";
+    case IpDrop::RxEcnNotEct: return "rx_ecn_not_ect";
     case IpDrop::TxNotIp: return "tx_not_ip";
     case IpDrop::TxVnetRejected: return "tx_vnet_rejected";
     case IpDrop::TxGsoFailed: return "tx_gso_failed";

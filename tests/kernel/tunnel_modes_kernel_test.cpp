@@ -18,6 +18,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -260,6 +261,100 @@ TEST(TunnelModes, W27_C33_GueIpv4Rco) { run_variant({"gue", false, {"port", "555
 TEST(TunnelModes, W27_C33_GueIpv6Rco) { run_variant({"gue", true, {"port", "5555", "remcsumtx", "remcsumrx"}}); }
 TEST(TunnelModes, V13_GreKeyCsum) { run_variant({"gre", false, {"key", "42", "csum"}}); }
 TEST(TunnelModes, V13_Ip6greKeyCsum) { run_variant({"ip6gre", true, {"key", "42", "csum"}}); }
+
+// Issue 11 item 8 bullet 1 in the L3 modes: RFC 6040 between two ofld endpoints. nftables in
+// the receiving namespace A counts the arriving outer ECN (what B's ofld encapsulated, §4.1:
+// inner Not-ECT/ECT(0) copied, inner CE -> ECT(0)), then rewrites it to CE; a second table
+// counts what reaches the TUN (ofld0) per UDP port: ECT(0) inner under CE -> CE, Not-ECT
+// inner under CE -> dropped (§4.2 Figure 4), the drop counted as rx_ecn_not_ect.
+const char* kEcnSender =
+    "import socket,sys,time\n"
+    "dst=sys.argv[1];tos=int(sys.argv[2]);port=int(sys.argv[3])\n"
+    "s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\n"
+    "s.setsockopt(socket.IPPROTO_IP,socket.IP_TOS,tos)\n"
+    "for i in range(20):\n"
+    "  s.sendto(bytes(200),(dst,port));time.sleep(0.005)\n";
+
+long nft_count(const io::Netns& ns, const std::string& family, const std::string& table,
+               const std::string& name) {
+  auto r = ns.exec({"nft", "list", "counter", family, table, name});
+  if (!r.ok()) return -1;
+  std::smatch m;
+  const std::string out = r.value().out;
+  if (!std::regex_search(out, m, std::regex("packets ([0-9]+)"))) return -1;
+  return std::stol(m[1]);
+}
+
+void ecn_l3_variant(const Variant& v) {
+  if (!io::check_command({"nft", "--version"}).ok()) GTEST_SKIP() << "nft (nftables) not installed";
+  Pair p;
+  bool skipped = false;
+  std::string why = setup(p, v, skipped);
+  if (skipped) GTEST_SKIP() << why;
+  ASSERT_EQ(why, "");
+  auto& A = *p.A;
+  auto& B = *p.B;
+  auto ping = B.exec({"python3", "-c", icmp_echo("192.168.78.1")}, std::chrono::seconds(15));
+  ASSERT_TRUE(ping.ok()) << ping.message();
+  ASSERT_EQ(ping.value().out, "reply\n") << slurp(p.log_a) << slurp(p.log_b);
+  const std::string fam = v.v6 ? "ip6" : "ip";
+  const std::string match = std::string(v.mode) == "gue" ? "udp dport 5555" : "meta l4proto gre";
+  std::string r = "table " + fam + " ofldout {\n";
+  for (const char* c : {"not_ect", "ect0", "ect1", "ce"}) r += std::string("  counter ") + c + " {}\n";
+  r += "  chain pre {\n    type filter hook prerouting priority -300;\n";
+  for (auto [c, e] : {std::pair{"not_ect", "not-ect"}, std::pair{"ect0", "ect0"},
+                      std::pair{"ect1", "ect1"}, std::pair{"ce", "ce"}})
+    r += "    " + match + " " + fam + " ecn " + e + " counter name " + c + "\n";
+  r += "    " + match + " " + fam + " ecn set ce\n  }\n}\n";
+  r += "table ip ofldin {\n";
+  for (int port : {6001, 6002, 6003})
+    r += "  counter p" + std::to_string(port) + " {}\n  counter p" + std::to_string(port) + "_ce {}\n";
+  r += "  chain in {\n    type filter hook input priority 0;\n";
+  for (int port : {6001, 6002, 6003}) {
+    const std::string ps = std::to_string(port);
+    r += "    iifname \"ofld0\" udp dport " + ps + " counter name p" + ps + "\n";
+    r += "    iifname \"ofld0\" udp dport " + ps + " ip ecn ce counter name p" + ps + "_ce\n";
+  }
+  r += "    iifname \"ofld0\" udp dport 6001-6003 drop\n  }\n}\n";
+  const std::string path = "/tmp/ofld-tm-ecn-" + A.name() + ".nft";
+  {
+    std::ofstream f(path);
+    f << r;
+  }
+  auto ld = A.exec({"nft", "-f", path});
+  ::unlink(path.c_str());
+  if (!ld.ok()) GTEST_SKIP() << "nftables: " << ld.message();
+  struct Round {
+    int tos, port;
+    const char* outer;
+  };
+  for (const Round& rd : {Round{0x02, 6001, "ect0"}, Round{0x00, 6002, "not_ect"},
+                          Round{0x03, 6003, "ect0"}}) {
+    const long before = nft_count(A, fam, "ofldout", rd.outer);
+    auto s = B.exec({"python3", "-c", kEcnSender, "192.168.78.1", std::to_string(rd.tos),
+                     std::to_string(rd.port)}, std::chrono::seconds(15));
+    ASSERT_TRUE(s.ok()) << s.message();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_GE(nft_count(A, fam, "ofldout", rd.outer) - before, 20)
+        << "inner tos " << rd.tos << ": outer ECN as encapsulated (RFC 6040 §4.1)";
+  }
+  EXPECT_EQ(nft_count(A, fam, "ofldout", "ect1"), 0);
+  EXPECT_EQ(nft_count(A, fam, "ofldout", "ce"), 0) << "an encapsulator never sends CE outside";
+  EXPECT_EQ(nft_count(A, "ip", "ofldin", "p6001"), 20);
+  EXPECT_EQ(nft_count(A, "ip", "ofldin", "p6001_ce"), 20) << "ECT(0) inner under CE outer -> CE";
+  EXPECT_EQ(nft_count(A, "ip", "ofldin", "p6002"), 0) << "Not-ECT inner under CE outer -> drop";
+  EXPECT_EQ(nft_count(A, "ip", "ofldin", "p6003"), 20);
+  EXPECT_EQ(nft_count(A, "ip", "ofldin", "p6003_ce"), 20);
+  auto st = daemon::query_stats(p.ctl_a);
+  ASSERT_TRUE(st.ok());
+  EXPECT_GE(st.value()["drops"].value("rx_ecn_not_ect", std::uint64_t(0)), 20u) << st.value().dump();
+  EXPECT_GE(st.value()["rx"].value("ecn_ce", std::uint64_t(0)), 20u) << st.value().dump();
+}
+
+TEST(TunnelModes, Issue11Item8_EcnCeOnUnderlay_GueIpv4) { ecn_l3_variant({"gue", false, {"port", "5555"}}); }
+TEST(TunnelModes, Issue11Item8_EcnCeOnUnderlay_GueIpv6) { ecn_l3_variant({"gue", true, {"port", "5555"}}); }
+TEST(TunnelModes, Issue11Item8_EcnCeOnUnderlay_Gre) { ecn_l3_variant({"gre", false, {"key", "42"}}); }
+TEST(TunnelModes, Issue11Item8_EcnCeOnUnderlay_Ip6gre) { ecn_l3_variant({"ip6gre", true, {"key", "42"}}); }
 
 }  // namespace
 

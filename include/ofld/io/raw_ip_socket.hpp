@@ -3,7 +3,9 @@
 // IP_HDRINCL); we send and receive from the protocol header on (raw(7), ipv6 raw(7)).
 //
 // Receive: an IPv4 raw socket delivers the IP header too; recv() skips it (ihl × 4) so that
-// both families hand back the protocol payload. Bound to the local address, the socket sees
+// both families hand back the protocol payload; the outer TOS is read from that IPv4 header,
+// the IPv6 traffic class from an IPV6_RECVTCLASS control message (RawIpRx::tos, for RFC 6040
+// decapsulation). Bound to the local address, the socket sees
 // only datagrams addressed to it. Raw sockets have no GSO: a train is sent with sendmmsg
 // (one datagram per message). They work without the kernel's ip_gre module: with no
 // protocol handler registered, the packet is consumed by the raw socket.
@@ -30,6 +32,7 @@ struct RawIpRx {
   std::size_t off = 0;   ///< payload start in the buffer (past an IPv4 header)
   std::size_t len = 0;   ///< payload bytes
   tunnel::IpAddr from;
+  int tos = -1;          ///< outer IPv4 TOS / IPv6 traffic class; -1 when not reported
 };
 
 struct RawIpStats {
@@ -56,6 +59,9 @@ class RawIpSocket {
   /// Returns datagrams sent, or an error naming the errno.
   Result<std::size_t> send_train(const tunnel::IpAddr& dst, std::span<const std::uint8_t> buf,
                                  std::uint16_t seg_size);
+  /// IP_TOS / IPV6_TCLASS for the following sends (the outer dsfield of a train, RFC 6040
+  /// §4.1); no system call when unchanged. Returns an error naming the option.
+  Result<bool> set_tos(int tos);
   /// Non-blocking receive into `buf`; nullopt when nothing is queued. A malformed IPv4
   /// header (cannot happen from the kernel) is an error.
   Result<std::optional<RawIpRx>> recv(std::span<std::uint8_t> buf);
@@ -64,6 +70,7 @@ class RawIpSocket {
   RawIpSocket() = default;
   int fd_ = -1;
   bool v6_ = false;
+  int tos_ = 0;  // last IP_TOS / IPV6_TCLASS set
   RawIpStats st_;
 };
 

@@ -45,16 +45,19 @@ class IpDatapath {
   IpDatapath& operator=(const IpDatapath&) = delete;
 
   /// One packet read from the TUN. Appends trains of encapsulated packets (each starting
-  /// at the GUE/GRE header; TxTrain::src_port unused) to `out`.
+  /// at the GUE/GRE header; TxTrain::src_port unused; TxTrain::tos = ip_outer_tos()) to `out`.
   void transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::uint8_t> packet,
                 std::vector<TxTrain>& out);
-  /// One received GUE UDP payload or GRE packet from `from` (outer source address).
+  /// One received GUE UDP payload or GRE packet from `from` (outer source address);
+  /// `outer_tos`: outer IPv4 TOS / IPv6 traffic class (IP_RECVTOS / IPV6_RECVTCLASS or the
+  /// raw socket's IPv4 header), -1 when unknown (no RFC 6040 decapsulation).
   void receive(std::span<const std::uint8_t> payload, const IpAddr& from, OuterCsum outer,
-               std::uint64_t now_ns);
+               std::uint64_t now_ns, int outer_tos = -1);
   /// A UDP_GRO buffer (GUE): datagrams of gso_size bytes end to end; each is decapsulated on
   /// its own (public bug E1). gso_size 0 = one datagram.
   void receive_train(std::span<const std::uint8_t> buf, std::uint16_t gso_size,
-                     const IpAddr& from, OuterCsum outer, std::uint64_t now_ns);
+                     const IpAddr& from, OuterCsum outer, std::uint64_t now_ns,
+                     int outer_tos = -1);
   /// End of a receive batch: complete GRO flows, append TUN frames (TapFrame::data = IP packet).
   void rx_flush(std::uint64_t now_ns, std::vector<TapFrame>& out);
 

@@ -48,7 +48,8 @@ struct IpTunnelConfig {
   bool icsum = false, ocsum = false;        ///< `csum` (both), `icsum`, `ocsum`
   // both
   std::uint8_t ttl = 0;         ///< 0 = kernel default
-  std::uint8_t tos = 0;
+  std::uint8_t tos = 0;          ///< `tos N`: outer DSCP (its ECN bits come from the inner packet)
+  bool tos_inherit = false;      ///< `tos inherit`: outer DSCP from the inner IP header
   int mtu = 0;                  ///< TUN MTU (bytes of inner IP); 0 = 1500 − overhead()
 
   bool ipv6() const noexcept { return local.is_v6(); }
@@ -79,6 +80,8 @@ enum class IpDrop : std::uint8_t {
   RxWrongSource,      ///< outer source is not the configured remote
   RxInnerTooSmall,    ///< inner IP packet shorter than its header or its length field (as Drop::RxInnerTooSmall)
   RxInnerHdrError,    ///< inner IP header invalid: IHL < 5, tot_len < IHL·4 (as Drop::RxInnerHdrError)
+  RxUdp6ZeroCsum,     ///< GUE, IPv6 underlay: UDP checksum 0 and no udp6zerocsumrx (RFC 6935)
+  RxEcnNotEct,        ///< outer CE over a Not-ECT inner packet (RFC 6040 §4.2, INET_ECN_decapsulate)
   TxNotIp,            ///< TUN packet that is not IPv4/IPv6
   TxVnetRejected,     ///< virtio_net_hdr refused (S-1..S-4)
   TxGsoFailed,        ///< GSO engine refused the encapsulated super-packet
@@ -107,6 +110,8 @@ struct IpCounters {
   std::uint64_t rx_gre_csum_ok = 0;                    ///< GRE checksums verified
   std::uint64_t rx_csum_validated = 0;                 ///< inner checksums verified (or summed)
   std::uint64_t rx_csum_skipped = 0;                   ///< inner checksums not summed (RCO partial)
+  std::uint64_t rx_ecn_ce = 0;                         ///< inner packets marked CE from the outer header
+  std::uint64_t rx_ecn_bogus = 0;                      ///< Not-ECT inner under ECT outer (RFC 6040 "!!!"; delivered)
   std::uint64_t rx_packets = 0, rx_bytes = 0;          ///< TUN writes
   std::uint64_t rx_gro_merged = 0, rx_gro_aggregates = 0;
   std::array<std::uint64_t, kIpDropCount> drops{};
@@ -138,9 +143,12 @@ std::size_t gue_build_header(const core::Packet& inner, const IpTunnelConfig& cf
 /// rx_inner_hdr_error; padding trimmed), RCO (C-33/W-25) with the checksum field inside the
 /// packet: partial mode marks the inner checksum PARTIAL and sums nothing; remcsum_nopartial
 /// computes and writes it. RCO needs remcsumrx and an outer checksum not known to be 0 (K-2).
-/// Counts drops into `c`.
+/// IPv6 underlay: `outer` Zero without udp6_zero_csum_rx → RxUdp6ZeroCsum (RFC 6935 §5,
+/// as the kernel's udpv6 receive without UDP_NO_CHECK6_RX). `outer_tos`: the outer IPv4 TOS /
+/// IPv6 traffic class (0..255) or -1 when unknown; known → RFC 6040 §4.2 on the inner header
+/// (ecn_decap_ip; Not-ECT under CE → RxEcnNotEct). Counts drops into `c`.
 IpDecapResult gue_decap(std::span<const std::uint8_t> payload, const IpTunnelConfig& cfg,
-                        OuterCsum outer, IpCounters& c);
+                        OuterCsum outer, IpCounters& c, int outer_tos = -1);
 
 // ---- GRE (src/tunnel/gre.cpp) ----------------------------------------------------------------
 
@@ -156,8 +164,14 @@ void gre_fill_checksum(std::span<std::uint8_t> pkt) noexcept;
 /// icsum (ip_tunnel_rcv), checksum verified (the inner packet is then CHECKSUM_COMPLETE with
 /// its known sum), key presence and value equal to ikey, protocol IPv4/IPv6, the inner IP
 /// lengths (check_inner_ip; padding trimmed, the sum adjusted). Sequence numbers are ignored
-/// (no iseq). Counts drops into `c`.
+/// (no iseq). `outer_tos` as gue_decap (RFC 6040 §4.2; ipgre_rcv → ip_tunnel_rcv →
+/// IP_ECN_decapsulate). Counts drops into `c`.
 IpDecapResult gre_decap(std::span<const std::uint8_t> payload, const IpTunnelConfig& cfg,
-                        IpCounters& c);
+                        IpCounters& c, int outer_tos = -1);
+
+/// The outer TOS / traffic class for the inner IP packet `ip` (data() at the IP header), as
+/// ip_tunnel_xmit / ip6gre: the configured tos (or the inner dsfield with tos_inherit), ECN
+/// bits from the inner header per INET_ECN_encapsulate (RFC 6040 §4.1: CE → ECT(0)).
+std::uint8_t ip_outer_tos(const IpTunnelConfig& cfg, std::span<const std::uint8_t> ip) noexcept;
 
 }  // namespace ofld::tunnel

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ofld/core/packet.hpp"
+#include "ofld/tunnel/ecn.hpp"
 #include "ofld/tunnel/endpoint.hpp"
 
 namespace ofld::tunnel {
@@ -51,20 +52,7 @@ struct VxlanConfig {
   std::uint16_t src_max() const noexcept { return port_min || port_max ? port_max : 60999; }
 };
 
-/// RFC 6040 §4.2 decapsulation table, as the kernel's __INET_ECN_decapsulate: the ECN
-/// field (low 2 bits) of the arriving outer and inner dsfield bytes.
-enum class EcnDecap : std::uint8_t {
-  Keep,   ///< inner ECN unchanged
-  SetCe,  ///< inner becomes CE (outer CE, inner ECT)
-  SetEct1,  ///< inner ECT(0) becomes ECT(1) (outer ECT(1)); other inner values unchanged
-  Bogus,  ///< inner Not-ECT under ECT(0)/ECT(1) outer: forwarded unchanged, logged ("!!!")
-  Drop,   ///< inner Not-ECT under CE outer: drop
-};
-EcnDecap ecn_decapsulate(std::uint8_t outer_dsfield, std::uint8_t inner_dsfield) noexcept;
-
-/// INET_ECN_encapsulate: `outer` with its ECN bits replaced by the inner packet's — copied
-/// when Not-ECT/ECT(0)/ECT(1), ECT(0) when the inner is CE (RFC 6040 §4.1 normal mode).
-std::uint8_t ecn_encapsulate(std::uint8_t outer, std::uint8_t inner) noexcept;
+// EcnDecap, ecn_decapsulate, ecn_encapsulate: ofld/tunnel/ecn.hpp.
 
 /// The dsfield (IPv4 TOS / IPv6 traffic class) of an Ethernet frame's IP header, skipping up
 /// to two VLAN tags (802.1Q / 802.1ad); 0 for a non-IP or truncated frame (the kernel's
