@@ -45,12 +45,14 @@ inline std::uint64_t mix(std::uint64_t k) {  // murmur3 fmix64: a bijection of 6
   k ^= k >> 33;
   return k;
 }
-inline std::uint64_t raw64h(const std::uint8_t* p) {  // host-order load: the hash's words
+// Host-order loads: the hash's words, and the fast path's equality tests (equal bytes <=>
+// equal words).
+inline std::uint64_t raw64(const std::uint8_t* p) {
   std::uint64_t v;
   std::memcpy(&v, p, 8);
   return v;
 }
-inline std::uint32_t raw32h(const std::uint8_t* p) {
+inline std::uint32_t raw32(const std::uint8_t* p) {
   std::uint32_t v;
   std::memcpy(&v, p, 4);
   return v;
@@ -95,18 +97,18 @@ std::uint32_t flow_hash(std::span<const std::uint8_t> f, LinkLayer link, std::ui
   if (type == 0x0800 && f.size() >= off + 20) {
     const std::uint8_t* ip = f.data() + off;
     proto = ip[9];
-    h = mix(hash_seed(key, type, proto) ^ raw64h(ip + 12));  // both addresses in one word
+    h = mix(hash_seed(key, type, proto) ^ raw64(ip + 12));  // both addresses in one word
     if ((ld16(ip + 6) & 0x3FFF) == 0) l4 = off + std::size_t(ip[0] & 0x0F) * 4;  // not a fragment
   } else if (type == 0x86DD && f.size() >= off + 40) {
     const std::uint8_t* ip = f.data() + off;
     proto = ip[6];
     h = hash_seed(key, type, proto);
-    for (int i = 8; i < 40; i += 8) h = mix(h ^ raw64h(ip + i));
+    for (int i = 8; i < 40; i += 8) h = mix(h ^ raw64(ip + i));
     l4 = off + 40;
   } else {
     return fold(hash_seed(key, type, 0));
   }
-  if (l4 && (proto == 6 || proto == 17) && f.size() >= l4 + 4) h = mix(h ^ raw32h(f.data() + l4));
+  if (l4 && (proto == 6 || proto == 17) && f.size() >= l4 + 4) h = mix(h ^ raw32(f.data() + l4));
   return fold(h);
 }
 
@@ -241,16 +243,6 @@ void Engine::complete(GroHeld* h, GroReason why) {
 // for little-endian hosts, the only ones this file is built for (static_assert below).
 namespace {
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "fast path masks assume little endian");
-inline std::uint64_t raw64(const std::uint8_t* p) {
-  std::uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
-inline std::uint32_t raw32(const std::uint8_t* p) {
-  std::uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
 inline std::uint16_t raw16(const std::uint8_t* p) {
   std::uint16_t v;
   std::memcpy(&v, p, 2);

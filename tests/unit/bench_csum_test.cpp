@@ -11,19 +11,6 @@
 
 using namespace ofld;
 
-#if defined(__OPTIMIZE__) && !defined(__SANITIZE_ADDRESS__) && !defined(OFLD_UNDER_ASAN)
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define OFLD_UNDER_ASAN 1
-#endif
-#endif
-#endif
-#if defined(__OPTIMIZE__) && !defined(__SANITIZE_ADDRESS__) && !defined(OFLD_UNDER_ASAN)
-constexpr bool kTimingMeaningful = true;
-#else
-constexpr bool kTimingMeaningful = false;
-#endif
-
 TEST(BenchCsum, Item6_ReadBaselineIsTheWidestAndFastestRead) {
   tools::CsumBenchOptions o;
   o.sizes = {1500, 65536};
@@ -53,13 +40,8 @@ TEST(BenchCsum, Item6_ReadBaselineIsTheWidestAndFastestRead) {
     // the baseline is the best of the read variants timed in this run
     EXPECT_DOUBLE_EQ(read->median_gbps, best_read_variant);
     EXPECT_DOUBLE_EQ(s.best_over_read, best_csum / read->median_gbps);
-    // A read limit is not slower than a checksum (the issue saw 70.9 vs 43.5 GB/s = 1.63);
-    // 15% allows for timing noise on a shared machine. Timing ratios mean nothing in an
-    // unoptimised or sanitised build (every load instrumented): there only the structure.
-    if (kTimingMeaningful) {
-      EXPECT_LE(s.best_over_read, 1.15) << "read " << read->median_gbps << " GB/s, csum "
-                                        << best_csum << " GB/s";
-    }
+    // How close the checksum comes to the read is a measurement, reported by `ofld bench
+    // csum` as a ratio in the same run; it is not asserted here (timing in a unit test on a
+    // shared machine is noise).
   }
-  if (!kTimingMeaningful) GTEST_SKIP() << "ratio not checked: unoptimised or sanitizer build";
 }
