@@ -17,7 +17,7 @@ namespace ofld::io {
 namespace {
 std::string errstr(const std::string& what) { return what + ": " + std::strerror(errno); }
 
-void to_sockaddr(const tunnel::IpAddr& a, sockaddr_storage& ss, socklen_t& len) {
+void to_sockaddr(const wire::IpAddr& a, sockaddr_storage& ss, socklen_t& len) {
   std::memset(&ss, 0, sizeof ss);
   if (a.is_v6()) {
     auto* s6 = reinterpret_cast<sockaddr_in6*>(&ss);
@@ -102,7 +102,7 @@ RawIpSocket::~RawIpSocket() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-Result<std::size_t> RawIpSocket::send_train(const tunnel::IpAddr& dst,
+Result<std::size_t> RawIpSocket::send_train(const wire::IpAddr& dst,
                                             std::span<const std::uint8_t> buf,
                                             std::uint16_t seg_size) {
   if (seg_size == 0 || buf.empty()) return std::size_t(0);
