@@ -157,3 +157,116 @@ TEST(FrameBuilderEquivalence, GsoToolGeneve) {
   g.payload(fb::gso::tcp_frame(fb::gso::TcpSpec{}));
   EXPECT_EQ(f, g.build());
 }
+
+// tests/kernel/oracle_test.cpp and gso_kernel_test.cpp builders, old vs the builder (the new
+// versions are restated here exactly as they are written in those files).
+#include "old_kernel_builders.hpp"
+namespace {
+namespace okb = old_kernel_builders;
+using okb::Mac;
+struct V4Spec {
+  Mac dst{0x02, 0, 0, 0, 0, 0x02}, src{0x02, 0, 0, 0, 0, 0x01};
+  std::uint8_t saddr[4] = {192, 168, 1, 200}, daddr[4] = {192, 168, 1, 100};
+  std::uint16_t id = 0;
+  bool df = true;
+  std::uint8_t ttl = 64, tos = 0;
+};
+okb::V4Spec to_old(const V4Spec& s) {
+  okb::V4Spec o;
+  o.dst = s.dst; o.src = s.src;
+  std::copy(s.saddr, s.saddr + 4, o.saddr);
+  std::copy(s.daddr, s.daddr + 4, o.daddr);
+  o.id = s.id; o.df = s.df; o.ttl = s.ttl; o.tos = s.tos;
+  return o;
+}
+ofld::fb::Frame v4_frame(const V4Spec& s) {
+  ofld::wire::Ipv4Repr r;
+  r.tos = s.tos;
+  r.id = s.id;
+  r.frag_off = s.df ? ofld::wire::ipv4::kDF : 0;
+  r.ttl = s.ttl;
+  r.saddr = ofld::fb::ip4(s.saddr[0], s.saddr[1], s.saddr[2], s.saddr[3]);
+  r.daddr = ofld::fb::ip4(s.daddr[0], s.daddr[1], s.daddr[2], s.daddr[3]);
+  ofld::fb::Frame f;
+  f.eth(s.dst, s.src).ipv4(r);
+  return f;
+}
+ofld::wire::TcpRepr tcp_repr(std::uint16_t sport, std::uint16_t dport, std::uint32_t seq,
+                             std::uint32_t ack, std::uint8_t flags, std::uint16_t window) {
+  ofld::wire::TcpRepr t;
+  t.source = sport; t.dest = dport; t.seq = seq; t.ack_seq = ack; t.flags = flags; t.window = window;
+  return t;
+}
+Bytes tcp4_full(const V4Spec& s, std::uint32_t seq, std::uint8_t flags, std::size_t payload) {
+  auto f = v4_frame(s);
+  f.tcp(tcp_repr(1500, 8000, seq, 100, flags, 65535)).payload(Bytes(payload, 'a'));
+  return f.build();
+}
+Bytes tcp4_partial(const V4Spec& s, std::uint32_t seq, std::uint8_t flags, std::size_t payload) {
+  auto f = v4_frame(s);
+  f.tcp(tcp_repr(40000, 5201, seq, 0x01020304, flags, 502), ofld::fb::L4Csum::Partial)
+      .payload(Bytes(payload, 'a'));
+  return f.build();
+}
+Bytes udp4_partial(const V4Spec& s, std::size_t payload) {
+  auto f = v4_frame(s);
+  f.udp({40001, 9000, 0, 0}, ofld::fb::L4Csum::Partial).payload(Bytes(payload, 'a'));
+  return f.build();
+}
+Bytes tcp6(Mac dst, Mac src, std::uint32_t seq, std::uint8_t flags, std::size_t payload, bool full_csum) {
+  ofld::wire::Ipv6Repr r;
+  r.hop_limit = 8;
+  r.saddr = ofld::fb::ip6(0xfd, 0xaa, 2);
+  r.daddr = ofld::fb::ip6(0xfd, 0xaa, 1);
+  ofld::fb::Frame f;
+  f.eth(dst, src).ipv6(r);
+  f.tcp(tcp_repr(1500, 8000, seq, 100, flags, 65535),
+        full_csum ? ofld::fb::L4Csum::Full : ofld::fb::L4Csum::Partial);
+  f.payload(Bytes(payload, 'a'));
+  return f.build();
+}
+Bytes inner_tcp4(std::size_t payload) {
+  namespace wire = ofld::wire;
+  namespace fb = ofld::fb;
+  wire::Ipv4Repr ip;
+  ip.id = 777;
+  ip.frag_off = wire::ipv4::kDF;
+  ip.ttl = 64;
+  ip.saddr = fb::ip4(192, 168, 0, 1);
+  ip.daddr = fb::ip4(192, 168, 0, 2);
+  wire::TcpRepr t;
+  t.source = 41000;
+  t.dest = 80;
+  t.seq = 100;
+  t.flags = wire::tcp_flag::kAck | wire::tcp_flag::kPsh;
+  t.window = 4096;
+  Bytes pl(payload);
+  for (std::size_t i = 0; i < payload; ++i) pl[i] = std::uint8_t(i * 3 + 5);
+  fb::Frame f;
+  f.eth({0x02, 0x6f, 0x66, 0x6c, 0x08, 0x02}, {0x02, 0x6f, 0x66, 0x6c, 0x08, 0x01})
+      .ipv4(ip)
+      .tcp(t, fb::L4Csum::Partial)
+      .payload(pl);
+  return f.build();
+}
+}  // namespace
+
+TEST(FrameBuilderEquivalence, KernelTestBuilders) {
+  std::size_t n = 0;
+  for (std::size_t pl : {0u, 1u, 100u, 3000u, 60000u})
+    for (int v = 0; v < 3; ++v) {
+      V4Spec s;
+      if (v == 1) { s.id = 0x1234; s.df = false; s.ttl = 8; s.tos = 2; s.dst = {1, 2, 3, 4, 5, 6}; }
+      if (v == 2) { s.saddr[3] = 7; s.daddr[0] = 10; }
+      for (std::uint8_t fl : {std::uint8_t(0x10), std::uint8_t(0x19), std::uint8_t(0x98)}) {
+        ASSERT_EQ(okb::tcp4_full(to_old(s), 1000 + pl, fl, pl), tcp4_full(s, 1000 + pl, fl, pl));
+        ASSERT_EQ(okb::tcp4_partial(to_old(s), 5, fl, pl), tcp4_partial(s, 5, fl, pl));
+        for (bool full : {false, true})
+          ASSERT_EQ(okb::tcp6(s.dst, s.src, 77, fl, pl, full), tcp6(s.dst, s.src, 77, fl, pl, full));
+      }
+      ASSERT_EQ(okb::udp4_partial(to_old(s), pl), udp4_partial(s, pl));
+      ASSERT_EQ(okb::inner_tcp4(pl), inner_tcp4(pl));
+      ++n;
+    }
+  EXPECT_EQ(n, 15u);
+}
