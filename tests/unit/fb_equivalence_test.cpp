@@ -374,3 +374,233 @@ TEST(FrameBuilderEquivalence, FeaturesTest) {
   using feat::L3;
   for (L3 k : {L3::V4, L3::V6, L3::V6Ext, L3::Encap}) EXPECT_EQ(feat::old_frame_of(k), feat::frame_of(k));
 }
+
+// tests/unit/gro_x36_property_test.cpp: old builders vs the ones on the frame builder.
+namespace x36old {
+namespace cs = ofld::csum;
+void p16(Bytes& v, std::size_t at, std::uint16_t x) {
+  v[at] = std::uint8_t(x >> 8);
+  v[at + 1] = std::uint8_t(x);
+}
+void p32(Bytes& v, std::size_t at, std::uint32_t x) {
+  p16(v, at, std::uint16_t(x >> 16));
+  p16(v, at + 2, std::uint16_t(x));
+}
+
+struct Ip {
+  bool v6 = false;
+  std::uint8_t ttl = 64, tos = 0;
+  bool df = true;
+  std::uint32_t flow_label = 0;
+  Bytes v6_ext;  // one Hop-by-Hop header (nexthdr patched), or empty
+  std::uint8_t saddr_last = 1, daddr_last = 2;
+};
+
+// IPv4 / IPv6 header for `l4len` bytes of protocol `proto`; RFC 791 header checksum.
+Bytes ip_hdr(const Ip& ip, std::uint8_t proto, std::size_t l4len, std::uint16_t id) {
+  Bytes h;
+  if (!ip.v6) {
+    h.assign(20, 0);
+    h[0] = 0x45;
+    h[1] = ip.tos;
+    p16(h, 2, std::uint16_t(20 + l4len));
+    p16(h, 4, id);
+    p16(h, 6, ip.df ? 0x4000 : 0);
+    h[8] = ip.ttl;
+    h[9] = proto;
+    const std::uint8_t s[4] = {10, 9, 0, ip.saddr_last}, d[4] = {10, 9, 0, ip.daddr_last};
+    std::copy(s, s + 4, h.begin() + 12);
+    std::copy(d, d + 4, h.begin() + 16);
+    p16(h, 10, cs::ip_compute_csum(h.data(), 20));
+  } else {
+    h.assign(40, 0);
+    p32(h, 0, 0x60000000u | std::uint32_t(ip.tos) << 20 | (ip.flow_label & 0xFFFFF));
+    p16(h, 4, std::uint16_t(l4len + ip.v6_ext.size()));
+    h[6] = ip.v6_ext.empty() ? proto : 0;
+    h[7] = ip.ttl;
+    h[8] = 0x20; h[9] = 0x01; h[10] = 0x0d; h[11] = 0xb8; h[23] = ip.saddr_last;
+    h[24] = 0x20; h[25] = 0x01; h[26] = 0x0d; h[27] = 0xb8; h[39] = ip.daddr_last;
+    if (!ip.v6_ext.empty()) {
+      Bytes e = ip.v6_ext;
+      e[0] = proto;
+      h.insert(h.end(), e.begin(), e.end());
+    }
+  }
+  return h;
+}
+
+// RFC 9293 / 768 checksum over the L4 bytes with the pseudo header of `ip` (field zeroed first).
+std::uint16_t l4_csum(const Bytes& iph, bool v6, const Bytes& l4, std::uint8_t proto) {
+  const cs::wsum s = cs::csum_partial(l4.data(), l4.size(), 0);
+  return v6 ? cs::csum_ipv6_magic(iph.data() + 8, iph.data() + 24, std::uint32_t(l4.size()), proto, s)
+            : cs::csum_tcpudp_magic(iph.data() + 12, iph.data() + 16, std::uint32_t(l4.size()), proto, s);
+}
+
+Bytes eth(std::uint16_t type, std::uint8_t tag) {
+  Bytes f{0x02, 0, 0, 0, tag, 0x02, 0x02, 0, 0, 0, tag, 0x01, 0, 0};
+  p16(f, 12, type);
+  return f;
+}
+
+struct Tcp {
+  std::uint16_t sport = 40001, dport = 80;
+  std::uint32_t seq = 0, ack = 0;
+  std::uint8_t flags = 0x10;
+  std::uint16_t window = 1000;
+  Bytes options;
+};
+
+// IP + TCP datagram with valid checksums.
+Bytes tcp_l3(const Ip& ip, std::uint16_t id, const Tcp& t, const Bytes& payload) {
+  Bytes th(20 + t.options.size(), 0);
+  p16(th, 0, t.sport);
+  p16(th, 2, t.dport);
+  p32(th, 4, t.seq);
+  p32(th, 8, t.ack);
+  th[12] = std::uint8_t((th.size() / 4) << 4);
+  th[13] = t.flags;
+  p16(th, 14, t.window);
+  std::copy(t.options.begin(), t.options.end(), th.begin() + 20);
+  th.insert(th.end(), payload.begin(), payload.end());
+  Bytes h = ip_hdr(ip, 6, th.size(), id);
+  p16(th, 16, l4_csum(h, ip.v6, th, 6));
+  h.insert(h.end(), th.begin(), th.end());
+  return h;
+}
+
+// IP + UDP datagram; csum false → checksum 0 (IPv4 only, RFC 768), else RFC value (0 → FFFF).
+Bytes udp_l3(const Ip& ip, std::uint16_t id, std::uint16_t sport, std::uint16_t dport,
+             const Bytes& payload, bool csum) {
+  Bytes uh(8, 0);
+  p16(uh, 0, sport);
+  p16(uh, 2, dport);
+  p16(uh, 4, std::uint16_t(8 + payload.size()));
+  uh.insert(uh.end(), payload.begin(), payload.end());
+  Bytes h = ip_hdr(ip, 17, uh.size(), id);
+  if (csum) {
+    const std::uint16_t c = l4_csum(h, ip.v6, uh, 17);
+    p16(uh, 6, c == 0 ? 0xFFFF : c);
+  }
+  h.insert(h.end(), uh.begin(), uh.end());
+  return h;
+}
+
+}  // namespace x36old
+namespace x36new {
+void p16(Bytes& v, std::size_t at, std::uint16_t x) { ofld::wire::store_be16(&v[at], x); }
+
+struct Ip {
+  bool v6 = false;
+  std::uint8_t ttl = 64, tos = 0;
+  bool df = true;
+  std::uint32_t flow_label = 0;
+  Bytes v6_ext;  // one Hop-by-Hop header (nexthdr filled), or empty
+  std::uint8_t saddr_last = 1, daddr_last = 2;
+};
+
+// Frames from tests/common/frame_builder.hpp: 10.9.0.<last> / 2001:db8::<last>, checksums
+// per RFC 1071 (RFC 791 header, RFC 9293 / 768 with the pseudo header).
+ofld::fb::Frame ip_frame(const Ip& ip, std::uint16_t id) {
+  namespace w = ofld::wire;
+  ofld::fb::Frame f;
+  if (!ip.v6) {
+    w::Ipv4Repr r;
+    r.tos = ip.tos;
+    r.id = id;
+    r.frag_off = ip.df ? w::ipv4::kDF : 0;
+    r.ttl = ip.ttl;
+    r.saddr = ofld::fb::ip4(10, 9, 0, ip.saddr_last);
+    r.daddr = ofld::fb::ip4(10, 9, 0, ip.daddr_last);
+    f.ipv4(r);
+  } else {
+    w::Ipv6Repr r;
+    r.traffic_class = ip.tos;
+    r.flow_label = ip.flow_label;
+    r.hop_limit = ip.ttl;
+    r.saddr = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, ip.saddr_last};
+    r.daddr = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, ip.daddr_last};
+    f.ipv6(r);
+    if (!ip.v6_ext.empty()) f.raw(ip.v6_ext, ofld::wire::ipproto::kHopOpts, true);
+  }
+  return f;
+}
+
+// IPv4 / IPv6 header (+ ext) followed by `l4` of protocol `proto` (ICMP here).
+Bytes ip_packet(const Ip& ip, std::uint8_t proto, const Bytes& l4, std::uint16_t id) {
+  auto f = ip_frame(ip, id);
+  f.raw(l4, proto);
+  return f.build();
+}
+
+Bytes eth(std::uint16_t type, std::uint8_t tag) {
+  ofld::fb::Frame f;
+  f.eth({0x02, 0, 0, 0, tag, 0x02}, {0x02, 0, 0, 0, tag, 0x01}, type, 0);
+  return f.build();
+}
+
+struct Tcp {
+  std::uint16_t sport = 40001, dport = 80;
+  std::uint32_t seq = 0, ack = 0;
+  std::uint8_t flags = 0x10;
+  std::uint16_t window = 1000;
+  Bytes options;
+};
+
+// IP + TCP datagram with valid checksums.
+Bytes tcp_l3(const Ip& ip, std::uint16_t id, const Tcp& t, const Bytes& payload) {
+  auto f = ip_frame(ip, id);
+  ofld::wire::TcpRepr r;
+  r.source = t.sport;
+  r.dest = t.dport;
+  r.seq = t.seq;
+  r.ack_seq = t.ack;
+  r.flags = t.flags;
+  r.window = t.window;
+  f.tcp(r, ofld::fb::L4Csum::Full, 0, t.options).payload(payload);
+  return f.build();
+}
+
+// IP + UDP datagram; csum false → checksum 0 (IPv4 only, RFC 768), else RFC value (0 → FFFF).
+Bytes udp_l3(const Ip& ip, std::uint16_t id, std::uint16_t sport, std::uint16_t dport,
+             const Bytes& payload, bool csum) {
+  auto f = ip_frame(ip, id);
+  f.udp({sport, dport, 0, 0}, csum ? ofld::fb::L4Csum::Full : ofld::fb::L4Csum::Zero).payload(payload);
+  return f.build();
+}
+
+}  // namespace x36new
+
+TEST(FrameBuilderEquivalence, GroX36) {
+  std::size_t n = 0;
+  for (bool v6 : {false, true})
+    for (int ext = 0; ext < 3; ++ext)
+      for (std::size_t pl : {0u, 1u, 57u, 1400u}) {
+        if (!v6 && ext) continue;
+        x36old::Ip o;
+        x36new::Ip w;
+        o.v6 = w.v6 = v6;
+        o.ttl = w.ttl = std::uint8_t(3 + pl);
+        o.tos = w.tos = std::uint8_t(pl);
+        o.df = w.df = pl % 2;
+        o.flow_label = w.flow_label = 0xabcde * (pl % 3);
+        if (ext == 1) o.v6_ext = w.v6_ext = {0, 0, 1, 4, 0, 0, 0, 0};
+        if (ext == 2) o.v6_ext = w.v6_ext = {0, 1, 1, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+        o.saddr_last = w.saddr_last = 77;
+        Bytes payload = ofld::fb::pattern(pl, 9);
+        x36old::Tcp ot;
+        x36new::Tcp nt;
+        ot.options = nt.options = pl % 2 ? Bytes{1, 1, 8, 10, 1, 2, 3, 4, 5, 6, 7, 8} : Bytes{};
+        ot.seq = nt.seq = 0xfffffff0u + std::uint32_t(pl);
+        ot.flags = nt.flags = 0x18;
+        ASSERT_EQ(x36old::tcp_l3(o, 65535, ot, payload), x36new::tcp_l3(w, 65535, nt, payload));
+        for (bool c : {false, true})
+          ASSERT_EQ(x36old::udp_l3(o, 7, 1, 2, payload, c), x36new::udp_l3(w, 7, 1, 2, payload, c));
+        Bytes oi = x36old::ip_hdr(o, 1, payload.size(), 4242);
+        oi.insert(oi.end(), payload.begin(), payload.end());
+        ASSERT_EQ(oi, x36new::ip_packet(w, 1, payload, 4242));
+        for (std::uint8_t tag : {1, 3, 7})
+          ASSERT_EQ(x36old::eth(0x0806, tag), x36new::eth(0x0806, tag));
+        ++n;
+      }
+  EXPECT_EQ(n, 16u);
+}
