@@ -604,3 +604,317 @@ TEST(FrameBuilderEquivalence, GroX36) {
       }
   EXPECT_EQ(n, 16u);
 }
+
+// tests/unit/gro_flow_identity_test.cpp: old ipv4/ipv6/wrap vs the ones on the frame builder.
+#include "gro_test_util.hpp"
+namespace fiold {
+using namespace ofld;
+using grotest::put16;
+using grotest::put32;
+// ---- inner packets (RFC 791 / 8200 / 9293 / 768 layouts, valid checksums) ------------------
+
+Bytes tcp_hdr(std::uint16_t sp, std::uint16_t dp, std::uint32_t seq, std::uint32_t ack,
+              std::uint16_t win, std::size_t payload, char fill) {
+  Bytes t(20 + payload, std::uint8_t(fill));
+  put16(t, 0, sp);
+  put16(t, 2, dp);
+  put32(t, 4, seq);
+  put32(t, 8, ack);
+  t[12] = 0x50;
+  t[13] = 0x10;  // ACK
+  put16(t, 14, win);
+  put16(t, 16, 0);
+  put16(t, 18, 0);
+  return t;
+}
+
+Bytes udp_hdr(std::uint16_t sp, std::uint16_t dp, std::size_t payload, char fill) {
+  Bytes u(8 + payload, std::uint8_t(fill));
+  put16(u, 0, sp);
+  put16(u, 2, dp);
+  put16(u, 4, std::uint16_t(8 + payload));
+  put16(u, 6, 0);
+  return u;
+}
+
+void finish_l4(Bytes& ip, std::size_t l4, bool v6, std::uint8_t proto) {
+  const std::size_t n = ip.size() - l4;
+  const csum::wsum ps =
+      v6 ? csum::csum_ipv6_nofold(ip.data() + 8, ip.data() + 24, std::uint32_t(n), proto, 0)
+         : csum::csum_tcpudp_nofold(ip.data() + 12, ip.data() + 16, std::uint32_t(n), proto, 0);
+  std::uint16_t c = csum::csum_fold(csum::csum_partial(ip.data() + l4, n, ps));
+  if (proto == 17 && c == 0) c = 0xFFFF;
+  put16(ip, l4 + (proto == 6 ? 16 : 6), c);
+}
+
+struct V4 {
+  std::array<std::uint8_t, 4> s{10, 1, 1, 1}, d{10, 1, 1, 2};
+  std::uint8_t ttl = 64, tos = 0;
+  std::uint16_t id = 0, frag = 0x4000;
+};
+Bytes ipv4(const V4& h, std::uint8_t proto, const Bytes& l4) {
+  Bytes ip(20, 0);
+  ip[0] = 0x45;
+  ip[1] = h.tos;
+  put16(ip, 2, std::uint16_t(20 + l4.size()));
+  put16(ip, 4, h.id);
+  put16(ip, 6, h.frag);
+  ip[8] = h.ttl;
+  ip[9] = proto;
+  std::copy(h.s.begin(), h.s.end(), ip.begin() + 12);
+  std::copy(h.d.begin(), h.d.end(), ip.begin() + 16);
+  put16(ip, 10, csum::ip_compute_csum(ip.data(), 20));
+  ip.insert(ip.end(), l4.begin(), l4.end());
+  finish_l4(ip, 20, false, proto);
+  return ip;
+}
+
+struct V6 {
+  std::array<std::uint8_t, 16> s{0xfd, 0xaa, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  std::array<std::uint8_t, 16> d{0xfd, 0xaa, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+  std::uint8_t hop = 64;
+};
+Bytes ipv6(const V6& h, std::uint8_t proto, const Bytes& l4) {
+  Bytes ip(40, 0);
+  put32(ip, 0, 0x60000000u);
+  put16(ip, 4, std::uint16_t(l4.size()));
+  ip[6] = proto;
+  ip[7] = h.hop;
+  std::copy(h.s.begin(), h.s.end(), ip.begin() + 8);
+  std::copy(h.d.begin(), h.d.end(), ip.begin() + 24);
+  ip.insert(ip.end(), l4.begin(), l4.end());
+  finish_l4(ip, 40, true, proto);
+  return ip;
+}
+
+
+enum class Wrap { Ethernet, RawIp, GueV0, GueV1, Gre, Vxlan };
+const char* name(Wrap w) {
+  switch (w) {
+    case Wrap::Ethernet: return "ethernet";
+    case Wrap::RawIp: return "raw-ip";
+    case Wrap::GueV0: return "gue-v0";
+    case Wrap::GueV1: return "gue-v1";
+    case Wrap::Gre: return "gre";
+    case Wrap::Vxlan: return "vxlan";
+  }
+  return "?";
+}
+constexpr std::uint16_t kGuePort = 6080;
+
+Bytes eth(std::uint16_t type) { return grotest::eth_header(type); }
+std::uint16_t type_of(const Bytes& ip) { return (ip[0] >> 4) == 6 ? 0x86DD : 0x0800; }
+
+// `ip` as the link or the tunnel carries it. The outer headers are the same for every packet
+// but the outer IPv4 ID (`seq`, incrementing as N-15 wants) and lengths; outer UDP checksum 0.
+Bytes wrap(Wrap w, const Bytes& ip, std::uint16_t seq) {
+  Bytes f;
+  if (w == Wrap::RawIp) return ip;
+  if (w == Wrap::Ethernet) {
+    f = eth(type_of(ip));
+    f.insert(f.end(), ip.begin(), ip.end());
+    return f;
+  }
+  Bytes tun;  // everything after the outer IPv4 header
+  std::uint8_t oproto = 17;
+  if (w == Wrap::Gre) {
+    oproto = 47;
+    tun.assign(4, 0);
+    put16(tun, 2, type_of(ip));
+    tun.insert(tun.end(), ip.begin(), ip.end());
+  } else {
+    tun.assign(8, 0);
+    put16(tun, 0, 33333);
+    put16(tun, 2, w == Wrap::Vxlan ? 4789 : kGuePort);
+    if (w == Wrap::GueV0) {
+      const Bytes g{0x00, std::uint8_t(type_of(ip) == 0x86DD ? 41 : 4), 0, 0};
+      tun.insert(tun.end(), g.begin(), g.end());
+    } else if (w == Wrap::Vxlan) {
+      const Bytes v{0x08, 0, 0, 0, 0, 0, 42, 0};
+      tun.insert(tun.end(), v.begin(), v.end());
+      const Bytes ie = eth(type_of(ip));
+      tun.insert(tun.end(), ie.begin(), ie.end());
+    }
+    tun.insert(tun.end(), ip.begin(), ip.end());
+    put16(tun, 4, std::uint16_t(tun.size()));
+  }
+  V4 o;
+  o.s = {172, 16, 0, 1};
+  o.d = {172, 16, 0, 2};
+  o.id = seq;
+  o.frag = 0;
+  Bytes oip(20, 0);
+  oip[0] = 0x45;
+  put16(oip, 2, std::uint16_t(20 + tun.size()));
+  put16(oip, 4, o.id);
+  oip[8] = o.ttl;
+  oip[9] = oproto;
+  std::copy(o.s.begin(), o.s.end(), oip.begin() + 12);
+  std::copy(o.d.begin(), o.d.end(), oip.begin() + 16);
+  put16(oip, 10, csum::ip_compute_csum(oip.data(), 20));
+  f = eth(0x0800);
+  f.insert(f.end(), oip.begin(), oip.end());
+  f.insert(f.end(), tun.begin(), tun.end());
+  return f;
+}
+
+}  // namespace fiold
+namespace finew {
+using namespace ofld;
+using grotest::put16;
+using grotest::put32;
+// ---- inner packets (RFC 791 / 8200 / 9293 / 768 layouts, valid checksums) ------------------
+
+Bytes tcp_hdr(std::uint16_t sp, std::uint16_t dp, std::uint32_t seq, std::uint32_t ack,
+              std::uint16_t win, std::size_t payload, char fill) {
+  Bytes t(20 + payload, std::uint8_t(fill));
+  put16(t, 0, sp);
+  put16(t, 2, dp);
+  put32(t, 4, seq);
+  put32(t, 8, ack);
+  t[12] = 0x50;
+  t[13] = 0x10;  // ACK
+  put16(t, 14, win);
+  put16(t, 16, 0);
+  put16(t, 18, 0);
+  return t;
+}
+
+Bytes udp_hdr(std::uint16_t sp, std::uint16_t dp, std::size_t payload, char fill) {
+  Bytes u(8 + payload, std::uint8_t(fill));
+  put16(u, 0, sp);
+  put16(u, 2, dp);
+  put16(u, 4, std::uint16_t(8 + payload));
+  put16(u, 6, 0);
+  return u;
+}
+
+void finish_l4(Bytes& ip, std::size_t l4, bool v6, std::uint8_t proto) {
+  const std::size_t n = ip.size() - l4;
+  const csum::wsum ps =
+      v6 ? csum::csum_ipv6_nofold(ip.data() + 8, ip.data() + 24, std::uint32_t(n), proto, 0)
+         : csum::csum_tcpudp_nofold(ip.data() + 12, ip.data() + 16, std::uint32_t(n), proto, 0);
+  std::uint16_t c = csum::csum_fold(csum::csum_partial(ip.data() + l4, n, ps));
+  if (proto == 17 && c == 0) c = 0xFFFF;
+  put16(ip, l4 + (proto == 6 ? 16 : 6), c);
+}
+
+struct V4 {
+  std::array<std::uint8_t, 4> s{10, 1, 1, 1}, d{10, 1, 1, 2};
+  std::uint8_t ttl = 64, tos = 0;
+  std::uint16_t id = 0, frag = 0x4000;
+};
+// IP header from the frame builder (tests/common/frame_builder.hpp), then the L4 checksum.
+Bytes ipv4(const V4& h, std::uint8_t proto, const Bytes& l4) {
+  wire::Ipv4Repr r;
+  r.tos = h.tos;
+  r.id = h.id;
+  r.frag_off = h.frag;
+  r.ttl = h.ttl;
+  r.saddr = wire::load_be32(h.s.data());
+  r.daddr = wire::load_be32(h.d.data());
+  fb::Frame f;
+  f.ipv4(r).raw(l4, proto);
+  Bytes ip = f.build();
+  finish_l4(ip, 20, false, proto);
+  return ip;
+}
+
+struct V6 {
+  std::array<std::uint8_t, 16> s{0xfd, 0xaa, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  std::array<std::uint8_t, 16> d{0xfd, 0xaa, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+  std::uint8_t hop = 64;
+};
+Bytes ipv6(const V6& h, std::uint8_t proto, const Bytes& l4) {
+  wire::Ipv6Repr r;
+  r.hop_limit = h.hop;
+  r.saddr = h.s;
+  r.daddr = h.d;
+  fb::Frame f;
+  f.ipv6(r).raw(l4, proto);
+  Bytes ip = f.build();
+  finish_l4(ip, 40, true, proto);
+  return ip;
+}
+
+
+enum class Wrap { Ethernet, RawIp, GueV0, GueV1, Gre, Vxlan };
+const char* name(Wrap w) {
+  switch (w) {
+    case Wrap::Ethernet: return "ethernet";
+    case Wrap::RawIp: return "raw-ip";
+    case Wrap::GueV0: return "gue-v0";
+    case Wrap::GueV1: return "gue-v1";
+    case Wrap::Gre: return "gre";
+    case Wrap::Vxlan: return "vxlan";
+  }
+  return "?";
+}
+constexpr std::uint16_t kGuePort = 6080;
+
+Bytes eth(std::uint16_t type) { return grotest::eth_header(type); }
+std::uint16_t type_of(const Bytes& ip) { return (ip[0] >> 4) == 6 ? 0x86DD : 0x0800; }
+
+// `ip` as the link or the tunnel carries it. The outer headers are the same for every packet
+// but the outer IPv4 ID (`seq`, incrementing as N-15 wants) and lengths; outer UDP checksum 0.
+Bytes wrap(Wrap w, const Bytes& ip, std::uint16_t seq) {
+  Bytes f;
+  if (w == Wrap::RawIp) return ip;
+  if (w == Wrap::Ethernet) {
+    f = eth(type_of(ip));
+    f.insert(f.end(), ip.begin(), ip.end());
+    return f;
+  }
+  // Outer Ethernet + IPv4 (172.16.0.1 → .2, ID `seq`, DF clear) from the frame builder.
+  wire::Ipv4Repr o;
+  o.id = seq;
+  o.saddr = fb::ip4(172, 16, 0, 1);
+  o.daddr = fb::ip4(172, 16, 0, 2);
+  fb::Frame fr;
+  fr.eth(fb::mac(1), fb::mac(2)).ipv4(o);
+  if (w == Wrap::Gre) {
+    fr.gre({});
+    fr.raw(ip, type_of(ip));
+    return fr.build();
+  }
+  fr.udp({33333, w == Wrap::Vxlan ? wire::udpport::kVxlan : kGuePort, 0, 0}, fb::L4Csum::Zero);
+  const bool v6 = type_of(ip) == wire::ethertype::kIpv6;
+  if (w == Wrap::GueV0) {
+    fr.gue({}).raw(ip, v6 ? wire::ipproto::kIpv6 : wire::ipproto::kIpip);
+  } else if (w == Wrap::Vxlan) {
+    fr.vxlan({42, std::nullopt}).eth(fb::mac(1), fb::mac(2)).raw(ip, type_of(ip));
+  } else {
+    fr.payload(ip);  // GUE version 1: the IP packet directly (V-7)
+  }
+  return fr.build();
+}
+
+}  // namespace finew
+
+TEST(FrameBuilderEquivalence, GroFlowIdentity) {
+  std::size_t n = 0;
+  for (std::size_t pl : {0u, 1u, 100u, 1400u})
+    for (int v = 0; v < 2; ++v) {
+      fiold::V4 o4; finew::V4 n4;
+      if (v) { o4.tos = n4.tos = 3; o4.id = n4.id = 0xfff0; o4.frag = n4.frag = 0; o4.ttl = n4.ttl = 9; o4.s = n4.s = {1, 2, 3, 4}; }
+      fiold::V6 o6; finew::V6 n6;
+      if (v) { o6.hop = n6.hop = 1; o6.s[5] = n6.s[5] = 9; }
+      const Bytes t = fiold::tcp_hdr(1500, 8000, 100 + pl, 7, 512, pl, 'h');
+      const Bytes u = fiold::udp_hdr(1500, 8000, pl, 'u');
+      for (const Bytes* l4 : {&t, &u}) {
+        const std::uint8_t proto = l4 == &t ? 6 : 17;
+        const Bytes a4 = fiold::ipv4(o4, proto, *l4), b4 = finew::ipv4(n4, proto, *l4);
+        ASSERT_EQ(a4, b4);
+        const Bytes a6 = fiold::ipv6(o6, proto, *l4), b6 = finew::ipv6(n6, proto, *l4);
+        ASSERT_EQ(a6, b6);
+        for (auto w : {fiold::Wrap::Ethernet, fiold::Wrap::RawIp, fiold::Wrap::GueV0, fiold::Wrap::GueV1,
+                       fiold::Wrap::Gre, fiold::Wrap::Vxlan}) {
+          const auto nw = finew::Wrap(int(w));
+          ASSERT_EQ(fiold::wrap(w, a4, std::uint16_t(pl)), finew::wrap(nw, b4, std::uint16_t(pl))) << int(w);
+          ASSERT_EQ(fiold::wrap(w, a6, 65535), finew::wrap(nw, b6, 65535)) << int(w);
+        }
+        ++n;
+      }
+    }
+  EXPECT_EQ(n, 16u);
+}
