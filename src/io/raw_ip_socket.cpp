@@ -12,6 +12,8 @@
 #include <cstring>
 #include <vector>
 
+#include "ofld/wire/ip.hpp"
+
 namespace ofld::io {
 
 namespace {
@@ -179,12 +181,16 @@ Result<std::optional<RawIpRx>> RawIpSocket::recv(std::span<std::uint8_t> buf) {
   } else {
     rx.from.family = 4;
     std::memcpy(rx.from.bytes.data(), &reinterpret_cast<sockaddr_in*>(&ss)->sin_addr, 4);
-    if (rx.len < 20 || (buf[0] >> 4) != 4) return R::error("raw recv: not an IPv4 header");
-    const std::size_t ihl = std::size_t(buf[0] & 0x0f) * 4;
-    if (ihl < 20 || ihl > rx.len) return R::error("raw recv: bad IPv4 header length");
-    rx.tos = buf[1];  // the arriving outer TOS
-    rx.off = ihl;
-    rx.len -= ihl;
+    auto ip = wire::Ipv4Header<>::parse(std::span<const std::uint8_t>(buf.data(), rx.len));
+    if (!ip) {
+      const auto c = ip.error().code;
+      return R::error(c == wire::Errc::Truncated || c == wire::Errc::BadVersion
+                          ? "raw recv: not an IPv4 header"
+                          : "raw recv: bad IPv4 header length");
+    }
+    rx.tos = ip->tos();  // the arriving outer TOS
+    rx.off = ip->header_len();
+    rx.len -= rx.off;
   }
   return std::optional<RawIpRx>{rx};
 }

@@ -145,6 +145,17 @@ struct VlanRepr {
   friend bool operator==(const VlanRepr&, const VlanRepr&) = default;
 };
 
+/// Linux cooked capture v1/v2 field offsets (tcpdump.org LINKTYPE_LINUX_SLL / _SLL2).
+namespace sll {
+inline constexpr std::size_t kPkttypeOffset = 0, kHatypeOffset = 2, kHalenOffset = 4,
+                             kAddrOffset = 6, kProtocolOffset = 14, kHdrLen = 16;
+}
+namespace sll2 {
+inline constexpr std::size_t kProtocolOffset = 0, kIfindexOffset = 4, kHatypeOffset = 8,
+                             kPkttypeOffset = 10, kHalenOffset = 11, kAddrOffset = 12,
+                             kHdrLen = 20;
+}
+
 /// Linux cooked capture v1 (16 bytes).
 template <ByteT B = const std::uint8_t>
 class SllHeader : public ViewBase<B> {
