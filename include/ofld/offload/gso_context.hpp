@@ -2,9 +2,9 @@
 // (the kernel's skb + SKB_GSO_CB + the `features` argument of every .gso_segment callback).
 //
 // The GSO engine (ofld/gso/gso.hpp) fills a GsoContext and calls the first hook; each hook
-// (src/offload/*_segment.cpp) pulls its header, narrows the features as its kernel twin does,
-// hands the packet to the next protocol through the registry, and afterwards rewrites its own
-// header in every output segment (ctx.segs).
+// (the segment hook of src/offload/<proto>.cpp) pulls its header, narrows the features as its
+// kernel twin does, hands the packet to the next protocol through the registry, and afterwards
+// rewrites its own header in every output segment (ctx.segs).
 //
 // Position model: every output segment is a whole frame whose data() is the frame start; the
 // header positions of a segment are the original packet's positions minus ctx.frame_start.
