@@ -7,6 +7,7 @@
 #include <random>
 
 #include "ofld/core/csum_short.hpp"
+#include "ofld/core/skb_gro.hpp"
 
 namespace ofld::gro {
 
@@ -234,7 +235,7 @@ void Engine::complete(GroHeld* h, GroReason why) {
 // arriving for a flow that is already held. fast_receive() checks, in one pass over the
 // fixed headers, every condition under which the general chain (eth → inet/ipv6 → tcp
 // hooks) would merge this packet into that held flow, and then performs the same merge
-// (gro_append_payload, the T-15 flag OR, the N-15 fixed-ID mark, the T-16/T-17 completion
+// (core::skb_gro_append, the T-15 flag OR, the N-15 fixed-ID mark, the T-16/T-17 completion
 // of the aggregate, the same counters). Whenever a condition is not certain it returns
 // false having changed nothing, and the general path runs as if the fast path did not exist.
 // The general path stays the reference (tests/unit/gro_fastpath_test.cpp compares the two).
@@ -439,17 +440,7 @@ inline bool Engine::fast_merge(core::Packet& pkt, const FastPkt& f, GroHeld* p, 
 
   // Commit: the merge (G-19, G-20), T-15, the fixed-ID mark, then T-16..T-18.
   if (mark_fixedid) p->ip_fixedid |= 1;
-  if (f.hl == f.hdrs && p->pkt.frag_list().empty()) {
-    // No payload in the head: gro_append_payload reduces to taking the fragments over
-    // (same fragment list, same storage reservation), done here without the call.
-    core::Packet& agg = p->pkt;
-    const std::size_t have = agg.nr_frags(), want = have + pkt.nr_frags();
-    if (have <= core::detail::FragVec::kInline && want > core::detail::FragVec::kInline)
-      agg.reserve_frags(std::max<std::size_t>(want, 64));
-    agg.append_frags_from(pkt);
-  } else {
-    offload::gro_append_payload(pkt, f.hdrs, *p);
-  }
+  core::skb_gro_append(p->pkt, p->agg, pkt, f.hdrs);  // G-19
   pkt.discard();
   p->count = std::uint16_t(p->count + 1);
   th2[13] |= std::uint8_t(f.flags & (kFin | kPsh));

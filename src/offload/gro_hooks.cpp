@@ -4,7 +4,9 @@
 #include <cstring>
 
 #include "gro_protos.hpp"
+#include "ofld/core/skb_gro.hpp"
 #include "ofld/offload/gro_context.hpp"
+#include "ofld/wire/layout.hpp"
 
 namespace ofld::offload {
 
@@ -121,66 +123,27 @@ void gro_postpull_rcsum(GroContext& ctx, std::size_t off, std::size_t n) noexcep
   ctx.csum = cs::csum_sub(ctx.csum, cs::csum_partial(h, n, 0));
 }
 
-void gro_append_payload(core::Packet& skb, std::size_t data_offset, GroHeld& p) noexcept {
-  // Payload bytes in the skb's head are copied into p's aggregate buffer; fragments are
-  // stolen by reference (G-19 without the MAX_SKB_FRAGS/frag_list geometry).
-  const std::size_t head_from = std::min<std::size_t>(data_offset, skb.headlen());
-  const std::size_t head_n = skb.headlen() - head_from;
-  if (head_n) {
-    if (!p.agg) {
-      p.agg = core::Buffer::create();
-      p.agg->bytes.reserve(65536);
-    }
-    auto& v = p.agg->bytes;
-    const std::size_t at = v.size();
-    v.insert(v.end(), skb.data() + head_from, skb.data() + head_from + head_n);
-    auto fr = p.pkt.frags();
-    if (!(!fr.empty() && fr.back().buf == p.agg && fr.back().off + fr.back().len == at &&
-          p.pkt.extend_last_frag(head_n)))
-      p.pkt.add_frag(p.agg, at, head_n);
-  }
-  std::size_t skip = data_offset > skb.headlen() ? data_offset - skb.headlen() : 0;
-  // Room for an aggregate's worth of fragments at once rather than doubling from the inline
-  // four (the storage only; the fragment list itself is the same).
-  const std::size_t want = p.pkt.nr_frags() + skb.nr_frags();
-  if (p.pkt.nr_frags() <= core::detail::FragVec::kInline && want > core::detail::FragVec::kInline)
-    p.pkt.reserve_frags(std::max<std::size_t>(want, 64));
-  for (auto& f : skb.frags()) {
-    if (skip >= f.len) {
-      skip -= f.len;
-      continue;
-    }
-    p.pkt.add_frag_slice(std::move(f.buf), f.off + std::uint32_t(skip), f.len - std::uint32_t(skip));
-    skip = 0;
-  }
-}
-
 bool gro_merge(GroContext& ctx, GroHeld& p) noexcept {
-  core::Packet& skb = *ctx.skb;
-  const std::size_t len = ctx.gro_len();
-  const std::size_t plen = p.pkt.len() - p.network_offsets[0];  // p->len from the network header
   const std::uint32_t max = p.is_ipv6 ? ctx.cfg->gro_max_size : ctx.cfg->gro_ipv4_max_size;
-  if (plen + len >= max || ctx.flush) return false;                       // G-16
-  if (plen + len >= 65536 && (ctx.proto != 6 || p.encap_mark)) return false;  // G-17
-  if (!skb.frag_list().empty()) return false;
-
-  gro_append_payload(skb, ctx.data_offset, p);
+  if (ctx.flush) return false;  // G-16: a flushed skb is never merged
+  // G-17: only plain TCP aggregates may exceed 64 KiB (BIG TCP; gro_max_size bounds them).
+  const bool beyond_64k = ctx.proto == wire::ipproto::kTcp && !p.encap_mark;
+  if (!core::skb_gro_receive(p.pkt, p.agg, *ctx.skb, ctx.data_offset,
+                             p.pkt.len() - p.network_offsets[0], max, beyond_64k))
+    return false;
   p.count = std::uint16_t(p.count + ctx.count);
   ctx.same_flow = true;
   return true;
 }
 
 bool gro_merge_list(GroContext& ctx, GroHeld& p) noexcept {
+  if (ctx.flush) return false;  // G-21
   core::Packet& skb = *ctx.skb;
-  const std::size_t nh = ctx.network_offsets[ctx.encap_mark ? 1 : 0];
-  const std::size_t plen = p.pkt.len() - p.network_offsets[0];
-  const std::size_t slen = skb.len() - ctx.network_offsets[0];
-  if (plen + slen >= 65536 || ctx.flush) return false;  // G-21
-  if (!skb.frag_list().empty() || ctx.data_offset > skb.len()) return false;
-  skb.set_network_header(int(nh));
-  skb.set_transport_header(int(ctx.transport_offset));
-  if (!skb.pskb_pull(ctx.data_offset)) return false;
-  p.pkt.add_to_frag_list(std::move(skb));
+  const int nh = ctx.network_offsets[ctx.encap_mark ? 1 : 0];
+  if (!core::skb_gro_receive_list(p.pkt, skb, ctx.data_offset, nh, int(ctx.transport_offset),
+                                  p.pkt.len() - p.network_offsets[0],
+                                  skb.len() - ctx.network_offsets[0]))
+    return false;
   p.count = std::uint16_t(p.count + 1);
   ctx.same_flow = true;
   return true;

@@ -266,18 +266,16 @@ void gro_checksum_try_convert(GroContext& ctx, core::wsum psum) noexcept;
 /// G-15 skb_gro_postpull_rcsum over header bytes [off, off+n).
 void gro_postpull_rcsum(GroContext& ctx, std::size_t off, std::size_t n) noexcept;
 
-/// G-16..G-20 skb_gro_receive: append the skb's payload [data_offset, end) to p.
-/// Returns false (E2BIG) when the size limit or the skb's flush flag refuses the merge.
+/// G-16..G-20 skb_gro_receive (core::skb_gro_receive, ofld/core/skb_gro.hpp) with the
+/// control-block state: append the skb's payload [data_offset, end) to p, add ctx.count to
+/// p.count and mark the skb merged. Returns false (E2BIG) when the size limit or the skb's
+/// flush flag refuses the merge.
 bool gro_merge(GroContext& ctx, GroHeld& p) noexcept;
-/// The storage step of gro_merge (G-19 as modelled): append the skb's bytes from
-/// `data_offset` to its end to p — payload in the skb's head is copied into p's aggregate
-/// buffer, fragments are stolen by reference. No limit is checked, p.count is not changed.
-void gro_append_payload(core::Packet& skb, std::size_t data_offset, GroHeld& p) noexcept;
 
-/// G-21 skb_gro_receive_list: chain the skb on p's frag_list with its headers pulled
-/// (network and transport header recorded first). Refused (false) when p's length from its
-/// network header plus the skb's would reach 65536 (fixed cap, not gro_max_size), or the skb
-/// is flushed or has a frag_list itself.
+/// G-21 skb_gro_receive_list (core::skb_gro_receive_list): chain the skb on p's frag_list
+/// with its headers pulled (network and transport header recorded first). Refused (false)
+/// when p's length from its network header plus the skb's would reach 65536 (fixed cap, not
+/// gro_max_size), or the skb is flushed or has a frag_list itself.
 bool gro_merge_list(GroContext& ctx, GroHeld& p) noexcept;
 /// The T-13 / U-10 checksum-state condition for a fraglist merge: equal ip_summed and, for
 /// CHECKSUM_UNNECESSARY, equal csum_level.
