@@ -6,27 +6,36 @@
 #include <cstring>
 
 #include "gro_protos.hpp"
+#include "gro_rules.hpp"
 #include "gso_hooks.hpp"
 #include "ofld/wire/bytes.hpp"
+#include "ofld/wire/ip.hpp"
 #include "ofld/wire/layout.hpp"
 
 namespace ofld::offload::gro {
 
+namespace v6 = wire::ipv6;
+/// The version nibble in the first 32-bit word (RFC 8200 §3).
+constexpr std::uint32_t kVersionMask = 0xF0000000u;
+
 namespace {
 // Extension headers registered with INET6_PROTO_GSO_EXTHDR: Hop-by-Hop, Routing, Dest-Opts
 // (N-7). The Fragment header (44) is not among them.
-bool gso_exthdr(std::uint8_t nh) noexcept { return nh == 0 || nh == 43 || nh == 60; }
+bool gso_exthdr(std::uint8_t nh) noexcept {
+  namespace ip = wire::ipproto;
+  return nh == ip::kHopOpts || nh == ip::kRouting || nh == ip::kDstOpts;
+}
 }  // namespace
 
 void ipv6_gro_receive(GroContext& ctx) {
   const std::size_t off = ctx.data_offset;
-  const std::uint8_t* iph = gro_header(ctx, off, 40);
+  const std::uint8_t* iph = gro_header(ctx, off, v6::kHdrLen);
   if (!iph) return ctx.flush_skb(GroReason::Truncated);
   ctx.network_offsets[ctx.encap_mark ? 1 : 0] = std::uint16_t(off);
-  const bool len_bad = wire_load16(iph + 4) != ctx.skb->len() - (off + 40);  // N-6
+  const bool len_bad = !gro_rules::ipv6_len_ok(iph, ctx.skb->len() - (off + v6::kHdrLen));  // N-6
 
-  std::uint8_t proto = iph[6];
-  std::size_t hoff = off + 40;
+  std::uint8_t proto = iph[v6::kNextHeaderOffset];
+  std::size_t hoff = off + v6::kHdrLen;
   const ProtocolOffload* po = ctx.reg->find(Key::IpProto, proto);
   if (!po || !po->gro_receive) {  // N-7: walk the GSO extension headers
     while (gso_exthdr(proto)) {
@@ -34,15 +43,16 @@ void ipv6_gro_receive(GroContext& ctx) {
       if (!oh) break;
       // Both bytes are read before the next gro_header, which may pull into a new head
       // block and free the one `oh` points into.
-      const std::uint8_t next = oh[0];
-      const std::size_t optlen = (std::size_t(oh[1]) + 1) * 8;
+      const std::uint8_t next = oh[v6::kExtNextOffset];
+      const std::size_t optlen = (std::size_t(oh[v6::kExtLenOffset]) + 1) * v6::kExtUnit;
       if (!gro_header(ctx, hoff, optlen)) break;
       proto = next;
       hoff += optlen;
     }
     po = ctx.reg->find(Key::IpProto, proto);
     if (!po || !po->gro_receive)
-      return ctx.flush_skb(proto == 44 ? GroReason::IpFragment : GroReason::NoHandler);
+      return ctx.flush_skb(proto == wire::ipproto::kFragment ? GroReason::IpFragment
+                                                             : GroReason::NoHandler);
     iph = gro_header(ctx, off, hoff - off);
   }
   ctx.data_offset = std::uint32_t(hoff);
@@ -55,9 +65,11 @@ void ipv6_gro_receive(GroContext& ctx) {
   for (GroHeld* p : ctx.candidates) {
     if (!p->same_flow) continue;
     const std::uint8_t* iph2 = held_header(*p, off);
-    if (((wire_load32(iph) ^ wire_load32(iph2)) & 0xF00FFFFFu) ||
-        std::memcmp(iph + 8, iph2 + 8, 32) != 0 || iph[6] != iph2[6] ||
-        (nlen > 40 && std::memcmp(iph + 40, iph2 + 40, nlen - 40) != 0))
+    if (((wire::load_be32(iph) ^ wire::load_be32(iph2)) & (kVersionMask | v6::kFlowLabelMask)) ||
+        std::memcmp(iph + v6::kSaddrOffset, iph2 + v6::kSaddrOffset, 2 * v6::kAddrLen) != 0 ||
+        iph[v6::kNextHeaderOffset] != iph2[v6::kNextHeaderOffset] ||
+        (nlen > v6::kHdrLen &&
+         std::memcmp(iph + v6::kHdrLen, iph2 + v6::kHdrLen, nlen - v6::kHdrLen) != 0))
       p->same_flow = false;
   }
   if (len_bad) ctx.flush_skb(GroReason::IpLength);
@@ -70,24 +82,24 @@ int ipv6_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
   core::Packet& p = ctx.cp->pkt;
   std::uint8_t* iph = p.data() + nhoff;
   // Re-walk the GSO extension headers (N-11).
-  std::uint8_t proto = iph[6];
-  std::uint32_t hoff = nhoff + 40;
+  std::uint8_t proto = iph[v6::kNextHeaderOffset];
+  std::uint32_t hoff = nhoff + v6::kHdrLen;
   while (gso_exthdr(proto) && hoff + 2 <= p.headlen()) {
     const std::uint8_t* oh = p.data() + hoff;
-    proto = oh[0];
-    hoff += (std::uint32_t(oh[1]) + 1) * 8;
+    proto = oh[v6::kExtNextOffset];
+    hoff += (std::uint32_t(oh[v6::kExtLenOffset]) + 1) * v6::kExtUnit;
   }
   if (p.encapsulation) {
-    p.inner_protocol = 0x86DD;
+    p.inner_protocol = wire::ethertype::kIpv6;
     p.inner_protocol_type = core::InnerProtoType::Ether;
     p.set_inner_network_header(int(nhoff));
   } else {
     p.set_network_header(int(nhoff));
     p.set_transport_header(int(hoff));
   }
-  const std::size_t payload = p.len() - nhoff - 40;
+  const std::size_t payload = p.len() - nhoff - v6::kHdrLen;
   // BIG TCP (payload > 65535, jumbo HBH) is unreachable: gro_max_size is 65536 (G-16/G-17).
-  wire_store16(iph + 4, payload > 65535 ? 0 : std::uint16_t(payload));
+  wire::store_be16(iph + v6::kPayloadLenOffset, payload > 65535 ? 0 : std::uint16_t(payload));
   ctx.l3_off = nhoff;
   ctx.l3_v6 = true;
   return gro_call_complete(ctx, Key::IpProto, proto, hoff);
@@ -103,20 +115,23 @@ int ipv6_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
 
 namespace ofld::offload::gso_hooks {
 
+namespace v6 = wire::ipv6;
+
 int ipv6_segment(GsoContext& ctx) {
   core::Packet& skb = *ctx.skb;
   if (!skb.may_pull(40)) return ctx.fail(GsoReason::HeaderTruncated);
-  if ((skb.data()[0] >> 4) != 6) return ctx.fail(GsoReason::BadIpHeader);
-  std::uint8_t nexthdr = skb.data()[6];
-  std::size_t hl = 40;
+  const auto v = wire::Ipv6Header<const std::uint8_t>::unchecked(skb.data());  // 40 pulled
+  if (v.version() != 6) return ctx.fail(GsoReason::BadIpHeader);
+  std::uint8_t nexthdr = v.next_header();
+  std::size_t hl = v6::kHdrLen;
   for (int n = 0; nexthdr == wire::ipproto::kHopOpts || nexthdr == wire::ipproto::kRouting ||
                   nexthdr == wire::ipproto::kDstOpts;
        ++n) {
-    if (n == int(wire::kMaxIpv6ExtHeaders) || !skb.may_pull(hl + 8))
+    if (n == int(wire::kMaxIpv6ExtHeaders) || !skb.may_pull(hl + v6::kExtUnit))
       return ctx.fail(GsoReason::HeaderTruncated);
     const std::uint8_t* eh = skb.data() + hl;
-    const std::size_t elen = (std::size_t(eh[1]) + 1) * 8;
-    nexthdr = eh[0];
+    const std::size_t elen = (std::size_t(eh[v6::kExtLenOffset]) + 1) * v6::kExtUnit;
+    nexthdr = eh[v6::kExtNextOffset];
     hl += elen;
     if (!skb.may_pull(hl)) return ctx.fail(GsoReason::HeaderTruncated);
   }
@@ -142,16 +157,17 @@ int ipv6_segment(GsoContext& ctx) {
     return rc;
   }
   const int nhoff = ctx.seg_off(nh);
-  if (length_overflows(ctx, nhoff, 40)) return ctx.fail(GsoReason::SegmentTooLong);
-  if (ctx.seg_fast && !ctx.gso_partial && gso::fast_path()) {
+  if (length_overflows(ctx, nhoff, v6::kHdrLen)) return ctx.fail(GsoReason::SegmentTooLong);
+  if (ctx.seg_fast && !ctx.gso_partial) {
     // X-27, headers in every head; all segments but the last have the same length (seg_fast)
-    const std::uint16_t pl_full = std::uint16_t(ctx.out.front().len() - std::size_t(nhoff + 40));
-    const std::uint16_t pl_last = std::uint16_t(ctx.out.back().len() - std::size_t(nhoff + 40));
+    const std::size_t l4off = std::size_t(nhoff) + v6::kHdrLen;
+    const std::uint16_t pl_full = std::uint16_t(ctx.out.front().len() - l4off);
+    const std::uint16_t pl_last = std::uint16_t(ctx.out.back().len() - l4off);
     const std::size_t n = ctx.segs.size();
     for (std::size_t i = 0; i < n; ++i) {
       GsoSeg& s = ctx.segs[i];
       core::Packet& p = s.pkt;
-      wire::store_be16(p.data() + nhoff + 4, i + 1 == n ? pl_last : pl_full);
+      wire::store_be16(p.data() + nhoff + v6::kPayloadLenOffset, i + 1 == n ? pl_last : pl_full);
       if (encap) {
         p.inner_network_header = nhoff;
         p.inner_transport_header = p.transport_header;
@@ -161,10 +177,11 @@ int ipv6_segment(GsoContext& ctx) {
     return 0;
   }
   for (auto& s : ctx.segs) {
-    std::uint8_t* ip = s.pkt.at_pos(nhoff, 40);
+    std::uint8_t* ip = s.pkt.at_pos(nhoff, v6::kHdrLen);
     if (!ip) return ctx.fail(GsoReason::HeaderTruncated);
     // payload_len (for one mss when the segment is a GSO-partial output)
-    wire::store_be16(ip + 4, std::uint16_t(gso::one_mss_len(ctx, s, nhoff + 40)));
+    wire::store_be16(ip + v6::kPayloadLenOffset,
+                     std::uint16_t(gso::one_mss_len(ctx, s, nhoff + int(v6::kHdrLen))));
     if (encap) {  // skb_reset_inner_headers
       s.pkt.inner_network_header = nhoff;
       s.pkt.inner_transport_header = s.pkt.transport_header;

@@ -5,32 +5,41 @@
 // segment mode for forwarding (GRO_UDP_FWD) and for local UDP_GRO sockets, and the UDP tunnel
 // socket path that hands the payload to the tunnel's hook (VXLAN, GUE) through the registry.
 #include "gro_protos.hpp"
+#include "gro_rules.hpp"
 #include "gso_hooks.hpp"
 #include "ofld/offload/registry.hpp"
 #include "ofld/wire/bytes.hpp"
+#include "ofld/wire/ip.hpp"
+#include "ofld/wire/l4.hpp"
 
 namespace ofld::offload::gro {
+
+namespace udp = wire::udp;
 
 namespace cs = ofld::csum;
 namespace gso = core::skb_gso;
 
 namespace {
 cs::wsum pseudo(const std::uint8_t* l3, std::uint32_t len) noexcept {
-  if ((l3[0] >> 4) == 6) return cs::csum_ipv6_nofold(l3 + 8, l3 + 24, len, 17, 0);
-  return cs::csum_tcpudp_nofold(l3 + 12, l3 + 16, len, 17, 0);
+  constexpr std::uint8_t kUdp = wire::ipproto::kUdp;
+  if (gro_rules::ip_version(l3) == 6)
+    return cs::csum_ipv6_nofold(l3 + wire::ipv6::kSaddrOffset, l3 + wire::ipv6::kDaddrOffset, len,
+                                kUdp, 0);
+  return cs::csum_tcpudp_nofold(l3 + wire::ipv4::kSaddrOffset, l3 + wire::ipv4::kDaddrOffset, len,
+                                kUdp, 0);
 }
 
 // udp_gro_receive_segment (U-5..U-11).
 void receive_segment(GroContext& ctx, const std::uint8_t* uh) {
-  if (wire_load16(uh + 6) == 0) return ctx.flush_skb(GroReason::UdpZeroCsum);
-  const std::size_t ulen = wire_load16(uh + 4);
+  if (wire_load16(uh + udp::kCheckOffset) == 0) return ctx.flush_skb(GroReason::UdpZeroCsum);
+  const std::size_t ulen = wire_load16(uh + udp::kLenOffset);
   if (ulen <= 8 || ulen != ctx.gro_len()) return ctx.flush_skb(GroReason::UdpLength);
   const std::size_t off = ctx.data_offset;
   ctx.data_offset += 8;
   for (GroHeld* p : ctx.candidates) {
     if (!p->same_flow) continue;
     const std::uint8_t* uh2 = held_header(*p, off);
-    if (wire_load32(uh) != wire_load32(uh2)) {
+    if (wire_load32(uh + udp::kSourceOffset) != wire_load32(uh2 + udp::kSourceOffset)) {  // ports
       p->same_flow = false;
       continue;
     }
@@ -39,7 +48,7 @@ void receive_segment(GroContext& ctx, const std::uint8_t* uh) {
       ctx.complete_p(p, GroReason::FraglistMode);
       return;
     }
-    const std::size_t ulen2 = wire_load16(uh2 + 4);
+    const std::size_t ulen2 = wire_load16(uh2 + udp::kLenOffset);
     GroReason why = gro_network_flush(ctx, *p, off);
     if (why == GroReason::None && ulen > ulen2) why = GroReason::UdpLonger;
     if (why != GroReason::None) {
@@ -65,9 +74,9 @@ void receive_segment(GroContext& ctx, const std::uint8_t* uh) {
 
 void udp_gro_receive(GroContext& ctx) {
   const std::size_t off = ctx.data_offset;
-  const std::uint8_t* uh = gro_header(ctx, off, 8);
+  const std::uint8_t* uh = gro_header(ctx, off, udp::kHdrLen);
   if (!uh) return ctx.flush_skb(GroReason::Truncated);
-  const std::uint16_t check = wire_load16(uh + 6);
+  const std::uint16_t check = wire_load16(uh + udp::kCheckOffset);
   if (!ctx.flush) {  // U-1
     const std::size_t l3off = ctx.network_offsets[ctx.encap_mark ? 1 : 0];
     const std::uint8_t* l3 = ctx.skb->data() + l3off;  // pulled by the L3 hook
@@ -76,8 +85,8 @@ void udp_gro_receive(GroContext& ctx) {
       return ctx.flush_skb(GroReason::Checksum);
     if (check) gro_checksum_try_convert(ctx, psum);
   }
-  uh = gro_header(ctx, off, 8);
-  const std::uint16_t dport = wire_load16(uh + 2);
+  uh = gro_header(ctx, off, udp::kHdrLen);
+  const std::uint16_t dport = wire_load16(uh + udp::kDestOffset);
   const GroUdpTunnel* tun = ctx.cfg->tunnel(dport);
   const ProtocolOffload* po =
       tun ? ctx.reg->find(Key::UdpPort, tun->registry_port) : nullptr;
@@ -98,11 +107,12 @@ void udp_gro_receive(GroContext& ctx) {
   for (GroHeld* p : ctx.candidates) {
     if (!p->same_flow) continue;
     const std::uint8_t* uh2 = held_header(*p, off);
-    if (wire_load32(uh) != wire_load32(uh2) || (check == 0) != (wire_load16(uh2 + 6) == 0))
+    if (wire_load32(uh + udp::kSourceOffset) != wire_load32(uh2 + udp::kSourceOffset) ||
+        (check == 0) != (wire_load16(uh2 + udp::kCheckOffset) == 0))
       p->same_flow = false;
   }
   ctx.data_offset += 8;
-  gro_postpull_rcsum(ctx, off, 8);
+  gro_postpull_rcsum(ctx, off, udp::kHdrLen);
   ctx.udp_tunnel = tun;
   if (++ctx.recursion >= kGroRecursionLimit) return ctx.flush_skb(GroReason::Recursion);
   po->gro_receive(ctx);
@@ -114,17 +124,17 @@ int udp_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
   const std::uint8_t* l3 = p.data() + ctx.l3_off;
   const std::size_t newlen = p.len() - nhoff;
   if (ctx.cp->is_flist && !p.encapsulation) {  // U-12 fraglist: length only, state raised
-    wire_store16(uh + 4, std::uint16_t(newlen));
+    wire_store16(uh + udp::kLenOffset, std::uint16_t(newlen));
     p.gso.type |= gso::FRAGLIST | gso::UDP_L4;
     p.gso.segs = ctx.cp->count;
     core::incr_checksum_unnecessary(p);
     p.set_transport_header(int(nhoff));
     return 0;
   }
-  const std::uint16_t check = wire_load16(uh + 6);
-  if (check) wire_store16(uh + 6, cs::csum_fold16(pseudo(l3, std::uint32_t(newlen))));
-  wire_store16(uh + 4, std::uint16_t(newlen));
-  const GroUdpTunnel* tun = ctx.cfg->tunnel(wire_load16(uh + 2));
+  const std::uint16_t check = wire_load16(uh + udp::kCheckOffset);
+  if (check) wire_store16(uh + udp::kCheckOffset, cs::csum_fold16(pseudo(l3, std::uint32_t(newlen))));
+  wire_store16(uh + udp::kLenOffset, std::uint16_t(newlen));
+  const GroUdpTunnel* tun = ctx.cfg->tunnel(wire_load16(uh + udp::kDestOffset));
   const ProtocolOffload* po =
       tun ? ctx.reg->find(Key::UdpPort, tun->registry_port) : nullptr;
   int err = 0;
@@ -132,9 +142,9 @@ int udp_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
     p.gso.type = check ? gso::UDP_TUNNEL_CSUM : gso::UDP_TUNNEL;
     p.encapsulation = true;
     ctx.udp_tunnel = tun;
-    err = po->gro_complete(ctx, nhoff + 8);
+    err = po->gro_complete(ctx, nhoff + std::uint32_t(udp::kHdrLen));
   } else {  // udp_gro_complete_segment
-    p.set_partial(int(nhoff), 6);
+    p.set_partial(int(nhoff), udp::kCheckOffset);
     p.gso.segs = ctx.cp->count;
     p.gso.type |= gso::UDP_L4;
     if (p.encapsulation)
@@ -155,6 +165,8 @@ int udp_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
 // port (VXLAN, GUE), or to the generic X-31 path using the packet's inner_protocol_type.
 
 namespace ofld::offload::gso_hooks {
+
+namespace udp = wire::udp;
 
 namespace {
 
@@ -194,20 +206,20 @@ int uso_segment(GsoContext& ctx) {
       // The head's UDP length is one member's again (GRO wrote the aggregate's); its
       // checksum, still the one that came in, is valid for that length.
       const int uhoff = ctx.seg_off(uh_pos);
-      std::uint8_t* uh = ctx.segs[0].pkt.at_pos(uhoff, 8);
+      std::uint8_t* uh = ctx.segs[0].pkt.at_pos(uhoff, udp::kHdrLen);
       if (!uh) return ctx.fail(GsoReason::HeaderTruncated);
-      wire::store_be16(uh + 4, std::uint16_t(8 + mss));
+      wire::store_be16(uh + udp::kLenOffset, std::uint16_t(udp::kHdrLen + mss));
       return gso::segment_list_nat_fixup(ctx, ctx.seg_off(ctx.l3_pos), uhoff, 6, /*udp=*/true);
     }
     // Geometry changed: one linear packet, PARTIAL with a fresh seed for the whole length.
     skb.linearize();
-    wire::store_be16(skb.data() + 6, gso::pseudo_seed(skb, ctx.l3_pos, std::uint32_t(skb.len()),
+    wire::store_be16(skb.data() + udp::kCheckOffset, gso::pseudo_seed(skb, ctx.l3_pos, std::uint32_t(skb.len()),
                                                       wire::ipproto::kUdp));
     skb.csum = core::CsumPartial{uh_pos, 6, false};
   }
   const std::uint8_t* uh0 = skb.data();
-  const std::uint16_t old_len = wire::load_be16(uh0 + 4);
-  const std::uint16_t old_check = wire::load_be16(uh0 + 6);
+  const std::uint16_t old_len = wire::load_be16(uh0 + udp::kLenOffset);
+  const std::uint16_t old_check = wire::load_be16(uh0 + udp::kCheckOffset);
   skb.pull(8);
   const core::Features saved = ctx.features;
   ctx.features = features;
@@ -224,7 +236,7 @@ int uso_segment(GsoContext& ctx) {
   const std::size_t n = ctx.segs.size();
   for (std::size_t i = 0; i < n; ++i) {
     auto& s = ctx.segs[i];
-    std::uint8_t* uh = s.pkt.at_pos(uhoff, 8);
+    std::uint8_t* uh = s.pkt.at_pos(uhoff, udp::kHdrLen);
     if (!uh) return ctx.fail(GsoReason::HeaderTruncated);
     s.pkt.transport_header = uhoff;
     std::uint16_t len = newlen, check = check_mss;
@@ -232,12 +244,12 @@ int uso_segment(GsoContext& ctx) {
       len = std::uint16_t(s.pkt.len() - std::size_t(uhoff));
       check = csum16_add(csum16_sub(old_check, old_len), len);
     }
-    wire::store_be16(uh + 4, len);
-    wire::store_be16(uh + 6, check);
+    wire::store_be16(uh + udp::kLenOffset, len);
+    wire::store_be16(uh + udp::kCheckOffset, check);
     if (s.pkt.ip_summed() == core::IpSummed::Partial) {
       gso::gso_reset_checksum(s, ~std::uint32_t(check));
     } else {  // computed in software; C-14 0 → 0xFFFF
-      wire::store_be16(uh + 6, csum::udp_csum_mangle(gso::gso_make_checksum(s, ~std::uint32_t(check))));
+      wire::store_be16(uh + udp::kCheckOffset, csum::udp_csum_mangle(gso::gso_make_checksum(s, ~std::uint32_t(check))));
     }
   }
   // NONE on the original becomes UNNECESSARY (bad-offload check, X-4).
@@ -252,7 +264,7 @@ int udp_segment(GsoContext& ctx) {
   if (!skb.may_pull(8)) return ctx.fail(GsoReason::HeaderTruncated);
   const std::uint32_t t = skb.gso.type;
   if (skb.encapsulation && (t & (core::skb_gso::UDP_TUNNEL | core::skb_gso::UDP_TUNNEL_CSUM))) {
-    const std::uint16_t dport = wire::load_be16(skb.data() + 2);
+    const std::uint16_t dport = wire::load_be16(skb.data() + udp::kDestOffset);
     const auto* e = ctx.reg->find(Key::UdpPort, dport);
     if (e && e->segment) return e->segment(ctx);
     return udp_tunnel_segment(ctx, skb.inner_protocol_type == core::InnerProtoType::Ether,

@@ -6,30 +6,36 @@
 #include "gro_protos.hpp"
 #include "gso_hooks.hpp"
 #include "ofld/wire/bytes.hpp"
+#include "ofld/wire/l4.hpp"
+#include "ofld/wire/numbers.hpp"
+#include "ofld/wire/tunnel.hpp"
 
 namespace ofld::offload::gro {
+
+namespace vxlan = wire::vxlan;
 
 void vxlan_gro_receive(GroContext& ctx) {
   const std::size_t off = ctx.data_offset;
   GroRemcsum grc;
   bool flush = true;
-  const std::uint8_t* vh = gro_header(ctx, off, 8);
+  const std::uint8_t* vh = gro_header(ctx, off, vxlan::kLen);
   if (!vh) {
     ctx.note_skb(GroReason::Truncated);
   } else {
-    gro_postpull_rcsum(ctx, off, 8);
-    const std::uint32_t flags = wire_load32(vh);
-    const std::uint32_t vni = wire_load32(vh + 4);
+    gro_postpull_rcsum(ctx, off, vxlan::kLen);
+    const auto v = wire::VxlanHeader<const std::uint8_t>::unchecked(vh);
+    const std::uint32_t flags = v.word0();
+    const std::uint32_t vni = v.word1();  // VNI and the low (RCO) byte
     bool ok = true;
     const GroUdpTunnel* tun = ctx.udp_tunnel;
-    if ((flags & 0x00200000u) && tun && tun->remcsum_rx && !ctx.skb->remcsum_offload) {
+    if ((flags & vxlan::kFlagRco) && tun && tun->remcsum_rx && !ctx.skb->remcsum_offload) {
       if (!ctx.csum_valid) {  // W-15
         ctx.note_skb(GroReason::RcoNoCsum);
         ok = false;
       } else {
-        const std::size_t start = std::size_t(vni & 0x7F) << 1;  // V-3
-        const std::size_t offset = start + ((vni & 0x80) ? 6 : 16);
-        if (!gro_remcsum_process(ctx, off, 8, start, offset, grc, tun->remcsum_nopartial)) {
+        const vxlan::Rco rco = v.rco_data();  // V-3
+        const std::size_t start = rco.start, offset = rco.field();
+        if (!gro_remcsum_process(ctx, off, vxlan::kLen, start, offset, grc, tun->remcsum_nopartial)) {
           ctx.note_skb(GroReason::Truncated);
           ok = false;
         }
@@ -37,13 +43,14 @@ void vxlan_gro_receive(GroContext& ctx) {
       }
     }
     if (ok) {
-      ctx.data_offset += 8;
+      ctx.data_offset += vxlan::kLen;
       for (GroHeld* p : ctx.candidates) {  // W-16
         if (!p->same_flow) continue;
         const std::uint8_t* vh2 = held_header(*p, off);
-        if (wire_load32(vh2) != flags || wire_load32(vh2 + 4) != vni) p->same_flow = false;
+        const auto v2 = wire::VxlanHeader<const std::uint8_t>::unchecked(vh2);
+        if (v2.word0() != flags || v2.word1() != vni) p->same_flow = false;
       }
-      gro_call_receive(ctx, Key::Ethertype, 0x6558);  // W-17: inner Ethernet
+      gro_call_receive(ctx, Key::Ethertype, wire::ethertype::kTeb);  // W-17: inner Ethernet
       flush = false;
     }
   }
@@ -51,7 +58,8 @@ void vxlan_gro_receive(GroContext& ctx) {
 }
 
 int vxlan_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
-  return gro_call_complete(ctx, Key::Ethertype, 0x6558, nhoff + 8);  // W-18
+  return gro_call_complete(ctx, Key::Ethertype, wire::ethertype::kTeb,
+                           nhoff + std::uint32_t(vxlan::kLen));  // W-18
 }
 
 }  // namespace ofld::offload::gro
@@ -63,15 +71,17 @@ int vxlan_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
 
 namespace ofld::offload::gso_hooks {
 
+namespace vxlan = wire::vxlan;
+
 int vxlan_segment(GsoContext& ctx) {
   core::Packet& skb = *ctx.skb;
-  if (!skb.may_pull(16)) return ctx.fail(GsoReason::BadTunnel);
-  const std::uint32_t w0 = wire::load_be32(skb.data() + 8);
-  if (!(w0 & 0x08000000u)) return ctx.fail(GsoReason::BadTunnel);
-  const bool rco = (w0 & 0x00200000u) != 0;
+  if (!skb.may_pull(vxlan::kHlen)) return ctx.fail(GsoReason::BadTunnel);
+  const auto v = wire::VxlanHeader<const std::uint8_t>::unchecked(skb.data() + wire::udp::kHdrLen);
+  if (!v.vni_valid()) return ctx.fail(GsoReason::BadTunnel);
+  const bool rco = v.rco();
   if (rco != ((skb.gso.type & core::skb_gso::TUNNEL_REMCSUM) != 0))
     return ctx.fail(GsoReason::BadTunnel);
-  return udp_tunnel_segment(ctx, /*inner_ether=*/true, /*own_hlen=*/16);  // UDP + VXLAN
+  return udp_tunnel_segment(ctx, /*inner_ether=*/true, int(vxlan::kHlen));  // UDP + VXLAN
 }
 
 }  // namespace ofld::offload::gso_hooks

@@ -35,6 +35,12 @@ inline void skb_gro_append(Packet& p, BufferRef& agg, Packet& skb, std::size_t d
   detail::skb_gro_append_general(p, agg, skb, data_offset);
 }
 
+/// G-16: may `len` more bytes join an aggregate of `p_len` bytes (counted from its network
+/// header) under the limit `max` (gro_max_size)? The sum must stay below max.
+inline bool skb_gro_within(std::size_t p_len, std::size_t len, std::uint32_t max) noexcept {
+  return p_len + len < max;
+}
+
 /// skb_gro_receive (G-16..G-20): append skb's payload [data_offset, end) to p.
 /// `p_len` is p's length counted from its (outermost) network header, `max` the size limit
 /// (gro_max_size / gro_ipv4_max_size, G-16), `beyond_64k` whether the aggregate may exceed
@@ -44,7 +50,7 @@ inline void skb_gro_append(Packet& p, BufferRef& agg, Packet& skb, std::size_t d
 inline bool skb_gro_receive(Packet& p, BufferRef& agg, Packet& skb, std::size_t data_offset,
                             std::size_t p_len, std::uint32_t max, bool beyond_64k) noexcept {
   const std::size_t len = skb.len() - data_offset;
-  if (p_len + len >= max) return false;                     // G-16
+  if (!skb_gro_within(p_len, len, max)) return false;       // G-16
   if (p_len + len >= 65536 && !beyond_64k) return false;    // G-17
   if (!skb.frag_list().empty()) return false;
   skb_gro_append(p, agg, skb, data_offset);
