@@ -281,31 +281,46 @@ int tcp_segment(GsoContext& ctx) {
   // Segments from skb_segment's fast loop (ctx.seg_fast; not GSO-partial outputs) hold the
   // TCP header in every head at thoff: no per-segment bounds check is needed for them.
   const bool stamped = ctx.seg_fast && !ctx.gso_partial;
-  for (std::size_t i = 0; i < n; ++i) {
-    auto& s = ctx.segs[i];
-    std::uint8_t* th = stamped ? s.pkt.data() + thoff : s.pkt.at_pos(thoff, thlen);
-    if (!th) return ctx.fail(GsoReason::HeaderTruncated);
-    s.pkt.transport_header = thoff;
-    wire::store_be32(th + tcph::kSeqOffset, seq);
-    seq += step;
-    const bool last = i + 1 == n;
-    std::uint8_t fl = th[tcph::kFlagsOffset];
-    if (i > 0) fl &= std::uint8_t(~kCwr);                // CWR only on the first segment
-    if (!last) fl &= std::uint8_t(~(kFin | kPsh));       // FIN/PSH only on the last segment
-    th[tcph::kFlagsOffset] = fl;
-    // The last segment: the original seed adjusted for its own length.
-    const std::uint16_t check =
-        last ? csum::csum_fold16(csum::csum_add(
-                   seed, oldlen + std::uint32_t(s.pkt.len() - std::size_t(thoff))))
-             : newcheck;
-    wire::store_be16(th + tcph::kCheckOffset, check);
-    if (s.pkt.ip_summed() == core::IpSummed::Partial) {
-      gso::gso_reset_checksum(s, ~std::uint32_t(check));  // device finishes it
-    } else {
-      wire::store_be16(th + tcph::kCheckOffset, gso::gso_make_checksum(s, ~std::uint32_t(check)));
+  // Stamped segments also share the template's checksum state: when that is PARTIAL, X-14's
+  // gso_reset_checksum is the same for all of them (skipped with remcsum_offload).
+  const auto* cp0 = stamped && n ? std::get_if<core::CsumPartial>(&ctx.out.front().csum) : nullptr;
+  const bool reset_cb = cp0 && !ctx.out.front().remcsum_offload;
+  // The X-21 rewrite, once; instantiated for stamped segments (no per-segment checks) and for
+  // any others.
+  auto rewrite = [&]<bool kStamped>() -> int {
+    for (std::size_t i = 0; i < n; ++i) {
+      auto& s = ctx.segs[i];
+      std::uint8_t* th = kStamped ? s.pkt.data() + thoff : s.pkt.at_pos(thoff, thlen);
+      if (!th) return ctx.fail(GsoReason::HeaderTruncated);
+      s.pkt.transport_header = thoff;
+      wire::store_be32(th + tcph::kSeqOffset, seq);
+      seq += step;
+      const bool last = i + 1 == n;
+      std::uint8_t fl = th[tcph::kFlagsOffset];
+      if (i > 0) fl &= std::uint8_t(~kCwr);           // CWR only on the first segment
+      if (!last) fl &= std::uint8_t(~(kFin | kPsh));  // FIN/PSH only on the last segment
+      th[tcph::kFlagsOffset] = fl;
+      // The last segment: the original seed adjusted for its own length.
+      const std::uint16_t check =
+          last ? csum::csum_fold16(csum::csum_add(
+                     seed, oldlen + std::uint32_t(s.pkt.len() - std::size_t(thoff))))
+               : newcheck;
+      wire::store_be16(th + tcph::kCheckOffset, check);
+      if (kStamped ? cp0 != nullptr : s.pkt.ip_summed() == core::IpSummed::Partial) {
+        if (!kStamped) {
+          gso::gso_reset_checksum(s, ~std::uint32_t(check));  // device finishes it
+        } else if (reset_cb) {  // the same, for the template's state
+          s.cb_csum = ~std::uint32_t(check);
+          s.cb_csum_start = cp0->csum_start;
+        }
+      } else {
+        wire::store_be16(th + tcph::kCheckOffset,
+                         gso::gso_make_checksum(s, ~std::uint32_t(check)));
+      }
     }
-  }
-  return 0;
+    return 0;
+  };
+  return stamped ? rewrite.template operator()<true>() : rewrite.template operator()<false>();
 }
 
 }  // namespace ofld::offload::gso_hooks
@@ -350,19 +365,20 @@ inline V16 ld128(const std::uint8_t* p) {
 
 /// The per-flow state of a held TCP flow (GroHeld::flow_area).
 struct TcpFlow {
-  /// The header template the fast path compares an arriving packet with, as 16-byte words
-  /// over bytes [0, hdrs) of both packets (words at 0, 16, ... and the last at hdrs − 16),
-  /// 0xFF where the bytes must be equal for a merge (MAC header, TOS, DF and fragment bits,
-  /// TTL, protocol, addresses, ports, ack, data offset, flags but FIN and PSH, window,
-  /// options) and 0 where the rules compute instead (lengths, IPv4 ID and header checksum,
-  /// sequence number, TCP checksum, urgent pointer).
-  std::array<V16, 8> mask;
   /// For a plain TCP flow (L3 right after the link header, not in a tunnel, not fraglist):
   /// hdrs | is_ipv6 << 16 | 1 << 17; else 0. Only flows whose signature matches the
   /// packet's layout are considered (a flow that leaves fraglist mode later keeps 0 and stays
   /// on the general path).
   std::uint32_t sig;
   std::uint8_t words;
+  // (first: the signature shares the template's first cache line)
+  /// The header template the fast path compares an arriving packet with, as 16-byte words
+  /// over bytes [0, hdrs) of both packets (words at 0, 16, ... and the last at hdrs − 16),
+  /// 0xFF where the bytes must be equal for a merge (MAC header, TOS, DF and fragment bits,
+  /// TTL, protocol, addresses, ports, ack, data offset, flags but FIN and PSH, window,
+  /// options) and 0 where the rules compute instead (lengths, IPv4 ID and header checksum,
+  /// sequence number, TCP checksum, urgent pointer).
+  alignas(16) std::array<V16, 8> mask;
 };
 static_assert(sizeof(TcpFlow) <= kGroFlowAreaSize && alignof(TcpFlow) <= 16);
 static_assert(std::is_trivially_copyable_v<TcpFlow>);

@@ -24,7 +24,8 @@ void skb_gro_append_general(Packet& p, BufferRef& agg, Packet& skb, std::size_t 
 /// over by reference. No size limit is checked. skb must have an empty frag_list.
 /// Inline for the common case of a packet whose head holds only headers (the fragments are
 /// taken over as they are, with room reserved for an aggregate's worth of fragments).
-inline void skb_gro_append(Packet& p, BufferRef& agg, Packet& skb, std::size_t data_offset) noexcept {
+[[gnu::always_inline]] inline void skb_gro_append(Packet& p, BufferRef& agg, Packet& skb,
+                                                std::size_t data_offset) noexcept {
   if (data_offset == skb.headlen() && p.frag_list().empty()) {
     const std::size_t have = p.nr_frags(), want = have + skb.nr_frags();
     if (have <= detail::FragVec::kInline && want > detail::FragVec::kInline)
