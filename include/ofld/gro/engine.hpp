@@ -2,13 +2,17 @@
 // napi_gro_flush; spec §5 G-1..G-20).
 //
 // Owns the flow table (8 buckets × at most 8 held flows, bucket = flow hash & 7, each bucket
-// newest first), drives the protocol chain of ofld/offload (registry hooks), and applies the
-// outcome rules: a held flow the chain returns is completed now, a merged packet is consumed,
-// a flushed packet is delivered at once and untouched, any other packet is held (evicting the
-// bucket's oldest flow when 8 are held). A held packet that never merged is delivered exactly
-// as received (G-8). Completed aggregates carry gso_type / gso_size / gso_segs and
+// newest first), drives the protocol chain of ofld/offload (the link layer, then registry
+// hooks; before it, the table's fast receive hook — the TCP module's, offload::GroFastHook —
+// which may merge a packet in one pass), and applies the outcome rules: a held flow the chain
+// returns is completed now, a merged packet is consumed, a flushed packet is delivered at once
+// and untouched, any other packet is held (evicting the bucket's oldest flow when 8 are held).
+// A held packet that never merged is delivered exactly as received (G-8). Completed
+// aggregates carry gso_type / gso_size / gso_segs and
 // CHECKSUM_PARTIAL at the innermost L4 header with the pseudo-header seed in the checksum
 // field (K-4); call finish_checksums() on an output packet to get a valid frame instead.
+// The engine reads no header bytes itself: hashing, link headers and every protocol rule are
+// offload's (gro_flow_hash, gro_link_*, the hooks).
 //
 // Batches: feed up to `batch` packets, then poll_end() (the NAPI poll's end) completes every
 // held flow, or with a flush timeout only the flows older than it (G-9); tick() is the
