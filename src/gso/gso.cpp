@@ -85,7 +85,7 @@ std::uint16_t pseudo_seed(const Packet& p, pos_t ip_pos, std::uint32_t len,
 }
 
 GsoResult gso_segment(Packet&& p, core::Features features, const core::Device& dev,
-                      GsoCounters* counters) {
+                      GsoCounters* counters, const GsoOptions& opts) {
   GsoResult res;
   if (counters) ++counters->packets_in;
   auto fail = [&](GsoReason r) {
@@ -111,6 +111,7 @@ GsoResult gso_segment(Packet&& p, core::Features features, const core::Device& d
   ctx.dev = &dev;
   ctx.reg = &offload::registry();
   ctx.counters = counters;
+  ctx.fast_path = opts.fast_path;
   ctx.frame_start = p.data_pos();
   ctx.protocol = p.protocol;
   // dispatch on the link type. An Ethernet header in front → the TEB hook walks it

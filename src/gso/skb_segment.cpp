@@ -30,8 +30,6 @@ void collect_pieces(const Packet& skb, std::vector<Piece>& out) {
 
 constexpr std::size_t kSegHeadroom = 32;
 
-thread_local constinit bool t_fast_path = true;
-
 // References handed to segments but not yet counted: the count of one buffer is raised once
 // for all the fragments that refer to it (BufferRef::acquire), when the loop moves on to
 // another buffer and at the latest when the fast path returns or unwinds — before any segment
@@ -112,9 +110,6 @@ struct PendingRefs {
 
 }  // namespace
 
-bool fast_path() noexcept { return t_fast_path; }
-void set_fast_path(bool on) noexcept { t_fast_path = on; }
-
 int skb_segment(GsoContext& ctx) {
   Packet& skb = *ctx.skb;
   const std::uint32_t mss = skb.gso.size;
@@ -130,7 +125,7 @@ int skb_segment(GsoContext& ctx) {
   const bool sg = ctx.features.has(core::netif_f::SG);
   const bool csum_ok = core::can_checksum_protocol(ctx.features, ctx.protocol);
   const SegMode mode = sg ? SegMode::SgRef : (csum_ok ? SegMode::Copy : SegMode::CopySum);
-  if (sg && csum_ok && skb.frag_list().empty() && t_fast_path)
+  if (sg && csum_ok && skb.frag_list().empty() && ctx.fast_path)
     return skb_segment_sg_fast(ctx, hdr, doffset, mss, total);
 
   thread_local std::vector<Piece> pieces;  // reused: no allocation per packet

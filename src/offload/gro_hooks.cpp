@@ -4,7 +4,13 @@
 #include <cstring>
 
 #include "gro_protos.hpp"
+#include "gro_rules.hpp"
+#include "ofld/core/skb_gro.hpp"
 #include "ofld/offload/gro_context.hpp"
+#include "ofld/wire/ip.hpp"
+#include "ofld/wire/l4.hpp"
+#include "ofld/wire/layout.hpp"
+#include "ofld/wire/tunnel.hpp"
 
 namespace ofld::offload {
 
@@ -121,66 +127,27 @@ void gro_postpull_rcsum(GroContext& ctx, std::size_t off, std::size_t n) noexcep
   ctx.csum = cs::csum_sub(ctx.csum, cs::csum_partial(h, n, 0));
 }
 
-void gro_append_payload(core::Packet& skb, std::size_t data_offset, GroHeld& p) noexcept {
-  // Payload bytes in the skb's head are copied into p's aggregate buffer; fragments are
-  // stolen by reference (G-19 without the MAX_SKB_FRAGS/frag_list geometry).
-  const std::size_t head_from = std::min<std::size_t>(data_offset, skb.headlen());
-  const std::size_t head_n = skb.headlen() - head_from;
-  if (head_n) {
-    if (!p.agg) {
-      p.agg = core::Buffer::create();
-      p.agg->bytes.reserve(65536);
-    }
-    auto& v = p.agg->bytes;
-    const std::size_t at = v.size();
-    v.insert(v.end(), skb.data() + head_from, skb.data() + head_from + head_n);
-    auto fr = p.pkt.frags();
-    if (!(!fr.empty() && fr.back().buf == p.agg && fr.back().off + fr.back().len == at &&
-          p.pkt.extend_last_frag(head_n)))
-      p.pkt.add_frag(p.agg, at, head_n);
-  }
-  std::size_t skip = data_offset > skb.headlen() ? data_offset - skb.headlen() : 0;
-  // Room for an aggregate's worth of fragments at once rather than doubling from the inline
-  // four (the storage only; the fragment list itself is the same).
-  const std::size_t want = p.pkt.nr_frags() + skb.nr_frags();
-  if (p.pkt.nr_frags() <= core::detail::FragVec::kInline && want > core::detail::FragVec::kInline)
-    p.pkt.reserve_frags(std::max<std::size_t>(want, 64));
-  for (auto& f : skb.frags()) {
-    if (skip >= f.len) {
-      skip -= f.len;
-      continue;
-    }
-    p.pkt.add_frag_slice(std::move(f.buf), f.off + std::uint32_t(skip), f.len - std::uint32_t(skip));
-    skip = 0;
-  }
-}
-
 bool gro_merge(GroContext& ctx, GroHeld& p) noexcept {
-  core::Packet& skb = *ctx.skb;
-  const std::size_t len = ctx.gro_len();
-  const std::size_t plen = p.pkt.len() - p.network_offsets[0];  // p->len from the network header
   const std::uint32_t max = p.is_ipv6 ? ctx.cfg->gro_max_size : ctx.cfg->gro_ipv4_max_size;
-  if (plen + len >= max || ctx.flush) return false;                       // G-16
-  if (plen + len >= 65536 && (ctx.proto != 6 || p.encap_mark)) return false;  // G-17
-  if (!skb.frag_list().empty()) return false;
-
-  gro_append_payload(skb, ctx.data_offset, p);
+  if (ctx.flush) return false;  // G-16: a flushed skb is never merged
+  // G-17: only plain TCP aggregates may exceed 64 KiB (BIG TCP; gro_max_size bounds them).
+  const bool beyond_64k = ctx.proto == wire::ipproto::kTcp && !p.encap_mark;
+  if (!core::skb_gro_receive(p.pkt, p.agg, *ctx.skb, ctx.data_offset,
+                             p.pkt.len() - p.network_offsets[0], max, beyond_64k))
+    return false;
   p.count = std::uint16_t(p.count + ctx.count);
   ctx.same_flow = true;
   return true;
 }
 
 bool gro_merge_list(GroContext& ctx, GroHeld& p) noexcept {
+  if (ctx.flush) return false;  // G-21
   core::Packet& skb = *ctx.skb;
-  const std::size_t nh = ctx.network_offsets[ctx.encap_mark ? 1 : 0];
-  const std::size_t plen = p.pkt.len() - p.network_offsets[0];
-  const std::size_t slen = skb.len() - ctx.network_offsets[0];
-  if (plen + slen >= 65536 || ctx.flush) return false;  // G-21
-  if (!skb.frag_list().empty() || ctx.data_offset > skb.len()) return false;
-  skb.set_network_header(int(nh));
-  skb.set_transport_header(int(ctx.transport_offset));
-  if (!skb.pskb_pull(ctx.data_offset)) return false;
-  p.pkt.add_to_frag_list(std::move(skb));
+  const int nh = ctx.network_offsets[ctx.encap_mark ? 1 : 0];
+  if (!core::skb_gro_receive_list(p.pkt, skb, ctx.data_offset, nh, int(ctx.transport_offset),
+                                  p.pkt.len() - p.network_offsets[0],
+                                  skb.len() - ctx.network_offsets[0]))
+    return false;
   p.count = std::uint16_t(p.count + 1);
   ctx.same_flow = true;
   return true;
@@ -216,28 +183,29 @@ namespace {
 
 // ipv6_gro_flush (N-10).
 GroReason ipv6_flush(const std::uint8_t* a, const std::uint8_t* b) noexcept {
-  const std::uint32_t w = wire_load32(a) ^ wire_load32(b);
-  if (w & 0x0FF00000u) return GroReason::Tos;
-  if (a[7] != b[7]) return GroReason::Ttl;
+  const auto x = wire::Ipv6Header<const std::uint8_t>::unchecked(a);
+  const auto y = wire::Ipv6Header<const std::uint8_t>::unchecked(b);
+  if (x.traffic_class() != y.traffic_class()) return GroReason::Tos;
+  if (x.hop_limit() != y.hop_limit()) return GroReason::Ttl;
   return GroReason::None;
 }
 
 // inet_gro_flush (N-12, N-15 as on 6.18: fixed-ID marking without DF, per header).
 GroReason inet_flush(const std::uint8_t* a, const std::uint8_t* b, GroHeld& p, bool inner) noexcept {
-  if (a[8] != b[8]) return GroReason::Ttl;
-  if (a[1] != b[1]) return GroReason::Tos;
-  if ((a[6] ^ b[6]) & 0x40) return GroReason::Df;
-  const std::uint16_t id = std::uint16_t(a[4] << 8 | a[5]);
-  const std::uint16_t id2 = std::uint16_t(b[4] << 8 | b[5]);
-  const std::uint16_t delta = std::uint16_t(id - id2);
+  const auto x = wire::Ipv4Header<const std::uint8_t>::unchecked(a);
+  const auto y = wire::Ipv4Header<const std::uint8_t>::unchecked(b);
+  if (x.ttl() != y.ttl()) return GroReason::Ttl;
+  if (x.tos() != y.tos()) return GroReason::Tos;
+  if (x.df() != y.df()) return GroReason::Df;
   const std::uint8_t bit = std::uint8_t(1u << (inner ? 1 : 0));
-  if (p.count == 1 && delta == 0) p.ip_fixedid |= bit;
-  const std::uint16_t want = (p.ip_fixedid & bit) ? 0 : p.count;
-  return delta == want ? GroReason::None : GroReason::IpId;
+  const auto id = gro_rules::inet_id(x.id(), y.id(), p.count,
+                                     (p.ip_fixedid & bit) != 0);
+  if (id.mark) p.ip_fixedid |= bit;
+  return id.ok ? GroReason::None : GroReason::IpId;
 }
 
 GroReason l3_flush(const std::uint8_t* a, const std::uint8_t* b, GroHeld& p, bool inner) noexcept {
-  if ((a[0] >> 4) == 6) return ipv6_flush(a, b);
+  if (gro_rules::ip_version(a) == 6) return ipv6_flush(a, b);
   return inet_flush(a, b, p, inner);
 }
 
@@ -246,7 +214,8 @@ GroReason l3_flush(const std::uint8_t* a, const std::uint8_t* b, GroHeld& p, boo
 GroReason gro_network_flush(GroContext& ctx, GroHeld& p, std::size_t) noexcept {
   auto one = [&](std::size_t off, bool inner) {
     const std::uint8_t* b = held_header(p, off);
-    const std::uint8_t* a = gro_header(ctx, off, (b[0] >> 4) == 6 ? 40 : 20);
+    const std::uint8_t* a = gro_header(
+        ctx, off, gro_rules::ip_version(b) == 6 ? wire::ipv6::kHdrLen : wire::ipv4::kMinLen);
     if (!a) return GroReason::Truncated;
     return l3_flush(a, b, p, inner);
   };
@@ -278,6 +247,109 @@ void gro_flush_final_remcsum(GroContext& ctx, bool flush, const GroRemcsum& grc)
     if (std::uint8_t* f = gro_header_mut(ctx, grc.offset, 2)) core::remcsum_unadjust(f, grc.delta);
   }
   ctx.skb->remcsum_offload = false;
+}
+
+void gro_hold_init(GroHeld& h, const GroContext& ctx) noexcept {
+  h.count = ctx.count;
+  h.data_offset = std::uint16_t(ctx.data_offset);
+  h.network_offsets = ctx.network_offsets;
+  h.transport_offset = ctx.transport_offset;
+  h.proto = ctx.proto;
+  h.ip_fixedid = 0;
+  h.encap_mark = ctx.encap_mark;
+  h.is_flist = ctx.is_flist;  // T-4 / U-3 fraglist mode of the new flow
+  h.is_ipv6 = ctx.protocol == wire::ethertype::kIpv6;
+  h.same_flow = false;
+}
+
+std::unique_ptr<Registry> gro_registry_for(const Registry& base, std::uint32_t t,
+                                           GroConfig& cfg) {
+  namespace sg = core::skb_gso;
+  namespace et = wire::ethertype;
+  namespace ip = wire::ipproto;
+  auto all = [t](std::uint32_t bits) { return (t & bits) == bits; };
+  if (all(sg::GRE | sg::GRE_CSUM | sg::IPXIP4 | sg::IPXIP6 | sg::UDP_TUNNEL |
+          sg::UDP_TUNNEL_CSUM | sg::TCPV4 | sg::TCPV6 | sg::UDP_L4 | sg::FRAGLIST))
+    return nullptr;
+  // A table of only the protocols whose aggregates the output can carry.
+  auto own = std::make_unique<Registry>();
+  auto copy = [&](Key k, std::uint16_t n) {
+    if (const auto* e = base.find(k, n)) own->add(k, n, *e);
+  };
+  copy(Key::Ethertype, et::kIpv4);
+  copy(Key::Ethertype, et::kIpv6);
+  copy(Key::IpProto, ip::kUdp);  // UDP: the tunnel ports and plain UDP GRO are decided below
+  if (all(sg::TCPV4 | sg::TCPV6)) copy(Key::IpProto, ip::kTcp);
+  if (all(sg::GRE | sg::GRE_CSUM)) {
+    copy(Key::IpProto, ip::kGre);
+    copy(Key::Ethertype, et::kTeb);  // Ethernet over GRE (TEB)
+  }
+  if (all(sg::IPXIP4 | sg::IPXIP6)) {
+    copy(Key::IpProto, ip::kIpip);
+    copy(Key::IpProto, ip::kIpv6);
+  }
+  if (all(sg::UDP_TUNNEL | sg::UDP_TUNNEL_CSUM)) {
+    for (const auto& u : cfg.udp_tunnels) copy(Key::UdpPort, u.registry_port);
+    copy(Key::Ethertype, et::kTeb);  // VXLAN's inner Ethernet
+  } else {
+    cfg.udp_tunnels.clear();
+  }
+  if (!(t & sg::UDP_L4)) {
+    cfg.udp_gro_fwd = false;
+    cfg.udp_gro_socks.clear();
+  }
+  if (!(t & sg::FRAGLIST)) cfg.gro_fraglist = false;
+  return own;
+}
+
+namespace {
+// Ones'-complement finish of a 16-bit field over [start, end) (skb_checksum_help on bytes).
+void finish_at(core::Packet& p, std::size_t start, std::size_t field, bool mangle0) {
+  const std::uint16_t f = cs::csum_fold(p.checksum(start, p.len() - start, 0));
+  std::uint16_t v = (f == 0 && mangle0) ? 0xFFFF : f;
+  std::uint8_t* q = p.header(field, 2).data();
+  if (!q) return;
+  wire::store_be16(q, v);
+}
+}  // namespace
+
+void gro_finish_checksums(core::Packet& p) {
+  const auto* part = std::get_if<core::CsumPartial>(&p.csum);
+  if (!part) return;
+  const int start = part->csum_start - p.data_pos();
+  if (start < 0 || std::size_t(start) + part->csum_offset + 2 > p.len()) return;
+  finish_at(p, std::size_t(start), std::size_t(start) + part->csum_offset, true);
+  // Outer checksums that complete left as seeds (UDP tunnel with checksum) or stale (GRE C).
+  if (p.encapsulation && p.transport_header != core::kNoHeader && p.network_header != core::kNoHeader) {
+    const int l3 = p.network_offset(), l4 = p.transport_offset();
+    namespace v4 = wire::ipv4;
+    namespace v6 = wire::ipv6;
+    const std::uint8_t* ip = p.header(std::size_t(l3), v6::kHdrLen).data();
+    if (!ip) ip = p.header(std::size_t(l3), v4::kMinLen).data();
+    if (!ip) return;
+    const bool is_v6 = gro_rules::ip_version(ip) == 6;
+    if (p.gso.type & core::skb_gso::UDP_TUNNEL_CSUM) {
+      constexpr std::size_t kCheck = wire::udp::kCheckOffset;
+      std::uint8_t* uh = p.header(std::size_t(l4), wire::udp::kHdrLen).data();
+      if (!uh) return;
+      wire::store_be16(uh + kCheck, 0);
+      const std::uint32_t ulen = std::uint32_t(p.len() - std::size_t(l4));
+      ip = p.data() + l3;
+      constexpr std::uint8_t kUdp = wire::ipproto::kUdp;
+      const cs::wsum ps =
+          is_v6 ? cs::csum_ipv6_nofold(ip + v6::kSaddrOffset, ip + v6::kDaddrOffset, ulen, kUdp, 0)
+                : cs::csum_tcpudp_nofold(ip + v4::kSaddrOffset, ip + v4::kDaddrOffset, ulen, kUdp, 0);
+      std::uint16_t v = cs::csum_fold(p.checksum(std::size_t(l4), ulen, ps));
+      if (v == 0) v = 0xFFFF;  // RFC 768: a computed 0 is sent as all ones
+      wire::store_be16(p.data() + l4 + kCheck, v);
+    } else if (p.gso.type & core::skb_gso::GRE) {
+      std::uint8_t* gh = p.header(std::size_t(l4), wire::gre::kBaseLen + wire::gre::kSectionLen).data();
+      if (gh && (wire::load_be16(gh + wire::gre::kFlagsOffset) & wire::gre::kCsum)) {
+        wire::store_be16(gh + wire::gre::kCsumOffset, 0);
+        finish_at(p, std::size_t(l4), std::size_t(l4) + wire::gre::kCsumOffset, false);
+      }
+    }
+  }
 }
 
 namespace detail {

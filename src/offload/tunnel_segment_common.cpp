@@ -2,6 +2,7 @@
 #include "tunnel_segment_common.hpp"
 
 #include "ofld/wire/bytes.hpp"
+#include "ofld/wire/ethernet.hpp"
 #include "ofld/wire/layout.hpp"
 
 namespace ofld::offload::gso_hooks {
@@ -67,16 +68,16 @@ bool one_tunnel_level(const core::Packet& skb, core::pos_t tunnel_pos, int own_h
   core::pos_t l3 = skb.inner_mac_header;
   if (inner_ether) {
     core::Packet& p = const_cast<core::Packet&>(skb);
-    const std::uint8_t* eh = p.at_pos(l3, 14);
+    const std::uint8_t* eh = p.at_pos(l3, wire::eth::kHdrLen);
     if (!eh) return false;
-    std::uint16_t type = wire::load_be16(eh + 12);
-    l3 += 14;
+    std::uint16_t type = wire::load_be16(eh + wire::eth::kTypeOffset);
+    l3 += wire::eth::kHdrLen;
     for (int tags = 0; (type == wire::ethertype::kVlan || type == wire::ethertype::kQinQ ||
                          type == wire::ethertype::kQinQ9100) && tags < 2; ++tags) {
-      const std::uint8_t* tag = p.at_pos(l3, 4);
+      const std::uint8_t* tag = p.at_pos(l3, wire::vlan::kHdrLen);
       if (!tag) return false;
-      type = wire::load_be16(tag + 2);
-      l3 += 4;
+      type = wire::load_be16(tag + wire::vlan::kTypeOffset);
+      l3 += wire::vlan::kHdrLen;
     }
   }
   return skb.inner_network_header == l3;

@@ -1,4 +1,4 @@
-// The inner-packet switch shared by the tunnel segment hooks (gre_segment.cpp,
+// The inner-packet switch shared by the tunnel segment hooks (gre.cpp,
 // udp_tunnel_segment.cpp): what __skb_udp_tunnel_segment and gre_gso_segment both do around
 // the call into the inner protocol (spec ).
 #pragma once

@@ -3,10 +3,13 @@
 // inner region's known sum, LCO).
 #include "gso_hooks.hpp"
 #include "ofld/wire/bytes.hpp"
+#include "ofld/wire/l4.hpp"
 #include "ofld/wire/layout.hpp"
 #include "tunnel_segment_common.hpp"
 
 namespace ofld::offload::gso_hooks {
+
+namespace udp = wire::udp;
 
 int udp_tunnel_segment(GsoContext& ctx, bool inner_ether, int own_hlen) {
   core::Packet& skb = *ctx.skb;
@@ -16,16 +19,16 @@ int udp_tunnel_segment(GsoContext& ctx, bool inner_ether, int own_hlen) {
   const core::pos_t uh_pos = skb.data_pos();
   skb.transport_header = uh_pos;
   const int tnl_hlen = int(skb.inner_mac_header - uh_pos);
-  if (tnl_hlen < 8 || !skb.may_pull(std::size_t(tnl_hlen))) return ctx.fail(GsoReason::BadTunnel);
+  if (tnl_hlen < int(udp::kHdrLen) || !skb.may_pull(std::size_t(tnl_hlen))) return ctx.fail(GsoReason::BadTunnel);
   if (!one_tunnel_level(skb, uh_pos, own_hlen, inner_ether)) return ctx.fail(GsoReason::NestedTunnel);
   const bool is_ipv6 = ctx.l3_proto == wire::ethertype::kIpv6;
 
   // Take the super-packet's length out of the outer seed: the skb length counted
   // from the outer UDP header, or — for a packet that is already a GSO_PARTIAL skb — the
   // value its uh->len holds (which then is a one-mss length).
-  const std::uint16_t uh_check = wire::load_be16(skb.data() + 6);
+  const std::uint16_t uh_check = wire::load_be16(skb.data() + udp::kCheckOffset);
   const csum::wsum old_len = (skb.gso.type & core::skb_gso::PARTIAL)
-                                 ? csum::wsum(wire::load_be16(skb.data() + 4))
+                                 ? csum::wsum(wire::load_be16(skb.data() + udp::kLenOffset))
                                  : csum::wsum(skb.len());
   const csum::wsum partial = csum::csum_sub(uh_check, old_len);
 
@@ -63,18 +66,18 @@ int udp_tunnel_segment(GsoContext& ctx, bool inner_ether, int own_hlen) {
     core::Packet& p = s.pkt;
     if (remcsum) p.csum = core::CsumNone{};
     sw.restore_segment(p);
-    std::uint8_t* uh = p.at_pos(uh_off, 8);
+    std::uint8_t* uh = p.at_pos(uh_off, udp::kHdrLen);
     if (!uh) return ctx.fail(GsoReason::HeaderTruncated);
     const std::uint32_t len = std::uint32_t(p.len() - std::size_t(uh_off));
     // GSO-partial output: uh->len for one mss; the seed below still uses the real length.
-    wire::store_be16(uh + 4, std::uint16_t(gso::one_mss_len(ctx, s, uh_off)));
+    wire::store_be16(uh + udp::kLenOffset, std::uint16_t(gso::one_mss_len(ctx, s, uh_off)));
     if (!need_csum) continue;
     const std::uint16_t seed = csum::csum_fold16(csum::csum_add(partial, len));
-    wire::store_be16(uh + 6, seed);
+    wire::store_be16(uh + udp::kCheckOffset, seed);
     if (p.encapsulation || !offload_csum) {
-      wire::store_be16(uh + 6, csum::udp_csum_mangle(gso::gso_make_checksum(s, ~std::uint32_t(seed))));
+      wire::store_be16(uh + udp::kCheckOffset, csum::udp_csum_mangle(gso::gso_make_checksum(s, ~std::uint32_t(seed))));
     } else {
-      p.csum = core::CsumPartial{uh_off, 6, false};
+      p.csum = core::CsumPartial{uh_off, udp::kCheckOffset, false};
     }
   }
   return 0;

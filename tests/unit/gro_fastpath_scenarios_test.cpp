@@ -1,6 +1,6 @@
-// Targeted scenarios for the GRO TCP fast path's state (Engine::last_, GroHeld::fast_mask,
-// the GroHeld pool) and its hand-over of fragments, each fed to two engines that differ only
-// in EngineOptions::fast_path. The general chain is the reference (it is the path checked
+// Targeted scenarios for the GRO TCP fast path's state (GroFastState::last, the TCP
+// module's template in GroHeld::flow_area, the GroHeld pool) and its hand-over of fragments,
+// each fed to two engines that differ only in EngineOptions::fast_path. The general chain is the reference (it is the path checked
 // against the kernel): after every packet both outputs must be equal in bytes, geometry and
 // metadata, and at the end every counter. Each scenario also requires the fast path to have
 // merged something, so that it is exercised rather than skipped.
@@ -114,8 +114,8 @@ std::vector<std::uint16_t> same_bucket_ports(bool v6, std::size_t n) {
 
 }  // namespace
 
-// A flow is completed by a fast merge (PSH) while last_ points to it; its GroHeld goes back
-// to the pool and the next new flow gets the same one. The old flow's next segment must then
+// A flow is completed by a fast merge (PSH) while GroFastState::last points to it; its
+// GroHeld goes back to the pool and the next new flow gets the same one. The old flow's next segment must then
 // be a new flow, not a merge into the reused GroHeld.
 TEST(GroFastPathScenarios, G7_CompletedFlowsGroHeldReusedByAnotherFlow) {
   for (bool v6 : {false, true}) {
@@ -143,7 +143,7 @@ TEST(GroFastPathScenarios, G7_EvictedFromFullBucketThenReheld) {
     std::vector<In> s;
     for (std::size_t i = 0; i < 9; ++i) s.push_back(eth(tseg(v6, ports[i], 0)));
     for (std::uint32_t n = 1; n < 4; ++n) {
-      s.push_back(eth(tseg(v6, ports[8], n)));  // the newest (last_)
+      s.push_back(eth(tseg(v6, ports[8], n)));  // the newest (the hint, GroFastState::last)
       for (std::size_t i = 0; i < 9; ++i) s.push_back(eth(tseg(v6, ports[i], n)));
       s.push_back(eth(tseg(v6, ports[9], n)));  // a tenth flow evicts again
       for (std::size_t i = 9; i-- > 0;) s.push_back(eth(tseg(v6, ports[i], n + 10)));  // gaps

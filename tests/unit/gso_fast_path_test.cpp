@@ -1,4 +1,4 @@
-// Differential test of the GSO engine's fast paths (gso::fast_path(): skb_segment's SG loop and
+// Differential test of the GSO engine's fast paths (GsoOptions::fast_path: skb_segment's SG loop and
 // the tight TCP / IPv4 / IPv6 rewrite loops) against the general path, which is the
 // reference: every input runs through the engine twice, fast paths on and off, and every
 // output segment must agree byte for byte, in its byte layout (head vs. fragment references)
@@ -28,10 +28,6 @@ using namespace gso_test;
 namespace core = ofld::core;
 namespace gso = ofld::gso;
 namespace nf = ofld::core::netif_f;
-
-struct FastPathGuard {  // restores the default however a test ends
-  ~FastPathGuard() { gso::set_fast_path(true); }
-};
 
 enum class Layout { Head, Frags, Mixed, SplitHeaders };
 
@@ -98,13 +94,9 @@ void expect_same_counters(const gso::GsoCounters& a, const gso::GsoCounters& b, 
 // Returns the number of segments produced.
 std::size_t differential(const core::Packet& in, core::Features f, const core::Device& dev,
                          const std::string& where) {
-  FastPathGuard guard;
   gso::GsoCounters cf, cg;
-  gso::set_fast_path(true);
-  gso::GsoResult rf = gso::gso_segment(in.clone(), f, dev, &cf);
-  gso::set_fast_path(false);
-  gso::GsoResult rg = gso::gso_segment(in.clone(), f, dev, &cg);
-  gso::set_fast_path(true);
+  gso::GsoResult rf = gso::gso_segment(in.clone(), f, dev, &cf, gso::GsoOptions{.fast_path = true});
+  gso::GsoResult rg = gso::gso_segment(in.clone(), f, dev, &cg, gso::GsoOptions{.fast_path = false});
   EXPECT_EQ(rf.reason, rg.reason) << where;
   EXPECT_EQ(rf.hw, rg.hw) << where;
   expect_same_counters(cf, cg, where);

@@ -2,13 +2,17 @@
 // napi_gro_flush; spec §5 G-1..G-20).
 //
 // Owns the flow table (8 buckets × at most 8 held flows, bucket = flow hash & 7, each bucket
-// newest first), drives the protocol chain of ofld/offload (registry hooks), and applies the
-// outcome rules: a held flow the chain returns is completed now, a merged packet is consumed,
-// a flushed packet is delivered at once and untouched, any other packet is held (evicting the
-// bucket's oldest flow when 8 are held). A held packet that never merged is delivered exactly
-// as received (G-8). Completed aggregates carry gso_type / gso_size / gso_segs and
+// newest first), drives the protocol chain of ofld/offload (the link layer, then registry
+// hooks; before it, the table's fast receive hook — the TCP module's, offload::GroFastHook —
+// which may merge a packet in one pass), and applies the outcome rules: a held flow the chain
+// returns is completed now, a merged packet is consumed, a flushed packet is delivered at once
+// and untouched, any other packet is held (evicting the bucket's oldest flow when 8 are held).
+// A held packet that never merged is delivered exactly as received (G-8). Completed
+// aggregates carry gso_type / gso_size / gso_segs and
 // CHECKSUM_PARTIAL at the innermost L4 header with the pseudo-header seed in the checksum
 // field (K-4); call finish_checksums() on an output packet to get a valid frame instead.
+// The engine reads no header bytes itself: hashing, link headers and every protocol rule are
+// offload's (gro_flow_hash, gro_link_*, the hooks).
 //
 // Batches: feed up to `batch` packets, then poll_end() (the NAPI poll's end) completes every
 // held flow, or with a flush timeout only the flows older than it (G-9); tick() is the
@@ -44,16 +48,18 @@ using offload::GroConfig;
 using offload::GroReason;
 using offload::kGroReasonCount;
 
-enum class LinkLayer : std::uint8_t { Ethernet, RawIp };
+/// The link layer the engine receives (offload::GroLink).
+using LinkLayer = offload::GroLink;
 
 struct EngineOptions {
   GroConfig config{};
   LinkLayer link = LinkLayer::Ethernet;
   std::size_t batch = 64;                ///< packets per poll (NAPI budget)
   std::uint64_t flush_timeout_ns = 0;    ///< 0 = flush every held flow at poll end
-  /// The TCP fast path (Engine::fast_receive): on by default. It never changes an output
-  /// byte, metadata field or counter; false runs every packet through the general chain
-  /// (the reference the differential test compares the fast path with).
+  /// The fast receive hook of the protocol table (offload::gro_fast_hook: the TCP module's):
+  /// on by default. It never changes an output byte, metadata field or counter; false runs
+  /// every packet through the general chain (the reference the differential test compares
+  /// the fast path with). Off when the table has no fast hook (e.g. gso_types without TCP).
   bool fast_path = true;
   /// Test seam: ANDed into every flow hash (general and fast path). 0 gives every packet the
   /// same hash and bucket, i.e. every flow collides with every other, so that the per-layer
@@ -127,24 +133,16 @@ class Engine {
   std::size_t held_flows() const noexcept;
 
  private:
-  struct Bucket {
-    std::vector<offload::GroHeld*> list;  // oldest first (the kernel's list is newest first)
-  };
+  using Bucket = offload::GroBucket;  // oldest first (the kernel's list is newest first)
   void complete(offload::GroHeld* h, GroReason why);
   void remove(Bucket& b, offload::GroHeld* h);
   offload::GroHeld* alloc();
   void release(offload::GroHeld* h);
   void flush_older(std::uint64_t now_ns, GroReason why);
-  struct FastPkt;
-  bool fast_receive(core::Packet& pkt);  // true: merged (and counted) by the fast path
-  bool fast_search(core::Packet& pkt, const FastPkt& f);  // the bucket search, then merge
-  bool fast_merge(core::Packet& pkt, const FastPkt& f, offload::GroHeld* p, Bucket& b);
-  bool fast_csum_ok(const core::Packet& pkt, const FastPkt& f) const;  // T-1
   void receive_general(core::Packet& pkt, std::uint64_t now_ns);  // the chain (G-1..G-7)
 
   EngineOptions opts_;
   std::uint64_t key_;                        // flow hash key
-  std::uint64_t seed_tcp4_, seed_tcp6_;      // its starting states for TCPv4 / TCPv6
   /// The protocol table the chain uses: offload::registry(), or own_reg_ when gso_types
   /// leaves some protocols out.
   const offload::Registry* reg_ = nullptr;
@@ -156,7 +154,8 @@ class Engine {
   std::vector<core::Packet> out_;
   Counters ctr_;
   std::size_t in_batch_ = 0;
-  offload::GroHeld* last_ = nullptr;  // the flow of the last fast merge or fast-eligible hold
+  const offload::GroFastHook* fast_ = nullptr;  // the table's fast receive hook (or none)
+  offload::GroFastState fast_state_;            // what the hook sees of this engine
 };
 
 /// Flow hash used for bucket selection: the outermost L3 family (ethertype, or the version

@@ -29,20 +29,10 @@ namespace ofld::gso {
 
 using offload::GsoContext;
 using offload::GsoCounters;
+using offload::GsoOptions;
 using offload::GsoReason;
 using offload::GsoSeg;
 using offload::SegMode;
-
-// ---- fast paths ---------------------------------------------------------------------------
-
-/// Whether this thread's GSO runs may take the specialised fast paths: skb_segment's SG loop
-/// for "SG + checksum offload, no frag_list" (segments stamped from one header/metadata
-/// template, fragments referenced without re-checking) and the tight TCP and
-/// IPv4/IPv6 rewrite loops over such segments. On by default. The general path
-/// produces the same bytes and metadata; tests switch the fast paths off to use it as the
-/// reference (tests/unit/gso_fast_path_test.cpp).
-bool fast_path() noexcept;
-void set_fast_path(bool on) noexcept;
 
 // ---- building blocks used by the protocol hooks ---------------------------------------------
 
@@ -133,9 +123,9 @@ struct GsoResult {
 
 /// __skb_gso_segment(skb, features) for a packet on `dev` (dev.features for offload_csum,
 /// dev.hw_enc_features for tunnels). Counts into `counters` (may be null). On error the
-/// input packet is dropped and the reason returned (and counted).
+/// input packet is dropped and the reason returned (and counted). `opts`: GsoOptions.
 GsoResult gso_segment(core::Packet&& p, core::Features features, const core::Device& dev,
-                      GsoCounters* counters = nullptr);
+                      GsoCounters* counters = nullptr, const GsoOptions& opts = {});
 
 /// validate_xmit_skb (F-17..F-20): resolve the packet against `dev` and do what is needed in
 /// software. Output: what the device is handed (one packet, or the segments).

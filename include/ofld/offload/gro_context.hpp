@@ -33,6 +33,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -149,10 +150,16 @@ struct GroConfig {
   }
 };
 
-/// A held aggregate: the packet plus its control block (NAPI_GRO_CB(p)).
-/// 16 bytes compared at once (GCC/Clang vector extension: SSE2 on x86-64, NEON on arm64).
-typedef std::uint8_t V16 __attribute__((vector_size(16)));
+/// The link layer a GRO engine receives (the device type): Ethernet frames (the MAC header
+/// is compared, G-2, and the ethertype dispatches, G-3) or raw IP (for gro_cells after an L3
+/// tunnel such as ip6gre: frames start at the IP header, the version nibble dispatches).
+enum class GroLink : std::uint8_t { Ethernet, RawIp };
 
+/// Bytes of per-flow state a held flow keeps for the protocol module that owns its fast
+/// receive hook (GroFastHook); the engine stores it and never reads it.
+inline constexpr std::size_t kGroFlowAreaSize = 144;
+
+/// A held aggregate: the packet plus its control block (NAPI_GRO_CB(p)).
 struct GroHeld {
   core::Packet pkt;
   std::uint32_t hash = 0;
@@ -163,23 +170,14 @@ struct GroHeld {
   std::uint8_t proto = 0;           ///< innermost L4 protocol
   std::uint8_t ip_fixedid = 0;      ///< N-15: bit 0 outer/only IPv4 header, bit 1 inner
   bool encap_mark = false;          ///< a tunnel layer was parsed (selects the inner offset)
-  bool is_ipv6 = false;
+  bool is_ipv6 = false;             ///< the outermost L3 header is IPv6 (G-16's limit)
   bool is_flist = false;            ///< fraglist flow (T-4, U-3): members on frag_list
   bool same_flow = false;           ///< per-round candidate mark (gro_list_prepare, L3, L4)
   std::uint64_t age_ns = 0;         ///< when it was held (napi jiffies analogue)
-  /// Set by the engine when it holds the flow: for a plain TCP flow (L3 right after the link
-  /// header, not in a tunnel, not fraglist) data_offset | is_ipv6 << 16 | 1 << 17, else 0.
-  /// The engine's fast path only considers flows whose signature matches the packet's
-  /// layout (a flow that leaves fraglist mode later keeps 0 and stays on the general path).
-  std::uint32_t fast_sig = 0;
-  /// With fast_sig: the header template the fast path compares an arriving packet with, as
-  /// 16-byte words over bytes [0, data_offset) of both packets (words at 0, 16, ... and the
-  /// last at data_offset − 16), 0xFF where the bytes must be equal for a merge (MAC header, TOS,
-  /// DF and fragment bits, TTL, protocol, addresses, ports, ack, data offset, flags but FIN
-  /// and PSH, window, options) and 0 where the rules compute instead (lengths, IPv4 ID and
-  /// header checksum, sequence number, TCP checksum, urgent pointer).
-  std::array<V16, 8> fast_mask{};
-  std::uint8_t fast_words = 0;
+  /// Opaque to the engine: the state of the fast receive hook's module for this flow (the
+  /// TCP module's header template, tcp.cpp), written by GroFastHook::hold when the flow is
+  /// held.
+  alignas(16) std::array<std::uint8_t, kGroFlowAreaSize> flow_area{};
   core::BufferRef agg;              ///< storage for merged payload that had to be copied
 };
 
@@ -205,6 +203,8 @@ struct GroContext {
   core::wsum csum = 0;
   std::int64_t gro_remcsum_start = -1;
   std::uint8_t recursion = 0;
+  std::uint16_t protocol = 0;       ///< skb->protocol: the outermost L3 ethertype
+                                    ///< (gro_link_prepare)
   std::array<std::uint16_t, 2> network_offsets{};
   std::uint16_t transport_offset = 0;
   const GroUdpTunnel* udp_tunnel = nullptr;  ///< tunnel socket found by UDP (U-4)
@@ -266,18 +266,16 @@ void gro_checksum_try_convert(GroContext& ctx, core::wsum psum) noexcept;
 /// G-15 skb_gro_postpull_rcsum over header bytes [off, off+n).
 void gro_postpull_rcsum(GroContext& ctx, std::size_t off, std::size_t n) noexcept;
 
-/// G-16..G-20 skb_gro_receive: append the skb's payload [data_offset, end) to p.
-/// Returns false (E2BIG) when the size limit or the skb's flush flag refuses the merge.
+/// G-16..G-20 skb_gro_receive (core::skb_gro_receive, ofld/core/skb_gro.hpp) with the
+/// control-block state: append the skb's payload [data_offset, end) to p, add ctx.count to
+/// p.count and mark the skb merged. Returns false (E2BIG) when the size limit or the skb's
+/// flush flag refuses the merge.
 bool gro_merge(GroContext& ctx, GroHeld& p) noexcept;
-/// The storage step of gro_merge (G-19 as modelled): append the skb's bytes from
-/// `data_offset` to its end to p — payload in the skb's head is copied into p's aggregate
-/// buffer, fragments are stolen by reference. No limit is checked, p.count is not changed.
-void gro_append_payload(core::Packet& skb, std::size_t data_offset, GroHeld& p) noexcept;
 
-/// G-21 skb_gro_receive_list: chain the skb on p's frag_list with its headers pulled
-/// (network and transport header recorded first). Refused (false) when p's length from its
-/// network header plus the skb's would reach 65536 (fixed cap, not gro_max_size), or the skb
-/// is flushed or has a frag_list itself.
+/// G-21 skb_gro_receive_list (core::skb_gro_receive_list): chain the skb on p's frag_list
+/// with its headers pulled (network and transport header recorded first). Refused (false)
+/// when p's length from its network header plus the skb's would reach 65536 (fixed cap, not
+/// gro_max_size), or the skb is flushed or has a frag_list itself.
 bool gro_merge_list(GroContext& ctx, GroHeld& p) noexcept;
 /// The T-13 / U-10 checksum-state condition for a fraglist merge: equal ip_summed and, for
 /// CHECKSUM_UNNECESSARY, equal csum_level.
@@ -305,5 +303,82 @@ bool gro_remcsum_process(GroContext& ctx, std::size_t off, std::size_t hdrlen, s
                          std::size_t offset, GroRemcsum& grc, bool nopartial) noexcept;
 /// W-23 skb_gro_flush_final_remcsum: OR the flush, undo the rewrite, clear remcsum_offload.
 void gro_flush_final_remcsum(GroContext& ctx, bool flush, const GroRemcsum& grc) noexcept;
+
+// ---- the link layer, the flow hash and the fast receive hook (used by the engine) -------
+
+/// Flow hash standing for the device's RSS hash (G-2's first test, bucket choice): the
+/// outermost L3 family (ethertype, or the version nibble on a raw-IP link), L4 protocol,
+/// addresses, and ports for TCP/UDP (not for IPv4 fragments), as 64-bit words (host order)
+/// chained through a bijective 64-bit mixer (murmur3's fmix64) from a starting state derived
+/// from `key`, folded to 32 bits. Reads only `frame` (any length; short frames hash their
+/// family alone). Not a cryptographic PRF. The TCP fast hook computes the same value from
+/// the same building blocks (src/offload/flow_hash.hpp).
+std::uint32_t gro_flow_hash(std::span<const std::uint8_t> frame, GroLink link,
+                            std::uint64_t key) noexcept;
+
+/// The link layer's part of gro_list_prepare for ctx.skb (ctx.candidates already marked
+/// same_flow by hash): sets ctx.protocol (eth_type_trans: the ethertype, or the version
+/// nibble on a raw-IP link) and ctx.data_offset (the link header's length), and unmarks the
+/// candidates whose link header differs (G-2: MAC header; raw IP: the version nibble).
+/// Returns false for a packet without a link header and one byte after it: flushed as
+/// Truncated, no candidate kept.
+bool gro_link_prepare(GroContext& ctx, GroLink link) noexcept;
+/// After gro_link_prepare and the engine's G-4/G-5 state: pull the link header from a
+/// CHECKSUM_COMPLETE sum (G-5) and run the L3 protocol's receive hook (G-3).
+void gro_link_receive(GroContext& ctx, GroLink link) noexcept;
+/// napi_gro_complete's dispatch for the aggregate ctx.cp (count > 1): sets protocol and the
+/// MAC header, then runs the L3 protocol's complete hook.
+int gro_link_complete(GroContext& ctx, GroLink link) noexcept;
+/// The offload fields of a newly held flow from the round's control block (count, offsets,
+/// protocol, encapsulation and fraglist marks, family); hash, age and packet are the engine's.
+void gro_hold_init(GroHeld& h, const GroContext& ctx) noexcept;
+
+/// What a fast receive hook may see of the engine: its configuration, link, flow-hash key
+/// and mask, the flow table (buckets, each oldest first, as the engine keeps them) and a hint.
+using GroBucket = std::vector<GroHeld*>;
+struct GroFastState {
+  const GroConfig* cfg = nullptr;
+  GroLink link = GroLink::Ethernet;
+  std::uint32_t hash_mask = ~0u;    ///< EngineOptions::flow_hash_mask
+  std::uint64_t key = 0;            ///< the engine's flow-hash key
+  GroBucket* buckets = nullptr;     ///< kGroHashBuckets lists, oldest first
+  /// The flow of the last fast merge or fast-eligible hold (cleared by the engine when it
+  /// completes that flow); a hint the hook may use to skip the bucket search.
+  GroHeld* last = nullptr;
+  std::array<std::uint64_t, 2> priv{};  ///< the hook's own per-engine values (init)
+};
+/// Outcome of a fast receive: p == nullptr → not taken, nothing changed (the general chain
+/// must run); else the packet was merged into p (payload taken, p's count and headers
+/// updated, the skb to be discarded) and, unless `complete` is None, p must be completed now
+/// with that reason.
+struct GroFastResult {
+  GroHeld* p = nullptr;
+  GroReason complete = GroReason::None;
+};
+/// A protocol module's fast receive path: the whole chain for its most common packet in one
+/// pass, merging exactly when (and as) the general chain would. `hold` runs for every flow
+/// the engine holds (after the chain) and writes that flow's GroHeld::flow_area; it returns
+/// true when later packets of the flow may take the fast path.
+struct GroFastHook {
+  void (*init)(GroFastState& st) noexcept;
+  GroFastResult (*receive)(GroFastState& st, core::Packet& skb) noexcept;
+  bool (*hold)(const GroFastState& st, GroHeld& h, const GroContext& ctx) noexcept;
+};
+/// The fast receive hook that serves `reg` (the TCP module's, when reg's IPv4, IPv6 and TCP
+/// receive hooks are the IP and TCP modules' own), or nullptr.
+const GroFastHook* gro_fast_hook(const Registry& reg) noexcept;
+
+/// The GRO protocol table for an output that can carry only the GSO types `gso_types`
+/// (core::skb_gso bits): nullptr when every GRO type is included (use `base`), else a copy
+/// of `base` without the protocols whose aggregates would need another type; `cfg` loses the
+/// UDP tunnels, UDP GRO sockets / forwarding and fraglist mode the types exclude
+/// (gro::EngineOptions::gso_types).
+std::unique_ptr<Registry> gro_registry_for(const Registry& base, std::uint32_t gso_types,
+                                           GroConfig& cfg);
+
+/// Finish a CHECKSUM_PARTIAL GRO output in software (checksum_help on the bytes, gso metadata
+/// kept): the innermost L4 checksum, and an outer UDP tunnel checksum left as a seed or a
+/// stale GRE checksum. Non-Partial packets are unchanged.
+void gro_finish_checksums(core::Packet& p);
 
 }  // namespace ofld::offload

@@ -2,9 +2,9 @@
 // (the kernel's skb + SKB_GSO_CB + the `features` argument of every .gso_segment callback).
 //
 // The GSO engine (ofld/gso/gso.hpp) fills a GsoContext and calls the first hook; each hook
-// (src/offload/*_segment.cpp) pulls its header, narrows the features as its kernel twin does,
-// hands the packet to the next protocol through the registry, and afterwards rewrites its own
-// header in every output segment (ctx.segs).
+// (the segment hook of src/offload/<proto>.cpp) pulls its header, narrows the features as its
+// kernel twin does, hands the packet to the next protocol through the registry, and afterwards
+// rewrites its own header in every output segment (ctx.segs).
 //
 // Position model: every output segment is a whole frame whose data() is the frame start; the
 // header positions of a segment are the original packet's positions minus ctx.frame_start.
@@ -93,6 +93,14 @@ struct GsoSeg {
 /// Nested tunnels a run follows before giving up (the kernel's per-handler recursion).
 inline constexpr int kMaxGsoRecursion = 8;
 
+/// Options of one GSO run (gso::gso_segment).
+struct GsoOptions {
+  /// skb_segment's SG fast loop and, over its segments, the hooks' rewrite without per-segment
+  /// checks (GsoContext::fast_path). On by default; never changes an output byte, metadata
+  /// field or counter.
+  bool fast_path = true;
+};
+
 /// State of one GSO run. Hooks read and modify it; see the file comment.
 struct GsoContext {
   core::Packet* skb = nullptr;          ///< the super-packet; data() at the current header
@@ -120,7 +128,13 @@ struct GsoContext {
   /// The outputs are GSO_PARTIAL skbs: segs[0].pkt.gso.type has PARTIAL.
   bool gso_partial = false;
   GsoReason reason = GsoReason::Ok;     ///< first failure
-  /// Set by skb_segment's fast path (gso::fast_path()): every segment holds the headers
+  /// Option (GsoOptions::fast_path, as gro::EngineOptions::fast_path): skb_segment may take
+  /// its SG fast loop ("SG + checksum offload, no frag_list": segments stamped from one
+  /// header/metadata template, fragments referenced without re-checking). The general loop
+  /// produces the same bytes and metadata; false makes it the reference for the differential
+  /// test (tests/unit/gso_fast_path_test.cpp).
+  bool fast_path = true;
+  /// Set by skb_segment's fast loop (fast_path): every segment holds the headers
   /// [0, data_offset) in its linear head at data(), was stamped from one metadata
   /// template (same checksum state, gso info clear before segment_payload's GSO-partial step),
   /// needed no payload sum, and all but the last carry the same length (headers + gso_size).

@@ -1,3 +1,6 @@
+// The IP-in-IP offload module (IPIP / IP4IP6 and SIT / IP6IP6; net/ipv4/af_inet.c,
+// net/ipv6/ip6_offload.c): the GSO segment hooks and the GRO receive / complete hooks.
+//
 // IP-in-IP GSO: ipip_gso_segment / sit_gso_segment (net/ipv4/af_inet.c, net/ipv6/ip6_offload.c)
 // and their IPv6-outer twins ip4ip6_gso_segment / ip6ip6_gso_segment. Spec X-34: the gso_type
 // must name the OUTER family's IP-in-IP bit (IPXIP4 for an IPv4 outer header, IPXIP6 for an
@@ -13,6 +16,7 @@
 // devices always add IPXIP4/IPXIP6 before the FOU header (iptunnel_handle_offloads), and
 // prepare_frame() does the same; a UDP-tunnel packet built without the bit (older ofld
 // callers) is still accepted here so that the UDP tunnel bits alone identify it.
+#include "gro_protos.hpp"
 #include "gso_hooks.hpp"
 #include "ofld/wire/layout.hpp"
 
@@ -41,3 +45,38 @@ int sit_segment(GsoContext& ctx) {
 }
 
 }  // namespace ofld::offload::gso_hooks
+
+// IP-in-IP GRO (W-1, W-4): the tunnel layer is the inner IP header itself, parsed by the
+// ordinary IPv4 / IPv6 receive hook once the encapsulation mark is set.
+
+namespace ofld::offload::gro {
+
+// IPv4 inside IPv4 or IPv6 (IPIP / IP4IP6): one tunnel layer per pass (W-1, W-4).
+void ipip_gro_receive(GroContext& ctx) {
+  if (ctx.encap_mark) return ctx.flush_skb(GroReason::TunnelNested);
+  ctx.encap_mark = true;
+  inet_gro_receive(ctx);
+}
+
+int ipip_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
+  core::Packet& p = ctx.cp->pkt;
+  p.encapsulation = true;
+  p.gso.type |= ctx.l3_v6 ? core::skb_gso::IPXIP6 : core::skb_gso::IPXIP4;
+  return inet_gro_complete(ctx, nhoff);
+}
+
+// IPv6 inside IPv4 (SIT) or IPv6 (IP6IP6) (W-4).
+void sit_gro_receive(GroContext& ctx) {
+  if (ctx.encap_mark) return ctx.flush_skb(GroReason::TunnelNested);
+  ctx.encap_mark = true;
+  ipv6_gro_receive(ctx);
+}
+
+int sit_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
+  core::Packet& p = ctx.cp->pkt;
+  p.encapsulation = true;
+  p.gso.type |= ctx.l3_v6 ? core::skb_gso::IPXIP6 : core::skb_gso::IPXIP4;
+  return ipv6_gro_complete(ctx, nhoff);
+}
+
+}  // namespace ofld::offload::gro

@@ -1,22 +1,30 @@
+// The IPv4 offload module (net/ipv4/af_inet.c): inet_gso_segment, inet_gro_receive,
+// inet_gro_complete.
+//
 // IPv4 level of GSO: inet_gso_segment (net/ipv4/af_inet.c). Spec, X-25 (6.12
 // semantics: outer IDs of an encapsulated packet always advance; FIXEDID needs DF); X-25
 // GSO-partial outputs (ID advances by gso_segs, tot_len for one mss).
 #include <cstring>
 
+#include "gro_protos.hpp"
+#include "gro_rules.hpp"
 #include "gso_hooks.hpp"
 #include "ofld/wire/bytes.hpp"
+#include "ofld/wire/ip.hpp"
 
 namespace ofld::offload::gso_hooks {
 
+namespace v4 = wire::ipv4;
 
 int ipv4_segment(GsoContext& ctx) {
   core::Packet& skb = *ctx.skb;
   if (!skb.may_pull(20)) return ctx.fail(GsoReason::HeaderTruncated);
   const std::uint8_t* iph = skb.data();
-  const std::size_t ihl = std::size_t(iph[0] & 0x0f) * 4;
-  if ((iph[0] >> 4) != 4 || ihl < 20) return ctx.fail(GsoReason::BadIpHeader);
-  std::uint16_t id = wire::load_be16(iph + 4);
-  const std::uint8_t proto = iph[9];
+  const auto v = wire::Ipv4Header<const std::uint8_t>::unchecked(iph);  // 20 bytes pulled
+  const std::size_t ihl = std::size_t(v.ihl()) * 4;
+  if (v.version() != 4 || ihl < v4::kMinLen) return ctx.fail(GsoReason::BadIpHeader);
+  std::uint16_t id = v.id();
+  const std::uint8_t proto = v.protocol();
   if (!skb.may_pull(ihl)) return ctx.fail(GsoReason::HeaderTruncated);
 
   const core::pos_t nh = skb.data_pos();
@@ -53,16 +61,18 @@ int ipv4_segment(GsoContext& ctx) {
 
   const int nhoff = ctx.seg_off(nh);
   if (length_overflows(ctx, nhoff, 0)) return ctx.fail(GsoReason::SegmentTooLong);
-  if (ctx.seg_fast && !ctx.gso_partial && gso::fast_path()) {
+  if (ctx.seg_fast && !ctx.gso_partial) {
     // Segments from skb_segment's fast path: plain (not GSO) packets with this header in
     // every head at nhoff, as copied from the super-packet (ihl already checked above).
     // ip_send_check by parts: the ones'-complement sum of the words every segment shares
     // (ID, tot_len and check zeroed) is taken once; per segment its ID and tot_len are
     // added. Sums regroup freely and the header is never all zero, so the folded value is
     // the one ip_compute_csum gives over the whole rewritten header.
-    std::uint8_t shared[60];
+    std::uint8_t shared[v4::kMaxLen];
     std::memcpy(shared, ctx.out.front().data() + nhoff, ihl);
-    shared[2] = shared[3] = shared[4] = shared[5] = shared[10] = shared[11] = 0;
+    std::memset(shared + v4::kTotLenOffset, 0, 2);
+    std::memset(shared + v4::kIdOffset, 0, 2);
+    std::memset(shared + v4::kCheckOffset, 0, 2);
     // All segments but the last have the same length (seg_fast).
     const csum::wsum base = csum::csum_partial(shared, ihl, 0);
     const std::uint16_t tot_full = std::uint16_t(ctx.out.front().len() - std::size_t(nhoff));
@@ -75,10 +85,11 @@ int ipv4_segment(GsoContext& ctx) {
       core::Packet& p = s.pkt;
       std::uint8_t* ip = p.data() + nhoff;
       const std::uint16_t this_id = id;
-      if (!fixedid) wire::store_be16(ip + 4, id++);
+      if (!fixedid) wire::store_be16(ip + v4::kIdOffset, id++);
       const bool last = i + 1 == n;
-      wire::store_be16(ip + 2, last ? tot_last : tot_full);
-      wire::store_be16(ip + 10, csum::csum_fold(csum::csum_add(last ? sum_last : sum_full, this_id)));
+      wire::store_be16(ip + v4::kTotLenOffset, last ? tot_last : tot_full);
+      wire::store_be16(ip + v4::kCheckOffset,
+                       csum::csum_fold(csum::csum_add(last ? sum_last : sum_full, this_id)));
       if (encap) {
         p.inner_network_header = nhoff;
         p.inner_transport_header = p.transport_header;
@@ -88,21 +99,22 @@ int ipv4_segment(GsoContext& ctx) {
     return 0;
   }
   for (auto& s : ctx.segs) {
-    std::uint8_t* ip = s.pkt.at_pos(nhoff, 20);
+    std::uint8_t* ip = s.pkt.at_pos(nhoff, v4::kMinLen);
     // A fraglist member keeps its own header: its ihl may differ from the head's.
-    const std::size_t sihl = ip ? std::size_t(ip[0] & 0x0f) * 4 : 0;
-    if (!ip || sihl < 20 || !s.pkt.at_pos(nhoff, sihl)) return ctx.fail(GsoReason::HeaderTruncated);
+    const std::size_t sihl = ip ? std::size_t(wire::Ipv4Header<std::uint8_t>::unchecked(ip).ihl()) * 4 : 0;
+    if (!ip || sihl < v4::kMinLen || !s.pkt.at_pos(nhoff, sihl))
+      return ctx.fail(GsoReason::HeaderTruncated);
     if (s.pkt.is_gso()) {  // a GSO-partial output: it stands for gso_segs packets
       if (!fixedid) {
-        wire::store_be16(ip + 4, id);
+        wire::store_be16(ip + v4::kIdOffset, id);
         id = std::uint16_t(id + s.pkt.gso.segs);
       }
     } else if (!fixedid) {
-      wire::store_be16(ip + 4, id++);
+      wire::store_be16(ip + v4::kIdOffset, id++);
     }
-    wire::store_be16(ip + 2, std::uint16_t(gso::one_mss_len(ctx, s, nhoff)));
-    wire::store_be16(ip + 10, 0);
-    wire::store_be16(ip + 10, csum::ip_compute_csum(ip, sihl));  // ip_send_check
+    wire::store_be16(ip + v4::kTotLenOffset, std::uint16_t(gso::one_mss_len(ctx, s, nhoff)));
+    wire::store_be16(ip + v4::kCheckOffset, 0);
+    wire::store_be16(ip + v4::kCheckOffset, csum::ip_compute_csum(ip, sihl));  // ip_send_check
     if (encap) {  // skb_reset_inner_headers: this is the inner header of the segment
       s.pkt.inner_network_header = nhoff;
       s.pkt.inner_transport_header = s.pkt.transport_header;
@@ -113,3 +125,69 @@ int ipv4_segment(GsoContext& ctx) {
 }
 
 }  // namespace ofld::offload::gso_hooks
+
+// IPv4 GRO (net/ipv4/af_inet.c: inet_gro_receive / inet_gro_complete, N-1..N-5); the
+// IPv4-inner IP-in-IP hooks (ipip_gro_receive / ipip_gro_complete, W-4) are in ipip.cpp.
+
+namespace ofld::offload::gro {
+
+namespace v4 = wire::ipv4;
+
+namespace cs = ofld::csum;
+
+void inet_gro_receive(GroContext& ctx) {
+  const std::size_t off = ctx.data_offset;
+  const std::uint8_t* iph = gro_header(ctx, off, v4::kMinLen);
+  if (!iph) {
+    ctx.flush_skb(GroReason::Truncated);
+    return;
+  }
+  const std::uint8_t proto = iph[v4::kProtocolOffset];
+  const ProtocolOffload* po = ctx.reg->find(Key::IpProto, proto);
+  // N-1 hard rejects: the skb is flushed, no held flow is completed.
+  if (!po || !po->gro_receive) return ctx.flush_skb(GroReason::NoHandler);
+  if (const GroReason r = gro_rules::inet_hard(iph); r != GroReason::None) return ctx.flush_skb(r);
+
+  ctx.proto = proto;
+  // N-2 soft flush: L4 still runs so that a matching held flow is completed.
+  if (const GroReason r = gro_rules::inet_soft(iph, ctx.gro_len()); r != GroReason::None)
+    ctx.flush_skb(r);
+
+  for (GroHeld* p : ctx.candidates) {  // N-3, and the family: version/ihl byte (N-1)
+    if (!p->same_flow) continue;
+    const std::uint8_t* iph2 = held_header(*p, off);
+    if (iph[v4::kVerIhlOffset] != iph2[v4::kVerIhlOffset] ||
+        iph[v4::kProtocolOffset] != iph2[v4::kProtocolOffset] ||
+        std::memcmp(iph + v4::kSaddrOffset, iph2 + v4::kSaddrOffset, 2 * v4::kAddrLen) != 0)
+      p->same_flow = false;
+  }
+  ctx.network_offsets[ctx.encap_mark ? 1 : 0] = std::uint16_t(off);
+  ctx.is_ipv6 = false;
+  ctx.data_offset += v4::kMinLen;
+  ctx.transport_offset = std::uint16_t(ctx.data_offset);
+  po->gro_receive(ctx);
+}
+
+int inet_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
+  core::Packet& p = ctx.cp->pkt;
+  std::uint8_t* iph = p.data() + nhoff;
+  if (p.encapsulation) {
+    p.inner_protocol = wire::ethertype::kIpv4;
+    p.inner_protocol_type = core::InnerProtoType::Ether;
+    p.set_inner_network_header(int(nhoff));
+  } else {
+    p.set_network_header(int(nhoff));
+    p.set_transport_header(int(nhoff + v4::kMinLen));
+  }
+  const std::size_t total = p.len() - nhoff;
+  const std::uint16_t newlen = total > 65535 ? 0 : std::uint16_t(total);  // N-5
+  const auto v = wire::Ipv4Header<std::uint8_t>::unchecked(iph);
+  const std::uint16_t oldlen = v.total_len();
+  v.set_check(cs::csum_replace2(v.check(), oldlen, newlen));
+  v.set_total_len(newlen);
+  ctx.l3_off = nhoff;
+  ctx.l3_v6 = false;
+  return gro_call_complete(ctx, Key::IpProto, v.protocol(), nhoff + v4::kMinLen);
+}
+
+}  // namespace ofld::offload::gro

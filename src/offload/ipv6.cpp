@@ -1,0 +1,194 @@
+// The IPv6 offload module (net/ipv6/ip6_offload.c): ipv6_gro_receive, ipv6_gro_complete,
+// ipv6_gso_segment.
+//
+// IPv6 GRO (net/ipv6/ip6_offload.c: ipv6_gro_receive / ipv6_gro_complete, N-6..N-11); the
+// IPv6-inner IP-in-IP hooks (sit / ip6ip6, W-4) are in ipip.cpp.
+#include <cstring>
+
+#include "gro_protos.hpp"
+#include "gro_rules.hpp"
+#include "gso_hooks.hpp"
+#include "ofld/wire/bytes.hpp"
+#include "ofld/wire/ip.hpp"
+#include "ofld/wire/layout.hpp"
+
+namespace ofld::offload::gro {
+
+namespace v6 = wire::ipv6;
+/// The version nibble in the first 32-bit word (RFC 8200 §3).
+constexpr std::uint32_t kVersionMask = 0xF0000000u;
+
+namespace {
+// Extension headers registered with INET6_PROTO_GSO_EXTHDR: Hop-by-Hop, Routing, Dest-Opts
+// (N-7). The Fragment header (44) is not among them.
+bool gso_exthdr(std::uint8_t nh) noexcept {
+  namespace ip = wire::ipproto;
+  return nh == ip::kHopOpts || nh == ip::kRouting || nh == ip::kDstOpts;
+}
+}  // namespace
+
+void ipv6_gro_receive(GroContext& ctx) {
+  const std::size_t off = ctx.data_offset;
+  const std::uint8_t* iph = gro_header(ctx, off, v6::kHdrLen);
+  if (!iph) return ctx.flush_skb(GroReason::Truncated);
+  ctx.network_offsets[ctx.encap_mark ? 1 : 0] = std::uint16_t(off);
+  const bool len_bad = !gro_rules::ipv6_len_ok(iph, ctx.skb->len() - (off + v6::kHdrLen));  // N-6
+
+  std::uint8_t proto = iph[v6::kNextHeaderOffset];
+  std::size_t hoff = off + v6::kHdrLen;
+  const ProtocolOffload* po = ctx.reg->find(Key::IpProto, proto);
+  if (!po || !po->gro_receive) {  // N-7: walk the GSO extension headers
+    while (gso_exthdr(proto)) {
+      const std::uint8_t* oh = gro_header(ctx, hoff, 2);
+      if (!oh) break;
+      // Both bytes are read before the next gro_header, which may pull into a new head
+      // block and free the one `oh` points into.
+      const std::uint8_t next = oh[v6::kExtNextOffset];
+      const std::size_t optlen = (std::size_t(oh[v6::kExtLenOffset]) + 1) * v6::kExtUnit;
+      if (!gro_header(ctx, hoff, optlen)) break;
+      proto = next;
+      hoff += optlen;
+    }
+    po = ctx.reg->find(Key::IpProto, proto);
+    if (!po || !po->gro_receive)
+      return ctx.flush_skb(proto == wire::ipproto::kFragment ? GroReason::IpFragment
+                                                             : GroReason::NoHandler);
+    iph = gro_header(ctx, off, hoff - off);
+  }
+  ctx.data_offset = std::uint32_t(hoff);
+  ctx.transport_offset = std::uint16_t(hoff);
+  ctx.proto = proto;
+  const std::size_t nlen = hoff - off;
+
+  // N-8; the masked first word includes the version nibble, tested first, so that a held
+  // packet of another family is never read further as IPv6.
+  for (GroHeld* p : ctx.candidates) {
+    if (!p->same_flow) continue;
+    const std::uint8_t* iph2 = held_header(*p, off);
+    if (((wire::load_be32(iph) ^ wire::load_be32(iph2)) & (kVersionMask | v6::kFlowLabelMask)) ||
+        std::memcmp(iph + v6::kSaddrOffset, iph2 + v6::kSaddrOffset, 2 * v6::kAddrLen) != 0 ||
+        iph[v6::kNextHeaderOffset] != iph2[v6::kNextHeaderOffset] ||
+        (nlen > v6::kHdrLen &&
+         std::memcmp(iph + v6::kHdrLen, iph2 + v6::kHdrLen, nlen - v6::kHdrLen) != 0))
+      p->same_flow = false;
+  }
+  if (len_bad) ctx.flush_skb(GroReason::IpLength);
+  ctx.is_ipv6 = true;
+  gro_postpull_rcsum(ctx, off, nlen);  // N-9
+  po->gro_receive(ctx);
+}
+
+int ipv6_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
+  core::Packet& p = ctx.cp->pkt;
+  std::uint8_t* iph = p.data() + nhoff;
+  // Re-walk the GSO extension headers (N-11).
+  std::uint8_t proto = iph[v6::kNextHeaderOffset];
+  std::uint32_t hoff = nhoff + v6::kHdrLen;
+  while (gso_exthdr(proto) && hoff + 2 <= p.headlen()) {
+    const std::uint8_t* oh = p.data() + hoff;
+    proto = oh[v6::kExtNextOffset];
+    hoff += (std::uint32_t(oh[v6::kExtLenOffset]) + 1) * v6::kExtUnit;
+  }
+  if (p.encapsulation) {
+    p.inner_protocol = wire::ethertype::kIpv6;
+    p.inner_protocol_type = core::InnerProtoType::Ether;
+    p.set_inner_network_header(int(nhoff));
+  } else {
+    p.set_network_header(int(nhoff));
+    p.set_transport_header(int(hoff));
+  }
+  const std::size_t payload = p.len() - nhoff - v6::kHdrLen;
+  // BIG TCP (payload > 65535, jumbo HBH) is unreachable: gro_max_size is 65536 (G-16/G-17).
+  wire::store_be16(iph + v6::kPayloadLenOffset, payload > 65535 ? 0 : std::uint16_t(payload));
+  ctx.l3_off = nhoff;
+  ctx.l3_v6 = true;
+  return gro_call_complete(ctx, Key::IpProto, proto, hoff);
+}
+
+}  // namespace ofld::offload::gro
+
+// IPv6 level of GSO: ipv6_gso_segment (net/ipv6/ip6_offload.c). Spec X-27, K-8: hop-by-hop,
+// routing and destination-options headers (the GSO_EXTHDR set) are skipped here and copied
+// into every segment with the other headers; payload_len is rewritten per segment. A
+// fragment header (not in that set) has no segment hook → UnknownIpProto, as in the kernel.
+// BIG-TCP jumbo HBH stripping is not done (ofld keeps GSO within 64 KB).
+
+namespace ofld::offload::gso_hooks {
+
+namespace v6 = wire::ipv6;
+
+int ipv6_segment(GsoContext& ctx) {
+  core::Packet& skb = *ctx.skb;
+  if (!skb.may_pull(40)) return ctx.fail(GsoReason::HeaderTruncated);
+  const auto v = wire::Ipv6Header<const std::uint8_t>::unchecked(skb.data());  // 40 pulled
+  if (v.version() != 6) return ctx.fail(GsoReason::BadIpHeader);
+  std::uint8_t nexthdr = v.next_header();
+  std::size_t hl = v6::kHdrLen;
+  for (int n = 0; nexthdr == wire::ipproto::kHopOpts || nexthdr == wire::ipproto::kRouting ||
+                  nexthdr == wire::ipproto::kDstOpts;
+       ++n) {
+    if (n == int(wire::kMaxIpv6ExtHeaders) || !skb.may_pull(hl + v6::kExtUnit))
+      return ctx.fail(GsoReason::HeaderTruncated);
+    const std::uint8_t* eh = skb.data() + hl;
+    const std::size_t elen = (std::size_t(eh[v6::kExtLenOffset]) + 1) * v6::kExtUnit;
+    nexthdr = eh[v6::kExtNextOffset];
+    hl += elen;
+    if (!skb.may_pull(hl)) return ctx.fail(GsoReason::HeaderTruncated);
+  }
+  const core::pos_t nh = skb.data_pos();
+  skb.network_header = nh;
+  skb.pull(hl);
+  const core::Features saved_features = ctx.features;
+  const bool encap = ctx.encap_level > 0;
+  if (encap) ctx.features &= ctx.dev->hw_enc_features;
+  ctx.encap_level += int(hl);
+  skb.transport_header = skb.data_pos();
+
+  const core::pos_t saved_l3 = ctx.l3_pos;
+  const std::uint16_t saved_l3p = ctx.l3_proto;
+  ctx.l3_pos = nh;
+  ctx.l3_proto = wire::ethertype::kIpv6;
+  int rc = gso::ipproto_gso_segment(ctx, nexthdr);
+  ctx.l3_pos = saved_l3;
+  ctx.l3_proto = saved_l3p;
+  ctx.features = saved_features;
+  if (rc != 0 || ctx.hw_segments) {
+    skb.network_header = nh;
+    return rc;
+  }
+  const int nhoff = ctx.seg_off(nh);
+  if (length_overflows(ctx, nhoff, v6::kHdrLen)) return ctx.fail(GsoReason::SegmentTooLong);
+  if (ctx.seg_fast && !ctx.gso_partial) {
+    // X-27, headers in every head; all segments but the last have the same length (seg_fast)
+    const std::size_t l4off = std::size_t(nhoff) + v6::kHdrLen;
+    const std::uint16_t pl_full = std::uint16_t(ctx.out.front().len() - l4off);
+    const std::uint16_t pl_last = std::uint16_t(ctx.out.back().len() - l4off);
+    const std::size_t n = ctx.segs.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      GsoSeg& s = ctx.segs[i];
+      core::Packet& p = s.pkt;
+      wire::store_be16(p.data() + nhoff + v6::kPayloadLenOffset, i + 1 == n ? pl_last : pl_full);
+      if (encap) {
+        p.inner_network_header = nhoff;
+        p.inner_transport_header = p.transport_header;
+      }
+      p.network_header = nhoff;
+    }
+    return 0;
+  }
+  for (auto& s : ctx.segs) {
+    std::uint8_t* ip = s.pkt.at_pos(nhoff, v6::kHdrLen);
+    if (!ip) return ctx.fail(GsoReason::HeaderTruncated);
+    // payload_len (for one mss when the segment is a GSO-partial output)
+    wire::store_be16(ip + v6::kPayloadLenOffset,
+                     std::uint16_t(gso::one_mss_len(ctx, s, nhoff + int(v6::kHdrLen))));
+    if (encap) {  // skb_reset_inner_headers
+      s.pkt.inner_network_header = nhoff;
+      s.pkt.inner_transport_header = s.pkt.transport_header;
+    }
+    s.pkt.network_header = nhoff;
+  }
+  return 0;
+}
+
+}  // namespace ofld::offload::gso_hooks

@@ -1,0 +1,689 @@
+// The TCP offload module (net/ipv4/tcp_offload.c, net/ipv6/tcpv6_offload.c): the GSO segment
+// hook and the GRO receive / complete hooks, for both address families.
+//
+// TCP GRO for IPv4 and IPv6 (net/ipv4/tcp_offload.c, net/ipv6/tcpv6_offload.c; T-1..T-20).
+// One module serves both families: the pseudo header is taken from the L3 header in front.
+#include <array>
+#include <cstring>
+#include <new>
+#include <type_traits>
+
+#include "flow_hash.hpp"
+#include "gro_protos.hpp"
+#include "gro_rules.hpp"
+#include "gso_hooks.hpp"
+#include "ofld/core/csum_short.hpp"
+#include "ofld/core/skb_gro.hpp"
+#include "ofld/wire/bytes.hpp"
+#include "ofld/wire/ethernet.hpp"
+#include "ofld/wire/ip.hpp"
+#include "ofld/wire/l4.hpp"
+#include "ofld/wire/layout.hpp"
+
+namespace ofld::offload::gro {
+
+namespace cs = ofld::csum;
+namespace gso = core::skb_gso;
+namespace v4 = wire::ipv4;
+namespace v6 = wire::ipv6;
+namespace tcph = wire::tcp;
+constexpr std::uint8_t kIpprotoTcp = wire::ipproto::kTcp;
+
+namespace {
+// The flag rules of gro_rules.hpp on the 32-bit word at byte 12 (data offset, flags, window).
+constexpr std::uint32_t flag_word(std::uint8_t f) noexcept { return std::uint32_t(f) << 16; }
+constexpr std::uint32_t kUncompared = flag_word(gro_rules::kFlagsUncompared),
+                        kNeverJoin = flag_word(gro_rules::kFlagsNeverJoin),
+                        kFinal = flag_word(gro_rules::kFlagsFinal);
+
+// Pseudo-header sum for `len` bytes of protocol `proto` after the L3 header at `l3`.
+cs::wsum pseudo(const std::uint8_t* l3, std::uint32_t len, std::uint8_t proto) noexcept {
+  if (gro_rules::ip_version(l3) == 6)
+    return cs::csum_ipv6_nofold(l3 + v6::kSaddrOffset, l3 + v6::kDaddrOffset, len, proto, 0);
+  return cs::csum_tcpudp_nofold(l3 + v4::kSaddrOffset, l3 + v4::kDaddrOffset, len, proto, 0);
+}
+}  // namespace
+
+void tcp_gro_receive(GroContext& ctx) {
+  const std::size_t l3off = ctx.network_offsets[ctx.encap_mark ? 1 : 0];
+  // T-1: validate unless already flushing.
+  if (!ctx.flush) {
+    const std::uint8_t* l3 = gro_header(ctx, l3off, 1);
+    if (!l3) return ctx.flush_skb(GroReason::Truncated);
+    l3 = gro_header(ctx, l3off, gro_rules::ip_version(l3) == 6 ? v6::kHdrLen : v4::kMinLen);
+    if (!l3 || gro_checksum_validate(ctx, false, 0,
+                                     pseudo(l3, std::uint32_t(ctx.gro_len()), kIpprotoTcp)) != 0)
+      return ctx.flush_skb(GroReason::Checksum);
+  }
+  // T-2: tcp_gro_pull_header.
+  const std::size_t off = ctx.data_offset;
+  const std::uint8_t* th = gro_header(ctx, off, tcph::kMinLen);
+  if (!th) return ctx.flush_skb(GroReason::TcpHeader);
+  const std::size_t thlen = gro_rules::tcp_hdrlen(th);
+  if (thlen < tcph::kMinLen) return ctx.flush_skb(GroReason::TcpHeader);
+  th = gro_header(ctx, off, thlen);
+  if (!th) return ctx.flush_skb(GroReason::TcpHeader);
+  ctx.data_offset += std::uint32_t(thlen);
+
+  const std::size_t len = ctx.gro_len();
+  const std::uint32_t flags = wire::load_be32(th + tcph::kFlagWordOffset);
+  const std::uint16_t dport = wire::load_be16(th + tcph::kDestOffset);
+  // The skb may be moved onto a fraglist (G-21): what out_check_final needs is read now.
+  const bool skb_gso = ctx.skb->is_gso();
+  const std::uint16_t skb_gso_size = ctx.skb->gso.size;
+
+  // T-3: tcp_gro_lookup.
+  GroHeld* p = nullptr;
+  for (GroHeld* c : ctx.candidates) {
+    if (!c->same_flow) continue;
+    if (wire::load_be32(th + tcph::kSourceOffset) !=
+        wire::load_be32(held_header(*c, off) + tcph::kSourceOffset)) {  // both ports
+      c->same_flow = false;
+      continue;
+    }
+    p = c;
+    break;
+  }
+
+  // T-4 fraglist decision (NETIF_F_GRO_FRAGLIST; not inside a tunnel, see gro_context.hpp).
+  if (ctx.cfg->gro_fraglist && !ctx.encap_mark) {
+    if (p) {
+      if (p->is_flist && skb_gso && p->count == 1) p->is_flist = false;  // back to normal GRO
+      ctx.is_flist = p->is_flist;
+    } else {
+      ctx.is_flist = !ctx.cfg->tcp_established(dport) && !skb_gso;
+    }
+  }
+
+  std::size_t mss = 1;
+  GroReason why = GroReason::None;
+  if (p) {
+    std::uint8_t* th2 = p->pkt.data() + off;
+    const std::uint32_t flags2 = wire::load_be32(th2 + tcph::kFlagWordOffset);
+    // Observed on 6.18 (ofld conformance gro, flags_cwr → [100, 100, 100, 200]): a segment
+    // with CWR never joins a held flow (T-5), and CWR is part of the compared flag word, only
+    // FIN and PSH are masked (T-6 [newer]) — so a CWR head is completed by the next segment.
+    if (flags & kNeverJoin)
+      why = GroReason::Flags;
+    else if ((flags ^ flags2) & ~kUncompared)
+      why = GroReason::Flags;
+    else if (wire::load_be32(th + tcph::kAckSeqOffset) != wire::load_be32(th2 + tcph::kAckSeqOffset))
+      why = GroReason::Ack;
+    else {
+      for (std::size_t i = tcph::kOptionsOffset; i < thlen; i += 4)
+        if (wire::load_be32(th + i) != wire::load_be32(th2 + i)) {
+          why = GroReason::Options;
+          break;
+        }
+    }
+    if (why == GroReason::None) why = gro_network_flush(ctx, *p, off);  // T-9
+    mss = p->pkt.gso.size;
+    if (why == GroReason::None) {  // T-10
+      if (skb_gso ? mss != skb_gso_size : !gro_rules::tcp_size_ok(len, mss)) why = GroReason::Size;
+    }
+    if (why == GroReason::None) {  // T-11
+      const std::uint32_t plen = std::uint32_t(p->pkt.len() - p->data_offset);
+      if (!gro_rules::tcp_seq_follows(th, th2, plen)) why = GroReason::SeqGap;
+    }
+    if (p->is_flist) {
+      // T-13: exact flag word, same checksum state, fewer than 64 segments, no GSO member;
+      // G-21 list merge; p's header is left alone (no T-15).
+      if (why == GroReason::None && flags != flags2) why = GroReason::Flags;
+      if (why == GroReason::None && skb_gso) why = GroReason::GsoInput;
+      if (why == GroReason::None && !gro_flist_csum_match(*ctx.skb, p->pkt))
+        why = GroReason::FraglistCsum;
+      if (why == GroReason::None && p->count >= 64) why = GroReason::FraglistCount;
+      if (why == GroReason::None && !gro_merge_list(ctx, *p))
+        why = ctx.flush ? (ctx.skb_reason != GroReason::None ? ctx.skb_reason : GroReason::Size)
+                        : GroReason::SizeLimit;
+      if (why != GroReason::None) mss = 1;
+    } else {
+      if (why == GroReason::None && !gro_merge(ctx, *p))  // T-14
+        why = ctx.flush ? (ctx.skb_reason != GroReason::None ? ctx.skb_reason : GroReason::Size)
+                        : GroReason::SizeLimit;
+      if (why != GroReason::None) {
+        mss = 1;
+      } else {
+        th2[tcph::kFlagsOffset] |= std::uint8_t((flags & kUncompared) >> 16);  // T-15
+      }
+    }
+  }
+
+  // T-16..T-19 out_check_final.
+  GroReason fin = GroReason::None;
+  if (skb_gso) {
+    if (len != std::size_t(ctx.count) * skb_gso_size) fin = GroReason::Size;
+  } else if (len < mss) {
+    fin = p && why == GroReason::None ? GroReason::ShortSegment : GroReason::Size;
+  }
+  if (flags & kFinal) fin = GroReason::FinalFlags;
+
+  if (p && (!ctx.same_flow || fin != GroReason::None))
+    ctx.complete_p(p, why != GroReason::None ? why : fin);
+  if (!ctx.same_flow && why != GroReason::None) ctx.note_skb(why);
+  if (fin != GroReason::None) ctx.flush_skb(fin);
+}
+
+int tcp_gro_complete(GroContext& ctx, std::uint32_t thoff) {
+  core::Packet& p = ctx.cp->pkt;
+  std::uint8_t* th = p.data() + thoff;
+  const std::uint8_t* l3 = p.data() + ctx.l3_off;
+  if (ctx.cp->is_flist) {  // T-21: headers untouched, checksum state raised one level
+    p.gso.type |= (ctx.l3_v6 ? gso::TCPV6 : gso::TCPV4) | gso::FRAGLIST;
+    p.gso.segs = ctx.cp->count;
+    core::incr_checksum_unnecessary(p);
+    p.set_transport_header(int(thoff));
+    return 0;
+  }
+  const std::uint32_t tcplen = std::uint32_t(p.len() - thoff);
+  // T-20: check := ~tcp_v4/v6_check(len, saddr, daddr, 0) = folded pseudo sum (the seed).
+  wire::store_be16(th + tcph::kCheckOffset, cs::csum_fold16(pseudo(l3, tcplen, kIpprotoTcp)));
+  if (ctx.l3_v6) {
+    p.gso.type |= gso::TCPV6;
+  } else {
+    p.gso.type |= gso::TCPV4;
+    // N-15/N-17 as on 6.18: separate fixed-ID marks for the outer and the inner IPv4 header.
+    // Bit 0 is the outer (or only) IPv4 header, bit 1 the inner one. The 6.12 bit
+    // TCP_FIXEDID is also set when the header TCP segmentation rewrites (the innermost
+    // IPv4 header) is fixed-ID, for a GSO engine that only knows 6.12's bit.
+    const std::uint8_t f = ctx.cp->ip_fixedid;
+    if (f & 1) p.gso.type |= p.encapsulation ? gso::TCP_FIXEDID_OUTER : gso::TCP_FIXEDID_OUTER | gso::TCP_FIXEDID;
+    if (f & 2) p.gso.type |= gso::TCP_FIXEDID_INNER | gso::TCP_FIXEDID;
+  }
+  p.set_partial(int(thoff), 16);
+  p.gso.segs = ctx.cp->count;
+  if (th[tcph::kFlagsOffset] & gro_rules::kCwr) p.gso.type |= gso::TCP_ACCECN;  // CWR in the first header ([newer])
+  if (p.encapsulation)
+    p.set_inner_transport_header(int(thoff));
+  else
+    p.set_transport_header(int(thoff));
+  return 0;
+}
+
+}  // namespace ofld::offload::gro
+
+// TCP level of GSO: tcp4_gso_segment / tcp6_gso_segment + tcp_gso_segment
+// (net/ipv4/tcp_offload.c, net/ipv6/tcpv6_offload.c). Spec X-16..X-21, §4.9b; fraglist
+// and GSO-partial outputs through the gso:: building blocks.
+
+namespace ofld::offload::gso_hooks {
+
+namespace {
+using wire::tcp_flag::kCwr;
+using wire::tcp_flag::kFin;
+using wire::tcp_flag::kPsh;
+namespace tcph = wire::tcp;
+}
+
+int tcp_segment(GsoContext& ctx) {
+  core::Packet& skb = *ctx.skb;
+  const bool v6 = ctx.l3_proto == wire::ethertype::kIpv6;
+  // the gso_type must name TCP over this IP version.
+  if (!(skb.gso.type & (v6 ? core::skb_gso::TCPV6 : core::skb_gso::TCPV4)))
+    return ctx.fail(GsoReason::BadGsoType);
+  if (!skb.may_pull(20)) return ctx.fail(GsoReason::HeaderTruncated);
+  const std::size_t thlen = std::size_t(skb.data()[tcph::kDoffOffset] >> 4) * 4;
+  if (thlen < tcph::kMinLen) return ctx.fail(GsoReason::BadTcpHeader);
+  if (!skb.may_pull(thlen)) return ctx.fail(GsoReason::HeaderTruncated);
+  const core::pos_t th_pos = skb.data_pos();
+  skb.transport_header = th_pos;
+
+  // a fraglist aggregate whose geometry is intact is split at its members;
+  // otherwise the checksum is redone from scratch below (NONE → X-17) and mss segmentation
+  // runs over head and members alike.
+  if (skb.gso.type & core::skb_gso::FRAGLIST) {
+    std::size_t own = skb.len();
+    for (const auto& m : skb.frag_list()) own -= m.len();
+    if (own - thlen == skb.gso.size && !(skb.gso.type & core::skb_gso::DODGY)) {
+      skb.pull(thlen);  // building blocks take data() at the payload
+      int rc = gso::skb_segment_list(ctx);
+      if (rc != 0) return rc;
+      return gso::segment_list_nat_fixup(ctx, ctx.seg_off(ctx.l3_pos), ctx.seg_off(th_pos), 16,
+                                         /*udp=*/false);
+    }
+    skb.csum = core::CsumNone{};
+  }
+
+  // not PARTIAL → zero the field, seed the pseudo header, make it PARTIAL.
+  if (skb.ip_summed() != core::IpSummed::Partial) {
+    wire::store_be16(skb.data() + tcph::kCheckOffset, 0);
+    wire::store_be16(skb.data() + tcph::kCheckOffset,
+                     gso::pseudo_seed(skb, ctx.l3_pos, std::uint32_t(skb.len()), wire::ipproto::kTcp));
+    skb.csum = core::CsumPartial{th_pos, tcph::kCheckOffset, false};
+  }
+  if (skb.csum_start_offset() != 0) return ctx.fail(GsoReason::CsumStartMismatch);
+
+  const std::uint32_t oldlen = ~std::uint32_t(skb.len());
+  skb.pull(thlen);
+  const std::uint32_t mss = skb.gso.size;
+  if (skb.len() <= mss) return ctx.fail(GsoReason::NothingToSegment);
+  if (core::gso_ok(skb, ctx.features | core::netif_f::GSO_ROBUST)) {
+    skb.gso.segs = std::uint16_t((skb.len() + mss - 1) / mss);
+    ctx.hw_segments = true;
+    return 0;
+  }
+  const std::uint8_t* th0 = skb.at_pos(th_pos, thlen);
+  const std::uint16_t seed = wire::load_be16(th0 + tcph::kCheckOffset);
+  std::uint32_t seq = wire::load_be32(th0 + tcph::kSeqOffset);
+
+  int rc = gso::segment_payload(ctx);
+  if (rc != 0) return rc;
+  // GSO-partial outputs carry gso_segs × mss each: seq and the length in the
+  // checksum advance by that much.
+  std::uint32_t step = mss;
+  if (ctx.segs[0].pkt.is_gso()) step *= ctx.segs[0].pkt.gso.segs;
+  // newcheck = seed adjusted from the super-packet's L4 length to thlen + step.
+  const std::uint16_t newcheck =
+      csum::csum_fold16(csum::csum_add(seed, oldlen + std::uint32_t(thlen + step)));
+
+  const int thoff = ctx.seg_off(th_pos);
+  const std::size_t n = ctx.segs.size();
+  // Segments from skb_segment's fast loop (ctx.seg_fast; not GSO-partial outputs) hold the
+  // TCP header in every head at thoff: no per-segment bounds check is needed for them.
+  const bool stamped = ctx.seg_fast && !ctx.gso_partial;
+  // Stamped segments also share the template's checksum state: when that is PARTIAL, X-14's
+  // gso_reset_checksum is the same for all of them (skipped with remcsum_offload).
+  const auto* cp0 = stamped && n ? std::get_if<core::CsumPartial>(&ctx.out.front().csum) : nullptr;
+  const bool reset_cb = cp0 && !ctx.out.front().remcsum_offload;
+  // The X-21 rewrite, once; instantiated for stamped segments (no per-segment checks) and for
+  // any others.
+  auto rewrite = [&]<bool kStamped>() -> int {
+    for (std::size_t i = 0; i < n; ++i) {
+      auto& s = ctx.segs[i];
+      std::uint8_t* th = kStamped ? s.pkt.data() + thoff : s.pkt.at_pos(thoff, thlen);
+      if (!th) return ctx.fail(GsoReason::HeaderTruncated);
+      s.pkt.transport_header = thoff;
+      wire::store_be32(th + tcph::kSeqOffset, seq);
+      seq += step;
+      const bool last = i + 1 == n;
+      std::uint8_t fl = th[tcph::kFlagsOffset];
+      if (i > 0) fl &= std::uint8_t(~kCwr);           // CWR only on the first segment
+      if (!last) fl &= std::uint8_t(~(kFin | kPsh));  // FIN/PSH only on the last segment
+      th[tcph::kFlagsOffset] = fl;
+      // The last segment: the original seed adjusted for its own length.
+      const std::uint16_t check =
+          last ? csum::csum_fold16(csum::csum_add(
+                     seed, oldlen + std::uint32_t(s.pkt.len() - std::size_t(thoff))))
+               : newcheck;
+      wire::store_be16(th + tcph::kCheckOffset, check);
+      if (kStamped ? cp0 != nullptr : s.pkt.ip_summed() == core::IpSummed::Partial) {
+        if (!kStamped) {
+          gso::gso_reset_checksum(s, ~std::uint32_t(check));  // device finishes it
+        } else if (reset_cb) {  // the same, for the template's state
+          s.cb_csum = ~std::uint32_t(check);
+          s.cb_csum_start = cp0->csum_start;
+        }
+      } else {
+        wire::store_be16(th + tcph::kCheckOffset,
+                         gso::gso_make_checksum(s, ~std::uint32_t(check)));
+      }
+    }
+    return 0;
+  };
+  return stamped ? rewrite.template operator()<true>() : rewrite.template operator()<false>();
+}
+
+}  // namespace ofld::offload::gso_hooks
+
+// ---- the TCP fast receive hook ----------------------------------------------------------
+//
+// The overwhelmingly common packet: Ethernet (or raw IP) + IPv4 without options or IPv6
+// without extension headers + TCP, not GSO, no frag_list, every header in the linear head,
+// arriving for a flow that is already held. fast_receive() checks, in one pass over the
+// fixed headers, every condition under which the general chain (eth → inet/ipv6 → tcp
+// hooks) would merge this packet into that held flow — with the same rule functions
+// (gro_rules.hpp) where the rule is a computation, and with the flow's header template where
+// it is an equality — and then performs the same merge (core::skb_gro_append, the T-15 flag
+// OR, the N-15 fixed-ID mark, the T-16/T-17 completion). Whenever a condition is not certain
+// it returns "not taken" having changed nothing, and the general chain runs as if the fast
+// path did not exist. The general chain stays the reference (tests/unit/gro_fastpath_test.cpp
+// compares the two).
+//
+// Equality tests use raw native-order loads (equal bytes ⇔ equal words); masks are written
+// for little-endian hosts, the only ones this file is built for (static_assert below).
+namespace ofld::offload {
+
+namespace {
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "fast path masks assume little endian");
+namespace cs = ofld::csum;
+namespace rules = gro_rules;
+namespace v4 = wire::ipv4;
+namespace v6 = wire::ipv6;
+namespace tcph = wire::tcp;
+constexpr std::uint8_t kIpprotoTcp = wire::ipproto::kTcp;
+using flowhash::raw32;
+using flowhash::raw64;
+
+/// 16 bytes compared at once (GCC/Clang vector extension: SSE2 on x86-64, NEON on arm64).
+typedef std::uint8_t V16 __attribute__((vector_size(16)));
+inline V16 ld128(const std::uint8_t* p) {
+  V16 v;
+  std::memcpy(&v, p, 16);
+  return v;
+}
+
+/// The per-flow state of a held TCP flow (GroHeld::flow_area).
+struct TcpFlow {
+  /// For a plain TCP flow (L3 right after the link header, not in a tunnel, not fraglist):
+  /// hdrs | is_ipv6 << 16 | 1 << 17; else 0. Only flows whose signature matches the
+  /// packet's layout are considered (a flow that leaves fraglist mode later keeps 0 and stays
+  /// on the general path).
+  std::uint32_t sig;
+  std::uint8_t words;
+  // (first: the signature shares the template's first cache line)
+  /// The header template the fast path compares an arriving packet with, as 16-byte words
+  /// over bytes [0, hdrs) of both packets (words at 0, 16, ... and the last at hdrs − 16),
+  /// 0xFF where the bytes must be equal for a merge (MAC header, TOS, DF and fragment bits,
+  /// TTL, protocol, addresses, ports, ack, data offset, flags but FIN and PSH, window,
+  /// options) and 0 where the rules compute instead (lengths, IPv4 ID and header checksum,
+  /// sequence number, TCP checksum, urgent pointer).
+  alignas(16) std::array<V16, 8> mask;
+};
+static_assert(sizeof(TcpFlow) <= kGroFlowAreaSize && alignof(TcpFlow) <= 16);
+static_assert(std::is_trivially_copyable_v<TcpFlow>);
+inline TcpFlow& flow_of(GroHeld& h) noexcept {
+  return *std::launder(reinterpret_cast<TcpFlow*>(h.flow_area.data()));
+}
+inline const TcpFlow& flow_of(const GroHeld& h) noexcept {
+  return *std::launder(reinterpret_cast<const TcpFlow*>(h.flow_area.data()));
+}
+
+constexpr std::size_t link_hlen(GroLink link) noexcept {
+  return link == GroLink::Ethernet ? wire::eth::kHdrLen : 0;
+}
+
+// Which bytes of the first `hdrs` must be equal in an arriving packet for the merge rules to
+// pass (TcpFlow::mask); IP at `l2`, TCP after the fixed IP header.
+void build_mask(TcpFlow& t, std::size_t l2, bool is_v6, std::size_t hdrs) {
+  std::uint8_t m[16 * 8];
+  std::memset(m, 0xFF, sizeof m);
+  const std::size_t ip = l2, th = l2 + (is_v6 ? v6::kHdrLen : v4::kMinLen);
+  if (is_v6) {
+    std::memset(m + ip + v6::kPayloadLenOffset, 0, 2);  // payload_len (N-6, checked)
+  } else {
+    std::memset(m + ip + v4::kTotLenOffset, 0, 2);  // tot_len (N-2)
+    std::memset(m + ip + v4::kIdOffset, 0, 2);      // ID (N-15, computed)
+    std::memset(m + ip + v4::kCheckOffset, 0, 2);   // header checksum (N-1, verified)
+  }
+  std::memset(m + th + tcph::kSeqOffset, 0, 4);                    // sequence number (T-11)
+  m[th + tcph::kFlagsOffset] = std::uint8_t(~rules::kFlagsUncompared);  // flags but FIN, PSH (T-6)
+  // checksum (T-1) and urgent pointer (not compared)
+  std::memset(m + th + tcph::kCheckOffset, 0, 4);
+  const std::size_t n = (hdrs + 15) / 16;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t off = i + 1 < n ? 16 * i : hdrs - 16;
+    std::memcpy(&t.mask[i], m + off, 16);
+  }
+  t.words = std::uint8_t(n);
+}
+
+// The arriving packet's fixed headers as fast_receive read them.
+struct FastPkt {
+  const std::uint8_t* d;   // data(): the link header (or IP on raw-IP links)
+  const std::uint8_t* ip;
+  const std::uint8_t* th;
+  std::size_t l2, hl, len_all, thoff, hdrs;
+  std::uint32_t sig;       // the layout, as TcpFlow::sig
+  std::uint8_t flags;
+  bool v6;
+};
+
+// The template: every byte that G-2 (MAC header), N-3/N-8 (addresses, protocol, IPv6
+// version and flow label), T-3 (ports), N-12/N-10 (TOS, DF, TTL; traffic class, hop limit),
+// T-6 (flags but FIN/PSH, data offset, window), T-7 (ack) and T-8 (options) require equal,
+// compared 16 bytes at a time; and the same VLAN tag (G-2).
+inline bool same_template(const core::Packet& pkt, const std::uint8_t* d, std::size_t hdrs,
+                          const GroHeld& c) {
+  const TcpFlow& t = flow_of(c);
+  const std::uint8_t* cd = c.pkt.data();
+  const std::size_t n = t.words;
+  V16 acc = (ld128(d + hdrs - 16) ^ ld128(cd + hdrs - 16)) & t.mask[n - 1];
+  for (std::size_t i = 0; i + 1 < n; ++i) acc |= (ld128(d + 16 * i) ^ ld128(cd + 16 * i)) & t.mask[i];
+  std::uint64_t w[2];
+  std::memcpy(w, &acc, 16);
+  return (w[0] | w[1]) == 0 && c.pkt.vlan_present == pkt.vlan_present &&
+         c.pkt.vlan_tci == pkt.vlan_tci;
+}
+
+// T-1 for CHECKSUM_NONE, COMPLETE and PARTIAL (G-11..G-13, G-5, G-15).
+__attribute__((noinline)) bool fast_csum_ok(const core::Packet& pkt, const FastPkt& f) {
+  const std::uint8_t* ip = f.ip;
+  const std::uint8_t* th = f.th;
+  const bool is_v6 = f.v6;
+  const std::uint32_t l4len = std::uint32_t(f.len_all - f.thoff);
+  auto pseudo = [&] {
+    return is_v6 ? cs::csum_ipv6_nofold_inline(ip + v6::kSaddrOffset, ip + v6::kDaddrOffset,
+                                               l4len, kIpprotoTcp)
+                 : cs::csum_tcpudp_nofold_inline(ip + v4::kSaddrOffset, ip + v4::kDaddrOffset,
+                                                 l4len, kIpprotoTcp);
+  };
+  const std::size_t idx = pkt.csum.index();
+  if (idx == 0) {  // None: sum [thoff, end) over the head and the fragments
+    const std::size_t hn = f.hl - f.thoff;
+    cs::wsum w;
+    if (hn == 20 || hn == 32) {
+      // The usual head (TCP header without options or with timestamps) and the
+      // pseudo-header in one 64-bit sum of host-order words (RFC 1071 §2(B): byte-order
+      // independent), folded once; the same value as ps + csum_partial(th, hn).
+      namespace sd = cs::short_detail;
+      // The address words (IPv6: 32 bytes from saddr; IPv4: 8), then the header as words
+      // 0..8, 8..16, 16..20 (and the 12 option bytes 20..32).
+      const std::uint8_t* v6a = ip + v6::kSaddrOffset;
+      std::uint64_t a = is_v6 ? sd::add64c(sd::add64c(raw64(v6a), raw64(v6a + 8)),
+                                           sd::add64c(raw64(v6a + 16), raw64(v6a + 24)))
+                              : raw64(ip + v4::kSaddrOffset);
+      a = sd::add64c(a, raw64(th));
+      a = sd::add64c(a, raw64(th + 8));
+      a = sd::add64c(a, raw32(th + 16));
+      if (hn == 32) a = sd::add64c(sd::add64c(a, raw64(th + 20)), raw32(th + 28));
+      // zero + protocol (bytes 00 06) and the length as two 16-bit words, host order
+      a = sd::add64c(a, (std::uint32_t(kIpprotoTcp) << 8) +
+                            __builtin_bswap16(std::uint16_t(l4len)) +
+                            __builtin_bswap16(std::uint16_t(l4len >> 16)));
+      w = sd::finish(a, 0);
+    } else {
+      w = cs::csum_add(pseudo(), hn <= 64 ? cs::csum_partial_short(th, hn) : cs::csum_partial(th, hn));
+    }
+    std::size_t done = hn;
+    for (const core::Frag& fr : pkt.frags()) {
+      w = cs::csum_block_add(w, cs::csum_partial(fr.buf->bytes.data() + fr.off, fr.len), done);
+      done += fr.len;
+    }
+    return cs::csum_fold(w) == 0;
+  }
+  if (idx == 3) {  // Partial: fine when csum_start is at or after the TCP header
+    const auto& part = *std::get_if<core::CsumPartial>(&pkt.csum);
+    return std::int64_t(part.csum_start) - pkt.data_pos() >= std::int64_t(f.thoff);
+  }
+  // Complete: the device sum minus the headers pulled before TCP (G-5, G-15)
+  cs::wsum c = std::get_if<core::CsumComplete>(&pkt.csum)->csum;
+  if (f.l2) c = cs::csum_sub(c, cs::csum_partial_short(f.d, f.l2));
+  if (is_v6) c = cs::csum_sub(c, cs::csum_partial_short(ip, v6::kHdrLen));
+  return cs::csum_fold(cs::csum_add(pseudo(), c)) == 0;
+}
+
+// The rules that compute (N-15 ID, T-10 size, T-11 sequence, G-16 limit, T-1 checksum),
+// then the merge.
+inline GroFastResult fast_merge(GroFastState& st, core::Packet& pkt, const FastPkt& f, GroHeld* p) {
+  std::uint8_t* pd = p->pkt.data();
+  std::uint8_t* th2 = pd + f.thoff;
+  bool mark_fixedid = false;
+  if (!f.v6) {
+    const auto id = rules::inet_id(wire::load_be16(f.ip + v4::kIdOffset),
+                                   wire::load_be16(pd + f.l2 + v4::kIdOffset),
+                                   p->count, (p->ip_fixedid & 1) != 0);
+    if (!id.ok) return {};
+    mark_fixedid = id.mark;
+  }
+  const std::size_t len = f.len_all - f.hdrs;
+  const std::size_t mss = p->pkt.gso.size;
+  if (!rules::tcp_size_ok(len, mss)) return {};
+  const std::size_t plen_all = p->pkt.len();
+  if (!rules::tcp_seq_follows(f.th, th2, std::uint32_t(plen_all - f.hdrs))) return {};
+  const std::uint32_t max = f.v6 ? st.cfg->gro_max_size : st.cfg->gro_ipv4_max_size;
+  if (!core::skb_gro_within(plen_all - f.l2, len, max)) return {};
+  // T-1 (G-11..G-13) after every header check, so that a failure costs nothing;
+  // Unnecessary (index 1: csum_cnt > 0) has nothing to validate.
+  if (pkt.csum.index() != 1 && !fast_csum_ok(pkt, f)) return {};
+
+  // Commit: the merge (G-19, G-20), T-15, the fixed-ID mark, then T-16..T-18.
+  if (mark_fixedid) p->ip_fixedid |= 1;
+  core::skb_gro_append(p->pkt, p->agg, pkt, f.hdrs);
+  p->count = std::uint16_t(p->count + 1);
+  th2[tcph::kFlagsOffset] |= std::uint8_t(f.flags & rules::kFlagsUncompared);
+  st.last = p;
+  return {p, rules::tcp_final(f.flags, len, mss)};
+}
+
+// The bucket search: the flow the general chain would pick, then the merge.
+__attribute__((noinline)) GroFastResult fast_search(GroFastState& st, core::Packet& pkt,
+                                                    const FastPkt& f) {
+  const std::uint8_t* ip = f.ip;
+  // = gro_flow_hash(frame, link, key) of a TCP packet (another protocol: not for the fast
+  // path), from the seeds fast_init computed.
+  std::uint64_t h;
+  if (!f.v6) {
+    if (ip[v4::kProtocolOffset] != kIpprotoTcp) return {};
+    h = flowhash::ipv4_addrs(st.priv[0], ip + v4::kSaddrOffset);
+  } else {
+    if (ip[v6::kNextHeaderOffset] != kIpprotoTcp) return {};
+    h = flowhash::ipv6_addrs(st.priv[1], ip + v6::kSaddrOffset);
+  }
+  const std::uint32_t hash = flowhash::fold(flowhash::ports(h, f.th)) & st.hash_mask;
+  GroBucket& b = st.buckets[hash & (kGroHashBuckets - 1)];
+  const bool eth = f.l2 != 0;
+  // The MAC header as two overlapping words, bytes 0..8 and 6..14.
+  constexpr std::size_t kMacWord2 = wire::eth::kHdrLen - 8;
+  const std::uint64_t mac_a = eth ? raw64(f.d) : 0, mac_b = eth ? raw64(f.d + kMacWord2) : 0;
+  const std::uint32_t ports = raw32(f.th);
+  for (auto it = b.rbegin(); it != b.rend(); ++it) {
+    GroHeld* c = *it;
+    if (c->hash != hash) continue;
+    const std::uint8_t* cd = c->pkt.data();
+    if (c->pkt.headlen() < f.hdrs) return {};  // not a layout the fast path knows
+    if (eth && ((raw64(cd) ^ mac_a) | (raw64(cd + kMacWord2) ^ mac_b))) continue;
+    if (c->pkt.vlan_present != pkt.vlan_present || c->pkt.vlan_tci != pkt.vlan_tci) continue;
+    const std::uint8_t* cip = cd + f.l2;
+    // The family (IPv4 version/IHL byte; IPv6 version nibble in the masked first word),
+    // protocol and addresses, as inet_gro_receive / ipv6_gro_receive compare them (N-3, N-8).
+    if (!f.v6) {
+      if (cip[v4::kVerIhlOffset] != ip[v4::kVerIhlOffset] ||
+          cip[v4::kProtocolOffset] != ip[v4::kProtocolOffset] ||
+          raw64(cip + v4::kSaddrOffset) != raw64(ip + v4::kSaddrOffset))
+        continue;
+    } else {
+      // version and flow label (not the traffic class), next header, both addresses
+      const std::uint8_t *a = ip + v6::kSaddrOffset, *ca = cip + v6::kSaddrOffset;
+      if ((wire::load_be32(ip) ^ wire::load_be32(cip)) & (0xF0000000u | v6::kFlowLabelMask) ||
+          cip[v6::kNextHeaderOffset] != ip[v6::kNextHeaderOffset] ||
+          ((raw64(a) ^ raw64(ca)) | (raw64(a + 8) ^ raw64(ca + 8)) |
+           (raw64(a + 16) ^ raw64(ca + 16)) | (raw64(a + 24) ^ raw64(ca + 24))))
+        continue;
+    }
+    if (raw32(cd + f.thoff) != ports) continue;
+    // The chain's p: merge only when it is a fast flow of this layout and the template holds.
+    if (flow_of(*c).sig != f.sig || !same_template(pkt, f.d, f.hdrs, *c)) return {};
+    return fast_merge(st, pkt, f, c);
+  }
+  return {};  // a new flow: the general chain holds it
+}
+
+GroFastResult fast_receive(GroFastState& st, core::Packet& pkt) noexcept {
+  FastPkt f;
+  f.l2 = link_hlen(st.link);
+  f.hl = pkt.headlen();
+  // G-4, and at least an IPv6 header's worth in the head (the template reads 16-byte words)
+  if (f.hl < f.l2 + v6::kHdrLen || pkt.gso.size != 0 || !pkt.frag_list().empty()) return {};
+  f.d = pkt.data();
+  f.ip = f.d + f.l2;
+  f.len_all = pkt.len();
+  if (f.l2) {
+    const std::uint16_t type = wire::EthernetHeader<const std::uint8_t>::unchecked(f.d).ethertype();
+    if (type == wire::ethertype::kIpv4)
+      f.v6 = false;
+    else if (type == wire::ethertype::kIpv6)
+      f.v6 = true;
+    else
+      return {};
+  } else {
+    f.v6 = rules::ip_version(f.ip) == 6;
+  }
+  // N-1, N-2; N-6, N-7 (TCP right after the fixed header: the template compares the
+  // next-header byte with the flow's).
+  if (!f.v6) {
+    if (rules::inet_hard(f.ip) != GroReason::None ||
+        rules::inet_soft(f.ip, f.len_all - f.l2) != GroReason::None)
+      return {};
+    f.thoff = f.l2 + v4::kMinLen;
+  } else {
+    f.thoff = f.l2 + v6::kHdrLen;
+    if (rules::ip_version(f.ip) != 6 || !rules::ipv6_len_ok(f.ip, f.len_all - f.thoff)) return {};
+  }
+  f.th = f.d + f.thoff;
+  if (f.hl < f.thoff + tcph::kMinLen) return {};  // the fixed TCP header must be in the head
+  const std::size_t thlen = rules::tcp_hdrlen(f.th);  // T-2
+  f.hdrs = f.thoff + thlen;
+  if (thlen < tcph::kMinLen || f.hl < f.hdrs) return {};
+  f.flags = f.th[tcph::kFlagsOffset];
+  if (f.flags & rules::kFlagsNeverJoin) return {};  // T-5 (as on 6.18)
+  // The flow's layout (TcpFlow::sig): not encapsulated, not fraglist, TCP, this family, L3
+  // right after the link header, these header lengths.
+  f.sig = std::uint32_t(f.hdrs) | (f.v6 ? 1u << 16 : 0) | 1u << 17;
+
+  // The flow the general chain would pick (G-2: the first candidate, newest first, of the
+  // bucket, with the same hash, MAC header and VLAN tag; N-3/N-8 and T-3 then require the
+  // same addresses, protocol and ports). When the flow of the last fast merge or hold is the
+  // newest of its bucket and matches the template, it is that flow: equal keys have equal
+  // hashes (the flow hash reads only key bytes, wherever they lie). Otherwise fast_search.
+  GroHeld* p = st.last;
+  if (p && flow_of(*p).sig == f.sig && p->pkt.headlen() >= f.hdrs) {
+    GroBucket& b = st.buckets[p->hash & (kGroHashBuckets - 1)];
+    if (b.back() == p && same_template(pkt, f.d, f.hdrs, *p)) return fast_merge(st, pkt, f, p);
+  }
+  return fast_search(st, pkt, f);
+}
+
+void fast_init(GroFastState& st) noexcept {
+  st.priv[0] = flowhash::seed(st.key, wire::ethertype::kIpv4, kIpprotoTcp);
+  st.priv[1] = flowhash::seed(st.key, wire::ethertype::kIpv6, kIpprotoTcp);
+}
+
+// A new flow's template: for the fast path's layout (IPv4 without options or IPv6 without
+// extension headers right after the link header, then TCP, all in the head, not in a tunnel,
+// not fraglist); other flows get signature 0 and stay on the general path.
+bool fast_hold(const GroFastState& st, GroHeld& h, const GroContext& ctx) noexcept {
+  TcpFlow& t = flow_of(h);
+  t.sig = 0;
+  const std::size_t l2 = link_hlen(st.link);
+  const core::Packet& pkt = h.pkt;
+  const std::uint8_t* hip = pkt.data() + l2;
+  const std::size_t hth = l2 + (h.is_ipv6 ? v6::kHdrLen : v4::kMinLen);
+  if (ctx.proto == kIpprotoTcp && !ctx.encap_mark && !ctx.is_flist &&
+      ctx.network_offsets[0] == l2 && ctx.transport_offset == hth &&
+      ctx.data_offset >= hth + tcph::kMinLen && ctx.data_offset <= hth + tcph::kMaxLen &&
+      pkt.headlen() >= ctx.data_offset &&
+      (h.is_ipv6 ? hip[v6::kNextHeaderOffset] == kIpprotoTcp
+                 : hip[v4::kVerIhlOffset] == v4::kVerIhl5 && hip[v4::kProtocolOffset] == kIpprotoTcp)) {
+    t.sig = ctx.data_offset | (h.is_ipv6 ? 1u << 16 : 0) | 1u << 17;
+    build_mask(t, l2, h.is_ipv6, ctx.data_offset);
+    return true;
+  }
+  return false;
+}
+
+constexpr GroFastHook kTcpFastHook{fast_init, fast_receive, fast_hold};
+
+}  // namespace
+
+const GroFastHook* gro_fast_hook(const Registry& reg) noexcept {
+  const ProtocolOffload* tcp = reg.find(Key::IpProto, wire::ipproto::kTcp);
+  const ProtocolOffload* v4 = reg.find(Key::Ethertype, wire::ethertype::kIpv4);
+  const ProtocolOffload* v6 = reg.find(Key::Ethertype, wire::ethertype::kIpv6);
+  if (!tcp || tcp->gro_receive != gro::tcp_gro_receive || !v4 ||
+      v4->gro_receive != gro::inet_gro_receive || !v6 || v6->gro_receive != gro::ipv6_gro_receive)
+    return nullptr;
+  return &kTcpFastHook;
+}
+
+}  // namespace ofld::offload
