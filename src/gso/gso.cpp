@@ -5,50 +5,6 @@
 #include "ofld/offload/registry.hpp"
 #include "ofld/wire/bytes.hpp"
 
-namespace ofld::offload {
-
-std::string_view to_string(GsoReason r) noexcept {
-  switch (r) {
-    case GsoReason::Ok: return "ok";
-    case GsoReason::NotGso: return "not-gso";
-    case GsoReason::BadGsoType: return "bad-gso-type";
-    case GsoReason::HeaderTruncated: return "header-truncated";
-    case GsoReason::BadIpHeader: return "bad-ip-header";
-    case GsoReason::BadTcpHeader: return "bad-tcp-header";
-    case GsoReason::CsumStartMismatch: return "csum-start-mismatch";
-    case GsoReason::NothingToSegment: return "nothing-to-segment";
-    case GsoReason::FixedIdWithoutDf: return "fixedid-without-df";
-    case GsoReason::UnknownEthertype: return "unknown-ethertype";
-    case GsoReason::UnknownIpProto: return "unknown-ip-proto";
-    case GsoReason::BadTunnel: return "bad-tunnel";
-    case GsoReason::TooManyFrags: return "too-many-frags";
-    case GsoReason::UfoUnsupported: return "ufo-unsupported";
-    case GsoReason::RecursionLimit: return "recursion-limit";
-    case GsoReason::SegmentTooLong: return "segment-too-long";
-    case GsoReason::NestedTunnel: return "nested-tunnel";
-    case GsoReason::kCount: break;
-  }
-  return "?";
-}
-
-std::string_view to_string(SegMode m) noexcept {
-  switch (m) {
-    case SegMode::SgRef: return "sg-ref";
-    case SegMode::Copy: return "copy";
-    case SegMode::CopySum: return "copy-sum";
-    case SegMode::kCount: break;
-  }
-  return "?";
-}
-
-std::uint64_t GsoCounters::errors_total() const noexcept {
-  std::uint64_t t = 0;
-  for (auto e : errors) t += e;
-  return t;
-}
-
-}  // namespace ofld::offload
-
 namespace ofld::offload::detail {
 void gso_hooks_anchor();  // src/offload/gso_hooks.cpp
 }
@@ -57,32 +13,6 @@ namespace ofld::gso {
 
 using core::Packet;
 using core::pos_t;
-
-int mac_gso_segment(GsoContext& ctx, std::uint16_t protocol) {
-  if (++ctx.depth > offload::kMaxGsoRecursion) return ctx.fail(GsoReason::RecursionLimit);
-  const auto* e = ctx.reg->find(offload::Key::Ethertype, protocol);
-  int rc = (e && e->segment) ? e->segment(ctx) : ctx.fail(GsoReason::UnknownEthertype);
-  --ctx.depth;
-  return rc;
-}
-
-int ipproto_gso_segment(GsoContext& ctx, std::uint8_t proto) {
-  if (++ctx.depth > offload::kMaxGsoRecursion) return ctx.fail(GsoReason::RecursionLimit);
-  const auto* e = ctx.reg->find(offload::Key::IpProto, proto);
-  int rc = (e && e->segment) ? e->segment(ctx) : ctx.fail(GsoReason::UnknownIpProto);
-  --ctx.depth;
-  return rc;
-}
-
-std::uint16_t pseudo_seed(const Packet& p, pos_t ip_pos, std::uint32_t len,
-                          std::uint8_t proto) noexcept {
-  const std::uint8_t* ip = const_cast<Packet&>(p).at_pos(ip_pos, 40);
-  if (!ip) ip = const_cast<Packet&>(p).at_pos(ip_pos, 20);
-  if (!ip) return 0;
-  if ((ip[0] >> 4) == 6)
-    return csum::csum_fold16(csum::csum_ipv6_nofold(ip + 8, ip + 24, len, proto));
-  return csum::csum_fold16(csum::csum_tcpudp_nofold(ip + 12, ip + 16, len, proto));
-}
 
 GsoResult gso_segment(Packet&& p, core::Features features, const core::Device& dev,
                       GsoCounters* counters) {

@@ -25,7 +25,7 @@ int eth_segment(GsoContext& ctx) {
   skb.network_header = skb.data_pos();
   const std::uint16_t saved = ctx.protocol;
   ctx.protocol = type;  // the L3 protocol this level's checksum feature is judged on
-  int rc = gso::mac_gso_segment(ctx, type);
+  int rc = mac_gso_segment(ctx, type);
   ctx.protocol = saved;
   return rc;
 }

@@ -39,7 +39,7 @@ int gre_segment(GsoContext& ctx) {
   const bool offload_csum = need_csum && ctx.dev->features.has(core::netif_f::HW_CSUM);
 
   ctx.protocol = skb.inner_protocol;
-  int rc = sw.leave(gso::mac_gso_segment(ctx, skb.inner_protocol), saved);
+  int rc = sw.leave(mac_gso_segment(ctx, skb.inner_protocol), saved);
   if (rc != 0 || ctx.hw_segments) return rc;
 
   const int gre_off = sw.outer_l4_off();
@@ -57,7 +57,7 @@ int gre_segment(GsoContext& ctx) {
     wire::store_be16(greh + 4, pre);
     wire::store_be16(greh + 6, 0);
     if (p.encapsulation || !offload_csum) {
-      wire::store_be16(greh + 4, gso::gso_make_checksum(s, 0));
+      wire::store_be16(greh + 4, core::gso_make_checksum(s, 0));
     } else {
       p.csum = core::CsumPartial{gre_off, 4, false};
     }

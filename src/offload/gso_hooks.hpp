@@ -5,7 +5,12 @@
 
 #include <cstdint>
 
-#include "ofld/gso/gso.hpp"
+#include "ofld/core/features.hpp"
+#include "ofld/core/packet.hpp"
+#include "ofld/core/skb_segment.hpp"
+#include "ofld/offload/gso_context.hpp"
+#include "ofld/offload/registry.hpp"
+#include "ofld/wire/layout.hpp"
 
 namespace ofld::offload::gso_hooks {
 

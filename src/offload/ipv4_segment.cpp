@@ -42,7 +42,7 @@ int ipv4_segment(GsoContext& ctx) {
   const std::uint16_t saved_l3p = ctx.l3_proto;
   ctx.l3_pos = nh;
   ctx.l3_proto = wire::ethertype::kIpv4;
-  int rc = gso::ipproto_gso_segment(ctx, proto);
+  int rc = ipproto_gso_segment(ctx, proto);
   ctx.l3_pos = saved_l3;
   ctx.l3_proto = saved_l3p;
   ctx.features = saved_features;
@@ -53,7 +53,7 @@ int ipv4_segment(GsoContext& ctx) {
 
   const int nhoff = ctx.seg_off(nh);
   if (length_overflows(ctx, nhoff, 0)) return ctx.fail(GsoReason::SegmentTooLong);
-  if (ctx.seg_fast && !ctx.gso_partial && gso::fast_path()) {
+  if (ctx.seg_fast && !ctx.gso_partial && core::fast_path()) {
     // Segments from skb_segment's fast path: plain (not GSO) packets with this header in
     // every head at nhoff, as copied from the super-packet (ihl already checked above).
     // ip_send_check by parts: the ones'-complement sum of the words every segment shares
@@ -100,7 +100,7 @@ int ipv4_segment(GsoContext& ctx) {
     } else if (!fixedid) {
       wire::store_be16(ip + 4, id++);
     }
-    wire::store_be16(ip + 2, std::uint16_t(gso::one_mss_len(ctx, s, nhoff)));
+    wire::store_be16(ip + 2, std::uint16_t(core::one_mss_len(ctx, s, nhoff)));
     wire::store_be16(ip + 10, 0);
     wire::store_be16(ip + 10, csum::ip_compute_csum(ip, sihl));  // ip_send_check
     if (encap) {  // skb_reset_inner_headers: this is the inner header of the segment

@@ -39,7 +39,7 @@ int ipv6_segment(GsoContext& ctx) {
   const std::uint16_t saved_l3p = ctx.l3_proto;
   ctx.l3_pos = nh;
   ctx.l3_proto = wire::ethertype::kIpv6;
-  int rc = gso::ipproto_gso_segment(ctx, nexthdr);
+  int rc = ipproto_gso_segment(ctx, nexthdr);
   ctx.l3_pos = saved_l3;
   ctx.l3_proto = saved_l3p;
   ctx.features = saved_features;
@@ -49,7 +49,7 @@ int ipv6_segment(GsoContext& ctx) {
   }
   const int nhoff = ctx.seg_off(nh);
   if (length_overflows(ctx, nhoff, 40)) return ctx.fail(GsoReason::SegmentTooLong);
-  if (ctx.seg_fast && !ctx.gso_partial && gso::fast_path()) {
+  if (ctx.seg_fast && !ctx.gso_partial && core::fast_path()) {
     // X-27, headers in every head; all segments but the last have the same length (seg_fast)
     const std::uint16_t pl_full = std::uint16_t(ctx.out.front().len() - std::size_t(nhoff + 40));
     const std::uint16_t pl_last = std::uint16_t(ctx.out.back().len() - std::size_t(nhoff + 40));
@@ -70,7 +70,7 @@ int ipv6_segment(GsoContext& ctx) {
     std::uint8_t* ip = s.pkt.at_pos(nhoff, 40);
     if (!ip) return ctx.fail(GsoReason::HeaderTruncated);
     // payload_len (for one mss when the segment is a GSO-partial output)
-    wire::store_be16(ip + 4, std::uint16_t(gso::one_mss_len(ctx, s, nhoff + 40)));
+    wire::store_be16(ip + 4, std::uint16_t(core::one_mss_len(ctx, s, nhoff + 40)));
     if (encap) {  // skb_reset_inner_headers
       s.pkt.inner_network_header = nhoff;
       s.pkt.inner_transport_header = s.pkt.transport_header;

@@ -1,5 +1,7 @@
 #include "ofld/offload/registry.hpp"
 
+#include "ofld/offload/gso_context.hpp"
+
 namespace ofld::offload {
 
 bool Registry::add(Key key, std::uint16_t number, const ProtocolOffload& hooks) noexcept {
@@ -28,6 +30,22 @@ const ProtocolOffload* Registry::find(Key key, std::uint16_t number) const noexc
     const Slot& sl = slots_[i - 1];
     if (sl.key == key && sl.number == number) return &sl.hooks;
   }
+}
+
+int mac_gso_segment(GsoContext& ctx, std::uint16_t protocol) {
+  if (++ctx.depth > kMaxGsoRecursion) return ctx.fail(GsoReason::RecursionLimit);
+  const auto* e = ctx.reg->find(Key::Ethertype, protocol);
+  int rc = (e && e->segment) ? e->segment(ctx) : ctx.fail(GsoReason::UnknownEthertype);
+  --ctx.depth;
+  return rc;
+}
+
+int ipproto_gso_segment(GsoContext& ctx, std::uint8_t proto) {
+  if (++ctx.depth > kMaxGsoRecursion) return ctx.fail(GsoReason::RecursionLimit);
+  const auto* e = ctx.reg->find(Key::IpProto, proto);
+  int rc = (e && e->segment) ? e->segment(ctx) : ctx.fail(GsoReason::UnknownIpProto);
+  --ctx.depth;
+  return rc;
 }
 
 namespace detail {

@@ -1,6 +1,7 @@
 // TCP level of GSO: tcp4_gso_segment / tcp6_gso_segment + tcp_gso_segment
 // (net/ipv4/tcp_offload.c, net/ipv6/tcpv6_offload.c). Spec X-16..X-21, §4.9b; fraglist
-// and GSO-partial outputs through the gso:: building blocks.
+// and GSO-partial outputs through the core:: building blocks
+// (ofld/core/skb_segment.hpp).
 #include "gso_hooks.hpp"
 #include "ofld/wire/bytes.hpp"
 #include "ofld/wire/layout.hpp"
@@ -32,9 +33,9 @@ int tcp_segment(GsoContext& ctx) {
     for (const auto& m : skb.frag_list()) own -= m.len();
     if (own - thlen == skb.gso.size && !(skb.gso.type & core::skb_gso::DODGY)) {
       skb.pull(thlen);  // building blocks take data() at the payload
-      int rc = gso::skb_segment_list(ctx);
+      int rc = core::skb_segment_list(ctx);
       if (rc != 0) return rc;
-      return gso::segment_list_nat_fixup(ctx, ctx.seg_off(ctx.l3_pos), ctx.seg_off(th_pos), 16,
+      return core::segment_list_nat_fixup(ctx, ctx.seg_off(ctx.l3_pos), ctx.seg_off(th_pos), 16,
                                          /*udp=*/false);
     }
     skb.csum = core::CsumNone{};
@@ -44,7 +45,7 @@ int tcp_segment(GsoContext& ctx) {
   if (skb.ip_summed() != core::IpSummed::Partial) {
     wire::store_be16(skb.data() + 16, 0);
     wire::store_be16(skb.data() + 16,
-                     gso::pseudo_seed(skb, ctx.l3_pos, std::uint32_t(skb.len()), 6));
+                     core::pseudo_seed(skb, ctx.l3_pos, std::uint32_t(skb.len()), 6));
     skb.csum = core::CsumPartial{th_pos, 16, false};
   }
   if (skb.csum_start_offset() != 0) return ctx.fail(GsoReason::CsumStartMismatch);
@@ -62,7 +63,7 @@ int tcp_segment(GsoContext& ctx) {
   const std::uint16_t seed = wire::load_be16(th0 + 16);
   std::uint32_t seq = wire::load_be32(th0 + 4);
 
-  int rc = gso::segment_payload(ctx);
+  int rc = core::segment_payload(ctx);
   if (rc != 0) return rc;
   // GSO-partial outputs carry gso_segs × mss each: seq and the length in the
   // checksum advance by that much.
@@ -75,7 +76,7 @@ int tcp_segment(GsoContext& ctx) {
   const int thoff = ctx.seg_off(th_pos);
   const std::size_t n = ctx.segs.size();
   const auto* cp0 = n ? std::get_if<core::CsumPartial>(&ctx.out.front().csum) : nullptr;
-  if (ctx.seg_fast && !ctx.gso_partial && cp0 && gso::fast_path()) {
+  if (ctx.seg_fast && !ctx.gso_partial && cp0 && core::fast_path()) {
     // Segments from skb_segment's fast path: the TCP header is in every head at thoff, and
     // every segment has the template's checksum state, PARTIAL (SG + csum: nothing was
     // summed) — the same X-21 rewrite, and X-14 gso_reset_checksum unless remcsum_offload.
@@ -121,9 +122,9 @@ int tcp_segment(GsoContext& ctx) {
     }
     wire::store_be16(th + 16, check);
     if (s.pkt.ip_summed() == core::IpSummed::Partial) {
-      gso::gso_reset_checksum(s, ~std::uint32_t(check));  // device finishes it
+      core::gso_reset_checksum(s, ~std::uint32_t(check));  // device finishes it
     } else {
-      wire::store_be16(th + 16, gso::gso_make_checksum(s, ~std::uint32_t(check)));
+      wire::store_be16(th + 16, core::gso_make_checksum(s, ~std::uint32_t(check)));
     }
   }
   return 0;

@@ -42,7 +42,7 @@ int uso_segment(GsoContext& ctx) {
     for (const auto& m : skb.frag_list()) own -= m.len();
     if (own - 8 == mss && !(skb.gso.type & core::skb_gso::DODGY)) {
       skb.pull(8);  // building blocks take data() at the payload
-      int rc = gso::skb_segment_list(ctx);
+      int rc = core::skb_segment_list(ctx);
       if (rc != 0) return rc;
       // The head's UDP length is one member's again (GRO wrote the aggregate's); its
       // checksum, still the one that came in, is valid for that length.
@@ -50,11 +50,11 @@ int uso_segment(GsoContext& ctx) {
       std::uint8_t* uh = ctx.segs[0].pkt.at_pos(uhoff, 8);
       if (!uh) return ctx.fail(GsoReason::HeaderTruncated);
       wire::store_be16(uh + 4, std::uint16_t(8 + mss));
-      return gso::segment_list_nat_fixup(ctx, ctx.seg_off(ctx.l3_pos), uhoff, 6, /*udp=*/true);
+      return core::segment_list_nat_fixup(ctx, ctx.seg_off(ctx.l3_pos), uhoff, 6, /*udp=*/true);
     }
     // Geometry changed: one linear packet, PARTIAL with a fresh seed for the whole length.
     skb.linearize();
-    wire::store_be16(skb.data() + 6, gso::pseudo_seed(skb, ctx.l3_pos, std::uint32_t(skb.len()),
+    wire::store_be16(skb.data() + 6, core::pseudo_seed(skb, ctx.l3_pos, std::uint32_t(skb.len()),
                                                       wire::ipproto::kUdp));
     skb.csum = core::CsumPartial{uh_pos, 6, false};
   }
@@ -64,7 +64,7 @@ int uso_segment(GsoContext& ctx) {
   skb.pull(8);
   const core::Features saved = ctx.features;
   ctx.features = features;
-  int rc = gso::segment_payload(ctx);
+  int rc = core::segment_payload(ctx);
   ctx.features = saved;
   if (rc != 0) return rc;
 
@@ -88,9 +88,9 @@ int uso_segment(GsoContext& ctx) {
     wire::store_be16(uh + 4, len);
     wire::store_be16(uh + 6, check);
     if (s.pkt.ip_summed() == core::IpSummed::Partial) {
-      gso::gso_reset_checksum(s, ~std::uint32_t(check));
+      core::gso_reset_checksum(s, ~std::uint32_t(check));
     } else {  // computed in software; C-14 0 → 0xFFFF
-      wire::store_be16(uh + 6, csum::udp_csum_mangle(gso::gso_make_checksum(s, ~std::uint32_t(check))));
+      wire::store_be16(uh + 6, csum::udp_csum_mangle(core::gso_make_checksum(s, ~std::uint32_t(check))));
     }
   }
   // NONE on the original becomes UNNECESSARY (bad-offload check, X-4).

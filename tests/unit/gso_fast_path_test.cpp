@@ -1,4 +1,4 @@
-// Differential test of the GSO engine's fast paths (gso::fast_path(): skb_segment's SG loop and
+// Differential test of the GSO engine's fast paths (core::fast_path(): skb_segment's SG loop and
 // the tight TCP / IPv4 / IPv6 rewrite loops) against the general path, which is the
 // reference: every input runs through the engine twice, fast paths on and off, and every
 // output segment must agree byte for byte, in its byte layout (head vs. fragment references)
@@ -30,7 +30,7 @@ namespace gso = ofld::gso;
 namespace nf = ofld::core::netif_f;
 
 struct FastPathGuard {  // restores the default however a test ends
-  ~FastPathGuard() { gso::set_fast_path(true); }
+  ~FastPathGuard() { core::set_fast_path(true); }
 };
 
 enum class Layout { Head, Frags, Mixed, SplitHeaders };
@@ -100,11 +100,11 @@ std::size_t differential(const core::Packet& in, core::Features f, const core::D
                          const std::string& where) {
   FastPathGuard guard;
   gso::GsoCounters cf, cg;
-  gso::set_fast_path(true);
+  core::set_fast_path(true);
   gso::GsoResult rf = gso::gso_segment(in.clone(), f, dev, &cf);
-  gso::set_fast_path(false);
+  core::set_fast_path(false);
   gso::GsoResult rg = gso::gso_segment(in.clone(), f, dev, &cg);
-  gso::set_fast_path(true);
+  core::set_fast_path(true);
   EXPECT_EQ(rf.reason, rg.reason) << where;
   EXPECT_EQ(rf.hw, rg.hw) << where;
   expect_same_counters(cf, cg, where);

@@ -68,6 +68,13 @@ class Registry {
   std::size_t count_ = 0;
 };
 
+/// Dispatch at the MAC level (skb_mac_gso_segment): the segment hook for ethertype
+/// `protocol` (0x6558 TEB = an Ethernet header follows) in ctx.reg. Records
+/// UnknownEthertype when none, RecursionLimit past kMaxGsoRecursion nested calls.
+int mac_gso_segment(GsoContext& ctx, std::uint16_t protocol);
+/// Dispatch to the IP-protocol segment hook (inet_offloads[proto]). Records UnknownIpProto.
+int ipproto_gso_segment(GsoContext& ctx, std::uint8_t proto);
+
 /// The process-wide table with every built-in protocol registered (first call fills it).
 const Registry& registry();
 
