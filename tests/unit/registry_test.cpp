@@ -28,3 +28,35 @@ TEST(Registry, FullTableRefusesMore) {
   EXPECT_FALSE(r.add(Key::UdpPort, 9999, {"y"}));
   EXPECT_NE(r.find(Key::UdpPort, 63), nullptr);
 }
+
+// Issue 13 item 3: one protocol table for both engines. Every built-in protocol carries all
+// three hooks, as each has .gso_segment and .gro_receive/.gro_complete in the kernel
+// (packet_offload for IPv4, IPv6, TEB; inet_offloads/inet6_offloads for TCP, UDP, GRE, IPIP,
+// SIT; the UDP tunnels' gro hooks per socket, their GSO through skb_udp_tunnel_segment), and
+// the UDP tunnel ports are the same list for GSO and GRO: VXLAN on the IANA port 4789
+// (RFC 7348 §5) and the Linux driver's default 8472; GUE, which has no IANA port, on the two
+// ports ip-fou(8) examples use (5555, 6080).
+TEST(Registry, Issue13Item3_GsoAndGroListsAgree) {
+  struct Row {
+    Key key;
+    std::uint16_t number;
+  };
+  const Row rows[] = {{Key::Ethertype, 0x0800}, {Key::Ethertype, 0x86DD}, {Key::Ethertype, 0x6558},
+                      {Key::IpProto, 6},        {Key::IpProto, 17},       {Key::IpProto, 47},
+                      {Key::IpProto, 4},        {Key::IpProto, 41},       {Key::UdpPort, 4789},
+                      {Key::UdpPort, 8472},     {Key::UdpPort, 5555},     {Key::UdpPort, 6080}};
+  const Registry& r = registry();
+  for (const Row& row : rows) {
+    SCOPED_TRACE(testing::Message() << "key " << int(row.key) << " number " << row.number);
+    const ProtocolOffload* p = r.find(row.key, row.number);
+    ASSERT_NE(p, nullptr);
+    EXPECT_NE(p->segment, nullptr);
+    EXPECT_NE(p->gro_receive, nullptr);
+    EXPECT_NE(p->gro_complete, nullptr);
+  }
+  // Both tunnel ports of one protocol reach the same hooks.
+  EXPECT_EQ(r.find(Key::UdpPort, 4789)->segment, r.find(Key::UdpPort, 8472)->segment);
+  EXPECT_EQ(r.find(Key::UdpPort, 4789)->gro_receive, r.find(Key::UdpPort, 8472)->gro_receive);
+  EXPECT_EQ(r.find(Key::UdpPort, 5555)->segment, r.find(Key::UdpPort, 6080)->segment);
+  EXPECT_EQ(r.find(Key::UdpPort, 5555)->gro_receive, r.find(Key::UdpPort, 6080)->gro_receive);
+}
