@@ -112,13 +112,13 @@ std::uint32_t flow_hash(std::span<const std::uint8_t> f, LinkLayer link, std::ui
   return fold(h);
 }
 
-Engine::Engine(EngineOptions opts)
+Engine::Engine(EngineOptions opts, const offload::Registry& reg)
     : opts_(std::move(opts)),
       key_(opts_.config.flow_hash_key ? *opts_.config.flow_hash_key : random_key()),
       seed_tcp4_(hash_seed(key_, 0x0800, 6)),
       seed_tcp6_(hash_seed(key_, 0x86DD, 6)) {
   if (opts_.batch == 0) opts_.batch = 1;
-  reg_ = &offload::registry();
+  reg_ = &reg;
   namespace sg = core::skb_gso;
   const std::uint32_t t = opts_.gso_types;
   auto all = [t](std::uint32_t bits) { return (t & bits) == bits; };
@@ -126,8 +126,8 @@ Engine::Engine(EngineOptions opts)
            sg::UDP_TUNNEL_CSUM | sg::TCPV4 | sg::TCPV6 | sg::UDP_L4 | sg::FRAGLIST)) {
     // A table of only the protocols whose aggregates the output can carry.
     own_reg_ = std::make_unique<offload::Registry>();
-    auto copy = [this](Key k, std::uint16_t n) {
-      if (const auto* e = offload::registry().find(k, n)) own_reg_->add(k, n, *e);
+    auto copy = [this, &reg](Key k, std::uint16_t n) {
+      if (const auto* e = reg.find(k, n)) own_reg_->add(k, n, *e);
     };
     copy(Key::Ethertype, 0x0800);
     copy(Key::Ethertype, 0x86DD);

@@ -5,17 +5,13 @@
 #include "ofld/offload/registry.hpp"
 #include "ofld/wire/bytes.hpp"
 
-namespace ofld::offload::detail {
-void gso_hooks_anchor();  // src/offload/gso_hooks.cpp
-}
-
 namespace ofld::gso {
 
 using core::Packet;
 using core::pos_t;
 
 GsoResult gso_segment(Packet&& p, core::Features features, const core::Device& dev,
-                      GsoCounters* counters) {
+                      GsoCounters* counters, const offload::Registry& reg) {
   GsoResult res;
   if (counters) ++counters->packets_in;
   auto fail = [&](GsoReason r) {
@@ -34,12 +30,11 @@ GsoResult gso_segment(Packet&& p, core::Features features, const core::Device& d
       features = features.without(core::netif_f::GSO_PARTIAL);
   }
 
-  offload::detail::gso_hooks_anchor();
   GsoContext ctx;
   ctx.skb = &p;
   ctx.features = features;
   ctx.dev = &dev;
-  ctx.reg = &offload::registry();
+  ctx.reg = &reg;
   ctx.counters = counters;
   ctx.frame_start = p.data_pos();
   ctx.protocol = p.protocol;
@@ -49,7 +44,7 @@ GsoResult gso_segment(Packet&& p, core::Features features, const core::Device& d
                        p.mac_header != p.network_header;
   const std::uint64_t payload_before = counters ? counters->payload_bytes_copied : 0;
   const std::uint64_t referenced_before = counters ? counters->payload_bytes_referenced : 0;
-  int rc = mac_gso_segment(ctx, has_mac ? wire::ethertype::kTeb : p.protocol);
+  int rc = offload::mac_gso_segment(ctx, has_mac ? wire::ethertype::kTeb : p.protocol);
   if (rc != 0) return fail(ctx.reason == GsoReason::Ok ? GsoReason::BadGsoType : ctx.reason);
 
   if (ctx.hw_segments) {  // the device will segment; hand the packet back unchanged
@@ -77,11 +72,12 @@ GsoResult gso_segment(Packet&& p, core::Features features, const core::Device& d
   return res;
 }
 
-TxResult tx_prepare(Packet&& p, const core::Device& dev, GsoCounters* counters) {
+TxResult tx_prepare(Packet&& p, const core::Device& dev, GsoCounters* counters,
+                    const offload::Registry& reg) {
   TxResult r;
   r.action = core::resolve_tx(p, dev);
   if (r.action.software_gso) {  // F-19
-    GsoResult g = gso_segment(std::move(p), r.action.gso_features, dev, counters);
+    GsoResult g = gso_segment(std::move(p), r.action.gso_features, dev, counters, reg);
     r.gso_reason = g.reason;
     if (!g.ok()) return r;
     r.out = std::move(g.segs);

@@ -1,6 +1,6 @@
-// Private declarations of the protocol segment hooks (src/offload/*_segment.cpp), registered
-// in gso_hooks.cpp. Each mirrors one kernel .gso_segment callback; see the spec rule named
-// in each file.
+// Private declarations of the protocol segment hooks (src/offload/*_segment.cpp), listed in
+// the protocol table (protocols.cpp). Each mirrors one kernel .gso_segment callback; see the
+// spec rule named in each file.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,7 @@
 #include "ofld/offload/registry.hpp"
 
+#include <stdexcept>
+
 #include "ofld/offload/gso_context.hpp"
 
 namespace ofld::offload {
@@ -48,19 +50,15 @@ int ipproto_gso_segment(GsoContext& ctx, std::uint8_t proto) {
   return rc;
 }
 
-namespace detail {
-// Weak defaults: replaced by the engines' strong definitions when they are linked in.
-__attribute__((weak)) void register_gso_hooks(Registry&) {}
-__attribute__((weak)) void register_gro_hooks(Registry&) {}
-}  // namespace detail
+Registry make_registry(std::span<const ProtocolEntry> rows) {
+  Registry r;
+  for (const ProtocolEntry& e : rows)
+    if (!r.add(e.key, e.number, e.hooks)) throw std::length_error("offload: protocol table full");
+  return r;
+}
 
-const Registry& registry() {
-  static const Registry table = [] {
-    Registry r;
-    detail::register_gso_hooks(r);
-    detail::register_gro_hooks(r);
-    return r;
-  }();
+const Registry& builtin_registry() {
+  static const Registry table = make_registry(builtin_protocols());
   return table;
 }
 

@@ -23,6 +23,7 @@
 #include "ofld/core/features.hpp"
 #include "ofld/core/packet.hpp"
 #include "ofld/offload/gso_context.hpp"
+#include "ofld/offload/registry.hpp"
 #include "ofld/wire/layout.hpp"
 
 namespace ofld::gso {
@@ -49,10 +50,12 @@ struct GsoResult {
 };
 
 /// __skb_gso_segment(skb, features) for a packet on `dev` (dev.features for offload_csum,
-/// dev.hw_enc_features for tunnels). Counts into `counters` (may be null). On error the
-/// input packet is dropped and the reason returned (and counted).
+/// dev.hw_enc_features for tunnels), through the protocol hooks of `reg` (it must outlive the
+/// call). Counts into `counters` (may be null). On error the input packet is dropped and the
+/// reason returned (and counted).
 GsoResult gso_segment(core::Packet&& p, core::Features features, const core::Device& dev,
-                      GsoCounters* counters = nullptr);
+                      GsoCounters* counters = nullptr,
+                      const offload::Registry& reg = offload::builtin_registry());
 
 /// validate_xmit_skb (F-17..F-20): resolve the packet against `dev` and do what is needed in
 /// software. Output: what the device is handed (one packet, or the segments).
@@ -65,7 +68,8 @@ struct TxResult {
     return gso_reason != GsoReason::Ok || csum_error != core::PacketError::Ok;
   }
 };
-TxResult tx_prepare(core::Packet&& p, const core::Device& dev, GsoCounters* counters = nullptr);
+TxResult tx_prepare(core::Packet&& p, const core::Device& dev, GsoCounters* counters = nullptr,
+                    const offload::Registry& reg = offload::builtin_registry());
 
 // ---- packets from frames --------------------------------------------------------------------
 
