@@ -5,7 +5,7 @@
 
 #include "gro_protos.hpp"
 
-namespace ofld::offload::gro {
+namespace ofld::offload::gro_hooks {
 
 void eth_gro_receive(GroContext& ctx) {
   const std::size_t off = ctx.data_offset;
@@ -36,4 +36,4 @@ int eth_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
   return gro_call_complete(ctx, Key::Ethertype, type, nhoff + 14);
 }
 
-}  // namespace ofld::offload::gro
+}  // namespace ofld::offload::gro_hooks

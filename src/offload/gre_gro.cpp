@@ -1,7 +1,7 @@
 // GRE GRO for IPv4 and IPv6 outer headers (net/ipv4/gre_offload.c; W-5..W-11, V-12, V-13).
 #include "gro_protos.hpp"
 
-namespace ofld::offload::gro {
+namespace ofld::offload::gro_hooks {
 
 namespace {
 constexpr std::uint16_t kGreCsum = 0x8000, kGreKey = 0x2000;
@@ -57,4 +57,4 @@ int gre_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
   return err;
 }
 
-}  // namespace ofld::offload::gro
+}  // namespace ofld::offload::gro_hooks

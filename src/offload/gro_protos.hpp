@@ -24,7 +24,7 @@ inline void wire_store16(std::uint8_t* p, std::uint16_t v) noexcept {
   p[1] = std::uint8_t(v);
 }
 
-namespace gro {
+namespace gro_hooks {
 void eth_gro_receive(GroContext& ctx);
 int eth_gro_complete(GroContext& ctx, std::uint32_t nhoff);
 void inet_gro_receive(GroContext& ctx);
@@ -45,6 +45,6 @@ void vxlan_gro_receive(GroContext& ctx);
 int vxlan_gro_complete(GroContext& ctx, std::uint32_t nhoff);
 void gue_gro_receive(GroContext& ctx);
 int gue_gro_complete(GroContext& ctx, std::uint32_t nhoff);
-}  // namespace gro
+}  // namespace gro_hooks
 
 }  // namespace ofld::offload

@@ -5,7 +5,7 @@
 
 #include "gro_protos.hpp"
 
-namespace ofld::offload::gro {
+namespace ofld::offload::gro_hooks {
 
 namespace {
 constexpr std::uint16_t kFlagPriv = 0x0001;          // GUE_FLAG_PRIV (V-8)
@@ -130,4 +130,4 @@ int gue_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
   return err;
 }
 
-}  // namespace ofld::offload::gro
+}  // namespace ofld::offload::gro_hooks

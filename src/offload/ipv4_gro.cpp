@@ -2,7 +2,7 @@
 // IPv4-inner IP-in-IP hooks (ipip_gro_receive / ipip_gro_complete, W-4).
 #include "gro_protos.hpp"
 
-namespace ofld::offload::gro {
+namespace ofld::offload::gro_hooks {
 
 namespace cs = ofld::csum;
 
@@ -78,4 +78,4 @@ int ipip_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
   return inet_gro_complete(ctx, nhoff);
 }
 
-}  // namespace ofld::offload::gro
+}  // namespace ofld::offload::gro_hooks

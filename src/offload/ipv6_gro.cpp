@@ -4,7 +4,7 @@
 
 #include "gro_protos.hpp"
 
-namespace ofld::offload::gro {
+namespace ofld::offload::gro_hooks {
 
 namespace {
 // Extension headers registered with INET6_PROTO_GSO_EXTHDR: Hop-by-Hop, Routing, Dest-Opts
@@ -101,4 +101,4 @@ int sit_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
   return ipv6_gro_complete(ctx, nhoff);
 }
 
-}  // namespace ofld::offload::gro
+}  // namespace ofld::offload::gro_hooks

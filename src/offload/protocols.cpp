@@ -20,7 +20,7 @@ namespace et = wire::ethertype;
 namespace ip = wire::ipproto;
 namespace port = wire::udpport;
 namespace s = gso_hooks;
-namespace g = gro;
+namespace g = gro_hooks;
 
 // GUE has no IANA port and Linux no default: its ports are configured per fou socket
 // (`ip fou add port N gue`). These two are the ports of the kernel's and iproute2's examples.

@@ -2,10 +2,10 @@
 // One module serves both families: the pseudo header is taken from the L3 header in front.
 #include "gro_protos.hpp"
 
-namespace ofld::offload::gro {
+namespace ofld::offload::gro_hooks {
 
 namespace cs = ofld::csum;
-namespace gso = core::skb_gso;
+namespace sg = core::skb_gso;
 
 namespace {
 constexpr std::uint32_t kFin = 0x00010000, kSyn = 0x00020000, kRst = 0x00040000,
@@ -142,7 +142,7 @@ int tcp_gro_complete(GroContext& ctx, std::uint32_t thoff) {
   std::uint8_t* th = p.data() + thoff;
   const std::uint8_t* l3 = p.data() + ctx.l3_off;
   if (ctx.cp->is_flist) {  // T-21: headers untouched, checksum state raised one level
-    p.gso.type |= (ctx.l3_v6 ? gso::TCPV6 : gso::TCPV4) | gso::FRAGLIST;
+    p.gso.type |= (ctx.l3_v6 ? sg::TCPV6 : sg::TCPV4) | sg::FRAGLIST;
     p.gso.segs = ctx.cp->count;
     core::incr_checksum_unnecessary(p);
     p.set_transport_header(int(thoff));
@@ -152,20 +152,20 @@ int tcp_gro_complete(GroContext& ctx, std::uint32_t thoff) {
   // T-20: check := ~tcp_v4/v6_check(len, saddr, daddr, 0) = folded pseudo sum (the seed).
   wire_store16(th + 16, cs::csum_fold16(pseudo(l3, tcplen, 6)));
   if (ctx.l3_v6) {
-    p.gso.type |= gso::TCPV6;
+    p.gso.type |= sg::TCPV6;
   } else {
-    p.gso.type |= gso::TCPV4;
+    p.gso.type |= sg::TCPV4;
     // N-15/N-17 as on 6.18: separate fixed-ID marks for the outer and the inner IPv4 header.
     // Bit 0 is the outer (or only) IPv4 header, bit 1 the inner one. The 6.12 bit
     // TCP_FIXEDID is also set when the header TCP segmentation rewrites (the innermost
     // IPv4 header) is fixed-ID, for a GSO engine that only knows 6.12's bit.
     const std::uint8_t f = ctx.cp->ip_fixedid;
-    if (f & 1) p.gso.type |= p.encapsulation ? gso::TCP_FIXEDID_OUTER : gso::TCP_FIXEDID_OUTER | gso::TCP_FIXEDID;
-    if (f & 2) p.gso.type |= gso::TCP_FIXEDID_INNER | gso::TCP_FIXEDID;
+    if (f & 1) p.gso.type |= p.encapsulation ? sg::TCP_FIXEDID_OUTER : sg::TCP_FIXEDID_OUTER | sg::TCP_FIXEDID;
+    if (f & 2) p.gso.type |= sg::TCP_FIXEDID_INNER | sg::TCP_FIXEDID;
   }
   p.set_partial(int(thoff), 16);
   p.gso.segs = ctx.cp->count;
-  if (th[13] & 0x80) p.gso.type |= gso::TCP_ACCECN;  // CWR in the first header ([newer])
+  if (th[13] & 0x80) p.gso.type |= sg::TCP_ACCECN;  // CWR in the first header ([newer])
   if (p.encapsulation)
     p.set_inner_transport_header(int(thoff));
   else
@@ -173,4 +173,4 @@ int tcp_gro_complete(GroContext& ctx, std::uint32_t thoff) {
   return 0;
 }
 
-}  // namespace ofld::offload::gro
+}  // namespace ofld::offload::gro_hooks

@@ -3,10 +3,10 @@
 // socket path that hands the payload to the tunnel's hook (VXLAN, GUE) through the registry.
 #include "gro_protos.hpp"
 
-namespace ofld::offload::gro {
+namespace ofld::offload::gro_hooks {
 
 namespace cs = ofld::csum;
-namespace gso = core::skb_gso;
+namespace sg = core::skb_gso;
 
 namespace {
 cs::wsum pseudo(const std::uint8_t* l3, std::uint32_t len) noexcept {
@@ -109,7 +109,7 @@ int udp_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
   const std::size_t newlen = p.len() - nhoff;
   if (ctx.cp->is_flist && !p.encapsulation) {  // U-12 fraglist: length only, state raised
     wire_store16(uh + 4, std::uint16_t(newlen));
-    p.gso.type |= gso::FRAGLIST | gso::UDP_L4;
+    p.gso.type |= sg::FRAGLIST | sg::UDP_L4;
     p.gso.segs = ctx.cp->count;
     core::incr_checksum_unnecessary(p);
     p.set_transport_header(int(nhoff));
@@ -123,21 +123,21 @@ int udp_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
       tun ? ctx.reg->find(Key::UdpPort, tun->registry_port) : nullptr;
   int err = 0;
   if (po && po->gro_complete) {  // U-12 tunnel socket
-    p.gso.type = check ? gso::UDP_TUNNEL_CSUM : gso::UDP_TUNNEL;
+    p.gso.type = check ? sg::UDP_TUNNEL_CSUM : sg::UDP_TUNNEL;
     p.encapsulation = true;
     ctx.udp_tunnel = tun;
     err = po->gro_complete(ctx, nhoff + 8);
   } else {  // udp_gro_complete_segment
     p.set_partial(int(nhoff), 6);
     p.gso.segs = ctx.cp->count;
-    p.gso.type |= gso::UDP_L4;
+    p.gso.type |= sg::UDP_L4;
     if (p.encapsulation)
       p.set_inner_transport_header(int(nhoff));
     else
       p.set_transport_header(int(nhoff));
   }
-  if (p.remcsum_offload) p.gso.type |= gso::TUNNEL_REMCSUM;  // never fires (W-24)
+  if (p.remcsum_offload) p.gso.type |= sg::TUNNEL_REMCSUM;  // never fires (W-24)
   return err;
 }
 
-}  // namespace ofld::offload::gro
+}  // namespace ofld::offload::gro_hooks

@@ -3,7 +3,7 @@
 // the RCO byte (low byte of the VNI word) is part of it.
 #include "gro_protos.hpp"
 
-namespace ofld::offload::gro {
+namespace ofld::offload::gro_hooks {
 
 void vxlan_gro_receive(GroContext& ctx) {
   const std::size_t off = ctx.data_offset;
@@ -50,4 +50,4 @@ int vxlan_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
   return gro_call_complete(ctx, Key::Ethertype, 0x6558, nhoff + 8);  // W-18
 }
 
-}  // namespace ofld::offload::gro
+}  // namespace ofld::offload::gro_hooks
