@@ -1,8 +1,8 @@
-// `ofld bench csum [--json] [--reps N]`: checksum kernel throughput (tools::run_csum_bench).
+// `ofld bench csum [--json] [--reps N]`: checksum kernel throughput (bench::run_csum_bench).
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "ofld/lab/bench_csum.hpp"
+#include "runners/bench_csum.hpp"
 #include "registry.hpp"
 
 namespace {
@@ -13,7 +13,7 @@ struct Args {
   std::vector<std::size_t> sizes{64, 1448, 1500, 9000, 65536};
 };
 
-nlohmann::json to_json(const ofld::tools::CsumBenchResults& r) {
+nlohmann::json to_json(const ofld::bench::CsumBenchResults& r) {
   nlohmann::json j;
   j["best_kernel"] = r.best_kernel;
   j["read_isa"] = r.read_isa;  // widest read loop; "memread" is the fastest read variant
@@ -33,7 +33,7 @@ nlohmann::json to_json(const ofld::tools::CsumBenchResults& r) {
   return j;
 }
 
-void print_table(const ofld::tools::CsumBenchResults& r) {
+void print_table(const ofld::bench::CsumBenchResults& r) {
   // Like `openssl speed`: one row per operation, one column per size (median GB/s).
   std::printf("best kernel: %s; memread = fastest read loop (widest: %s); GB/s, median of "
               "reps [min..max]\n",
@@ -50,14 +50,14 @@ void print_table(const ofld::tools::CsumBenchResults& r) {
     }
     std::printf("\n");
   }
-  auto ratio_row = [&](const char* name, double ofld::tools::CsumBenchSize::*f) {
+  auto ratio_row = [&](const char* name, double ofld::bench::CsumBenchSize::*f) {
     std::printf("%-22s", name);
     for (const auto& s : r.sizes) std::printf(" %24.2f", s.*f);
     std::printf("\n");
   };
-  ratio_row("best/memread", &ofld::tools::CsumBenchSize::best_over_read);
-  ratio_row("copy+csum/memcpy", &ofld::tools::CsumBenchSize::copy_over_memcpy);
-  if (r.have_dpdk) ratio_row("best/dpdk", &ofld::tools::CsumBenchSize::best_over_dpdk);
+  ratio_row("best/memread", &ofld::bench::CsumBenchSize::best_over_read);
+  ratio_row("copy+csum/memcpy", &ofld::bench::CsumBenchSize::copy_over_memcpy);
+  if (r.have_dpdk) ratio_row("best/dpdk", &ofld::bench::CsumBenchSize::best_over_dpdk);
 }
 
 ofld::cli::Registrar reg{[](CLI::App& root) {
@@ -72,10 +72,10 @@ ofld::cli::Registrar reg{[](CLI::App& root) {
   c->add_option("--sizes", args->sizes, "buffer sizes in bytes (1 to 268435456)")
       ->check(CLI::Range(std::size_t(1), std::size_t(1) << 28));
   c->callback([args] {
-    ofld::tools::CsumBenchOptions opt;
+    ofld::bench::CsumBenchOptions opt;
     opt.reps = args->reps;
     opt.sizes = args->sizes;
-    auto res = ofld::tools::run_csum_bench(opt);
+    auto res = ofld::bench::run_csum_bench(opt);
     if (args->json)
       std::printf("%s\n", to_json(res).dump(2).c_str());
     else

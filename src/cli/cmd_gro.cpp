@@ -1,11 +1,11 @@
 // `ofld gro IN -o OUT [--batch N] [--flush-timeout-us N] [--keep-partial] [--json]`,
 // `ofld conformance gro [--case NAME] [FILE...] [--json]`, `ofld bench gro [--json]`.
-// Thin: tools::run_gro_pcap / run_gro_conformance / run_gro_bench do the work.
+// Thin: tools::run_gro_pcap / run_gro_conformance / bench::run_gro_bench do the work.
 #include <cstdio>
 #include <memory>
 
 #include "ofld/offload/gro_context.hpp"
-#include "ofld/lab/bench.hpp"
+#include "runners/bench.hpp"
 #include "ofld/lab/gro_conformance.hpp"
 #include "ofld/tools/gro_tool.hpp"
 #include "registry.hpp"
@@ -169,9 +169,9 @@ ofld::cli::Registrar reg{[](CLI::App& root) {
   auto* bg = bench.add_subcommand("gro", "GRO ns/packet: ofld (pre-validated, validated) vs DPDK");
   bg->add_flag("--json", *bj, "print JSON");
   bg->callback([bj] {
-    auto r = ofld::tools::run_gro_bench();
+    auto r = ofld::bench::run_gro_bench();
     if (*bj) {
-      std::printf("%s\n", ofld::tools::to_json(r).dump(2).c_str());
+      std::printf("%s\n", ofld::bench::to_json(r).dump(2).c_str());
       return;
     }
     std::printf("ns/packet, median of reps [min..max]\n");

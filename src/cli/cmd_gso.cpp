@@ -1,11 +1,11 @@
 // `ofld gso IN -o OUT --mss N [--features LIST] [--csum-partial] [--json]`,
 // `ofld conformance gso [--case NAME] [--mss N] [--csum-partial] [FILE...] [--json]`,
 // `ofld bench gso [--json] [--reps N]`. Thin: all logic is in ofld/tools/gso_tool.hpp
-// (product) and ofld/lab/gso_conformance.hpp, ofld/lab/bench.hpp (lab).
+// (product) and ofld/lab/gso_conformance.hpp, bench/runners/bench.hpp (lab).
 #include <cstdio>
 #include <iostream>
 
-#include "ofld/lab/bench.hpp"
+#include "runners/bench.hpp"
 #include "ofld/lab/gso_conformance.hpp"
 #include "ofld/tools/gso_tool.hpp"
 #include "registry.hpp"
@@ -92,8 +92,8 @@ ofld::cli::Registrar reg{[](CLI::App& root) {
   b->add_flag("--json", ba->json, "JSON output");
   b->add_option("--reps", ba->reps, "repetitions (median reported)")->check(CLI::Range(1, 1000));
   b->callback([ba] {
-    auto r = ofld::tools::run_gso_bench(ba->reps);
-    std::fputs((ba->json ? ofld::tools::gso_bench_json(r) + "\n" : ofld::tools::gso_bench_text(r)).c_str(),
+    auto r = ofld::bench::run_gso_bench(ba->reps);
+    std::fputs((ba->json ? ofld::bench::gso_bench_json(r) + "\n" : ofld::bench::gso_bench_text(r)).c_str(),
                stdout);
   });
 }};

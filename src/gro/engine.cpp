@@ -50,11 +50,11 @@ std::uint32_t flow_hash(std::span<const std::uint8_t> f, LinkLayer link, std::ui
   return offload::gro_flow_hash(f, link, key);
 }
 
-Engine::Engine(EngineOptions opts)
+Engine::Engine(EngineOptions opts, const offload::Registry& reg)
     : opts_(std::move(opts)),
       key_(opts_.config.flow_hash_key ? *opts_.config.flow_hash_key : random_key()) {
   if (opts_.batch == 0) opts_.batch = 1;
-  reg_ = &offload::registry();
+  reg_ = &reg;
   // A table of only the protocols whose aggregates the output can carry (gso_types).
   own_reg_ = offload::gro_registry_for(*reg_, opts_.gso_types, opts_.config);
   if (own_reg_) reg_ = own_reg_.get();

@@ -13,7 +13,7 @@
 #include "ofld/wire/ethernet.hpp"
 #include "ofld/wire/layout.hpp"
 
-namespace ofld::offload::gro {
+namespace ofld::offload::gro_hooks {
 
 namespace eth = wire::eth;
 
@@ -46,7 +46,7 @@ int eth_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
   return gro_call_complete(ctx, Key::Ethertype, type, nhoff + eth::kHdrLen);
 }
 
-}  // namespace ofld::offload::gro
+}  // namespace ofld::offload::gro_hooks
 
 // Ethernet (and 802.1Q/802.1ad tags) at the MAC level of GSO: skb_mac_gso_segment with
 // skb_network_protocol (net/core/gso.c, net/core/dev.c). Spec X-3, X-5 (TEB replaced by the
@@ -74,7 +74,7 @@ int eth_segment(GsoContext& ctx) {
   skb.network_header = skb.data_pos();
   const std::uint16_t saved = ctx.protocol;
   ctx.protocol = type;  // the L3 protocol this level's checksum feature is judged on
-  int rc = gso::mac_gso_segment(ctx, type);
+  int rc = mac_gso_segment(ctx, type);
   ctx.protocol = saved;
   return rc;
 }

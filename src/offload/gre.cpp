@@ -51,7 +51,7 @@ int gre_segment(GsoContext& ctx) {
   const bool offload_csum = need_csum && ctx.dev->features.has(core::netif_f::HW_CSUM);
 
   ctx.protocol = skb.inner_protocol;
-  int rc = sw.leave(gso::mac_gso_segment(ctx, skb.inner_protocol), saved);
+  int rc = sw.leave(mac_gso_segment(ctx, skb.inner_protocol), saved);
   if (rc != 0 || ctx.hw_segments) return rc;
 
   const int gre_off = sw.outer_l4_off();
@@ -69,7 +69,7 @@ int gre_segment(GsoContext& ctx) {
     wire::store_be16(greh + gre::kCsumOffset, pre);
     wire::store_be16(greh + gre::kCsumOffset + 2, 0);  // reserved1
     if (p.encapsulation || !offload_csum) {
-      wire::store_be16(greh + gre::kCsumOffset, gso::gso_make_checksum(s, 0));
+      wire::store_be16(greh + gre::kCsumOffset, core::gso_make_checksum(s, 0));
     } else {
       p.csum = core::CsumPartial{gre_off, gre::kCsumOffset, false};
     }
@@ -81,7 +81,7 @@ int gre_segment(GsoContext& ctx) {
 
 // GRE GRO for IPv4 and IPv6 outer headers (net/ipv4/gre_offload.c; W-5..W-11, V-12, V-13).
 
-namespace ofld::offload::gro {
+namespace ofld::offload::gro_hooks {
 
 namespace gre = wire::gre;
 
@@ -144,4 +144,4 @@ int gre_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
   return err;
 }
 
-}  // namespace ofld::offload::gro
+}  // namespace ofld::offload::gro_hooks

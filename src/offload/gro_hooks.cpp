@@ -352,22 +352,4 @@ void gro_finish_checksums(core::Packet& p) {
   }
 }
 
-namespace detail {
-
-void register_gro_hooks(Registry& r) {
-  r.add(Key::Ethertype, 0x0800, {"ipv4", nullptr, gro::inet_gro_receive, gro::inet_gro_complete});
-  r.add(Key::Ethertype, 0x86DD, {"ipv6", nullptr, gro::ipv6_gro_receive, gro::ipv6_gro_complete});
-  r.add(Key::Ethertype, 0x6558, {"teb", nullptr, gro::eth_gro_receive, gro::eth_gro_complete});
-  r.add(Key::IpProto, 6, {"tcp", nullptr, gro::tcp_gro_receive, gro::tcp_gro_complete});
-  r.add(Key::IpProto, 17, {"udp", nullptr, gro::udp_gro_receive, gro::udp_gro_complete});
-  r.add(Key::IpProto, 47, {"gre", nullptr, gro::gre_gro_receive, gro::gre_gro_complete});
-  r.add(Key::IpProto, 4, {"ipip", nullptr, gro::ipip_gro_receive, gro::ipip_gro_complete});
-  r.add(Key::IpProto, 41, {"ipv6-in-ip", nullptr, gro::sit_gro_receive, gro::sit_gro_complete});
-  r.add(Key::UdpPort, 4789, {"vxlan", nullptr, gro::vxlan_gro_receive, gro::vxlan_gro_complete});
-  r.add(Key::UdpPort, kGueRegistryPort,
-        {"gue", nullptr, gro::gue_gro_receive, gro::gue_gro_complete});
-}
-
-}  // namespace detail
-
 }  // namespace ofld::offload

@@ -1,5 +1,5 @@
-// Private: the GRO hooks of each protocol module (src/offload/*_gro.cpp), listed once for
-// register_gro_hooks, plus small big-endian helpers they share.
+// Private: the GRO hooks of each protocol module (src/offload/*_gro.cpp), listed in the
+// protocol table (protocols.cpp), plus small big-endian helpers they share.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,8 @@
 namespace ofld::offload {
 
 /// Registry UdpPort number under which the GUE hooks are found (a GroUdpTunnel maps any
-/// local port to it). 6080 is the port the kernel's FOU/GUE examples use.
+/// local port to it, as the kernel's fou socket carries its own gro hooks). 6080 is the port
+/// the kernel's FOU/GUE examples use; protocols.cpp lists GUE on it (and on 5555).
 inline constexpr std::uint16_t kGueRegistryPort = 6080;
 
 inline std::uint16_t wire_load16(const std::uint8_t* p) noexcept {
@@ -23,7 +24,7 @@ inline void wire_store16(std::uint8_t* p, std::uint16_t v) noexcept {
   p[1] = std::uint8_t(v);
 }
 
-namespace gro {
+namespace gro_hooks {
 void eth_gro_receive(GroContext& ctx);
 int eth_gro_complete(GroContext& ctx, std::uint32_t nhoff);
 void inet_gro_receive(GroContext& ctx);
@@ -44,6 +45,6 @@ void vxlan_gro_receive(GroContext& ctx);
 int vxlan_gro_complete(GroContext& ctx, std::uint32_t nhoff);
 void gue_gro_receive(GroContext& ctx);
 int gue_gro_complete(GroContext& ctx, std::uint32_t nhoff);
-}  // namespace gro
+}  // namespace gro_hooks
 
 }  // namespace ofld::offload

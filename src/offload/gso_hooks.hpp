@@ -1,11 +1,16 @@
-// Private declarations of the protocol segment hooks (src/offload/*_segment.cpp), registered
-// in gso_hooks.cpp. Each mirrors one kernel .gso_segment callback; see the spec rule named
-// in each file.
+// Private declarations of the protocol segment hooks (src/offload/*_segment.cpp), listed in
+// the protocol table (protocols.cpp). Each mirrors one kernel .gso_segment callback; see the
+// spec rule named in each file.
 #pragma once
 
 #include <cstdint>
 
-#include "ofld/gso/gso.hpp"
+#include "ofld/core/features.hpp"
+#include "ofld/core/packet.hpp"
+#include "ofld/core/skb_segment.hpp"
+#include "ofld/offload/gso_context.hpp"
+#include "ofld/offload/registry.hpp"
+#include "ofld/wire/layout.hpp"
 
 namespace ofld::offload::gso_hooks {
 

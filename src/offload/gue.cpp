@@ -14,7 +14,7 @@
 #include "ofld/wire/tunnel.hpp"
 #include "ofld/wire/layout.hpp"
 
-namespace ofld::offload::gro {
+namespace ofld::offload::gro_hooks {
 
 namespace gue = wire::gue;
 using GueView = wire::GueHeader<const std::uint8_t>;
@@ -143,7 +143,7 @@ int gue_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
   return err;
 }
 
-}  // namespace ofld::offload::gro
+}  // namespace ofld::offload::gro_hooks
 
 // GUE GSO hook (V-6..V-10). Linux FOU/GUE sets inner_protocol_type IPPROTO with the GUE
 // header's protocol (IPIP 4, IPv6 41) and segments through the generic UDP tunnel path

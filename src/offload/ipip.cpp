@@ -49,7 +49,7 @@ int sit_segment(GsoContext& ctx) {
 // IP-in-IP GRO (W-1, W-4): the tunnel layer is the inner IP header itself, parsed by the
 // ordinary IPv4 / IPv6 receive hook once the encapsulation mark is set.
 
-namespace ofld::offload::gro {
+namespace ofld::offload::gro_hooks {
 
 // IPv4 inside IPv4 or IPv6 (IPIP / IP4IP6): one tunnel layer per pass (W-1, W-4).
 void ipip_gro_receive(GroContext& ctx) {
@@ -79,4 +79,4 @@ int sit_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
   return ipv6_gro_complete(ctx, nhoff);
 }
 
-}  // namespace ofld::offload::gro
+}  // namespace ofld::offload::gro_hooks

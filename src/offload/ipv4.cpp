@@ -50,7 +50,7 @@ int ipv4_segment(GsoContext& ctx) {
   const std::uint16_t saved_l3p = ctx.l3_proto;
   ctx.l3_pos = nh;
   ctx.l3_proto = wire::ethertype::kIpv4;
-  int rc = gso::ipproto_gso_segment(ctx, proto);
+  int rc = ipproto_gso_segment(ctx, proto);
   ctx.l3_pos = saved_l3;
   ctx.l3_proto = saved_l3p;
   ctx.features = saved_features;
@@ -112,7 +112,7 @@ int ipv4_segment(GsoContext& ctx) {
     } else if (!fixedid) {
       wire::store_be16(ip + v4::kIdOffset, id++);
     }
-    wire::store_be16(ip + v4::kTotLenOffset, std::uint16_t(gso::one_mss_len(ctx, s, nhoff)));
+    wire::store_be16(ip + v4::kTotLenOffset, std::uint16_t(core::one_mss_len(ctx, s, nhoff)));
     wire::store_be16(ip + v4::kCheckOffset, 0);
     wire::store_be16(ip + v4::kCheckOffset, csum::ip_compute_csum(ip, sihl));  // ip_send_check
     if (encap) {  // skb_reset_inner_headers: this is the inner header of the segment
@@ -129,7 +129,7 @@ int ipv4_segment(GsoContext& ctx) {
 // IPv4 GRO (net/ipv4/af_inet.c: inet_gro_receive / inet_gro_complete, N-1..N-5); the
 // IPv4-inner IP-in-IP hooks (ipip_gro_receive / ipip_gro_complete, W-4) are in ipip.cpp.
 
-namespace ofld::offload::gro {
+namespace ofld::offload::gro_hooks {
 
 namespace v4 = wire::ipv4;
 
@@ -190,4 +190,4 @@ int inet_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
   return gro_call_complete(ctx, Key::IpProto, v.protocol(), nhoff + v4::kMinLen);
 }
 
-}  // namespace ofld::offload::gro
+}  // namespace ofld::offload::gro_hooks

@@ -12,7 +12,7 @@
 #include "ofld/wire/ip.hpp"
 #include "ofld/wire/layout.hpp"
 
-namespace ofld::offload::gro {
+namespace ofld::offload::gro_hooks {
 
 namespace v6 = wire::ipv6;
 /// The version nibble in the first 32-bit word (RFC 8200 §3).
@@ -105,7 +105,7 @@ int ipv6_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
   return gro_call_complete(ctx, Key::IpProto, proto, hoff);
 }
 
-}  // namespace ofld::offload::gro
+}  // namespace ofld::offload::gro_hooks
 
 // IPv6 level of GSO: ipv6_gso_segment (net/ipv6/ip6_offload.c). Spec X-27, K-8: hop-by-hop,
 // routing and destination-options headers (the GSO_EXTHDR set) are skipped here and copied
@@ -148,7 +148,7 @@ int ipv6_segment(GsoContext& ctx) {
   const std::uint16_t saved_l3p = ctx.l3_proto;
   ctx.l3_pos = nh;
   ctx.l3_proto = wire::ethertype::kIpv6;
-  int rc = gso::ipproto_gso_segment(ctx, nexthdr);
+  int rc = ipproto_gso_segment(ctx, nexthdr);
   ctx.l3_pos = saved_l3;
   ctx.l3_proto = saved_l3p;
   ctx.features = saved_features;
@@ -181,7 +181,7 @@ int ipv6_segment(GsoContext& ctx) {
     if (!ip) return ctx.fail(GsoReason::HeaderTruncated);
     // payload_len (for one mss when the segment is a GSO-partial output)
     wire::store_be16(ip + v6::kPayloadLenOffset,
-                     std::uint16_t(gso::one_mss_len(ctx, s, nhoff + int(v6::kHdrLen))));
+                     std::uint16_t(core::one_mss_len(ctx, s, nhoff + int(v6::kHdrLen))));
     if (encap) {  // skb_reset_inner_headers
       s.pkt.inner_network_header = nhoff;
       s.pkt.inner_transport_header = s.pkt.transport_header;

@@ -1,5 +1,9 @@
 #include "ofld/offload/registry.hpp"
 
+#include <stdexcept>
+
+#include "ofld/offload/gso_context.hpp"
+
 namespace ofld::offload {
 
 bool Registry::add(Key key, std::uint16_t number, const ProtocolOffload& hooks) noexcept {
@@ -30,19 +34,31 @@ const ProtocolOffload* Registry::find(Key key, std::uint16_t number) const noexc
   }
 }
 
-namespace detail {
-// Weak defaults: replaced by the engines' strong definitions when they are linked in.
-__attribute__((weak)) void register_gso_hooks(Registry&) {}
-__attribute__((weak)) void register_gro_hooks(Registry&) {}
-}  // namespace detail
+int mac_gso_segment(GsoContext& ctx, std::uint16_t protocol) {
+  if (++ctx.depth > kMaxGsoRecursion) return ctx.fail(GsoReason::RecursionLimit);
+  const auto* e = ctx.reg->find(Key::Ethertype, protocol);
+  int rc = (e && e->segment) ? e->segment(ctx) : ctx.fail(GsoReason::UnknownEthertype);
+  --ctx.depth;
+  return rc;
+}
 
-const Registry& registry() {
-  static const Registry table = [] {
-    Registry r;
-    detail::register_gso_hooks(r);
-    detail::register_gro_hooks(r);
-    return r;
-  }();
+int ipproto_gso_segment(GsoContext& ctx, std::uint8_t proto) {
+  if (++ctx.depth > kMaxGsoRecursion) return ctx.fail(GsoReason::RecursionLimit);
+  const auto* e = ctx.reg->find(Key::IpProto, proto);
+  int rc = (e && e->segment) ? e->segment(ctx) : ctx.fail(GsoReason::UnknownIpProto);
+  --ctx.depth;
+  return rc;
+}
+
+Registry make_registry(std::span<const ProtocolEntry> rows) {
+  Registry r;
+  for (const ProtocolEntry& e : rows)
+    if (!r.add(e.key, e.number, e.hooks)) throw std::length_error("offload: protocol table full");
+  return r;
+}
+
+const Registry& builtin_registry() {
+  static const Registry table = make_registry(builtin_protocols());
   return table;
 }
 

@@ -20,10 +20,10 @@
 #include "ofld/wire/l4.hpp"
 #include "ofld/wire/layout.hpp"
 
-namespace ofld::offload::gro {
+namespace ofld::offload::gro_hooks {
 
 namespace cs = ofld::csum;
-namespace gso = core::skb_gso;
+namespace sg = core::skb_gso;
 namespace v4 = wire::ipv4;
 namespace v6 = wire::ipv6;
 namespace tcph = wire::tcp;
@@ -169,7 +169,7 @@ int tcp_gro_complete(GroContext& ctx, std::uint32_t thoff) {
   std::uint8_t* th = p.data() + thoff;
   const std::uint8_t* l3 = p.data() + ctx.l3_off;
   if (ctx.cp->is_flist) {  // T-21: headers untouched, checksum state raised one level
-    p.gso.type |= (ctx.l3_v6 ? gso::TCPV6 : gso::TCPV4) | gso::FRAGLIST;
+    p.gso.type |= (ctx.l3_v6 ? sg::TCPV6 : sg::TCPV4) | sg::FRAGLIST;
     p.gso.segs = ctx.cp->count;
     core::incr_checksum_unnecessary(p);
     p.set_transport_header(int(thoff));
@@ -179,20 +179,20 @@ int tcp_gro_complete(GroContext& ctx, std::uint32_t thoff) {
   // T-20: check := ~tcp_v4/v6_check(len, saddr, daddr, 0) = folded pseudo sum (the seed).
   wire::store_be16(th + tcph::kCheckOffset, cs::csum_fold16(pseudo(l3, tcplen, kIpprotoTcp)));
   if (ctx.l3_v6) {
-    p.gso.type |= gso::TCPV6;
+    p.gso.type |= sg::TCPV6;
   } else {
-    p.gso.type |= gso::TCPV4;
+    p.gso.type |= sg::TCPV4;
     // N-15/N-17 as on 6.18: separate fixed-ID marks for the outer and the inner IPv4 header.
     // Bit 0 is the outer (or only) IPv4 header, bit 1 the inner one. The 6.12 bit
     // TCP_FIXEDID is also set when the header TCP segmentation rewrites (the innermost
     // IPv4 header) is fixed-ID, for a GSO engine that only knows 6.12's bit.
     const std::uint8_t f = ctx.cp->ip_fixedid;
-    if (f & 1) p.gso.type |= p.encapsulation ? gso::TCP_FIXEDID_OUTER : gso::TCP_FIXEDID_OUTER | gso::TCP_FIXEDID;
-    if (f & 2) p.gso.type |= gso::TCP_FIXEDID_INNER | gso::TCP_FIXEDID;
+    if (f & 1) p.gso.type |= p.encapsulation ? sg::TCP_FIXEDID_OUTER : sg::TCP_FIXEDID_OUTER | sg::TCP_FIXEDID;
+    if (f & 2) p.gso.type |= sg::TCP_FIXEDID_INNER | sg::TCP_FIXEDID;
   }
   p.set_partial(int(thoff), 16);
   p.gso.segs = ctx.cp->count;
-  if (th[tcph::kFlagsOffset] & gro_rules::kCwr) p.gso.type |= gso::TCP_ACCECN;  // CWR in the first header ([newer])
+  if (th[tcph::kFlagsOffset] & gro_rules::kCwr) p.gso.type |= sg::TCP_ACCECN;  // CWR in the first header ([newer])
   if (p.encapsulation)
     p.set_inner_transport_header(int(thoff));
   else
@@ -200,7 +200,7 @@ int tcp_gro_complete(GroContext& ctx, std::uint32_t thoff) {
   return 0;
 }
 
-}  // namespace ofld::offload::gro
+}  // namespace ofld::offload::gro_hooks
 
 // TCP level of GSO: tcp4_gso_segment / tcp6_gso_segment + tcp_gso_segment
 // (net/ipv4/tcp_offload.c, net/ipv6/tcpv6_offload.c). Spec X-16..X-21, §4.9b; fraglist
@@ -236,9 +236,9 @@ int tcp_segment(GsoContext& ctx) {
     for (const auto& m : skb.frag_list()) own -= m.len();
     if (own - thlen == skb.gso.size && !(skb.gso.type & core::skb_gso::DODGY)) {
       skb.pull(thlen);  // building blocks take data() at the payload
-      int rc = gso::skb_segment_list(ctx);
+      int rc = core::skb_segment_list(ctx);
       if (rc != 0) return rc;
-      return gso::segment_list_nat_fixup(ctx, ctx.seg_off(ctx.l3_pos), ctx.seg_off(th_pos), 16,
+      return core::segment_list_nat_fixup(ctx, ctx.seg_off(ctx.l3_pos), ctx.seg_off(th_pos), 16,
                                          /*udp=*/false);
     }
     skb.csum = core::CsumNone{};
@@ -248,7 +248,7 @@ int tcp_segment(GsoContext& ctx) {
   if (skb.ip_summed() != core::IpSummed::Partial) {
     wire::store_be16(skb.data() + tcph::kCheckOffset, 0);
     wire::store_be16(skb.data() + tcph::kCheckOffset,
-                     gso::pseudo_seed(skb, ctx.l3_pos, std::uint32_t(skb.len()), wire::ipproto::kTcp));
+                     core::pseudo_seed(skb, ctx.l3_pos, std::uint32_t(skb.len()), wire::ipproto::kTcp));
     skb.csum = core::CsumPartial{th_pos, tcph::kCheckOffset, false};
   }
   if (skb.csum_start_offset() != 0) return ctx.fail(GsoReason::CsumStartMismatch);
@@ -266,7 +266,7 @@ int tcp_segment(GsoContext& ctx) {
   const std::uint16_t seed = wire::load_be16(th0 + tcph::kCheckOffset);
   std::uint32_t seq = wire::load_be32(th0 + tcph::kSeqOffset);
 
-  int rc = gso::segment_payload(ctx);
+  int rc = core::segment_payload(ctx);
   if (rc != 0) return rc;
   // GSO-partial outputs carry gso_segs × mss each: seq and the length in the
   // checksum advance by that much.
@@ -308,14 +308,14 @@ int tcp_segment(GsoContext& ctx) {
       wire::store_be16(th + tcph::kCheckOffset, check);
       if (kStamped ? cp0 != nullptr : s.pkt.ip_summed() == core::IpSummed::Partial) {
         if (!kStamped) {
-          gso::gso_reset_checksum(s, ~std::uint32_t(check));  // device finishes it
+          core::gso_reset_checksum(s, ~std::uint32_t(check));  // device finishes it
         } else if (reset_cb) {  // the same, for the template's state
           s.cb_csum = ~std::uint32_t(check);
           s.cb_csum_start = cp0->csum_start;
         }
       } else {
         wire::store_be16(th + tcph::kCheckOffset,
-                         gso::gso_make_checksum(s, ~std::uint32_t(check)));
+                         core::gso_make_checksum(s, ~std::uint32_t(check)));
       }
     }
     return 0;
@@ -680,8 +680,8 @@ const GroFastHook* gro_fast_hook(const Registry& reg) noexcept {
   const ProtocolOffload* tcp = reg.find(Key::IpProto, wire::ipproto::kTcp);
   const ProtocolOffload* v4 = reg.find(Key::Ethertype, wire::ethertype::kIpv4);
   const ProtocolOffload* v6 = reg.find(Key::Ethertype, wire::ethertype::kIpv6);
-  if (!tcp || tcp->gro_receive != gro::tcp_gro_receive || !v4 ||
-      v4->gro_receive != gro::inet_gro_receive || !v6 || v6->gro_receive != gro::ipv6_gro_receive)
+  if (!tcp || tcp->gro_receive != gro_hooks::tcp_gro_receive || !v4 ||
+      v4->gro_receive != gro_hooks::inet_gro_receive || !v6 || v6->gro_receive != gro_hooks::ipv6_gro_receive)
     return nullptr;
   return &kTcpFastHook;
 }

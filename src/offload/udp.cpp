@@ -12,12 +12,12 @@
 #include "ofld/wire/ip.hpp"
 #include "ofld/wire/l4.hpp"
 
-namespace ofld::offload::gro {
+namespace ofld::offload::gro_hooks {
 
 namespace udp = wire::udp;
 
 namespace cs = ofld::csum;
-namespace gso = core::skb_gso;
+namespace sg = core::skb_gso;
 
 namespace {
 cs::wsum pseudo(const std::uint8_t* l3, std::uint32_t len) noexcept {
@@ -125,7 +125,7 @@ int udp_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
   const std::size_t newlen = p.len() - nhoff;
   if (ctx.cp->is_flist && !p.encapsulation) {  // U-12 fraglist: length only, state raised
     wire_store16(uh + udp::kLenOffset, std::uint16_t(newlen));
-    p.gso.type |= gso::FRAGLIST | gso::UDP_L4;
+    p.gso.type |= sg::FRAGLIST | sg::UDP_L4;
     p.gso.segs = ctx.cp->count;
     core::incr_checksum_unnecessary(p);
     p.set_transport_header(int(nhoff));
@@ -139,24 +139,24 @@ int udp_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
       tun ? ctx.reg->find(Key::UdpPort, tun->registry_port) : nullptr;
   int err = 0;
   if (po && po->gro_complete) {  // U-12 tunnel socket
-    p.gso.type = check ? gso::UDP_TUNNEL_CSUM : gso::UDP_TUNNEL;
+    p.gso.type = check ? sg::UDP_TUNNEL_CSUM : sg::UDP_TUNNEL;
     p.encapsulation = true;
     ctx.udp_tunnel = tun;
     err = po->gro_complete(ctx, nhoff + std::uint32_t(udp::kHdrLen));
   } else {  // udp_gro_complete_segment
     p.set_partial(int(nhoff), udp::kCheckOffset);
     p.gso.segs = ctx.cp->count;
-    p.gso.type |= gso::UDP_L4;
+    p.gso.type |= sg::UDP_L4;
     if (p.encapsulation)
       p.set_inner_transport_header(int(nhoff));
     else
       p.set_transport_header(int(nhoff));
   }
-  if (p.remcsum_offload) p.gso.type |= gso::TUNNEL_REMCSUM;  // never fires (W-24)
+  if (p.remcsum_offload) p.gso.type |= sg::TUNNEL_REMCSUM;  // never fires (W-24)
   return err;
 }
 
-}  // namespace ofld::offload::gro
+}  // namespace ofld::offload::gro_hooks
 
 // UDP level of GSO: udp4_ufo_fragment / udp6_ufo_fragment entry and __udp_gso_segment
 // (net/ipv4/udp_offload.c, net/ipv6/udp_offload.c). Spec X-28 (incl. the fraglist branch),
@@ -201,7 +201,7 @@ int uso_segment(GsoContext& ctx) {
     for (const auto& m : skb.frag_list()) own -= m.len();
     if (own - 8 == mss && !(skb.gso.type & core::skb_gso::DODGY)) {
       skb.pull(8);  // building blocks take data() at the payload
-      int rc = gso::skb_segment_list(ctx);
+      int rc = core::skb_segment_list(ctx);
       if (rc != 0) return rc;
       // The head's UDP length is one member's again (GRO wrote the aggregate's); its
       // checksum, still the one that came in, is valid for that length.
@@ -209,11 +209,11 @@ int uso_segment(GsoContext& ctx) {
       std::uint8_t* uh = ctx.segs[0].pkt.at_pos(uhoff, udp::kHdrLen);
       if (!uh) return ctx.fail(GsoReason::HeaderTruncated);
       wire::store_be16(uh + udp::kLenOffset, std::uint16_t(udp::kHdrLen + mss));
-      return gso::segment_list_nat_fixup(ctx, ctx.seg_off(ctx.l3_pos), uhoff, 6, /*udp=*/true);
+      return core::segment_list_nat_fixup(ctx, ctx.seg_off(ctx.l3_pos), uhoff, 6, /*udp=*/true);
     }
     // Geometry changed: one linear packet, PARTIAL with a fresh seed for the whole length.
     skb.linearize();
-    wire::store_be16(skb.data() + udp::kCheckOffset, gso::pseudo_seed(skb, ctx.l3_pos, std::uint32_t(skb.len()),
+    wire::store_be16(skb.data() + udp::kCheckOffset, core::pseudo_seed(skb, ctx.l3_pos, std::uint32_t(skb.len()),
                                                       wire::ipproto::kUdp));
     skb.csum = core::CsumPartial{uh_pos, 6, false};
   }
@@ -223,7 +223,7 @@ int uso_segment(GsoContext& ctx) {
   skb.pull(8);
   const core::Features saved = ctx.features;
   ctx.features = features;
-  int rc = gso::segment_payload(ctx);
+  int rc = core::segment_payload(ctx);
   ctx.features = saved;
   if (rc != 0) return rc;
 
@@ -247,9 +247,9 @@ int uso_segment(GsoContext& ctx) {
     wire::store_be16(uh + udp::kLenOffset, len);
     wire::store_be16(uh + udp::kCheckOffset, check);
     if (s.pkt.ip_summed() == core::IpSummed::Partial) {
-      gso::gso_reset_checksum(s, ~std::uint32_t(check));
+      core::gso_reset_checksum(s, ~std::uint32_t(check));
     } else {  // computed in software; C-14 0 → 0xFFFF
-      wire::store_be16(uh + udp::kCheckOffset, csum::udp_csum_mangle(gso::gso_make_checksum(s, ~std::uint32_t(check))));
+      wire::store_be16(uh + udp::kCheckOffset, csum::udp_csum_mangle(core::gso_make_checksum(s, ~std::uint32_t(check))));
     }
   }
   // NONE on the original becomes UNNECESSARY (bad-offload check, X-4).

@@ -54,9 +54,9 @@ int udp_tunnel_segment(GsoContext& ctx, bool inner_ether, int own_hlen) {
   int rc;
   if (inner_ether) {
     ctx.protocol = wire::ethertype::kTeb;
-    rc = gso::mac_gso_segment(ctx, wire::ethertype::kTeb);
+    rc = mac_gso_segment(ctx, wire::ethertype::kTeb);
   } else {  // IP-protocol inner: skb->protocol stays the outer ethertype
-    rc = gso::ipproto_gso_segment(ctx, skb.inner_ipproto);
+    rc = ipproto_gso_segment(ctx, skb.inner_ipproto);
   }
   rc = sw.leave(rc, saved);
   if (rc != 0 || ctx.hw_segments) return rc;
@@ -70,12 +70,12 @@ int udp_tunnel_segment(GsoContext& ctx, bool inner_ether, int own_hlen) {
     if (!uh) return ctx.fail(GsoReason::HeaderTruncated);
     const std::uint32_t len = std::uint32_t(p.len() - std::size_t(uh_off));
     // GSO-partial output: uh->len for one mss; the seed below still uses the real length.
-    wire::store_be16(uh + udp::kLenOffset, std::uint16_t(gso::one_mss_len(ctx, s, uh_off)));
+    wire::store_be16(uh + udp::kLenOffset, std::uint16_t(core::one_mss_len(ctx, s, uh_off)));
     if (!need_csum) continue;
     const std::uint16_t seed = csum::csum_fold16(csum::csum_add(partial, len));
     wire::store_be16(uh + udp::kCheckOffset, seed);
     if (p.encapsulation || !offload_csum) {
-      wire::store_be16(uh + udp::kCheckOffset, csum::udp_csum_mangle(gso::gso_make_checksum(s, ~std::uint32_t(seed))));
+      wire::store_be16(uh + udp::kCheckOffset, csum::udp_csum_mangle(core::gso_make_checksum(s, ~std::uint32_t(seed))));
     } else {
       p.csum = core::CsumPartial{uh_off, udp::kCheckOffset, false};
     }

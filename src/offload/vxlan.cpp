@@ -10,7 +10,7 @@
 #include "ofld/wire/numbers.hpp"
 #include "ofld/wire/tunnel.hpp"
 
-namespace ofld::offload::gro {
+namespace ofld::offload::gro_hooks {
 
 namespace vxlan = wire::vxlan;
 
@@ -62,7 +62,7 @@ int vxlan_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
                            nhoff + std::uint32_t(vxlan::kLen));  // W-18
 }
 
-}  // namespace ofld::offload::gro
+}  // namespace ofld::offload::gro_hooks
 
 // VXLAN GSO hook (registered on UDP ports 4789 and 8472). The kernel VXLAN driver marks its
 // packets inner_protocol_type ETHER with inner_protocol TEB and leaves segmentation to the

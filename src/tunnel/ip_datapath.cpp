@@ -104,7 +104,7 @@ bool IpDatapath::encap_gso(core::Packet& p, std::span<const std::uint8_t> hdr, b
     const bool csum = cfg_.tx_outer_csum();
     // udp_set_csum, GSO case (C-30): the outer field holds the pseudo-header seed.
     if (csum)
-      wire::store_be16(uh + 6, gso::pseudo_seed(p, nh, std::uint32_t(total - iplen), wire::ipproto::kUdp));
+      wire::store_be16(uh + 6, core::pseudo_seed(p, nh, std::uint32_t(total - iplen), wire::ipproto::kUdp));
     p.inner_protocol_type = core::InnerProtoType::IpProto;
     p.inner_ipproto = inner_v4 ? wire::ipproto::kIpip : wire::ipproto::kIpv6;
     // The IP-in-IP bit of the OUTER family, as iptunnel_handle_offloads() adds it for an

@@ -7,16 +7,16 @@
 #include <algorithm>
 
 #include "ofld/core/csum.hpp"
-#include "ofld/lab/bench_csum.hpp"
+#include "runners/bench_csum.hpp"
 
 using namespace ofld;
 
 TEST(BenchCsum, Item6_ReadBaselineIsTheWidestAndFastestRead) {
-  tools::CsumBenchOptions o;
+  bench::CsumBenchOptions o;
   o.sizes = {1500, 65536};
   o.reps = 7;
   o.rep_seconds = 0.01;
-  auto r = tools::run_csum_bench(o);
+  auto r = bench::run_csum_bench(o);
   ASSERT_EQ(r.sizes.size(), 2u);
 #if defined(__x86_64__)
   const char* widest = __builtin_cpu_supports("avx512f") ? "avx512"
@@ -28,7 +28,7 @@ TEST(BenchCsum, Item6_ReadBaselineIsTheWidestAndFastestRead) {
   EXPECT_EQ(r.read_isa, widest);
   for (const auto& s : r.sizes) {
     SCOPED_TRACE(s.size);
-    const tools::CsumBenchEntry* read = nullptr;
+    const bench::CsumBenchEntry* read = nullptr;
     double best_read_variant = 0, best_csum = 0;
     for (const auto& e : s.entries) {
       if (e.name == "memread") read = &e;

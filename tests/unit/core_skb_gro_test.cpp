@@ -74,7 +74,7 @@ TEST(CoreSkbGro, Issue13Item2_G21_ReceiveList) {
 // IPv4/IPv6/TCP hooks are the IP and TCP modules'; a table without TCP GRO has none, and an
 // engine over it runs the general chain only.
 TEST(CoreSkbGro, Issue13Item3_FastHookIsTcpModules) {
-  const offload::Registry& reg = offload::registry();
+  const offload::Registry& reg = offload::builtin_registry();
   const offload::GroFastHook* h = offload::gro_fast_hook(reg);
   ASSERT_NE(h, nullptr);
   EXPECT_TRUE(h->init && h->receive && h->hold);

@@ -10,7 +10,7 @@ namespace {
 
 using namespace ofld::grotest;
 using ofld::core::Packet;
-namespace gso = ofld::core::skb_gso;
+namespace sg = ofld::core::skb_gso;
 using Frames = std::vector<std::vector<std::uint8_t>>;
 using ofld::offload::GroReason;
 
@@ -215,16 +215,16 @@ ofld::gro::EngineOptions vx_fwd() {
 // go through the tunnel's GRO (inner aggregation) instead.
 TEST(GroBugs, E1_NoPlainUdpGroForLocalTunnelPort) {
   auto out = run(vx_stream(4, true), vx_fwd());
-  for (auto& p : out) EXPECT_EQ(p.gso.type & gso::UDP_L4, 0u);
+  for (auto& p : out) EXPECT_EQ(p.gso.type & sg::UDP_L4, 0u);
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_NE(out[0].gso.type & gso::UDP_TUNNEL_CSUM, 0u);
+  EXPECT_NE(out[0].gso.type & sg::UDP_TUNNEL_CSUM, 0u);
 }
 
 // E2: outer UDP checksum 0 is valid ("not computed"): such VXLAN traffic coalesces.
 TEST(GroBugs, E2_ZeroOuterUdpChecksumCoalesces) {
   auto out = run(vx_stream(4, false), vx_fwd());
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_NE(out[0].gso.type & gso::UDP_TUNNEL, 0u);
+  EXPECT_NE(out[0].gso.type & sg::UDP_TUNNEL, 0u);
   EXPECT_EQ(out[0].gso.segs, 4);
 }
 
@@ -262,7 +262,7 @@ TEST(GroBugs, E9_InnerUdpSeedUsesInnerAddresses) {
   const std::size_t inner_ip = 14 + 20 + 4, uoff = inner_ip + 20;
   const auto ps = ofld::csum::csum_tcpudp_nofold(b.data() + inner_ip + 12, b.data() + inner_ip + 16, 608, 17, 0);  // 8 + 2 × 300
   EXPECT_EQ(get16(b.data() + uoff + 6), ofld::csum::csum_fold16(ps));
-  EXPECT_EQ(out[0].gso.type, gso::GRE | gso::UDP_L4);
+  EXPECT_EQ(out[0].gso.type, sg::GRE | sg::UDP_L4);
 }
 
 // E11: outer IPv4 IDs: random → no merge; fixed → merge and remember (FIXEDID outer);
@@ -271,11 +271,11 @@ TEST(GroBugs, E11_OuterIdsFixedOrIncrementingOnly) {
   EXPECT_EQ(run(vx_stream(4, true, {7, 9001, 33, 12000}), vx_fwd()).size(), 4u);
   auto fixed = run(vx_stream(4, true, {5, 5, 5, 5}), vx_fwd());
   ASSERT_EQ(fixed.size(), 1u);
-  EXPECT_NE(fixed[0].gso.type & gso::TCP_FIXEDID_OUTER, 0u);
-  EXPECT_EQ(fixed[0].gso.type & gso::TCP_FIXEDID_INNER, 0u);
+  EXPECT_NE(fixed[0].gso.type & sg::TCP_FIXEDID_OUTER, 0u);
+  EXPECT_EQ(fixed[0].gso.type & sg::TCP_FIXEDID_INNER, 0u);
   auto inc = run(vx_stream(4, true, {5, 6, 7, 8}), vx_fwd());
   ASSERT_EQ(inc.size(), 1u);
-  EXPECT_EQ(inc[0].gso.type & gso::TCP_FIXEDID_OUTER, 0u);
+  EXPECT_EQ(inc[0].gso.type & sg::TCP_FIXEDID_OUTER, 0u);
 }
 
 }  // namespace

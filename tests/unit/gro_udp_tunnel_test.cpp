@@ -11,7 +11,7 @@ namespace {
 
 using namespace ofld::grotest;
 using ofld::core::Packet;
-namespace gso = ofld::core::skb_gso;
+namespace sg = ofld::core::skb_gso;
 using Frames = std::vector<std::vector<std::uint8_t>>;
 
 ofld::gro::EngineOptions fwd() {
@@ -35,7 +35,7 @@ TEST(GroUdp, U9_U11_U12_SegmentModeShortLastCompletes) {
     auto out = run(f, fwd());
     ASSERT_EQ(out.size(), 1u) << v6;
     const Packet& p = out[0];
-    EXPECT_EQ(p.gso.type, gso::UDP_L4);
+    EXPECT_EQ(p.gso.type, sg::UDP_L4);
     EXPECT_EQ(p.gso.size, 1000);
     EXPECT_EQ(p.gso.segs, 4);
     const std::size_t uoff = 14 + (v6 ? 40 : 20);
@@ -121,9 +121,9 @@ TEST(GroTunnel, U12_W3_W18_VxlanAggregateRecordsTunnelTypeAndOffsets) {
         auto out = run(vxlan_stream(ov6, iv6, 3, csum), vx());
         ASSERT_EQ(out.size(), 1u) << ov6 << iv6 << csum;
         const Packet& p = out[0];
-        const std::uint32_t want = (csum ? gso::UDP_TUNNEL_CSUM : gso::UDP_TUNNEL) |
-                                   (iv6 ? gso::TCPV6 : gso::TCPV4);
-        EXPECT_EQ(p.gso.type & ~(gso::TCP_FIXEDID | gso::TCP_FIXEDID_OUTER | gso::TCP_FIXEDID_INNER), want);
+        const std::uint32_t want = (csum ? sg::UDP_TUNNEL_CSUM : sg::UDP_TUNNEL) |
+                                   (iv6 ? sg::TCPV6 : sg::TCPV4);
+        EXPECT_EQ(p.gso.type & ~(sg::TCP_FIXEDID | sg::TCP_FIXEDID_OUTER | sg::TCP_FIXEDID_INNER), want);
         EXPECT_EQ(p.gso.segs, 3);
         EXPECT_EQ(p.gso.size, 100);
         EXPECT_TRUE(p.encapsulation);
@@ -172,7 +172,7 @@ TEST(GroTunnel, W22_RcoPartialModeTreatsInnerChecksumVerified) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].gso.segs, 3);
   // W-24: TUNNEL_REMCSUM is not set on GRO-built aggregates.
-  EXPECT_EQ(out[0].gso.type & gso::TUNNEL_REMCSUM, 0u);
+  EXPECT_EQ(out[0].gso.type & sg::TUNNEL_REMCSUM, 0u);
 }
 
 TEST(GroTunnel, W22_W23_F1_RcoNoPartialLeavesForwardedPacketByteIdentical) {
@@ -223,8 +223,8 @@ TEST(GroTunnel, W5_W9_W11_GreKeyAndCsumAcceptedSeqRefused) {
     for (std::uint16_t fl : {0x0000, 0x2000, 0x8000, 0xA000}) {
       auto out = run(gre_stream(ov6, fl, 3));
       ASSERT_EQ(out.size(), 1u) << ov6 << " " << fl;
-      EXPECT_EQ(out[0].gso.type & ~(gso::TCP_FIXEDID | gso::TCP_FIXEDID_OUTER | gso::TCP_FIXEDID_INNER),
-                gso::GRE | gso::TCPV4);  // never GRE_CSUM (W-11)
+      EXPECT_EQ(out[0].gso.type & ~(sg::TCP_FIXEDID | sg::TCP_FIXEDID_OUTER | sg::TCP_FIXEDID_INNER),
+                sg::GRE | sg::TCPV4);  // never GRE_CSUM (W-11)
       EXPECT_TRUE(out[0].encapsulation);
     }
     EXPECT_EQ(run(gre_stream(ov6, 0x1000, 3)).size(), 3u);  // S
@@ -278,8 +278,8 @@ TEST(GroTunnel, W20_W21_GueMergesAndRecordsIpxip4) {
   }
   auto out = run(f, gue_cfg());
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].gso.type & ~(gso::TCP_FIXEDID | gso::TCP_FIXEDID_OUTER | gso::TCP_FIXEDID_INNER),
-            gso::UDP_TUNNEL_CSUM | gso::IPXIP4 | gso::TCPV4);
+  EXPECT_EQ(out[0].gso.type & ~(sg::TCP_FIXEDID | sg::TCP_FIXEDID_OUTER | sg::TCP_FIXEDID_INNER),
+            sg::UDP_TUNNEL_CSUM | sg::IPXIP4 | sg::TCPV4);
   // V-9: an unknown standard flag → not merged.
   Frames bad;
   for (int i = 0; i < 3; ++i) {
@@ -318,7 +318,7 @@ TEST(GroTunnel, W4_E12_SitInnerIpv6CoalescesWithFixedOuterId) {
   }
   auto out = run(f);
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].gso.type & (gso::IPXIP4 | gso::TCPV6), gso::IPXIP4 | gso::TCPV6);
+  EXPECT_EQ(out[0].gso.type & (sg::IPXIP4 | sg::TCPV6), sg::IPXIP4 | sg::TCPV6);
   EXPECT_EQ(out[0].gso.segs, 3);
 }
 
@@ -405,7 +405,7 @@ TEST(GroEngine, W12_GroCellsAggregatesDecapsulatedIpv6GreInner) {
   EXPECT_EQ(cells.poll(), 4u);
   auto out = cells.take_output();
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].gso.type, gso::TCPV6);
+  EXPECT_EQ(out[0].gso.type, sg::TCPV6);
   EXPECT_EQ(out[0].gso.segs, 4);
   cells.set_up(false);
   EXPECT_FALSE(cells.receive(Packet::from_bytes(ip_only(Tcp{}))));

@@ -231,7 +231,7 @@ TEST(GsoFraglist, X11_GsoByFragsSplitsAtMembers) {
   ctx.frame_start = head.data_pos();
   ctx.protocol = 0x0800;
   head.pull(14 + 20 + 8);  // data() at the payload, as the L4 hook hands it on
-  ASSERT_EQ(gso::segment_payload(ctx), 0);
+  ASSERT_EQ(core::segment_payload(ctx), 0);
   ASSERT_EQ(ctx.segs.size(), 3u);
   const std::size_t sizes[3] = {300, 500, 200};
   for (std::size_t i = 0; i < 3; ++i) {

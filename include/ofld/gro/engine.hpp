@@ -41,6 +41,7 @@
 
 #include "ofld/core/packet.hpp"
 #include "ofld/offload/gro_context.hpp"
+#include "ofld/offload/registry.hpp"
 
 namespace ofld::gro {
 
@@ -99,7 +100,9 @@ struct Counters {
 
 class Engine {
  public:
-  explicit Engine(EngineOptions opts = {});
+  /// An engine dispatching through the protocol hooks of `reg` (it must outlive the engine).
+  explicit Engine(EngineOptions opts = {},
+                  const offload::Registry& reg = offload::builtin_registry());
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -143,7 +146,7 @@ class Engine {
 
   EngineOptions opts_;
   std::uint64_t key_;                        // flow hash key
-  /// The protocol table the chain uses: offload::registry(), or own_reg_ when gso_types
+  /// The protocol table the chain uses: the one handed to the constructor, or own_reg_ when gso_types
   /// leaves some protocols out.
   const offload::Registry* reg_ = nullptr;
   std::unique_ptr<offload::Registry> own_reg_;

@@ -6,7 +6,10 @@
 // IPv4, IPv6, TEB), an IP protocol number (L4 and IP tunnels: TCP, UDP, GRE, IPIP) or a UDP
 // destination port (UDP tunnels: VXLAN, GUE). An entry carries the protocol's three hooks;
 // a tunnel hook hands the inner packet back to the table, so the chain composes and adding a
-// protocol is adding one module plus one registration line.
+// protocol is adding one module plus one row in the protocol table (src/offload/protocols.cpp).
+//
+// The table is built explicitly from that list (make_registry) and handed to the engines
+// (gso::gso_segment, gro::Engine), whose default is builtin_registry().
 //
 // The hook signatures take the engines' context types (defined by gso/ and gro/ in
 // ofld/offload/gso_context.hpp and ofld/offload/gro_context.hpp); they are only
@@ -15,6 +18,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 namespace ofld::offload {
@@ -68,14 +72,31 @@ class Registry {
   std::size_t count_ = 0;
 };
 
-/// The process-wide table with every built-in protocol registered (first call fills it).
-const Registry& registry();
+/// Dispatch at the MAC level (skb_mac_gso_segment): the segment hook for ethertype
+/// `protocol` (0x6558 TEB = an Ethernet header follows) in ctx.reg. Records
+/// UnknownEthertype when none, RecursionLimit past kMaxGsoRecursion nested calls.
+int mac_gso_segment(GsoContext& ctx, std::uint16_t protocol);
+/// Dispatch to the IP-protocol segment hook (inet_offloads[proto]). Records UnknownIpProto.
+int ipproto_gso_segment(GsoContext& ctx, std::uint8_t proto);
 
-namespace detail {
-// Each engine lists its modules' hooks here (defined in src/offload/gso_hooks.cpp and
-// src/offload/gro_hooks.cpp). Weak defaults exist so that either engine can be absent.
-void register_gso_hooks(Registry& r);
-void register_gro_hooks(Registry& r);
-}  // namespace detail
+/// One row of a protocol table: where the protocol's number is looked up, the number and
+/// the protocol's hooks.
+struct ProtocolEntry {
+  Key key;
+  std::uint16_t number;
+  ProtocolOffload hooks;
+};
+
+/// The built-in protocols, one row per (key, number), each with its GSO and GRO hooks:
+/// Ethernet (TEB), IPv4, IPv6, TCP, UDP, GRE, IPIP, SIT, VXLAN (UDP 4789, 8472) and GUE
+/// (UDP 5555, 6080). The one list both engines use (src/offload/protocols.cpp).
+std::span<const ProtocolEntry> builtin_protocols() noexcept;
+
+/// A table holding `rows` (later rows extend earlier ones with the same key and number, as
+/// Registry::add). Throws std::length_error when they do not fit (Registry::kMaxEntries).
+Registry make_registry(std::span<const ProtocolEntry> rows);
+
+/// make_registry(builtin_protocols()), built on first use; the engines' default table.
+const Registry& builtin_registry();
 
 }  // namespace ofld::offload

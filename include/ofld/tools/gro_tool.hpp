@@ -1,6 +1,6 @@
 // ofld/tools/gro_tool.hpp — library logic behind `ofld gro`: GRO over a capture (the CLI only
 // parses options and prints). `ofld conformance gro` and `ofld bench gro` are lab code:
-// ofld/lab/gro_conformance.hpp, ofld/lab/bench.hpp.
+// ofld/lab/gro_conformance.hpp, bench/runners/bench.hpp.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // ofld/tools/gso_tool.hpp — library side of `ofld gso`: software GSO over a capture (the CLI
 // file only parses arguments and prints). `ofld conformance gso` and `ofld bench gso` are lab
-// code: ofld/lab/gso_conformance.hpp, ofld/lab/bench.hpp.
+// code: ofld/lab/gso_conformance.hpp, bench/runners/bench.hpp.
 #pragma once
 
 #include <cstdint>

@@ -27,7 +27,8 @@
 #include "ofld/wire/virtio_net.hpp"
 
 namespace ofld::gro { class Engine; }
-namespace ofld::offload { struct GsoCounters; }
+namespace ofld::core { struct GsoCounters; }
+namespace ofld::offload { using core::GsoCounters; }
 
 namespace ofld::tunnel {
 

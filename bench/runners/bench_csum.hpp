@@ -1,4 +1,4 @@
-// ofld/lab/bench_csum.hpp — throughput of the checksum kernels against memory baselines.
+// bench/runners/bench_csum.hpp — throughput of the checksum kernels against memory baselines.
 //
 // One run times, for each buffer size: memory-read loops (the ceiling for any summing
 // kernel: every read variant the CPU runs — scalar, AVX2 and AVX-512 with 4 and 8
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace ofld::tools {
+namespace ofld::bench {
 
 struct CsumBenchOptions {
   std::vector<std::size_t> sizes{64, 1448, 1500, 9000, 65536};  ///< buffer sizes, bytes
@@ -47,4 +47,4 @@ struct CsumBenchResults {
 /// (reps < 1, rep_seconds <= 0, a size of 0) throw std::invalid_argument naming the field.
 CsumBenchResults run_csum_bench(const CsumBenchOptions& opt);
 
-}  // namespace ofld::tools
+}  // namespace ofld::bench

@@ -1,5 +1,5 @@
-// Checksum throughput runner (see include/ofld/lab/bench_csum.hpp).
-#include "ofld/lab/bench_csum.hpp"
+// Checksum throughput runner (see bench/runners/bench_csum.hpp).
+#include "runners/bench_csum.hpp"
 
 #include <algorithm>
 #include <ctime>
@@ -26,7 +26,7 @@
 #endif
 #endif
 
-namespace ofld::tools {
+namespace ofld::bench {
 namespace {
 
 using csum::Kernel;
@@ -253,4 +253,4 @@ CsumBenchResults run_csum_bench(const CsumBenchOptions& opt) {
   return res;
 }
 
-}  // namespace ofld::tools
+}  // namespace ofld::bench

@@ -9,7 +9,7 @@
 
 #include "ofld/core/features.hpp"
 #include "ofld/gso/gso.hpp"
-#include "ofld/lab/bench.hpp"
+#include "runners/bench.hpp"
 #include "ofld/wire/bytes.hpp"
 
 #ifdef OFLD_HAVE_DPDK
@@ -19,7 +19,7 @@
 #include <rte_mbuf.h>
 #endif
 
-namespace ofld::tools {
+namespace ofld::bench {
 
 namespace {
 
@@ -251,4 +251,4 @@ std::string gso_bench_json(const GsoBenchResults& r) {
   return j.dump(2);
 }
 
-}  // namespace ofld::tools
+}  // namespace ofld::bench

@@ -6,7 +6,7 @@
 
 #include "ofld/core/csum.hpp"
 #include "ofld/gro/engine.hpp"
-#include "ofld/lab/bench.hpp"
+#include "runners/bench.hpp"
 
 #ifdef OFLD_HAVE_DPDK
 #include <sched.h>
@@ -17,7 +17,7 @@
 #include <rte_mempool.h>
 #endif
 
-namespace ofld::tools {
+namespace ofld::bench {
 
 namespace {
 
@@ -259,4 +259,4 @@ nlohmann::json to_json(const GroBenchResult& r) {
   return j;
 }
 
-}  // namespace ofld::tools
+}  // namespace ofld::bench

@@ -7,11 +7,10 @@
 // then the outputs' GSO fields are filled in as the kernel does after its loop.
 #include <algorithm>
 
-#include "ofld/gso/gso.hpp"
+#include "ofld/core/skb_segment.hpp"
 
-namespace ofld::gso {
+namespace ofld::core {
 
-using core::Packet;
 
 namespace {
 
@@ -21,7 +20,7 @@ constexpr std::size_t kPartialLenCap = 65534;  // GSO_BY_FRAGS − 1 (X-10)
 // gso.size = total − 1 (outputs of total − 1 and 1 bytes) and move the 1-byte tail's payload
 // onto the first. Only used in SG+csum mode (X-10 precondition), where no payload sum is
 // taken, so the two outputs carry no per-segment checksum state to merge.
-int segment_whole(GsoContext& ctx, std::size_t total) {
+int segment_whole(SegmentContext& ctx, std::size_t total) {
   Packet& skb = *ctx.skb;
   const std::uint16_t saved = skb.gso.size;
   skb.gso.size = std::uint16_t(total - 1);
@@ -42,7 +41,7 @@ int segment_whole(GsoContext& ctx, std::size_t total) {
 
 }  // namespace
 
-int segment_payload(GsoContext& ctx) {
+int segment_payload(SegmentContext& ctx) {
   Packet& skb = *ctx.skb;
   const std::uint16_t mss = skb.gso.size;
   ctx.data_offset = ctx.seg_off(skb.data_pos());
@@ -91,10 +90,10 @@ int segment_payload(GsoContext& ctx) {
   return 0;
 }
 
-std::size_t one_mss_len(const GsoContext& ctx, const GsoSeg& s, int from) noexcept {
+std::size_t one_mss_len(const SegmentContext& ctx, const GsoSeg& s, int from) noexcept {
   if (ctx.gso_partial && s.pkt.is_gso())
     return std::size_t(s.pkt.gso.size) + std::size_t(ctx.data_offset - from);
   return s.pkt.len() - std::size_t(from);
 }
 
-}  // namespace ofld::gso
+}  // namespace ofld::core

@@ -4,17 +4,21 @@
 #include <algorithm>
 #include <cstring>
 
-#include "ofld/gso/gso.hpp"
-#include "ofld/wire/bytes.hpp"
+#include "ofld/core/skb_segment.hpp"
 
-namespace ofld::gso {
+namespace ofld::core {
 
-using core::Packet;
-using core::pos_t;
 
 namespace {
 
 constexpr std::size_t kSegHeadroom = 32;
+
+// Network byte order; core sits below wire/, so it carries its own two helpers.
+std::uint16_t load_be16(const std::uint8_t* p) noexcept { return std::uint16_t(p[0] << 8 | p[1]); }
+void store_be16(std::uint8_t* p, std::uint16_t v) noexcept {
+  p[0] = std::uint8_t(v >> 8);
+  p[1] = std::uint8_t(v);
+}
 
 pos_t rebase(pos_t p, pos_t base) noexcept { return p == core::kNoHeader ? p : p - base; }
 
@@ -46,7 +50,7 @@ std::size_t own_len(const Packet& p) noexcept {
 }
 
 // Payload accounting (header bytes are counted by gso_segment from the outputs).
-void count(GsoContext& ctx, std::uint64_t copied, std::uint64_t referenced) {
+void count(SegmentContext& ctx, std::uint64_t copied, std::uint64_t referenced) {
   if (!ctx.counters) return;
   ctx.counters->payload_bytes_copied += copied;
   ctx.counters->payload_bytes_referenced += referenced;
@@ -78,7 +82,7 @@ void copy_skb_header(const core::PacketMeta& src, core::PacketMeta& dst, pos_t b
     dst.csum = src.csum;
 }
 
-int skb_segment_by_frags(GsoContext& ctx) {
+int skb_segment_by_frags(SegmentContext& ctx) {
   Packet& skb = *ctx.skb;
   const std::size_t doffset = std::size_t(skb.data_pos() - ctx.frame_start);
   const std::uint8_t* hdr = skb.at_pos(ctx.frame_start, doffset);
@@ -115,7 +119,7 @@ int skb_segment_by_frags(GsoContext& ctx) {
   return 0;
 }
 
-int skb_segment_list(GsoContext& ctx) {
+int skb_segment_list(SegmentContext& ctx) {
   Packet& skb = *ctx.skb;
   if (skb.frag_list().empty()) return ctx.fail(GsoReason::BadGsoType);
   if (skb.network_header == core::kNoHeader || skb.network_header < ctx.frame_start)
@@ -167,24 +171,24 @@ namespace {
 void replace_patch(std::uint8_t* a, const std::uint8_t* b, std::size_t n, std::uint8_t* check,
                    bool partial, bool zero_means_none) {
   for (std::size_t i = 0; i < n; i += 2) {
-    const std::uint16_t o = wire::load_be16(a + i), v = wire::load_be16(b + i);
+    const std::uint16_t o = load_be16(a + i), v = load_be16(b + i);
     if (o == v) continue;
     if (check) {
-      const std::uint16_t c = wire::load_be16(check);
+      const std::uint16_t c = load_be16(check);
       if (!(zero_means_none && c == 0)) {
         std::uint16_t nc = partial ? csum::csum_fold16(csum::csum_add(csum::csum_sub(c, o), v))
                                    : csum::csum_replace2(c, o, v);
         if (zero_means_none && !partial) nc = csum::udp_csum_mangle(nc);
-        wire::store_be16(check, nc);
+        store_be16(check, nc);
       }
     }
-    wire::store_be16(a + i, v);
+    store_be16(a + i, v);
   }
 }
 
 }  // namespace
 
-int segment_list_nat_fixup(GsoContext& ctx, int nhoff, int thoff, std::uint16_t check_off,
+int segment_list_nat_fixup(SegmentContext& ctx, int nhoff, int thoff, std::uint16_t check_off,
                            bool udp) {
   if (ctx.segs.size() < 2) return 0;
   Packet& head = ctx.segs[0].pkt;
@@ -211,11 +215,11 @@ int segment_list_nat_fixup(GsoContext& ctx, int nhoff, int thoff, std::uint16_t 
     replace_patch(ip + aoff, ip0 + aoff, alen, check, partial, udp);  // pseudo-header words
     replace_patch(l4, l40, 4, partial ? nullptr : check, partial, udp);  // ports
     if (!v6) {  // csum_replace4 on the IPv4 header (the IPv4 hook recomputes it too)
-      wire::store_be16(ip + 10, 0);
-      wire::store_be16(ip + 10, csum::ip_compute_csum(ip, std::size_t(ip[0] & 0x0f) * 4));
+      store_be16(ip + 10, 0);
+      store_be16(ip + 10, csum::ip_compute_csum(ip, std::size_t(ip[0] & 0x0f) * 4));
     }
   }
   return 0;
 }
 
-}  // namespace ofld::gso
+}  // namespace ofld::core

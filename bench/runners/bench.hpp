@@ -1,6 +1,6 @@
-// ofld/lab/bench.hpp — LAB code (target ofld_bench_runners, not installed, no stable API):
+// bench/runners/bench.hpp — LAB code (target ofld_bench_runners, not installed, no stable API):
 // the runners behind `ofld bench gso` and `ofld bench gro` (`ofld bench csum`:
-// ofld/lab/bench_csum.hpp). Timed in the same run beside DPDK when built with libdpdk-dev.
+// bench/runners/bench_csum.hpp). Timed in the same run beside DPDK when built with libdpdk-dev.
 #pragma once
 
 #include <cstddef>
@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace ofld::tools {
+namespace ofld::bench {
 
 // ---- ofld bench gso --------------------------------------------------------------------------
 
@@ -52,4 +52,4 @@ struct GroBenchResult {
 GroBenchResult run_gro_bench(int reps = 11);
 nlohmann::json to_json(const GroBenchResult& r);
 
-}  // namespace ofld::tools
+}  // namespace ofld::bench

@@ -1,14 +1,12 @@
-// skb_segment analogue (net/core/skbuff.c; spec X-5..X-13) and the GSO checksum helpers
-// (include/net/gso.h; ).
+// skb_segment analogue (net/core/skbuff.c; spec X-5..X-13), the GSO checksum helpers
+// (include/net/gso.h; ), pseudo_seed and the names of the GSO reasons and modes.
 #include <algorithm>
 #include <cstring>
 
-#include "ofld/gso/gso.hpp"
+#include "ofld/core/skb_segment.hpp"
 
-namespace ofld::gso {
+namespace ofld::core {
 
-using core::Packet;
-using core::pos_t;
 using csum::wsum;
 
 namespace {
@@ -53,7 +51,7 @@ struct PendingRefs {
 // general loop below, which the fast-path differential test holds it to.
 // flatten: the per-segment constructor, pool and fragment pushes are inlined into the loop
 // whatever the inliner's size budget says.
-[[gnu::flatten]] int skb_segment_sg_fast(GsoContext& ctx, const std::uint8_t* hdr,
+[[gnu::flatten]] int skb_segment_sg_fast(SegmentContext& ctx, const std::uint8_t* hdr,
                                          std::size_t doffset, std::size_t mss,
                                          std::size_t total) {
   const Packet& skb = *ctx.skb;
@@ -110,7 +108,7 @@ struct PendingRefs {
 
 }  // namespace
 
-int skb_segment(GsoContext& ctx) {
+int skb_segment(SegmentContext& ctx) {
   Packet& skb = *ctx.skb;
   const std::uint32_t mss = skb.gso.size;
   const std::size_t total = skb.len();
@@ -143,7 +141,7 @@ int skb_segment(GsoContext& ctx) {
     // Copy modes put the payload into the head: size the head for it at once.
     GsoSeg& s = ctx.add_seg(
         Packet::from_bytes({hdr, doffset}, kSegHeadroom, mode == SegMode::SgRef ? 0 : len));
-    copy_skb_header(skb, s.pkt, ctx.frame_start);  // src/gso/segment_list.cpp
+    copy_skb_header(skb, s.pkt, ctx.frame_start);  // segment_list.cpp
     const pos_t pay_pos = pos_t(doffset);
     bool summed = false;
 
@@ -221,4 +219,54 @@ void gso_reset_checksum(GsoSeg& s, wsum res) noexcept {
   if (auto* cp = std::get_if<core::CsumPartial>(&s.pkt.csum)) s.cb_csum_start = cp->csum_start;
 }
 
-}  // namespace ofld::gso
+std::string_view to_string(GsoReason r) noexcept {
+  switch (r) {
+    case GsoReason::Ok: return "ok";
+    case GsoReason::NotGso: return "not-gso";
+    case GsoReason::BadGsoType: return "bad-gso-type";
+    case GsoReason::HeaderTruncated: return "header-truncated";
+    case GsoReason::BadIpHeader: return "bad-ip-header";
+    case GsoReason::BadTcpHeader: return "bad-tcp-header";
+    case GsoReason::CsumStartMismatch: return "csum-start-mismatch";
+    case GsoReason::NothingToSegment: return "nothing-to-segment";
+    case GsoReason::FixedIdWithoutDf: return "fixedid-without-df";
+    case GsoReason::UnknownEthertype: return "unknown-ethertype";
+    case GsoReason::UnknownIpProto: return "unknown-ip-proto";
+    case GsoReason::BadTunnel: return "bad-tunnel";
+    case GsoReason::TooManyFrags: return "too-many-frags";
+    case GsoReason::UfoUnsupported: return "ufo-unsupported";
+    case GsoReason::RecursionLimit: return "recursion-limit";
+    case GsoReason::SegmentTooLong: return "segment-too-long";
+    case GsoReason::NestedTunnel: return "nested-tunnel";
+    case GsoReason::kCount: break;
+  }
+  return "?";
+}
+
+std::string_view to_string(SegMode m) noexcept {
+  switch (m) {
+    case SegMode::SgRef: return "sg-ref";
+    case SegMode::Copy: return "copy";
+    case SegMode::CopySum: return "copy-sum";
+    case SegMode::kCount: break;
+  }
+  return "?";
+}
+
+std::uint64_t GsoCounters::errors_total() const noexcept {
+  std::uint64_t t = 0;
+  for (auto e : errors) t += e;
+  return t;
+}
+
+std::uint16_t pseudo_seed(const Packet& p, pos_t ip_pos, std::uint32_t len,
+                          std::uint8_t proto) noexcept {
+  const std::uint8_t* ip = const_cast<Packet&>(p).at_pos(ip_pos, 40);
+  if (!ip) ip = const_cast<Packet&>(p).at_pos(ip_pos, 20);
+  if (!ip) return 0;
+  if ((ip[0] >> 4) == 6)
+    return csum::csum_fold16(csum::csum_ipv6_nofold(ip + 8, ip + 24, len, proto));
+  return csum::csum_fold16(csum::csum_tcpudp_nofold(ip + 12, ip + 16, len, proto));
+}
+
+}  // namespace ofld::core
