@@ -1,6 +1,6 @@
 // Google Benchmark: GRO of one TCPv4 flow of 1448-byte segments in batches of 64 (manual time:
 // only receive + poll end are timed; packets are built outside the timed region). The DPDK
-// comparison lives in `ofld bench gro` (tools::run_gro_bench).
+// comparison lives in `ofld bench gro` (bench::run_gro_bench, bench/runners).
 #include <benchmark/benchmark.h>
 
 #include <chrono>
