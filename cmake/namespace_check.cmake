@@ -11,10 +11,10 @@ if(NOT DEFINED SRC)
   message(FATAL_ERROR "namespace_check: SRC not set")
 endif()
 set(layers core wire offload gso gro tunnel io tools daemon lab cli)
-# Known exceptions, each one named: the lab's sources still use ofld::tools (and demo.cpp
-# ofld::daemon) — not renamed in issue 13's round (see the lead's notes).
+# Known exceptions, each one named: core's checksum arithmetic is ofld::csum; the lab's
+# demo.cpp (helper D's, ofld demo) is still in ofld::daemon — not renamed this round.
 set(allowed_core csum)
-set(allowed_lab tools daemon)
+set(allowed_lab daemon)
 set(bad "")
 foreach(layer ${layers})
   file(GLOB files ${SRC}/src/${layer}/*.cpp ${SRC}/src/${layer}/*.hpp

@@ -122,10 +122,10 @@ ofld::cli::Registrar reg{[](CLI::App& root) {
   cg->add_option("FILE", c->files, "captures to replay (Ethernet)");
   cg->add_flag("--json", c->json, "print JSON");
   cg->callback([c] {
-    std::vector<ofld::tools::GroCase> cases;
+    std::vector<ofld::lab::GroCase> cases;
     if (c->files.empty() || !c->cases.empty()) {
-      auto all = ofld::tools::builtin_gro_cases();
-      for (auto& k : ofld::tools::builtin_vxlan_rx_cases()) all.push_back(std::move(k));
+      auto all = ofld::lab::builtin_gro_cases();
+      for (auto& k : ofld::lab::builtin_vxlan_rx_cases()) all.push_back(std::move(k));
       for (auto& k : all)
         if (c->cases.empty() || std::find(c->cases.begin(), c->cases.end(), k.name) != c->cases.end())
           cases.push_back(std::move(k));
@@ -136,16 +136,16 @@ ofld::cli::Registrar reg{[](CLI::App& root) {
       }
     }
     try {
-      auto more = ofld::tools::gro_cases_from_pcaps(c->files);
+      auto more = ofld::lab::gro_cases_from_pcaps(c->files);
       for (auto& k : more) cases.push_back(std::move(k));
     } catch (const std::exception& e) {
       std::fprintf(stderr, "ofld conformance gro: %s\n", e.what());
       ofld::cli::exit_code() = 2;
       return;
     }
-    auto r = ofld::tools::run_gro_conformance(cases);
+    auto r = ofld::lab::run_gro_conformance(cases);
     if (c->json) {
-      std::printf("%s\n", ofld::tools::to_json(r).dump(2).c_str());
+      std::printf("%s\n", ofld::lab::to_json(r).dump(2).c_str());
     } else {
       for (const auto& k : r.cases) {
         if (k.skipped) {

@@ -69,16 +69,16 @@ ofld::cli::Registrar reg{[](CLI::App& root) {
   c->add_flag("--json", ca->json, "JSON report");
   c->callback([ca] {
     try {
-      std::vector<ofld::tools::GsoCase> cases;
-      for (auto& k : ofld::tools::builtin_gso_cases())
+      std::vector<ofld::lab::GsoCase> cases;
+      for (auto& k : ofld::lab::builtin_gso_cases())
         if (ca->only.empty() || k.name == ca->only) cases.push_back(std::move(k));
       for (auto& f : ca->files)
-        for (auto& k : ofld::tools::gso_cases_from_pcap(f, std::uint16_t(ca->mss), ca->csum_partial))
+        for (auto& k : ofld::lab::gso_cases_from_pcap(f, std::uint16_t(ca->mss), ca->csum_partial))
           cases.push_back(std::move(k));
       if (cases.empty()) throw std::runtime_error("no cases selected");
-      auto r = ofld::tools::run_gso_conformance(cases);
-      std::fputs((ca->json ? ofld::tools::gso_conformance_json(r) + "\n"
-                           : ofld::tools::gso_conformance_text(r)).c_str(), stdout);
+      auto r = ofld::lab::run_gso_conformance(cases);
+      std::fputs((ca->json ? ofld::lab::gso_conformance_json(r) + "\n"
+                           : ofld::lab::gso_conformance_text(r)).c_str(), stdout);
       ofld::cli::exit_code() = r.skipped ? 77 : (r.all_agree() ? 0 : 1);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "ofld conformance gso: %s\n", e.what());

@@ -6,7 +6,7 @@
 #include "ofld/lab/kernel_oracle.hpp"
 #include "ofld/lab/kernel_oracle_vxlan_gro.hpp"
 
-namespace ofld::tools {
+namespace ofld::lab {
 
 namespace {
 
@@ -369,4 +369,4 @@ std::vector<GroCase> builtin_vxlan_rx_cases() {
   return v;
 }
 
-}  // namespace ofld::tools
+}  // namespace ofld::lab

@@ -12,7 +12,7 @@
 #include "ofld/lab/kernel_oracle_vxlan_gro.hpp"
 #include "ofld/offload/virtio_net.hpp"
 
-namespace ofld::tools {
+namespace ofld::lab {
 
 std::vector<GroCase> gro_cases_from_pcaps(const std::vector<std::string>& files) {
   std::vector<GroCase> v;
@@ -82,7 +82,7 @@ std::vector<OutFrame> ours_for(const GroCase& gc) {
   } else {
     gro::EngineOptions eo;
     eo.batch = 64;  // K-3: the kernel cuts bursts every 64 frames
-    eo.config.flow_hash_key = kGroPcapFlowHashKey;
+    eo.config.flow_hash_key = tools::kGroPcapFlowHashKey;
     gro::Engine e(eo);
     for (const auto& f : gc.frames) e.receive(core::Packet::from_bytes(f));
     e.flush_all();
@@ -197,4 +197,4 @@ nlohmann::json to_json(const GroConformanceReport& r) {
   return j;
 }
 
-}  // namespace ofld::tools
+}  // namespace ofld::lab

@@ -7,7 +7,7 @@
 #include "ofld/lab/gro_conformance.hpp"
 #include "ofld/tools/gro_tool.hpp"
 
-namespace ofld::tools {
+namespace ofld::lab {
 
 namespace {
 
@@ -54,10 +54,10 @@ std::vector<core::Packet> vxlan_rx_gro(const std::vector<std::vector<std::uint8_
   gro::EngineOptions uo;
   uo.config.udp_tunnels.push_back({kVxlanPort, kVxlanPort, false, false});
   uo.batch = SIZE_MAX;  // poll ends are driven below
-  uo.config.flow_hash_key = kGroPcapFlowHashKey;
+  uo.config.flow_hash_key = tools::kGroPcapFlowHashKey;
   gro::Engine underlay(uo);
   gro::GroCellsOptions co;
-  co.engine.config.flow_hash_key = kGroPcapFlowHashKey;
+  co.engine.config.flow_hash_key = tools::kGroPcapFlowHashKey;
   gro::GroCells cells{co};
   std::vector<core::Packet> out;
   auto pump = [&] {
@@ -81,4 +81,4 @@ std::vector<core::Packet> vxlan_rx_gro(const std::vector<std::vector<std::uint8_
   return out;
 }
 
-}  // namespace ofld::tools
+}  // namespace ofld::lab

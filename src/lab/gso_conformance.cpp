@@ -14,7 +14,7 @@
 #include "ofld/wire/bytes.hpp"
 #include "ofld/wire/layout.hpp"
 
-namespace ofld::tools {
+namespace ofld::lab {
 
 using Bytes = std::vector<std::uint8_t>;
 
@@ -269,4 +269,4 @@ std::string gso_conformance_json(const GsoConformance& r) {
   return j.dump(2);
 }
 
-}  // namespace ofld::tools
+}  // namespace ofld::lab

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <thread>
 
-namespace ofld::tools {
+namespace ofld::lab {
 
 namespace oracle_detail {
 
@@ -177,4 +177,4 @@ Result<std::vector<Frame>> KernelGso::segment(const VnetHdr& vnet, std::span<con
       keep, timing_);
 }
 
-}  // namespace ofld::tools
+}  // namespace ofld::lab

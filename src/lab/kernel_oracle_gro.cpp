@@ -10,7 +10,7 @@
 #include "ofld/lab/kernel_oracle.hpp"
 #include "ofld/lab/kernel_oracle_vxlan_gro.hpp"
 
-namespace ofld::tools {
+namespace ofld::lab {
 
 using namespace oracle_detail;
 
@@ -173,4 +173,4 @@ Result<std::vector<Frame>> KernelGro::receive(const std::vector<std::vector<std:
   return receive(std::span<const Frame>(frames));
 }
 
-}  // namespace ofld::tools
+}  // namespace ofld::lab

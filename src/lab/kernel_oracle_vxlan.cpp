@@ -5,7 +5,7 @@
 
 #include "ofld/lab/kernel_oracle.hpp"
 
-namespace ofld::tools {
+namespace ofld::lab {
 
 using namespace oracle_detail;
 
@@ -126,4 +126,4 @@ Result<std::vector<Frame>> KernelVxlan::transmit(const VnetHdr& vnet, std::span<
       keep, opts_.timing);
 }
 
-}  // namespace ofld::tools
+}  // namespace ofld::lab

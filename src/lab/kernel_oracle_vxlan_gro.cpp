@@ -2,7 +2,7 @@
 // kernel_oracle_vxlan_gro.hpp.
 #include "ofld/lab/kernel_oracle_vxlan_gro.hpp"
 
-namespace ofld::tools {
+namespace ofld::lab {
 
 using namespace oracle_detail;
 
@@ -91,4 +91,4 @@ Result<std::vector<Frame>> KernelVxlanGro::receive(const std::vector<std::vector
       opts_.timing);
 }
 
-}  // namespace ofld::tools
+}  // namespace ofld::lab

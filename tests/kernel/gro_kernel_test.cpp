@@ -40,7 +40,7 @@ TEST(GroKernel, K3_K7_ConformanceAgreesWithRunningKernel) {
 // veth whose peer has GRO on (threaded NAPI) into a kernel vxlan device; the inner frames that
 // device delivers after its gro_cells pass must equal, byte for byte and by gso_type /
 // gso_size / NEEDS_CSUM, ofld's underlay tunnel GRO + decapsulation + gro_cells
-// (tools::vxlan_rx_gro). The cases cover a plain stream with and without the outer UDP
+// (lab::vxlan_rx_gro). The cases cover a plain stream with and without the outer UDP
 // checksum, PSH mid-stream, a bad inner checksum, the 64-frame poll cut, the 64 KB limit,
 // outer IDs that stop the underlay from merging, and two inner flows.
 TEST(GroKernel, K3_W12_W19_VxlanReceiveAgreesWithKernel) {

@@ -21,8 +21,8 @@ using Bytes = std::vector<std::uint8_t>;
 // TCPv4, TCPv6, USO v4/v6 (exact multiple, 1-byte tail), CWR/PSH/FIN, TCP options, TCP
 // without NEEDS_CSUM (K-6), IPv6 hop-by-hop (K-8): every case's segments equal the kernel's.
 TEST(GsoKernel, K3b_BuiltinCasesMatchKernelByteForByte) {
-  auto cases = tools::builtin_gso_cases();
-  auto r = tools::run_gso_conformance(cases);
+  auto cases = lab::builtin_gso_cases();
+  auto r = lab::run_gso_conformance(cases);
   if (r.skipped) GTEST_SKIP() << r.message;
   ASSERT_TRUE(r.message.empty()) << r.message;
   ASSERT_EQ(r.cases.size(), cases.size());
@@ -74,10 +74,10 @@ Bytes inner_tcp4(std::size_t payload) {
 }
 
 void vxlan_case(bool udpcsum, bool rco) {
-  tools::KernelVxlan::Options o;
+  lab::KernelVxlan::Options o;
   o.udpcsum = udpcsum;
   o.remcsumtx = rco;
-  auto kv = tools::KernelVxlan::create(o);
+  auto kv = lab::KernelVxlan::create(o);
   if (!kv.ok()) GTEST_SKIP() << kv.describe();
   const std::size_t payload = 5000, mss = 1400;
   Bytes inner = inner_tcp4(payload);

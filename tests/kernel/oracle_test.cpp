@@ -20,12 +20,12 @@
 
 namespace {
 
-using ofld::tools::Frame;
-using ofld::tools::KernelGro;
-using ofld::tools::KernelGso;
-using ofld::tools::KernelVxlan;
-using ofld::tools::Mac;
-using ofld::tools::VnetHdr;
+using ofld::lab::Frame;
+using ofld::lab::KernelGro;
+using ofld::lab::KernelGso;
+using ofld::lab::KernelVxlan;
+using ofld::lab::Mac;
+using ofld::lab::VnetHdr;
 using Bytes = std::vector<std::uint8_t>;
 
 #define ORACLE_OR_SKIP(var, expr)                                     \

@@ -340,9 +340,9 @@ TEST(TunnelInterop, Issue11Item1_KernelTxOnMtuMatched_Ipv4Udpcsum) {
 TEST(TunnelInterop, K1_KernelRcoFramesReceivedByOfld) { run_variant({false, true, true, true}); }
 
 TEST(TunnelInterop, K1_V3_RcoWireBytesMatchKernel) {
-  tools::KernelVxlan::Options ko;
+  lab::KernelVxlan::Options ko;
   ko.remcsumtx = true;
-  auto k = tools::KernelVxlan::create(ko);
+  auto k = lab::KernelVxlan::create(ko);
   if (k.is_skipped()) GTEST_SKIP() << k.message();
   ASSERT_TRUE(k.ok()) << k.message();
   for (bool v6 : {false, true}) {

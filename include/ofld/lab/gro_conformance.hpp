@@ -12,7 +12,7 @@
 
 #include "ofld/core/packet.hpp"
 
-namespace ofld::tools {
+namespace ofld::lab {
 
 // ---- built-in cases (gro.c table and more), as Ethernet frames ------------------------------
 
@@ -82,4 +82,4 @@ GroConformanceReport run_gro_conformance(const std::vector<GroCase>& cases);
 std::vector<GroCase> gro_cases_from_pcaps(const std::vector<std::string>& files);
 nlohmann::json to_json(const GroConformanceReport& r);
 
-}  // namespace ofld::tools
+}  // namespace ofld::lab

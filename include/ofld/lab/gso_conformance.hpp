@@ -10,7 +10,7 @@
 #include "ofld/core/features.hpp"
 #include "ofld/io/tap.hpp"
 
-namespace ofld::tools {
+namespace ofld::lab {
 
 // ---- ofld conformance gso (K-3b) -----------------------------------------------------------
 
@@ -52,4 +52,4 @@ GsoConformance run_gso_conformance(const std::vector<GsoCase>& cases);
 std::string gso_conformance_text(const GsoConformance& r);
 std::string gso_conformance_json(const GsoConformance& r);
 
-}  // namespace ofld::tools
+}  // namespace ofld::lab

@@ -42,7 +42,7 @@
 #include "ofld/io/packet_socket.hpp"
 #include "ofld/io/tap.hpp"
 
-namespace ofld::tools {
+namespace ofld::lab {
 
 using io::Frame;
 using io::Result;
@@ -182,4 +182,4 @@ using KeepFn = std::function<bool(const Frame&)>;
 Result<std::vector<Frame>> collect(const ReadFn& read, const KeepFn& keep, const OracleTiming& t);
 }  // namespace oracle_detail
 
-}  // namespace ofld::tools
+}  // namespace ofld::lab

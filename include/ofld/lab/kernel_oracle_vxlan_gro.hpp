@@ -22,7 +22,7 @@
 
 #include "ofld/lab/kernel_oracle.hpp"
 
-namespace ofld::tools {
+namespace ofld::lab {
 
 class KernelVxlanGro {
  public:
@@ -62,4 +62,4 @@ namespace oracle_detail {
 Status send_burst_threaded(io::PacketSocket& tx, std::span<const Frame> burst, const std::string& napi_dev);
 }  // namespace oracle_detail
 
-}  // namespace ofld::tools
+}  // namespace ofld::lab
