@@ -5,13 +5,14 @@
 #include <cstdint>
 
 #include "ofld/offload/gro_context.hpp"
+#include "ofld/wire/numbers.hpp"
 
 namespace ofld::offload {
 
 /// Registry UdpPort number under which the GUE hooks are found (a GroUdpTunnel maps any
 /// local port to it, as the kernel's fou socket carries its own gro hooks). 6080 is the port
 /// the kernel's FOU/GUE examples use; protocols.cpp lists GUE on it (and on 5555).
-inline constexpr std::uint16_t kGueRegistryPort = 6080;
+inline constexpr std::uint16_t kGueRegistryPort = wire::udpport::kGue;
 
 inline std::uint16_t wire_load16(const std::uint8_t* p) noexcept {
   return std::uint16_t(p[0] << 8 | p[1]);

@@ -24,8 +24,7 @@ namespace g = gro_hooks;
 
 // GUE has no IANA port and Linux no default: its ports are configured per fou socket
 // (`ip fou add port N gue`). These two are the ports of the kernel's and iproute2's examples.
-// (wire/ gains them as udpport::kGue / kGueAlt on helper W's branch; named here until then.)
-constexpr std::uint16_t kGue = 6080, kGueAlt = 5555;
+// They are wire::udpport::kGue and kGueAlt.
 
 constexpr ProtocolEntry kBuiltin[] = {
     // L3 and Ethernet (packet_offload: net/ipv4/af_inet.c, net/ipv6/ip6_offload.c,
@@ -53,10 +52,10 @@ constexpr ProtocolEntry kBuiltin[] = {
      {"vxlan", s::vxlan_segment, g::vxlan_gro_receive, g::vxlan_gro_complete}},
     {Key::UdpPort, port::kVxlanLinux,
      {"vxlan", s::vxlan_segment, g::vxlan_gro_receive, g::vxlan_gro_complete}},
-    // GUE (see kGue above).
-    {Key::UdpPort, kGue,
+    // GUE (see the ports' comment above).
+    {Key::UdpPort, port::kGue,
      {"gue", s::gue_segment, g::gue_gro_receive, g::gue_gro_complete}},
-    {Key::UdpPort, kGueAlt,
+    {Key::UdpPort, port::kGueAlt,
      {"gue", s::gue_segment, g::gue_gro_receive, g::gue_gro_complete}},
 };
 
