@@ -1,13 +1,11 @@
 // `ofld tunnel [options] vxlan|gue|gre|ip6gre WORDS...` (options may also follow the words):
-// wiring of daemon::parse_* and daemon::TunnelDaemon (VXLAN) / daemon::IpTunnelDaemon (GUE,
-// GRE, ip6gre) — no packet logic here.
+// wiring of daemon::parse_* and daemon::TunnelDaemon (every mode) — no packet logic here.
 #include <iostream>
 #include <optional>
 
 #include <spdlog/spdlog.h>
 
 #include "ofld/daemon/config.hpp"
-#include "ofld/daemon/ip_tunnel_daemon.hpp"
 #include "ofld/daemon/tunnel_daemon.hpp"
 #include "registry.hpp"
 
@@ -58,14 +56,6 @@ int run_tunnel(const TunnelArgs& a) {
     return 2;
   }
   if (a.verbose) spdlog::set_level(spdlog::level::debug);
-  if (cfg.mode != TunnelMode::Vxlan) {
-    auto d = IpTunnelDaemon::create(cfg);
-    if (!d.ok()) {
-      std::cerr << "ofld tunnel: " << d.message() << "\n";
-      return d.is_skipped() ? 1 : 2;
-    }
-    return d.value()->run();
-  }
   auto d = TunnelDaemon::create(cfg);
   if (!d.ok()) {
     std::cerr << "ofld tunnel: " << d.message() << "\n";
