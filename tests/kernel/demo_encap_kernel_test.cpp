@@ -66,3 +66,35 @@ INSTANTIATE_TEST_SUITE_P(Encaps, Issue14_DemoEncap, ::testing::Values("vxlan", "
                          [](const auto& info) { return std::string(info.param); });
 
 }  // namespace
+
+#include "ofld/lab/demo.hpp"
+
+namespace {
+
+// Combinations that cannot run are refused before anything is made, naming the option.
+TEST(Issue14_DemoEncapRefusal, ImpossibleCombinationsNamed) {
+  using ofld::daemon::DemoOptions;
+  auto refuse = [](DemoOptions o) { return ofld::daemon::demo_refusal(o).value_or(""); };
+  DemoOptions o;
+  for (const char* e : ofld::daemon::kDemoEncaps) {
+    o.encap = e;
+    EXPECT_EQ(refuse(o), "") << e;
+  }
+  o.encap = "geneve";
+  EXPECT_NE(refuse(o).find("--encap"), std::string::npos);
+  o.encap = "gue";
+  o.kernel_peer = true;  // the kernel side is a VXLAN device
+  EXPECT_NE(refuse(o).find("--kernel-peer"), std::string::npos);
+  o.kernel_peer = false;
+  o.rco = true;  // GUE has RCO (W-27)...
+  EXPECT_EQ(refuse(o), "");
+  o.encap = "gre";  // ...GRE has none
+  EXPECT_NE(refuse(o).find("--rco"), std::string::npos);
+  o.rco = false;
+  o.ipv6_underlay = true;  // gre is IPv4; ip6gre is its IPv6 form
+  EXPECT_NE(refuse(o).find("ip6gre"), std::string::npos);
+  o.encap = "ip6gre";
+  EXPECT_EQ(refuse(o), "");
+}
+
+}  // namespace
