@@ -40,6 +40,9 @@ ofld::cli::Registrar reg([](CLI::App& root) {
   d->add_flag("--kernel-both", o->kernel_both, "both sides kernel VXLAN (reference)");
   d->add_flag("--latency", o->latency,
               "request/response latency (sockperf TCP ping-pong, 64 B) instead of throughput");
+  d->add_option("--endpoint-binary", o->self_exe,
+                "ofld binary that runs the two endpoints (default: this one; for A/B runs of two "
+                "builds, e.g. bench/tunnel)");
   d->add_flag("--json", *json_out, "JSON output");
   d->callback([=] {
     o->offload = !*no_offload;
