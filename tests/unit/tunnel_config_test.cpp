@@ -349,3 +349,35 @@ TEST(TunnelConfig, Issue14_TomlErrorsNameTheSettingLikeTheWords) {
 }
 
 }  // namespace
+
+namespace {
+
+// Issue 14: the command-line options (--dev, --address, --control, --queues, --no-offload,
+// --no-gro) are the TOML file's top-level settings: same result, same message.
+TEST(TunnelConfig, Issue14_OptionsAreTheTopLevelSettings) {
+  using ofld::daemon::apply_setting;
+  const std::string vx = "[vxlan]\nid = 1\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\n";
+  auto toml_cfg = [&](const std::string& top) {
+    auto p = ofld::daemon::parse_toml(top + vx);
+    EXPECT_TRUE(std::holds_alternative<DaemonConfig>(p)) << std::get<std::string>(p);
+    return std::holds_alternative<DaemonConfig>(p) ? std::get<DaemonConfig>(p) : DaemonConfig{};
+  };
+  DaemonConfig w;
+  ASSERT_FALSE(ofld::daemon::parse_tunnel_words({"vxlan", "id", "1", "local", "10.0.0.1", "remote", "10.0.0.2"}, w));
+  for (auto [name, values] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"dev", {"vx9"}}, {"address", {"192.0.2.1/24"}}, {"control", {"/tmp/x.sock"}},
+           {"queues", {"4"}}, {"no-offload", {}}, {"no-gro", {}}}) {
+    auto e = apply_setting(w, name, values);
+    ASSERT_FALSE(e) << *e;
+  }
+  EXPECT_EQ(dump(w), dump(toml_cfg("dev = \"vx9\"\naddress = \"192.0.2.1/24\"\ncontrol = \"/tmp/x.sock\"\n"
+                                   "queues = 4\noffload = false\ngro = false\n")));
+  // the same wrong value, the same message
+  DaemonConfig c;
+  EXPECT_EQ(apply_setting(c, "queues", {"0"}).value_or(""), toml_error("queues = 0\n" + vx));
+  EXPECT_EQ(apply_setting(c, "dev", {"a/b"}).value_or(""), toml_error("dev = \"a/b\"\n" + vx));
+  EXPECT_EQ(apply_setting(c, "address", {"x"}).value_or(""), toml_error("address = \"x\"\n" + vx));
+  EXPECT_NE(apply_setting(c, "colour", {"1"}).value_or("").find("colour"), std::string::npos);
+}
+
+}  // namespace
