@@ -89,7 +89,8 @@ enum class Arity : std::uint8_t {
   Two,   ///< two values (`srcport MIN MAX`, `fdb MAC ADDR`); TOML [A, B]
   Many,  ///< one value, the word may repeat (`remote A remote B`); TOML a value or a list
 };
-/// The TOML type of a value: an integer, a string, or either (a GRE key, `tos inherit`).
+/// The TOML type of a value: an integer, a string, or either (the tunnel table's numbers may be
+/// written as strings, like the words; a GRE key; `tos inherit`).
 enum class Value : std::uint8_t { Int, Str, Any };
 
 struct Ctx {
@@ -192,7 +193,7 @@ const std::vector<Setting>& settings() {
       {"offload", {}, "no-offload", Arity::Flag, Value::Any, kTop, {"offload"}, SET(c.cfg.offload = on)},
       {"gro", {}, "no-gro", Arity::Flag, Value::Any, kTop, {"gro"}, SET(c.cfg.gro = on)},
       // ---- the tunnel
-      {"id", {"vni"}, nullptr, Arity::One, Value::Int, kVx, {"id"},
+      {"id", {"vni"}, nullptr, Arity::One, Value::Any, kVx, {"id"},
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 0, 0xFFFFFF, n)) return e;
            c.cfg.vxlan.vni = std::uint32_t(n); c.have_id = true)},
       {"local", {}, nullptr, Arity::One, Value::Str, kVx | kL3, {"local"},
@@ -208,13 +209,13 @@ const std::vector<Setting>& settings() {
            for (const auto& r : c.cfg.vxlan.remotes)
              if (r == ip) return "remote: " + ip.to_string() + " is given twice";
            c.cfg.vxlan.remotes.push_back(ip))},
-      {"dstport", {}, nullptr, Arity::One, Value::Int, kVx, {"dstport"},
+      {"dstport", {}, nullptr, Arity::One, Value::Any, kVx, {"dstport"},
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 1, 65535, n)) return e;
            c.cfg.vxlan.dstport = std::uint16_t(n))},
-      {"port", {"dstport", "encap-dport"}, nullptr, Arity::One, Value::Int, kGue, {"port"},
+      {"port", {"dstport", "encap-dport"}, nullptr, Arity::One, Value::Any, kGue, {"port"},
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 1, 65535, n)) return e;
            c.cfg.ip.port = std::uint16_t(n))},
-      {"srcport", {}, nullptr, Arity::Two, Value::Int, kVx, {"srcport"},
+      {"srcport", {}, nullptr, Arity::Two, Value::Any, kVx, {"srcport"},
        SET(auto lo = number(v[0], 1, 65535), hi = number(v[1], 1, 65535);
            if (!lo) return bad_number("srcport MIN", v[0], 1, 65535);
            if (!hi) return bad_number("srcport MAX", v[1], 1, 65535);
@@ -246,17 +247,17 @@ const std::vector<Setting>& settings() {
       {"csum", {}, nullptr, Arity::Flag, Value::Any, kGre, {}, SET(c.cfg.ip.icsum = on; c.cfg.ip.ocsum = on)},
       {"icsum", {}, nullptr, Arity::Flag, Value::Any, kGre, {}, SET(c.cfg.ip.icsum = on)},
       {"ocsum", {}, nullptr, Arity::Flag, Value::Any, kGre, {}, SET(c.cfg.ip.ocsum = on)},
-      {"ttl", {}, nullptr, Arity::One, Value::Int, kVx | kL3, {"ttl"},
+      {"ttl", {}, nullptr, Arity::One, Value::Any, kVx | kL3, {"ttl"},
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 1, 255, n)) return e;
            (c.mode == kVx ? c.cfg.vxlan.ttl : c.cfg.ip.ttl) = std::uint8_t(n))},
       {"tos", {}, nullptr, Arity::One, Value::Any, kVx | kL3, {"tos"},
        SET(return c.mode == kVx ? tos_arg(k, v, c.cfg.vxlan.tos, c.cfg.vxlan.tos_inherit)
                                 : tos_arg(k, v, c.cfg.ip.tos, c.cfg.ip.tos_inherit))},
-      {"mtu", {}, nullptr, Arity::One, Value::Int, kVx | kL3, {"mtu"},
+      {"mtu", {}, nullptr, Arity::One, Value::Any, kVx | kL3, {"mtu"},
        SET(std::uint64_t n = 0;
            if (auto e = num_arg(k, v, 68, c.mode == kVx ? 65521 : 65535, n)) return e;
            (c.mode == kVx ? c.cfg.vxlan.mtu : c.cfg.ip.mtu) = int(n))},
-      {"ageing", {}, nullptr, Arity::One, Value::Int, kVx, {"ageing"},
+      {"ageing", {}, nullptr, Arity::One, Value::Any, kVx, {"ageing"},
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 0, 1000000, n)) return e;
            c.cfg.vxlan.ageing_s = std::uint32_t(n))},
       {"learning", {}, "nolearning", Arity::Flag, Value::Any, kVx, {"learning"},
