@@ -1,4 +1,5 @@
 // `ofld demo`: wiring of daemon::run_demo and a printout.
+#include <cctype>
 #include <cstdio>
 #include <iostream>
 
@@ -8,6 +9,14 @@
 
 namespace {
 
+// "VXLAN", "GUE", "GRE", "ip6gre" (iproute2 spells the last in lower case).
+std::string encap_label(const std::string& e) {
+  if (e == "ip6gre") return e;
+  std::string u = e;
+  for (auto& c : u) c = char(std::toupper(static_cast<unsigned char>(c)));
+  return u;
+}
+
 ofld::cli::Registrar reg([](CLI::App& root) {
   auto o = std::make_shared<ofld::daemon::DemoOptions>();
   auto json_out = std::make_shared<bool>(false);
@@ -15,6 +24,10 @@ ofld::cli::Registrar reg([](CLI::App& root) {
   auto no_gro = std::make_shared<bool>(false);
   auto* d = root.add_subcommand("demo", "two namespaces, an ofld tunnel endpoint in each, a TCP "
                                         "stream through the overlay (root)");
+  d->add_option("--encap", o->encap,
+                "encapsulation: vxlan (TAP <-> UDP, default), gue (TUN <-> UDP), gre or ip6gre "
+                "(TUN <-> raw IP; ip6gre over an IPv6 underlay)")
+      ->check(CLI::IsMember({"vxlan", "gue", "gre", "ip6gre"}));
   d->add_option("--seconds", o->seconds, "iperf3 duration")->check(CLI::Range(1, 600));
   d->add_option("--streams", o->streams, "parallel TCP streams")->check(CLI::Range(1, 64));
   d->add_option("--queues", o->queues, "TAP queues / worker threads per ofld endpoint")
@@ -27,6 +40,9 @@ ofld::cli::Registrar reg([](CLI::App& root) {
   d->add_flag("--kernel-both", o->kernel_both, "both sides kernel VXLAN (reference)");
   d->add_flag("--latency", o->latency,
               "request/response latency (sockperf TCP ping-pong, 64 B) instead of throughput");
+  d->add_option("--endpoint-binary", o->self_exe,
+                "ofld binary that runs the two endpoints (default: this one; for A/B runs of two "
+                "builds, e.g. bench/tunnel)");
   d->add_flag("--json", *json_out, "JSON output");
   d->callback([=] {
     o->offload = !*no_offload;
@@ -47,8 +63,8 @@ ofld::cli::Registrar reg([](CLI::App& root) {
       std::cout << j.dump(2) << "\n";
     } else {
       std::cout << "ofld demo: " << j["config"]["side_a"].get<std::string>() << " -> "
-                << j["config"]["side_b"].get<std::string>() << ", VXLAN over "
-                << (o->ipv6_underlay ? "IPv6" : "IPv4") << ", " << o->streams << " TCP stream(s), "
+                << j["config"]["side_b"].get<std::string>() << ", " << encap_label(o->encap)
+                << " over " << (j["config"].value("ipv6_underlay", false) ? "IPv6" : "IPv4") << ", " << o->streams << " TCP stream(s), "
                 << o->seconds << " s\n";
       if (j.contains("error")) {
         std::cout << "  error: " << j["error"].get<std::string>() << "\n";
@@ -70,7 +86,7 @@ ofld::cli::Registrar reg([](CLI::App& root) {
                   << s["tx"]["datagrams"] << " datagrams in " << s["tx"]["udp_segment_trains"]
                   << " UDP_SEGMENT trains; rx " << s["rx"]["datagrams"] << " datagrams ("
                   << s["rx"]["udp_gro_trains"] << " UDP_GRO trains) -> " << s["rx"]["frames"]
-                  << " TAP writes, " << s["rx"]["gro_aggregates"] << " GRO aggregates; drops "
+                  << (s.contains("tun") ? " TUN writes, " : " TAP writes, ") << s["rx"]["gro_aggregates"] << " GRO aggregates; drops "
                   << s["drops"].dump() << "\n";
       }
     }

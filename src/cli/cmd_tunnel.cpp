@@ -1,13 +1,11 @@
 // `ofld tunnel [options] vxlan|gue|gre|ip6gre WORDS...` (options may also follow the words):
-// wiring of daemon::parse_* and daemon::TunnelDaemon (VXLAN) / daemon::IpTunnelDaemon (GUE,
-// GRE, ip6gre) — no packet logic here.
+// wiring of daemon::parse_* and daemon::TunnelDaemon (every mode) — no packet logic here.
 #include <iostream>
 #include <optional>
 
 #include <spdlog/spdlog.h>
 
 #include "ofld/daemon/config.hpp"
-#include "ofld/daemon/ip_tunnel_daemon.hpp"
 #include "ofld/daemon/tunnel_daemon.hpp"
 #include "registry.hpp"
 
@@ -40,32 +38,25 @@ int run_tunnel(const TunnelArgs& a) {
       return 2;
     }
   }
-  if (a.dev) cfg.dev = *a.dev;
-  if (!a.address.empty()) cfg.address = a.address;
-  if (!a.control.empty()) cfg.control = a.control;
-  if (a.no_offload) cfg.offload = false;
-  if (a.no_gro) cfg.gro = false;
-  if (!a.queues.empty()) {
-    auto q = parse_queues(a.queues);
-    if (auto* e = std::get_if<std::string>(&q)) {
+  // The options are settings like the TOML file's top-level keys: one description, the same
+  // rules and messages (daemon::apply_setting); given on the command line they win.
+  std::vector<std::pair<std::string, std::vector<std::string>>> opts;
+  if (a.dev) opts.push_back({"dev", {*a.dev}});
+  if (!a.address.empty()) opts.push_back({"address", {a.address}});
+  if (!a.control.empty()) opts.push_back({"control", {a.control}});
+  if (a.no_offload) opts.push_back({"no-offload", {}});
+  if (a.no_gro) opts.push_back({"no-gro", {}});
+  if (!a.queues.empty()) opts.push_back({"queues", {a.queues}});
+  for (const auto& [name, values] : opts)
+    if (auto e = apply_setting(cfg, name, values)) {
       std::cerr << "ofld tunnel: " << *e << "\n";
       return 2;
     }
-    cfg.queues = std::get<unsigned>(q);
-  }
   if (auto e = validate_local(cfg)) {
     std::cerr << "ofld tunnel: " << *e << "\n";
     return 2;
   }
   if (a.verbose) spdlog::set_level(spdlog::level::debug);
-  if (cfg.mode != TunnelMode::Vxlan) {
-    auto d = IpTunnelDaemon::create(cfg);
-    if (!d.ok()) {
-      std::cerr << "ofld tunnel: " << d.message() << "\n";
-      return d.is_skipped() ? 1 : 2;
-    }
-    return d.value()->run();
-  }
   auto d = TunnelDaemon::create(cfg);
   if (!d.ok()) {
     std::cerr << "ofld tunnel: " << d.message() << "\n";

@@ -44,23 +44,6 @@ std::string bad_number(const std::string& key, const std::string& val, std::uint
          std::to_string(hi);
 }
 
-/// Settings that take one value or pick one side of a pair: each may be given once. `words`
-/// are the spellings that set the same thing (udpcsum/noudpcsum; id/vni; key/ikey/okey).
-class Once {
- public:
-  /// Records `setting` (the group's name, used in the message); an error when given before.
-  std::optional<std::string> mark(const std::string& setting, const std::string& word) {
-    for (const auto& [s, w] : seen_)
-      if (s == setting)
-        return word + ": " + setting + " is already set (by '" + w + "'); give it once";
-    seen_.emplace_back(setting, word);
-    return std::nullopt;
-  }
-
- private:
-  std::vector<std::pair<std::string, std::string>> seen_;
-};
-
 /// A remote must be a unicast address other than local: VXLAN/GUE/GRE endpoints here send
 /// unicast only (no multicast groups), and a tunnel to itself loops.
 std::optional<std::string> check_remote(const tunnel::IpAddr& r, const tunnel::IpAddr& local) {
@@ -85,122 +68,86 @@ Parsed<unsigned> parse_queues(const std::string& s) {
   return unsigned(*n);
 }
 
-std::optional<std::string> parse_vxlan_words(const std::vector<std::string>& w, DaemonConfig& cfg) {
-  auto& v = cfg.vxlan;
-  bool have_id = false;
-  Once once;
-  for (std::size_t i = 0; i < w.size(); ++i) {
-    const std::string& k = w[i];
-    static const std::vector<std::pair<std::string, std::vector<std::string>>> kSingle = {
-        {"id", {"id", "vni"}}, {"local", {"local"}}, {"dstport", {"dstport"}},
-        {"srcport", {"srcport"}}, {"udpcsum", {"udpcsum", "noudpcsum"}}, {"ttl", {"ttl"}},
-        {"tos", {"tos"}}, {"mtu", {"mtu"}}, {"ageing", {"ageing"}},
-        {"learning", {"learning", "nolearning"}}};
-    for (const auto& [setting, spellings] : kSingle)
-      for (const auto& sp : spellings)
-        if (k == sp)
-          if (auto e = once.mark(setting, k)) return e;
-    auto arg = [&](std::size_t n) -> const std::string* {
-      return i + n < w.size() ? &w[i + n] : nullptr;
-    };
-    auto num = [&](std::uint64_t lo, std::uint64_t hi, std::uint64_t& out) -> std::optional<std::string> {
-      const std::string* a = arg(1);
-      if (!a) return k + ": missing value";
-      auto n = number(*a, lo, hi);
-      if (!n) return bad_number(k, *a, lo, hi);
-      out = *n;
-      ++i;
-      return std::nullopt;
-    };
-    std::uint64_t n = 0;
-    if (k == "id" || k == "vni") {
-      if (auto e = num(0, 0xFFFFFF, n)) return e;
-      v.vni = std::uint32_t(n);
-      have_id = true;
-    } else if (k == "local" || k == "remote") {
-      const std::string* a = arg(1);
-      if (!a) return k + ": missing address";
-      auto ip = tunnel::IpAddr::parse(*a);
-      if (!ip) return k + ": '" + *a + "' is not an IPv4 or IPv6 address";
-      if (k == "local") {
-        v.local = *ip;
-      } else {
-        for (const auto& r : v.remotes)
-          if (r == *ip) return "remote: " + ip->to_string() + " is given twice";
-        v.remotes.push_back(*ip);
-      }
-      ++i;
-    } else if (k == "dstport") {
-      if (auto e = num(1, 65535, n)) return e;
-      v.dstport = std::uint16_t(n);
-    } else if (k == "srcport") {
-      const std::string *a = arg(1), *b = arg(2);
-      if (!a || !b) return std::string("srcport: needs MIN and MAX");
-      auto lo = number(*a, 1, 65535), hi = number(*b, 1, 65535);
-      if (!lo) return bad_number("srcport MIN", *a, 1, 65535);
-      if (!hi) return bad_number("srcport MAX", *b, 1, 65535);
-      v.port_min = std::uint16_t(*lo);
-      v.port_max = std::uint16_t(*hi);
-      i += 2;
-    } else if (k == "udpcsum") {
-      v.udp_csum = true;
-    } else if (k == "noudpcsum") {
-      v.udp_csum = false;
-    } else if (k == "udp6zerocsumtx") {
-      v.udp6_zero_csum_tx = true;
-    } else if (k == "udp6zerocsumrx") {
-      v.udp6_zero_csum_rx = true;
-    } else if (k == "remcsumtx") {
-      v.remcsum_tx = true;
-    } else if (k == "remcsumrx") {
-      v.remcsum_rx = true;
-    } else if (k == "remcsum-nopartial" || k == "remcsum_nopartial") {
-      v.remcsum_nopartial = true;
-    } else if (k == "ttl") {
-      if (auto e = num(1, 255, n)) return e;
-      v.ttl = std::uint8_t(n);
-    } else if (k == "tos") {
-      // iproute2's `tos inherit` is the kernel's tos 1 (vxlan_xmit_one: outer DSCP from the
-      // inner header); the ECN bits come from the inner packet either way (RFC 6040 §4.1).
-      if (const std::string* a = arg(1); a && *a == "inherit") {
-        v.tos_inherit = true;
-        ++i;
-      } else {
-        if (auto e = num(0, 255, n)) return e;
-        v.tos = std::uint8_t(n);
-        v.tos_inherit = n == 1;
-      }
-    } else if (k == "mtu") {
-      if (auto e = num(68, 65521, n)) return e;
-      v.mtu = int(n);
-    } else if (k == "ageing") {
-      if (auto e = num(0, 1000000, n)) return e;
-      v.ageing_s = std::uint32_t(n);
-    } else if (k == "nolearning") {
-      v.learning = false;
-    } else if (k == "learning") {
-      v.learning = true;
-    } else if (k == "fdb") {
-      const std::string *a = arg(1), *b = arg(2);
-      if (!a || !b) return std::string("fdb: needs MAC and ADDR");
-      auto mac = parse_mac(*a);
-      if (!mac) return "fdb: '" + *a + "' is not a MAC address";
-      auto ip = tunnel::IpAddr::parse(*b);
-      if (!ip) return "fdb: '" + *b + "' is not an IPv4 or IPv6 address";
-      cfg.static_fdb.emplace_back(*mac, *ip);
-      i += 2;
-    } else {
-      return k + ": unknown setting";
-    }
-  }
-  if (!have_id) return std::string("id: the VNI is required (id VNI)");
-  for (const auto& r : v.remotes)
-    if (auto e = check_remote(r, v.local)) return e;
-  return tunnel::validate(v);
-}
+// ---------------------------------------------------------------------------------------------
+// The settings: one description of each, read by both front ends. The command line gives a
+// setting as a word followed by its values (`dstport 4789`, `srcport 1000 2000`, a flag alone:
+// `udpcsum`, `noudpcsum`), or as an option (`--dev ofld0`, `--no-gro`: apply_setting); a TOML
+// file as `key = value` in its tunnel table or at the top level. Both turn the value into the
+// same words and call the same `apply`, so every rule, range and message is the setting's own.
 
 namespace {
 
+/// Which tables a setting belongs to: the top level (host side, options on the command line)
+/// or a tunnel mode.
+enum ModeBit : unsigned { kTop = 1, kVx = 2, kGue = 4, kGre = 8 };
+constexpr unsigned kL3 = kGue | kGre;
+
+/// How a setting takes its value: after its word on the command line; its TOML type.
+enum class Arity : std::uint8_t {
+  Flag,  ///< no value: the word says on (`udpcsum`) or off (`noudpcsum`); TOML true / false
+  One,   ///< one value; TOML per Value below
+  Two,   ///< two values (`srcport MIN MAX`, `fdb MAC ADDR`); TOML [A, B]
+  Many,  ///< one value, the word may repeat (`remote A remote B`); TOML a value or a list
+};
+/// The TOML type of a value: an integer, a string, or either (the tunnel table's numbers may be
+/// written as strings, like the words; a GRE key; `tos inherit`).
+enum class Value : std::uint8_t { Int, Str, Any };
+
+struct Ctx {
+  DaemonConfig& cfg;
+  unsigned mode;            // kTop, kVx, kGue or kGre
+  bool ip6gre = false;
+  bool have_id = false, have_remote = false;
+  std::string mode_name() const {
+    return mode == kVx ? "vxlan" : mode == kGue ? "gue" : mode == kGre ? (ip6gre ? "ip6gre" : "gre") : "";
+  }
+};
+
+using Args = std::vector<std::string>;
+using Apply = std::optional<std::string> (*)(Ctx&, const std::string& word, bool on, const Args& v);
+
+struct Setting {
+  const char* name;             ///< the setting: messages, TOML key, first word spelling
+  std::vector<const char*> alt; ///< other spellings (words and TOML keys): vni, dstport, ...
+  const char* off_word;         ///< a flag's "off" word (noudpcsum, nolearning); else null
+  Arity arity;
+  Value value;
+  unsigned modes;
+  /// "Given once" groups it sets (a second setting of a group is an error naming both);
+  /// empty: may repeat. `key` sets ikey and okey.
+  std::vector<const char*> once;
+  Apply apply;
+};
+
+std::optional<std::string> num_arg(const std::string& k, const Args& v, std::uint64_t lo, std::uint64_t hi,
+                                   std::uint64_t& out) {
+  auto n = number(v[0], lo, hi);
+  if (!n) return bad_number(k, v[0], lo, hi);
+  out = *n;
+  return std::nullopt;
+}
+std::optional<std::string> addr_arg(const std::string& k, const std::string& a, tunnel::IpAddr& out) {
+  auto ip = tunnel::IpAddr::parse(a);
+  if (!ip) return k + ": '" + a + "' is not an IPv4 or IPv6 address";
+  out = *ip;
+  return std::nullopt;
+}
+/// `tos N` or `tos inherit` (iproute2; the kernel's tos 1: outer DSCP from the inner header;
+/// the ECN bits come from the inner packet either way, RFC 6040 §4.1).
+std::optional<std::string> tos_arg(const std::string& k, const Args& v, std::uint8_t& tos, bool& inherit) {
+  if (v[0] == "inherit") {
+    inherit = true;
+    return std::nullopt;
+  }
+  std::uint64_t n = 0;
+  if (number(v[0], 0, 255)) {
+    n = *number(v[0], 0, 255);
+    tos = std::uint8_t(n);
+    inherit = n == 1;
+    return std::nullopt;
+  }
+  return k + ": '" + v[0] + "' is not a number in 0..255 or 'inherit'";
+}
 /// GRE key: a 32-bit number or a dotted quad (iproute2 `key 1.2.3.4`).
 std::optional<std::uint32_t> gre_key(const std::string& s) {
   if (auto n = number(s, 0, 0xFFFFFFFFull)) return std::uint32_t(*n);
@@ -211,141 +158,351 @@ std::optional<std::uint32_t> gre_key(const std::string& s) {
     return (a << 24) | (b << 16) | (c << 8) | d;
   return std::nullopt;
 }
+std::optional<std::string> check_dev(const std::string& dev) {
+  // IFNAMSIZ 16 with the NUL; the kernel refuses '/', ':' and white space in names.
+  if (dev.empty() || dev.size() > 15 || dev == "." || dev == ".." ||
+      dev.find_first_of("/: \t\n") != std::string::npos)
+    return "dev: '" + dev + "' is not an interface name (1..15 characters, no '/', ':' or spaces)";
+  return std::nullopt;
+}
+std::optional<std::string> check_address(const std::string& a) {
+  const auto slash = a.find('/');
+  const auto ip = tunnel::IpAddr::parse(a.substr(0, slash));
+  const unsigned max = ip && ip->is_v6() ? 128 : 32;
+  const bool prefix_ok = slash == std::string::npos || number(a.substr(slash + 1), 0, max).has_value();
+  if (!ip || !prefix_ok)
+    return "address: '" + a + "' is not an address with an optional prefix (192.0.2.1/24, fd00::1/64)";
+  return std::nullopt;
+}
 
-/// Words shared by gue and gre/ip6gre; `mode` names the tunnel in messages.
-std::optional<std::string> parse_l3_words(const std::vector<std::string>& w, const std::string& mode,
-                                          tunnel::IpTunnelConfig& v) {
-  const bool gue = mode == "gue";
-  bool have_remote = false;
+#define SET(...) [](Ctx& c, const std::string& k, bool on, const Args& v) -> std::optional<std::string> { \
+    (void)c; (void)k; (void)on; (void)v; __VA_ARGS__; return std::nullopt; }
+
+const std::vector<Setting>& settings() {
+  static const std::vector<Setting> kSettings = {
+      // ---- top level: the host side (command-line options; TOML keys outside the tables)
+      {"dev", {}, nullptr, Arity::One, Value::Str, kTop, {"dev"},
+       SET(if (auto e = check_dev(v[0])) return e; c.cfg.dev = v[0])},
+      {"address", {}, nullptr, Arity::One, Value::Str, kTop, {"address"},
+       SET(if (auto e = check_address(v[0])) return e; c.cfg.address = v[0])},
+      {"control", {}, nullptr, Arity::One, Value::Str, kTop, {"control"},
+       SET(if (v[0].empty()) return std::string("control: expected a path"); c.cfg.control = v[0])},
+      {"queues", {}, nullptr, Arity::One, Value::Int, kTop, {"queues"},
+       SET(auto q = parse_queues(v[0]); if (auto* e = std::get_if<std::string>(&q)) return *e;
+           c.cfg.queues = std::get<unsigned>(q))},
+      {"offload", {}, "no-offload", Arity::Flag, Value::Any, kTop, {"offload"}, SET(c.cfg.offload = on)},
+      {"gro", {}, "no-gro", Arity::Flag, Value::Any, kTop, {"gro"}, SET(c.cfg.gro = on)},
+      // ---- the tunnel
+      {"id", {"vni"}, nullptr, Arity::One, Value::Any, kVx, {"id"},
+       SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 0, 0xFFFFFF, n)) return e;
+           c.cfg.vxlan.vni = std::uint32_t(n); c.have_id = true)},
+      {"local", {}, nullptr, Arity::One, Value::Str, kVx | kL3, {"local"},
+       SET(return addr_arg(k, v[0], c.mode == kVx ? c.cfg.vxlan.local : c.cfg.ip.local))},
+      {"remote", {}, nullptr, Arity::Many, Value::Str, kVx | kL3, {},
+       SET(tunnel::IpAddr ip; if (auto e = addr_arg(k, v[0], ip)) return e;
+           if (c.mode != kVx) {
+             if (c.have_remote) return "remote: a " + c.mode_name() + " tunnel has exactly one remote";
+             c.have_remote = true;
+             c.cfg.ip.remote = ip;
+             return std::nullopt;
+           }
+           for (const auto& r : c.cfg.vxlan.remotes)
+             if (r == ip) return "remote: " + ip.to_string() + " is given twice";
+           c.cfg.vxlan.remotes.push_back(ip))},
+      {"dstport", {}, nullptr, Arity::One, Value::Any, kVx, {"dstport"},
+       SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 1, 65535, n)) return e;
+           c.cfg.vxlan.dstport = std::uint16_t(n))},
+      {"port", {"dstport", "encap-dport"}, nullptr, Arity::One, Value::Any, kGue, {"port"},
+       SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 1, 65535, n)) return e;
+           c.cfg.ip.port = std::uint16_t(n))},
+      {"srcport", {}, nullptr, Arity::Two, Value::Any, kVx, {"srcport"},
+       SET(auto lo = number(v[0], 1, 65535), hi = number(v[1], 1, 65535);
+           if (!lo) return bad_number("srcport MIN", v[0], 1, 65535);
+           if (!hi) return bad_number("srcport MAX", v[1], 1, 65535);
+           c.cfg.vxlan.port_min = std::uint16_t(*lo); c.cfg.vxlan.port_max = std::uint16_t(*hi))},
+      {"udpcsum", {}, "noudpcsum", Arity::Flag, Value::Any, kVx | kGue, {"udpcsum"},
+       SET((c.mode == kVx ? c.cfg.vxlan.udp_csum : c.cfg.ip.udp_csum) = on)},
+      {"udp6zerocsumtx", {}, nullptr, Arity::Flag, Value::Any, kVx | kGue, {},
+       SET((c.mode == kVx ? c.cfg.vxlan.udp6_zero_csum_tx : c.cfg.ip.udp6_zero_csum_tx) = on)},
+      {"udp6zerocsumrx", {}, nullptr, Arity::Flag, Value::Any, kVx | kGue, {},
+       SET((c.mode == kVx ? c.cfg.vxlan.udp6_zero_csum_rx : c.cfg.ip.udp6_zero_csum_rx) = on)},
+      {"remcsumtx", {}, nullptr, Arity::Flag, Value::Any, kVx | kGue, {},
+       SET((c.mode == kVx ? c.cfg.vxlan.remcsum_tx : c.cfg.ip.remcsum_tx) = on)},
+      {"remcsumrx", {}, nullptr, Arity::Flag, Value::Any, kVx | kGue, {},
+       SET((c.mode == kVx ? c.cfg.vxlan.remcsum_rx : c.cfg.ip.remcsum_rx) = on)},
+      {"remcsum-nopartial", {"remcsum_nopartial"}, nullptr, Arity::Flag, Value::Any, kVx | kGue, {},
+       SET((c.mode == kVx ? c.cfg.vxlan.remcsum_nopartial : c.cfg.ip.remcsum_nopartial) = on)},
+      {"key", {}, nullptr, Arity::One, Value::Any, kGre, {"ikey", "okey"},
+       SET(auto key = gre_key(v[0]);
+           if (!key) return k + ": '" + v[0] + "' is not a number in 0..4294967295 or a dotted quad";
+           c.cfg.ip.ikey = *key; c.cfg.ip.okey = *key)},
+      {"ikey", {}, nullptr, Arity::One, Value::Any, kGre, {"ikey"},
+       SET(auto key = gre_key(v[0]);
+           if (!key) return k + ": '" + v[0] + "' is not a number in 0..4294967295 or a dotted quad";
+           c.cfg.ip.ikey = *key)},
+      {"okey", {}, nullptr, Arity::One, Value::Any, kGre, {"okey"},
+       SET(auto key = gre_key(v[0]);
+           if (!key) return k + ": '" + v[0] + "' is not a number in 0..4294967295 or a dotted quad";
+           c.cfg.ip.okey = *key)},
+      {"csum", {}, nullptr, Arity::Flag, Value::Any, kGre, {}, SET(c.cfg.ip.icsum = on; c.cfg.ip.ocsum = on)},
+      {"icsum", {}, nullptr, Arity::Flag, Value::Any, kGre, {}, SET(c.cfg.ip.icsum = on)},
+      {"ocsum", {}, nullptr, Arity::Flag, Value::Any, kGre, {}, SET(c.cfg.ip.ocsum = on)},
+      {"ttl", {}, nullptr, Arity::One, Value::Any, kVx | kL3, {"ttl"},
+       SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 1, 255, n)) return e;
+           (c.mode == kVx ? c.cfg.vxlan.ttl : c.cfg.ip.ttl) = std::uint8_t(n))},
+      {"tos", {}, nullptr, Arity::One, Value::Any, kVx | kL3, {"tos"},
+       SET(return c.mode == kVx ? tos_arg(k, v, c.cfg.vxlan.tos, c.cfg.vxlan.tos_inherit)
+                                : tos_arg(k, v, c.cfg.ip.tos, c.cfg.ip.tos_inherit))},
+      {"mtu", {}, nullptr, Arity::One, Value::Any, kVx | kL3, {"mtu"},
+       SET(std::uint64_t n = 0;
+           if (auto e = num_arg(k, v, 68, c.mode == kVx ? 65521 : 65535, n)) return e;
+           (c.mode == kVx ? c.cfg.vxlan.mtu : c.cfg.ip.mtu) = int(n))},
+      {"ageing", {}, nullptr, Arity::One, Value::Any, kVx, {"ageing"},
+       SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 0, 1000000, n)) return e;
+           c.cfg.vxlan.ageing_s = std::uint32_t(n))},
+      {"learning", {}, "nolearning", Arity::Flag, Value::Any, kVx, {"learning"},
+       SET(c.cfg.vxlan.learning = on)},
+      // static forwarding entries: `fdb MAC ADDR` (TOML: [[fdb]] tables with mac and remote)
+      {"fdb", {}, nullptr, Arity::Two, Value::Str, kVx, {},
+       SET(auto mac = parse_mac(v[0]); if (!mac) return "fdb: '" + v[0] + "' is not a MAC address";
+           tunnel::IpAddr ip; if (auto e = addr_arg("fdb", v[1], ip)) return e;
+           c.cfg.static_fdb.emplace_back(*mac, ip))},
+  };
+  return kSettings;
+}
+#undef SET
+
+/// The setting `word` spells in `mode`; `on` gets a flag's value. Null when none.
+const Setting* find_setting(const std::string& word, unsigned mode, bool& on) {
+  for (const auto& s : settings()) {
+    if (!(s.modes & mode)) continue;
+    on = true;
+    if (word == s.name) return &s;
+    for (const char* a : s.alt)
+      if (word == a) return &s;
+    if (s.off_word && word == s.off_word) {
+      on = false;
+      return &s;
+    }
+  }
+  return nullptr;
+}
+
+/// "Given once": records the groups a setting sets; an error naming it when one is set already.
+class Once {
+ public:
+  std::optional<std::string> mark(const Setting& s, const std::string& word) {
+    for (const char* g : s.once)
+      for (const auto& [seen, by] : seen_)
+        if (seen == g) return word + ": " + g + " is already set (by '" + by + "'); give it once";
+    for (const char* g : s.once) seen_.emplace_back(g, word);
+    return std::nullopt;
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> seen_;
+};
+
+/// The error for a word that is no setting of ctx's mode.
+std::string unknown(const std::string& k, const Ctx& c) {
+  bool on = false;
+  for (unsigned m : {kVx, kGue, kGre})
+    if (m != c.mode && find_setting(k, m, on)) {
+      if (k == "id" || k == "vni")
+        return k + ": " + c.mode_name() + " has no VNI (that is a vxlan setting)";
+      return k + ": not a " + c.mode_name() + " setting (it is one of " +
+             (m == kVx ? "vxlan" : m == kGue ? "gue" : "gre") + ")";
+    }
+  return k + ": unknown setting";
+}
+
+/// Apply one setting with its values (arity already checked), honouring "given once".
+std::optional<std::string> apply(Ctx& c, Once& once, const Setting& s, const std::string& word, bool on,
+                                 const Args& v) {
+  if (auto e = once.mark(s, word)) return e;
+  return s.apply(c, word, on, v);
+}
+
+/// The command-line front end: words after the mode word.
+std::optional<std::string> parse_words(const std::vector<std::string>& w, Ctx& c) {
   Once once;
   for (std::size_t i = 0; i < w.size(); ++i) {
     const std::string& k = w[i];
-    // key sets ikey and okey, csum sets icsum and ocsum: each direction may be set once.
-    static const std::vector<std::pair<std::string, std::vector<std::string>>> kSingle = {
-        {"local", {"local"}}, {"ttl", {"ttl"}}, {"tos", {"tos"}}, {"mtu", {"mtu"}},
-        {"port", {"port", "dstport", "encap-dport"}}, {"udpcsum", {"udpcsum", "noudpcsum"}},
-        {"ikey", {"key", "ikey"}}, {"okey", {"key", "okey"}}};
-    for (const auto& [setting, spellings] : kSingle)
-      for (const auto& sp : spellings)
-        if (k == sp)
-          if (auto e = once.mark(setting, k)) return e;
-    const std::string* a = i + 1 < w.size() ? &w[i + 1] : nullptr;
-    auto num = [&](std::uint64_t lo, std::uint64_t hi, std::uint64_t& out) -> std::optional<std::string> {
-      if (!a) return k + ": missing value";
-      auto n = number(*a, lo, hi);
-      if (!n) return bad_number(k, *a, lo, hi);
-      out = *n;
-      ++i;
-      return std::nullopt;
-    };
-    std::uint64_t n = 0;
-    if (k == "local" || k == "remote") {
-      if (!a) return k + ": missing address";
-      auto ip = tunnel::IpAddr::parse(*a);
-      if (!ip) return k + ": '" + *a + "' is not an IPv4 or IPv6 address";
-      if (k == "remote") {
-        if (have_remote) return "remote: a " + mode + " tunnel has exactly one remote";
-        have_remote = true;
-        v.remote = *ip;
-      } else {
-        v.local = *ip;
-      }
-      ++i;
-    } else if (k == "ttl") {
-      if (auto e = num(1, 255, n)) return e;
-      v.ttl = std::uint8_t(n);
-    } else if (k == "tos") {
-      // `tos inherit` (= tos 1): outer DSCP from the inner header; ECN from the inner
-      // packet either way (RFC 6040 §4.1).
-      if (a && *a == "inherit") {
-        v.tos_inherit = true;
-        ++i;
-      } else {
-        if (auto e = num(0, 255, n)) return e;
-        v.tos = std::uint8_t(n);
-        v.tos_inherit = n == 1;
-      }
-    } else if (k == "mtu") {
-      if (auto e = num(68, 65535, n)) return e;
-      v.mtu = int(n);
-    } else if (gue && (k == "port" || k == "dstport" || k == "encap-dport")) {
-      if (auto e = num(1, 65535, n)) return e;
-      v.port = std::uint16_t(n);
-    } else if (gue && k == "udpcsum") {
-      v.udp_csum = true;
-    } else if (gue && k == "noudpcsum") {
-      v.udp_csum = false;
-    } else if (gue && k == "udp6zerocsumtx") {
-      v.udp6_zero_csum_tx = true;
-    } else if (gue && k == "udp6zerocsumrx") {
-      v.udp6_zero_csum_rx = true;
-    } else if (gue && k == "remcsumtx") {
-      v.remcsum_tx = true;
-    } else if (gue && k == "remcsumrx") {
-      v.remcsum_rx = true;
-    } else if (gue && (k == "remcsum-nopartial" || k == "remcsum_nopartial")) {
-      v.remcsum_nopartial = true;
-    } else if (!gue && (k == "key" || k == "ikey" || k == "okey")) {
-      if (!a) return k + ": missing value (a number or a dotted quad)";
-      auto key = gre_key(*a);
-      if (!key) return k + ": '" + *a + "' is not a number in 0..4294967295 or a dotted quad";
-      if (k != "okey") v.ikey = *key;
-      if (k != "ikey") v.okey = *key;
-      ++i;
-    } else if (!gue && (k == "csum" || k == "icsum" || k == "ocsum")) {
-      if (k != "ocsum") v.icsum = true;
-      if (k != "icsum") v.ocsum = true;
-    } else if (k == "id" || k == "vni") {
-      return k + ": " + mode + " has no VNI (that is a vxlan setting)";
-    } else {
-      return k + ": unknown " + mode + " setting";
+    bool on = true;
+    const Setting* s = find_setting(k, c.mode, on);
+    if (!s) return unknown(k, c);
+    const std::size_t want = s->arity == Arity::Flag ? 0 : s->arity == Arity::Two ? 2 : 1;
+    if (want && i + want >= w.size()) {
+      if (want == 1) return k + ": missing value";
+      if (std::string(s->name) == "srcport") return std::string("srcport: needs MIN and MAX");
+      return k + ": needs two values";
+    }
+    Args v(w.begin() + std::ptrdiff_t(i + 1), w.begin() + std::ptrdiff_t(i + 1 + want));
+    if (auto e = apply(c, once, *s, k, on, v)) return e;
+    i += want;
+  }
+  return std::nullopt;
+}
+
+/// Checks after every setting was read (the same for both front ends).
+std::optional<std::string> finish(Ctx& c) {
+  auto& cfg = c.cfg;
+  if (c.mode == kVx) {
+    if (!c.have_id) return std::string("id: the VNI is required (id VNI)");
+    for (const auto& r : cfg.vxlan.remotes)
+      if (auto e = check_remote(r, cfg.vxlan.local)) return e;
+    return tunnel::validate(cfg.vxlan);
+  }
+  if (!cfg.ip.remote.empty())
+    if (auto e = check_remote(cfg.ip.remote, cfg.ip.local)) return e;
+  if (c.mode == kGre) {
+    for (const auto* a : {&cfg.ip.local, &cfg.ip.remote}) {
+      if (a->empty()) continue;
+      const char* which = a == &cfg.ip.local ? "local" : "remote";
+      if (c.ip6gre && !a->is_v6())
+        return std::string(which) + ": " + a->to_string() + " is IPv4; ip6gre needs IPv6 addresses (use gre)";
+      if (!c.ip6gre && a->is_v6())
+        return std::string(which) + ": " + a->to_string() + " is IPv6; gre needs IPv4 addresses (use ip6gre)";
     }
   }
-  if (!v.remote.empty())
-    if (auto e = check_remote(v.remote, v.local)) return e;
+  return tunnel::validate(cfg.ip);
+}
+
+/// Start a mode in cfg (its table reset to the defaults).
+Ctx begin_mode(DaemonConfig& cfg, const std::string& mode) {
+  Ctx c{cfg, kVx};
+  if (mode == "vxlan") {
+    cfg.mode = TunnelMode::Vxlan;
+    return c;
+  }
+  cfg.ip = tunnel::IpTunnelConfig{};
+  if (mode == "gue") {
+    cfg.mode = TunnelMode::Gue;
+    cfg.ip.kind = tunnel::IpTunnelKind::Gue;
+    c.mode = kGue;
+  } else {
+    cfg.mode = TunnelMode::Gre;
+    cfg.ip.kind = tunnel::IpTunnelKind::Gre;
+    c.mode = kGre;
+    c.ip6gre = mode == "ip6gre";
+  }
+  return c;
+}
+
+std::optional<std::string> parse_mode_words(const std::string& mode, const std::vector<std::string>& w,
+                                            DaemonConfig& cfg) {
+  Ctx c = begin_mode(cfg, mode);
+  if (auto e = parse_words(w, c)) return e;
+  return finish(c);
+}
+
+/// The TOML front end: one node → the setting's value words, by its arity and value type;
+/// an error naming `key` (the caller prefixes the table) when the type does not fit.
+std::optional<std::string> toml_values(const Setting& s, const std::string& key, const toml::node& n,
+                                       bool& on, std::vector<Args>& out) {
+  auto scalar = [&](const toml::node& x, std::string& w) -> std::optional<std::string> {
+    const bool ok_int = s.value != Value::Str && x.is_integer();
+    const bool ok_str = s.value != Value::Int && x.is_string();
+    if (ok_int) w = std::to_string(*x.value<std::int64_t>());
+    else if (ok_str) w = *x.value<std::string>();
+    else
+      return key + ": expected " +
+             (s.value == Value::Int ? "an integer" : s.value == Value::Str ? "a string" : "an integer or a string");
+    return std::nullopt;
+  };
+  switch (s.arity) {
+    case Arity::Flag:
+      if (!n.is_boolean()) return key + ": expected true or false";
+      on = *n.value<bool>();
+      out.push_back({});
+      return std::nullopt;
+    case Arity::One: {
+      std::string w;
+      if (auto e = scalar(n, w)) return e;
+      out.push_back({w});
+      return std::nullopt;
+    }
+    case Arity::Two: {
+      const auto* a = n.as_array();
+      if (!a || a->size() != 2) return key + ": expected [" + (key == "srcport" ? "MIN, MAX" : "A, B") + "]";
+      Args v(2);
+      for (std::size_t i = 0; i < 2; ++i)
+        if (auto e = scalar(*a->get(i), v[i])) return e;
+      out.push_back(v);
+      return std::nullopt;
+    }
+    case Arity::Many: {
+      if (const auto* a = n.as_array()) {
+        for (auto&& e : *a) {
+          std::string w;
+          if (auto err = scalar(e, w)) return err;
+          out.push_back({w});
+        }
+        return std::nullopt;
+      }
+      std::string w;
+      if (auto e = scalar(n, w)) return e;
+      out.push_back({w});
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+/// Apply the keys of one TOML table (the top level: kTop, with the tunnel tables skipped).
+std::optional<std::string> apply_table(const toml::table& t, Ctx& c, Once& once, const std::string& prefix) {
+  for (auto&& [k, node] : t) {
+    const std::string key(k.str());
+    if (c.mode == kTop && (key == "vxlan" || key == "gue" || key == "gre" || key == "ip6gre" || key == "fdb"))
+      continue;
+    bool on = true;
+    const Setting* s = find_setting(key, c.mode, on);
+    // a TOML key is the setting's name or alias, never its "off" word
+    if (!s || (s->off_word && key == s->off_word)) {
+      if (c.mode == kTop) return key + ": unknown setting";
+      return prefix + unknown(key, c);
+    }
+    std::vector<Args> vals;
+    if (auto e = toml_values(*s, key, node, on, vals)) return prefix + *e;
+    for (const auto& v : vals)
+      if (auto e = apply(c, once, *s, key, on, v)) return prefix + *e;
+  }
   return std::nullopt;
 }
 
 }  // namespace
 
+std::optional<std::string> apply_setting(DaemonConfig& cfg, const std::string& name,
+                                         const std::vector<std::string>& values) {
+  bool on = true;
+  const Setting* s = find_setting(name, kTop, on);
+  if (!s) return name + ": unknown setting";
+  const std::size_t want = s->arity == Arity::Flag ? 0 : s->arity == Arity::Two ? 2 : 1;
+  if (values.size() != want) return name + ": expected " + std::to_string(want) + " value(s)";
+  Ctx c{cfg, kTop};
+  return s->apply(c, name, on, values);
+}
+
+std::optional<std::string> parse_vxlan_words(const std::vector<std::string>& w, DaemonConfig& cfg) {
+  return parse_mode_words("vxlan", w, cfg);
+}
+
 std::optional<std::string> parse_gue_words(const std::vector<std::string>& w, DaemonConfig& cfg) {
-  cfg.mode = TunnelMode::Gue;
-  cfg.ip = tunnel::IpTunnelConfig{};
-  cfg.ip.kind = tunnel::IpTunnelKind::Gue;
-  if (auto e = parse_l3_words(w, "gue", cfg.ip)) return e;
-  return tunnel::validate(cfg.ip);
+  return parse_mode_words("gue", w, cfg);
 }
 
 std::optional<std::string> parse_gre_words(const std::vector<std::string>& w, bool ip6,
                                            DaemonConfig& cfg) {
-  const std::string mode = ip6 ? "ip6gre" : "gre";
-  cfg.mode = TunnelMode::Gre;
-  cfg.ip = tunnel::IpTunnelConfig{};
-  cfg.ip.kind = tunnel::IpTunnelKind::Gre;
-  if (auto e = parse_l3_words(w, mode, cfg.ip)) return e;
-  for (const auto* a : {&cfg.ip.local, &cfg.ip.remote}) {
-    if (a->empty()) continue;
-    const char* which = a == &cfg.ip.local ? "local" : "remote";
-    if (ip6 && !a->is_v6())
-      return std::string(which) + ": " + a->to_string() + " is IPv4; ip6gre needs IPv6 addresses (use gre)";
-    if (!ip6 && a->is_v6())
-      return std::string(which) + ": " + a->to_string() + " is IPv6; gre needs IPv4 addresses (use ip6gre)";
-  }
-  return tunnel::validate(cfg.ip);
+  return parse_mode_words(ip6 ? "ip6gre" : "gre", w, cfg);
 }
 
 std::optional<std::string> parse_tunnel_words(const std::vector<std::string>& w, DaemonConfig& cfg) {
   if (w.empty())
     return std::string("expected a tunnel mode: vxlan, gue, gre or ip6gre, then its settings");
-  std::vector<std::string> rest(w.begin() + 1, w.end());
   const std::string& m = w[0];
-  if (m == "vxlan") {
-    cfg.mode = TunnelMode::Vxlan;
-    return parse_vxlan_words(rest, cfg);
-  }
-  if (m == "gue") return parse_gue_words(rest, cfg);
-  if (m == "gre" || m == "ip6gre") return parse_gre_words(rest, m == "ip6gre", cfg);
-  return "unknown tunnel mode '" + m + "' (expected vxlan, gue, gre or ip6gre)";
+  if (m != "vxlan" && m != "gue" && m != "gre" && m != "ip6gre")
+    return "unknown tunnel mode '" + m + "' (expected vxlan, gue, gre or ip6gre)";
+  return parse_mode_words(m, std::vector<std::string>(w.begin() + 1, w.end()), cfg);
 }
 
 Parsed<DaemonConfig> parse_toml(const std::string& text, const std::string& origin) {
@@ -357,147 +514,52 @@ Parsed<DaemonConfig> parse_toml(const std::string& text, const std::string& orig
     return origin + ": " + std::string(e.description()) + " (line " +
            std::to_string(e.source().begin.line) + ")";
   }
-  // Convert the TOML into the words form so that both share one set of rules and messages.
-  std::vector<std::string> w, l3w;
-  std::string l3_mode;
-  bool have_vxlan = false;
-  std::optional<std::string> err;
-  auto scalar = [&](const toml::node& n, const std::string& key) -> std::optional<std::string> {
-    if (n.is_string()) return *n.value<std::string>();
-    if (n.is_integer()) return std::to_string(*n.value<std::int64_t>());
-    err = key + ": expected a string or an integer";
-    return std::nullopt;
-  };
-  for (auto&& [k, node] : t) {
-    std::string key(k.str());
-    if (key == "dev") {
-      auto s = node.is_string() ? node.value<std::string>() : std::nullopt;
-      if (!s || s->empty() || s->size() > 15) return std::string("dev: expected an interface name of 1..15 characters");
-      cfg.dev = *s;
-    } else if (key == "address") {
-      auto s = node.is_string() ? node.value<std::string>() : std::nullopt;
-      if (!s) return std::string("address: expected a string like \"192.0.2.1/24\"");
-      cfg.address = *s;
-    } else if (key == "control") {
-      auto s = node.is_string() ? node.value<std::string>() : std::nullopt;
-      if (!s) return std::string("control: expected a path");
-      cfg.control = *s;
-    } else if (key == "queues") {
-      if (!node.is_integer()) return std::string("queues: expected an integer in 1..") + std::to_string(kMaxQueues);
-      auto q = parse_queues(std::to_string(*node.value<std::int64_t>()));
-      if (auto* e = std::get_if<std::string>(&q)) return *e;
-      cfg.queues = std::get<unsigned>(q);
-    } else if (key == "offload" || key == "gro") {
-      if (!node.is_boolean()) return key + ": expected true or false";
-      (key == "gro" ? cfg.gro : cfg.offload) = *node.value<bool>();
-    } else if (key == "vxlan") {
-      auto* vt = node.as_table();
-      if (!vt) return std::string("vxlan: expected a table");
-      have_vxlan = true;
-      for (auto&& [vk, vn] : *vt) {
-        std::string name(vk.str());
-        if (vn.is_boolean()) {
-          auto b = vn.value<bool>();
-          if (name == "udpcsum") w.push_back(*b ? "udpcsum" : "noudpcsum");
-          else if (name == "learning") w.push_back(*b ? "learning" : "nolearning");
-          else if (name == "udp6zerocsumtx" || name == "udp6zerocsumrx" || name == "remcsumtx" ||
-                   name == "remcsumrx" || name == "remcsum_nopartial" ||
-                   name == "remcsum-nopartial") {
-            if (*b) w.push_back(name);
-          } else {
-            return "vxlan." + name + ": unknown setting or not a boolean setting";
-          }
-        } else if (auto* arr = vn.as_array()) {
-          if (name != "remote" && name != "srcport") return "vxlan." + name + ": unexpected array";
-          if (name == "srcport") {
-            if (arr->size() != 2) return std::string("vxlan.srcport: expected [MIN, MAX]");
-            w.push_back("srcport");
-          }
-          for (auto&& e : *arr) {
-            if (name == "remote") w.push_back("remote");
-            auto s = scalar(e, "vxlan." + name);
-            if (!s) return *err;
-            w.push_back(*s);
-          }
-        } else {
-          auto s = scalar(vn, "vxlan." + name);
-          if (!s) return *err;
-          w.push_back(name);
-          w.push_back(*s);
-        }
-      }
-    } else if (key == "gue" || key == "gre" || key == "ip6gre") {
-      auto* tt = node.as_table();
-      if (!tt) return key + ": expected a table";
-      if (!l3_mode.empty()) return key + ": only one tunnel table per file (already have " + l3_mode + ")";
-      l3_mode = key;
-      for (auto&& [vk, vn] : *tt) {
-        std::string name(vk.str());
-        const std::string full = key + "." + name;
-        if (vn.is_boolean()) {
-          bool b = *vn.value<bool>();
-          if (name == "udpcsum") l3w.push_back(b ? "udpcsum" : "noudpcsum");
-          else if (name == "udp6zerocsumtx" || name == "udp6zerocsumrx" || name == "remcsumtx" ||
-                   name == "remcsumrx" || name == "remcsum_nopartial" || name == "remcsum-nopartial" ||
-                   name == "csum" || name == "icsum" || name == "ocsum") {
-            if (b) l3w.push_back(name);
-          } else {
-            return full + ": unknown setting or not a boolean setting";
-          }
-        } else if (vn.is_string() || vn.is_integer()) {
-          if (name == "udpcsum" || name == "csum" || name == "icsum" || name == "ocsum" ||
-              name == "remcsumtx" || name == "remcsumrx" || name == "remcsum_nopartial" ||
-              name == "udp6zerocsumtx" || name == "udp6zerocsumrx")
-            return full + ": expected true or false";
-          auto sv = scalar(vn, full);
-          if (!sv) return *err;
-          l3w.push_back(name);
-          l3w.push_back(*sv);
-        } else {
-          return full + ": expected a string, an integer or a boolean";
-        }
-      }
-    } else if (key == "fdb") {
-      auto* arr = node.as_array();
-      if (!arr) return std::string("fdb: expected [[fdb]] tables with mac and remote");
-      for (auto&& e : *arr) {
-        auto* et = e.as_table();
-        auto mac = et ? (*et)["mac"].value<std::string>() : std::nullopt;
-        auto rem = et ? (*et)["remote"].value<std::string>() : std::nullopt;
-        if (!mac || !rem) return std::string("fdb: each entry needs mac = \"..\" and remote = \"..\"");
-        w.insert(w.end(), {"fdb", *mac, *rem});
-      }
-    } else {
-      return key + ": unknown setting";
+  // the top level: host settings
+  {
+    Ctx top{cfg, kTop};
+    Once once;
+    if (auto e = apply_table(t, top, once, "")) return *e;
+  }
+  // the tunnel table: exactly one of vxlan, gue, gre, ip6gre
+  std::string mode;
+  for (const char* m : {"vxlan", "gue", "gre", "ip6gre"}) {
+    if (!t.contains(m)) continue;
+    if (!t[m].is_table()) return std::string(m) + ": expected a table";
+    if (!mode.empty())
+      return std::string(m) + ": only one tunnel table per file (already have " + mode + ")" +
+             (mode == "vxlan" || std::string(m) == "vxlan" ? "; a file configures one tunnel" : "");
+    mode = m;
+  }
+  if (t.contains("fdb") && mode != "vxlan")
+    return mode.empty() ? std::string("fdb: static entries need a [vxlan] table")
+                        : mode + ": a file configures one tunnel; [[fdb]] entries belong to vxlan";
+  if (mode.empty()) mode = "vxlan";  // the errors then name the missing vxlan settings
+  Ctx c = begin_mode(cfg, mode);
+  Once once;
+  const std::string prefix = mode + ".";
+  if (const auto* tt = t[mode].as_table())
+    if (auto e = apply_table(*tt, c, once, prefix)) return *e;
+  if (t.contains("fdb")) {
+    const auto* arr = t["fdb"].as_array();
+    if (!arr) return std::string("fdb: expected [[fdb]] tables with mac and remote");
+    bool on = true;
+    const Setting* s = find_setting("fdb", kVx, on);
+    for (auto&& e : *arr) {
+      const auto* et = e.as_table();
+      auto mac = et ? (*et)["mac"].value<std::string>() : std::nullopt;
+      auto rem = et ? (*et)["remote"].value<std::string>() : std::nullopt;
+      if (!mac || !rem) return std::string("fdb: each entry needs mac = \"..\" and remote = \"..\"");
+      if (auto err = apply(c, once, *s, "fdb", true, {*mac, *rem})) return *err;
     }
   }
-  if (!l3_mode.empty()) {
-    if (have_vxlan || !w.empty())
-      return l3_mode + ": a file configures one tunnel; remove the [vxlan] table and [[fdb]] entries";
-    auto e = l3_mode == "gue" ? parse_gue_words(l3w, cfg)
-                              : parse_gre_words(l3w, l3_mode == "ip6gre", cfg);
-    if (e) return l3_mode + "." + *e;
-    return cfg;
-  }
-  if (auto e = parse_vxlan_words(w, cfg)) return "vxlan." + *e;
+  if (auto e = finish(c)) return prefix + *e;
   return cfg;
 }
 
 std::optional<std::string> validate_local(const DaemonConfig& cfg) {
-  // IFNAMSIZ 16 with the NUL; the kernel refuses '/', ':' and white space in names.
-  if (cfg.dev.empty() || cfg.dev.size() > 15 || cfg.dev == "." || cfg.dev == ".." ||
-      cfg.dev.find_first_of("/: \t\n") != std::string::npos)
-    return "dev: '" + cfg.dev + "' is not an interface name (1..15 characters, no '/', ':' or spaces)";
-  if (!cfg.address.empty()) {
-    const auto slash = cfg.address.find('/');
-    const auto ip = tunnel::IpAddr::parse(cfg.address.substr(0, slash));
-    const unsigned max = ip && ip->is_v6() ? 128 : 32;
-    const bool prefix_ok =
-        slash == std::string::npos ||
-        number(cfg.address.substr(slash + 1), 0, max).has_value();
-    if (!ip || !prefix_ok)
-      return "address: '" + cfg.address + "' is not an address with an optional prefix (192.0.2.1/24, fd00::1/64)";
-  }
+  if (auto e = check_dev(cfg.dev)) return e;
+  if (!cfg.address.empty())
+    if (auto e = check_address(cfg.address)) return e;
   return std::nullopt;
 }
 

@@ -1,44 +1,34 @@
-// `ofld tunnel` endpoint process: epoll over TAP, UDP and control sockets (wiring only).
+// `ofld tunnel` endpoint process, every mode: one loop per queue over a device queue
+// (io::Tap for VXLAN, io::Tun for GUE/GRE/ip6gre), the underlay sockets and, in worker 0, the
+// control socket and signals. Wiring only: the packets go through an EncapPath
+// (encap_path.hpp) to the mode's data path; the fds are read and written by src/io.
 #include "ofld/daemon/tunnel_daemon.hpp"
 
-#include <fcntl.h>
 #include <malloc.h>
-#include <net/if.h>
-#include <signal.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <sys/ioctl.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <mutex>
-#include <thread>
+#include <variant>
 
 #include <spdlog/spdlog.h>
 
-#include "ofld/gro/engine.hpp"
+#include "encap_path.hpp"
+#include "ofld/io/raw_ip_socket.hpp"
 #include "ofld/io/tap.hpp"
+#include "ofld/io/tun.hpp"
 #include "ofld/io/udp_socket.hpp"
 #include "ofld/io/vnet_writer.hpp"
-#include "ofld/offload/gro_context.hpp"
-#include "ofld/offload/gso_context.hpp"
-#include "ofld/tunnel/datapath.hpp"
 #include "worker_set.hpp"
 
 namespace ofld::daemon {
 
 using json = nlohmann::json;
-namespace wv = wire::virtio_net;
 
 namespace {
 std::uint64_t now_ns() {
@@ -46,40 +36,65 @@ std::uint64_t now_ns() {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return std::uint64_t(ts.tv_sec) * 1000000000ull + std::uint64_t(ts.tv_nsec);
 }
-std::string err(const std::string& what) { return what + ": " + std::strerror(errno); }
-constexpr std::size_t kBatch = 64;          // TAP reads per wake-up (budget)
+constexpr std::size_t kBatch = 64;            // device reads per wake-up (budget)
 constexpr std::size_t kMaxFrame = 65536 + 64;
-constexpr std::size_t kRxSlots = 16;         // recvmmsg slots (each a 64 KiB UDP_GRO train)
-constexpr std::size_t kRxBudget = 8;         // recvmmsg calls per wake-up before a GRO flush
+constexpr std::size_t kUdpSlots = 16;         // recvmmsg slots (each a 64 KiB UDP_GRO train)
+constexpr std::size_t kRawSlots = 64;         // raw IP receives per batch (one packet each)
+constexpr std::size_t kRxBudget = 8;          // receive batches per wake-up
+
+/// The local side: a TAP (VXLAN, Ethernet) or a TUN (GUE, GRE: IP) queue.
+struct Device {
+  std::variant<io::Tap, io::Tun> d;
+  template <class F>
+  decltype(auto) with(F&& f) { return std::visit(std::forward<F>(f), d); }
+  template <class F>
+  decltype(auto) with(F&& f) const { return std::visit(std::forward<F>(f), d); }
+  int fd() const { return with([](const auto& x) { return x.fd(); }); }
+  const std::string& name() const { return with([](const auto& x) -> const std::string& { return x.name(); }); }
+  bool vnet_hdr() const { return with([](const auto& x) { return x.has_vnet_hdr(); }); }
+  bool is_tap() const { return d.index() == 0; }
+};
+
+/// One message the underlay received: bytes [off, off + len) of its slot.
+struct NetRx {
+  std::size_t off = 0, len = 0;
+  std::uint16_t gso_size = 0;
+  tunnel::IpAddr from;
+  int tos = -1;
+};
 
 }  // namespace
 
-// One queue of the endpoint: a TAP queue fd, its own UDP sockets (the receive socket in the
-// SO_REUSEPORT group of local:dstport when there are several queues), its own Datapath (GRO
-// engine, buffers, counters; the FDB is shared) and epoll set. Worker 0 runs in the thread
-// that calls run() and also serves the control socket and signals.
-struct Worker : detail::WorkerBase {
+// One queue of the endpoint: its device queue, its underlay sockets (UDP: the receive socket
+// in the SO_REUSEPORT group of the port when there are several queues, per-source-port
+// transmit sockets for VXLAN; raw IP for GRE, where only worker 0 receives: every raw socket
+// sees every packet), its EncapPath (data path: GRO engine, buffers, counters; the FDB is
+// shared) and epoll set. Worker 0 runs in the thread that calls run() and also serves the
+// control socket and signals.
+struct Worker : detail::WorkerBase, io::FrameSink {
   const DaemonConfig* cfg = nullptr;
-  std::optional<io::Tap> tap;
-  std::optional<io::VnetWriter> writer;  // TAP writes (fallbacks: io/vnet_writer.hpp)
-  std::optional<io::UdpSocket> rx;
-  std::map<std::uint16_t, io::UdpSocket> tx;  // per source port (udp_flow_src_port)
+  std::optional<Device> dev;
+  std::optional<io::UdpSocket> udp;           // VXLAN, GUE: receives (and sends by default)
+  std::map<std::uint16_t, io::UdpSocket> tx;  // VXLAN: per source port (udp_flow_src_port)
   bool tx_port_pool_full = false;
-  std::unique_ptr<tunnel::Datapath> dp;
-  bool tap_write_warned = false;
-  std::uint64_t last_tick = 0;
-  std::vector<std::uint8_t> tapbuf;
-  std::vector<io::UdpRx> rxs;
-  std::vector<core::BufferRef> rxbufs;            // one per recvmmsg slot (shared with packets)
+  std::optional<io::RawIpSocket> raw;         // GRE, ip6gre
+  std::uint16_t dport = 0;                    // UDP destination port (dstport / port)
+  std::unique_ptr<detail::EncapPath> path;
+  bool write_warned = false;
+  std::uint64_t last_tick = 0, tx_now = 0;
+  std::vector<NetRx> rxs;
+  std::vector<io::UdpRx> udprx;
+  std::vector<core::BufferRef> rxbufs;  // one per receive slot (shared with packets)
   std::vector<std::span<std::uint8_t>> rxspans;
   std::vector<tunnel::TxTrain> trains;
   std::vector<tunnel::TapFrame> frames;
   std::vector<std::span<const std::uint8_t>> tpieces;  // transmit: a train's pieces
   std::vector<std::size_t> tfirst;
 
+  int net_fd() const { return raw ? raw->fd() : udp->fd(); }
   void handle(int fd) {
-    if (fd == tap->fd()) handle_tap();
-    else if (fd == rx->fd()) handle_udp();
+    if (fd == dev->fd()) handle_dev();
+    else if (fd == net_fd()) handle_net();
   }
 
   // Worker 0, every loop iteration: age the shared FDB about once a second.
@@ -87,189 +102,153 @@ struct Worker : detail::WorkerBase {
     auto t = now_ns();
     if (t - last_tick > 1000000000ull) {
       std::lock_guard g(mu);
-      dp->tick(t);
+      path->tick(t);
       last_tick = t;
     }
   }
 
+  // ---- device → underlay
+  void frame(const wire::virtio_net::Hdr& h, std::span<const std::uint8_t> b) override {
+    path->transmit(h, b, tx_now, trains);
+  }
+
+  void handle_dev() {
+    std::lock_guard g(mu);
+    tx_now = now_ns();
+    dev->with([&](auto& d) { d.read_batch(kBatch, *this); });
+    send_trains();
+  }
+
   io::UdpSocket& tx_socket(std::uint16_t sport) {
+    // GUE: every flow leaves from the one port P (the socket bound to local:P).
+    if (cfg->mode != TunnelMode::Vxlan) return *udp;
     auto it = tx.find(sport);
     if (it != tx.end()) return it->second;
     if (!tx_port_pool_full && tx.size() < 64) {
       const auto& v = cfg->vxlan;
       io::UdpSocketOptions o{v.local, sport, !v.tx_outer_csum(), false, v.ttl, v.tos,
-                             rx->gso(), false, 4 << 20, true};
-      o.gso_short_tail = rx->gso_short_tail();  // probed once on the primary socket
-      o.reuse_port = cfg->queues > 1;           // every worker has its own socket on sport
+                             udp->gso(), false, 4 << 20, true};
+      o.gso_short_tail = udp->gso_short_tail();  // probed once on the primary socket
+      o.reuse_port = cfg->queues > 1;            // every worker has its own socket on sport
       auto s = io::UdpSocket::open(o);
       if (s.ok()) return tx.emplace(sport, std::move(s.value())).first->second;
       spdlog::warn("udp: source port {} not available ({}); using port {} for such flows", sport,
-                   s.message(), rx->local_port());
+                   s.message(), udp->local_port());
       tx_port_pool_full = true;
     }
-    return *rx;
+    return *udp;
+  }
+
+  io::Result<std::size_t> send(const tunnel::TxTrain& t, bool& gso) {
+    if (raw) {
+      gso = false;
+      // Outer TOS of this train (tos N or inherit, ECN from the inner packet, RFC 6040 §4.1).
+      if (auto ts = raw->set_tos(t.tos); !ts.ok()) spdlog::debug("{}", ts.message());
+      return raw->send_train(t.remote, t.buf, t.seg_size);
+    }
+    auto& s = tx_socket(t.src_port);
+    gso = s.gso();
+    if (auto ts = s.set_tos(t.tos); !ts.ok()) spdlog::debug("{}", ts.message());
+    if (!t.scattered()) return s.send_train(t.remote, dport, t.buf, t.seg_size);
+    // One sendmsg(UDP_SEGMENT) over the segments' own bytes: no copy into a train buffer.
+    tpieces.clear();
+    tfirst.clear();
+    tunnel::train_pieces(t, tpieces, tfirst);
+    if (tpieces.size() <= io::UdpSocket::kMaxIov)
+      return s.send_train_pieces(t.remote, dport, tpieces, tfirst, t.seg_size);
+    auto flat = tunnel::flatten(t);
+    return s.send_train(t.remote, dport, flat, t.seg_size);
   }
 
   void send_trains() {
-    auto& c = dp->counters();
     for (auto& t : trains) {
-      auto& s = tx_socket(t.src_port);
-      io::Result<std::size_t> r = std::size_t(0);
-      // Outer TOS of this train (configured tos or tos inherit, ECN from the inner packet,
-      // RFC 6040 §4.1 as the kernel's vxlan_xmit_one); a setsockopt only when it changes.
-      if (auto ts = s.set_tos(t.tos); !ts.ok()) spdlog::debug("{}", ts.message());
-      if (t.scattered()) {
-        // One sendmsg(UDP_SEGMENT) over the segments' own bytes: no copy into a train buffer.
-        tpieces.clear();
-        tfirst.clear();
-        tunnel::train_pieces(t, tpieces, tfirst);
-        if (tpieces.size() <= io::UdpSocket::kMaxIov) {
-          r = s.send_train_pieces(t.remote, cfg->vxlan.dstport, tpieces, tfirst, t.seg_size);
-        } else {
-          auto flat = tunnel::flatten(t);
-          r = s.send_train(t.remote, cfg->vxlan.dstport, flat, t.seg_size);
-        }
-      } else {
-        r = s.send_train(t.remote, cfg->vxlan.dstport, t.buf, t.seg_size);
-      }
-      if (!r.ok()) {
-        c.drops[std::size_t(tunnel::Drop::TxSendFailed)] += t.count;
-        spdlog::debug("{}", r.message());
-      } else if (s.gso() && t.count > 1) {
-        ++c.tx_trains;
-      }
+      bool gso = false;
+      auto r = send(t, gso);
+      if (!r.ok()) spdlog::debug("{}", r.message());
+      path->count_send(r.ok() ? 0 : t.count, r.ok() && gso && t.count > 1);
     }
-    dp->recycle(trains);
+    path->recycle(trains);
   }
 
-  void handle_tap() {
+  // ---- underlay → device
+  // One receive batch into the slots: recvmmsg (UDP) or raw receives until empty.
+  io::Result<std::size_t> recv_batch() {
+    // A slot whose bytes are still referenced by a packet gets a fresh buffer (normally every
+    // reference is gone: the previous batch flushed GRO and wrote its frames).
+    for (std::size_t i = 0; i < rxbufs.size(); ++i)
+      if (!rxbufs[i] || rxbufs[i].use_count() > 1) {
+        rxbufs[i] = core::Buffer::create(kMaxFrame);
+        rxspans[i] = rxbufs[i]->bytes;
+      }
+    if (udp && !raw) {
+      auto r = udp->recv_batch(rxspans, udprx);
+      if (!r.ok()) return r;
+      for (std::size_t i = 0; i < r.value(); ++i)
+        rxs[i] = NetRx{0, udprx[i].len, udprx[i].gso_size, udprx[i].from, udprx[i].tos};
+      return r;
+    }
+    std::size_t n = 0;
+    for (; n < rxspans.size(); ++n) {
+      auto r = raw->recv(rxspans[n]);
+      if (!r.ok()) return n ? io::Result<std::size_t>(n) : io::Result<std::size_t>::error(r.message());
+      if (!r.value()) break;
+      const auto& m = *r.value();
+      rxs[n] = NetRx{m.off, m.len, 0, m.from, m.tos};
+    }
+    return n;
+  }
+
+  // Drain the underlay (bounded): receive batches until empty or the budget, each followed by
+  // a GRO flush and the device writes (NAPI: poll a batch, flush at the end of the poll).
+  void handle_net() {
     std::lock_guard g(mu);
-    bool vnet = tap->has_vnet_hdr();
-    for (std::size_t i = 0; i < kBatch; ++i) {
-      ssize_t n = ::read(tap->fd(), tapbuf.data(), tapbuf.size());
-      if (n < 0) {
-        if (errno != EAGAIN && errno != EINTR) spdlog::warn("{}", err("tap read"));
-        break;
-      }
-      std::span<const std::uint8_t> b(tapbuf.data(), std::size_t(n));
-      wv::Hdr h{};
-      if (vnet) {
-        auto p = wv::parse(b, wv::kHdrLen, wv::ByteOrder::Little);
-        if (!p.ok()) continue;
-        h = p.value();
-        b = b.subspan(wv::kHdrLen);
-      }
-      dp->transmit(h, b, now_ns(), trains);
-    }
-    send_trains();
-  }
-
-  void write_frames() {
-    auto& c = dp->counters();
-    for (auto& f : frames) {
-      auto r = writer->write(f);
-      if (r.failed) {
-        c.drops[std::size_t(tunnel::Drop::RxTapWriteFailed)] += r.failed;
-        if (!tap_write_warned) spdlog::warn("tap write: {}", std::strerror(r.error));
-        tap_write_warned = true;
-      }
-      c.rx_frames += r.frames;
-      c.rx_bytes += r.bytes;
-    }
-    frames.clear();  // releases the packets, hence the receive buffers they referenced
-  }
-
-  // Drain the socket (bounded): recvmmsg batches until EAGAIN or the budget, each followed
-  // by a GRO flush and the TAP writes (NAPI: poll a batch, flush at the end of the poll).
-  void handle_udp() {
-    std::lock_guard g(mu);
-    auto t = now_ns();
-    // What the socket tells about each datagram's outer UDP checksum: on IPv6 without
-    // udp6zerocsumrx the kernel drops a zero checksum (UDP_NO_CHECK6_RX off), so every
-    // datagram had one; otherwise no socket interface reports it. Unknown trusts a seed-valued
-    // inner checksum like Present (decap(); README "Tunnel": the receive form of
-    // CHECKSUM_PARTIAL).
-    const auto& vc = cfg->vxlan;
-    const auto outer_csum = vc.ipv6() && !vc.udp6_zero_csum_rx ? tunnel::OuterCsum::Present
-                                                               : tunnel::OuterCsum::Unknown;
+    const auto t = now_ns();
     for (std::size_t call = 0; call < kRxBudget; ++call) {
-      // A slot whose bytes are still referenced by a packet gets a fresh buffer (normally
-      // every reference is gone: the previous wake-up flushed GRO and wrote its frames).
-      for (std::size_t i = 0; i < rxbufs.size(); ++i)
-        if (!rxbufs[i] || rxbufs[i].use_count() > 1) {
-          rxbufs[i] = core::Buffer::create(kMaxFrame);
-          rxspans[i] = rxbufs[i]->bytes;
-        }
-      auto r = rx->recv_batch(rxspans, rxs);
+      auto r = recv_batch();
       if (!r.ok()) {
         spdlog::warn("{}", r.message());
         break;
       }
-      std::size_t n = r.value();
-      for (std::size_t i = 0; i < n; ++i) {
-        const auto& m = rxs[i];
-        dp->receive_train(rxbufs[i], 0, m.len, m.gso_size, m.from, outer_csum, t, m.tos);
+      const std::size_t n = r.value();
+      for (std::size_t i = 0; i < n; ++i)
+        path->receive(rxbufs[i], rxs[i].off, rxs[i].len, rxs[i].gso_size, rxs[i].from, rxs[i].tos, t);
+      // GRO flush and device writes per batch: the packets reference the slots' bytes, which
+      // the next batch reuses (aggregates are bounded at 64 KiB anyway).
+      path->rx_flush(t, frames);
+      const auto w = dev->with([&](auto& d) { return d.write_batch(frames); });
+      path->count_written(w.frames, w.bytes, w.failed);
+      if (w.failed && !write_warned) {
+        spdlog::warn("{} write: {}", dev->is_tap() ? "tap" : "tun", std::strerror(w.error));
+        write_warned = true;
       }
-      // GRO flush and TAP writes per batch: the packets reference the slots' bytes, which
-      // the next recvmmsg reuses (aggregates are bounded at 64 KiB anyway).
-      dp->rx_flush(t, frames);
-      write_frames();
+      frames.clear();  // releases the packets, hence the receive buffers they referenced
       if (n < rxs.size()) break;  // drained
     }
   }
 
   // This worker's counters (call with `mu` held).
   json stats() const {
-    const auto& c = dp->counters();
-    json drops = json::object();
-    for (std::size_t i = 0; i < tunnel::kDropCount; ++i)
-      if (c.drops[i]) drops[std::string(tunnel::to_string(tunnel::Drop(i)))] = c.drops[i];
-    json j = {
-        {"tx", {{"frames", c.tx_frames}, {"bytes", c.tx_bytes}, {"datagrams", c.tx_datagrams},
-                {"datagram_bytes", c.tx_dgram_bytes}, {"udp_segment_trains", c.tx_trains},
-                {"gso_super_packets", c.tx_gso_super}, {"rco", c.tx_rco},
-                {"csum_sw", c.tx_csum_sw}, {"csum_skipped", c.tx_csum_skipped},
-                {"flooded", c.tx_flooded}}},
-        {"rx", {{"datagrams", c.rx_datagrams}, {"datagram_bytes", c.rx_dgram_bytes},
-                {"udp_gro_trains", c.rx_gro_trains}, {"rco", c.rx_rco},
-                {"rco_no_outer_csum", c.rx_rco_nocsum}, {"csum_validated", c.rx_csum_validated},
-                {"csum_skipped", c.rx_csum_skipped},
-                {"csum_partial_seed", c.rx_csum_partial_seed},
-                {"csum_seed_no_outer_csum", c.rx_csum_seed_nocsum},
-                {"ecn_ce", c.rx_ecn_ce}, {"ecn_bogus", c.rx_ecn_bogus}, {"frames", c.rx_frames},
-                {"bytes", c.rx_bytes}, {"gro_merged", c.rx_gro_merged},
-                {"gro_aggregates", c.rx_gro_aggregates}}},
-        {"fdb", {{"learned", c.fdb_learned}, {"aged", c.fdb_aged}}},
-        {"tap_write", detail::writer_stats(*writer)},
-        {"drops", drops},
-        {"drops_total", c.drops_total()},
-    };
-    const auto& gs = dp->gso_counters();
-    j["gso"] = {{"packets_in", gs.packets_in}, {"segmented", gs.packets_segmented},
-                {"segments_out", gs.segments_out}, {"payload_bytes_copied", gs.payload_bytes_copied},
-                {"errors", gs.errors_total()}};
-    if (const auto* e = dp->gro()) {
-      const auto& gc = e->counters();
-      json nm = json::object();
-      for (std::size_t i = 0; i < gro::kGroReasonCount; ++i)
-        if (gc.not_merged[i])
-          nm[std::string(offload::to_string(offload::GroReason(i)))] = gc.not_merged[i];
-      j["gro"] = {{"packets_in", gc.packets_in}, {"merged", gc.merged},
-                  {"aggregates", gc.aggregates}, {"singles", gc.singles},
-                  {"not_merged_by_reason", nm}};
+    json j = path->stats();
+    const io::VnetWriter* w = dev->with([](const auto& d) { return d.writer(); });
+    if (w) j[dev->is_tap() ? "tap_write" : "tun_write"] = detail::writer_stats(*w);
+    if (raw) {
+      j["socket"] = {{"kind", "raw_ip"}, {"sendmmsg_calls", raw->stats().sendmmsg_calls},
+                     {"datagrams_sent", raw->stats().datagrams_sent},
+                     {"send_errors", raw->stats().send_errors}};
+      return j;
     }
-    std::uint64_t gso_sends = rx->stats().gso_sends, plain = rx->stats().plain_sends,
-                  gso_off = rx->stats().gso_disabled, gro_bufs = rx->stats().gro_buffers;
+    std::uint64_t gso_sends = udp->stats().gso_sends, plain = udp->stats().plain_sends,
+                  gso_off = udp->stats().gso_disabled;
     for (const auto& [p, s] : tx) {
       gso_sends += s.stats().gso_sends;
       plain += s.stats().plain_sends;
       gso_off += s.stats().gso_disabled;
     }
-    j["socket"] = {{"udp_segment", rx->gso()}, {"udp_gro", rx->gro()},
+    j["socket"] = {{"kind", "udp"}, {"udp_segment", udp->gso()}, {"udp_gro", udp->gro()},
                    {"udp_segment_sends", gso_sends}, {"plain_sends", plain},
-                   {"udp_segment_disabled", gso_off}, {"gro_buffers", gro_bufs},
-                   {"recv_batches", rx->stats().recv_batches},
-                   {"recv_buffers", rx->stats().recv_buffers},
+                   {"udp_segment_disabled", gso_off}, {"gro_buffers", udp->stats().gro_buffers},
+                   {"recv_batches", udp->stats().recv_batches},
+                   {"recv_buffers", udp->stats().recv_buffers},
                    {"tx_ports", std::uint64_t(tx.size())}};
     return j;
   }
@@ -277,35 +256,41 @@ struct Worker : detail::WorkerBase {
 
 struct TunnelDaemon::Impl {
   DaemonConfig cfg;  // before ws: the workers point at it
-  std::shared_ptr<tunnel::SharedFdb> fdb;
-  unsigned tap_offload = 0;
-  bool tx_pieces = false;  // scattered trains (OFLD_TX_PIECES=1)
+  std::shared_ptr<tunnel::SharedFdb> fdb;  // VXLAN
+  unsigned dev_offload = 0;
+  bool tx_pieces = false;
   detail::WorkerSet<Worker> ws;
 
-  const io::Tap& tap() const { return *ws.workers[0]->tap; }
-
-  json stats() const {
-    return detail::workers_stats(
-        ws.workers, {{"dev", tap().name()}, {"vni", cfg.vxlan.vni}, {"queues", ws.workers.size()}},
-        [&](json& out) {
-          out["fdb"]["entries"] = fdb->size();
-          out["tx"]["scattered_trains"] = tx_pieces;
-          out["tap"] = {{"vnet_hdr", tap().has_vnet_hdr()}, {"offload_bits", tap_offload},
-                        {"multi_queue", ws.workers.size() > 1}};
-        });
+  const Device& dev() const { return *ws.workers[0]->dev; }
+  std::string mode() const {
+    return cfg.mode == TunnelMode::Vxlan ? "vxlan" : std::string(cfg.ip.name());
   }
 
+  json stats() const {
+    json head = {{"dev", dev().name()}, {"mode", mode()}, {"queues", ws.workers.size()}};
+    if (cfg.mode == TunnelMode::Vxlan) head["vni"] = cfg.vxlan.vni;
+    return detail::workers_stats(ws.workers, head, [&](json& out) {
+      if (fdb) out["fdb"]["entries"] = fdb->size();
+      if (cfg.mode == TunnelMode::Vxlan) out["tx"]["scattered_trains"] = tx_pieces;
+      out[dev().is_tap() ? "tap" : "tun"] = {{"vnet_hdr", dev().vnet_hdr()},
+                                             {"offload_bits", dev_offload},
+                                             {"multi_queue", ws.workers.size() > 1}};
+    });
+  }
 };
 
 TunnelDaemon::TunnelDaemon(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 TunnelDaemon::~TunnelDaemon() = default;
-const std::string& TunnelDaemon::tap_name() const noexcept { return impl_->tap().name(); }
+const std::string& TunnelDaemon::tap_name() const noexcept { return impl_->dev().name(); }
 void TunnelDaemon::request_stop() noexcept { impl_->ws.stop_all(); }
 json TunnelDaemon::stats_json() const { return impl_->stats(); }
 
 io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfig& cfg) {
   using R = io::Result<std::unique_ptr<TunnelDaemon>>;
-  if (auto e = tunnel::validate(cfg.vxlan)) return R::error(*e);
+  const bool vxlan = cfg.mode == TunnelMode::Vxlan;
+  const auto& v = cfg.vxlan;
+  const auto& ip = cfg.ip;
+  if (auto e = vxlan ? tunnel::validate(v) : tunnel::validate(ip)) return R::error(*e);
   if (cfg.queues < 1 || cfg.queues > kMaxQueues)
     return R::error("queues: " + std::to_string(cfg.queues) + " is not in 1.." +
                     std::to_string(kMaxQueues));
@@ -316,107 +301,155 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   ::mallopt(M_TRIM_THRESHOLD, 64 << 20);
   auto im = std::make_unique<Impl>();
   im->cfg = cfg;
-  const auto& v = cfg.vxlan;
   const unsigned nq = cfg.queues;
   const bool mq = nq > 1;
-  // TAP: the first queue creates the device (IFF_MULTI_QUEUE when more than one queue), the
-  // others attach to it by name. Offloads, MTU and link state are device-wide.
+  const char* kind = vxlan ? "tap" : "tun";
+  // Device: the first queue creates it (IFF_MULTI_QUEUE when more than one queue), the others
+  // attach to it by name. Offloads, MTU and link state are device-wide.
   for (unsigned q = 0; q < nq; ++q) {
-    auto t = io::Tap::open(io::TapOptions{q ? im->ws.workers[0]->tap->name() : cfg.dev, cfg.offload,
-                                          mq, 10, true});
-    if (!t.ok()) {
-      if (q == 0) return R::from(t);
-      return R::error("queues: TAP queue " + std::to_string(q) + ": " + t.message());
+    const std::string name = q ? im->ws.workers[0]->dev->name() : cfg.dev;
+    std::optional<Device> d;
+    std::string e;
+    bool skipped = false;
+    if (vxlan) {
+      auto t = io::Tap::open(io::TapOptions{name, cfg.offload, mq, 10, true});
+      if (t.ok()) d.emplace(Device{std::move(t.value())});
+      else e = t.message(), skipped = t.is_skipped();
+    } else {
+      auto t = io::Tun::open(name, cfg.offload, mq);
+      if (t.ok()) d.emplace(Device{std::move(t.value())});
+      else e = t.message(), skipped = t.is_skipped();
+    }
+    if (!d) {
+      if (q) e = "queues: " + std::string(vxlan ? "TAP" : "TUN") + " queue " + std::to_string(q) + ": " + e;
+      return skipped ? R::skipped(e) : R::error(e);
     }
     auto w = std::make_unique<Worker>();
     w->cfg = &im->cfg;
     w->idx = q;
-    w->tap.emplace(std::move(t.value()));
+    w->dev = std::move(d);
     im->ws.workers.push_back(std::move(w));
   }
-  auto& tap = *im->ws.workers[0]->tap;
+  auto& dev = *im->ws.workers[0]->dev;
   if (cfg.offload) {
     using namespace io::tun_offload;
-    // USO (TUN_F_USO4|USO6, Linux 6.2+) is asked for too: the kernel then hands us UDP GSO
-    // super-packets (gso_type UDP_L4) that the data path segments like TSO ones. Older
-    // kernels refuse the bits (EINVAL) and set_offload_best retries without them.
-    auto r = tap.set_offload_best(kCsum | kTso4 | kTso6 | kTsoEcn | kUso4 | kUso6);
-    im->tap_offload = r.ok() ? r.value() : 0;
-    spdlog::info("tap {}: TUNSETOFFLOAD accepted 0x{:x} (CSUM{} TSO4{} TSO6{} TSO_ECN{} USO{})",
-                 tap.name(), im->tap_offload, (im->tap_offload & kCsum) ? "+" : "-",
-                 (im->tap_offload & kTso4) ? "+" : "-", (im->tap_offload & kTso6) ? "+" : "-",
-                 (im->tap_offload & kTsoEcn) ? "+" : "-",
-                 (im->tap_offload & kUso4) ? "+" : "- (kernel refused TUN_F_USO4|USO6)");
+    // USO (TUN_F_USO4|USO6, Linux 6.2+) is asked for on the TAP too: the kernel then hands us
+    // UDP GSO super-packets (gso_type UDP_L4) that the data path segments like TSO ones.
+    // Older kernels refuse the bits (EINVAL) and set_offload_best retries without them.
+    const unsigned want = kCsum | kTso4 | kTso6 | kTsoEcn | (vxlan ? kUso4 | kUso6 : 0u);
+    auto r = dev.with([&](auto& x) { return x.set_offload_best(want); });
+    im->dev_offload = r.ok() ? r.value() : 0;
+    const unsigned b = im->dev_offload;
+    spdlog::info("{} {}: TUNSETOFFLOAD accepted 0x{:x} (CSUM{} TSO4{} TSO6{} TSO_ECN{}{})", kind,
+                 dev.name(), b, (b & kCsum) ? "+" : "-", (b & kTso4) ? "+" : "-",
+                 (b & kTso6) ? "+" : "-", (b & kTsoEcn) ? "+" : "-",
+                 !vxlan ? "" : (b & kUso4) ? " USO+" : " USO- (kernel refused TUN_F_USO4|USO6)");
   } else {
-    // B4: a TAP left with offloads by an earlier owner would hand us super-frames we cannot
+    // B4: a device left with offloads by an earlier owner would hand us super-frames we cannot
     // read without a vnet header; clear the device-wide mask.
-    if (auto s = tap.set_offload(0); !s.ok())
-      spdlog::warn("tap {}: TUNSETOFFLOAD(0) refused: {}", tap.name(), s.message());
-    spdlog::info("tap {}: offloads off (no vnet header; one frame per read/write)", tap.name());
+    if (auto s = dev.with([](auto& x) { return x.set_offload(0); }); !s.ok())
+      spdlog::warn("{} {}: TUNSETOFFLOAD(0) refused: {}", kind, dev.name(), s.message());
+    spdlog::info("{} {}: offloads off (no vnet header; one frame per read/write)", kind, dev.name());
   }
-  int mtu = v.mtu ? v.mtu : 1500 - v.overhead();
-  if (auto s = tap.set_mtu(mtu); !s.ok()) return R::error("mtu " + std::to_string(mtu) + ": " + s.message());
-  if (auto s = tap.set_up(); !s.ok()) return R::from(s);
-  tunnel::DatapathOptions dopt;
-  dopt.gro = cfg.gro && cfg.offload;
-  dopt.tap_vnet_hdr = cfg.offload;
-  dopt.tap_mtu = mtu;
-  dopt.tap_frame_packets = true;  // writev the packet's pieces, no flattening copy
-  // OFLD_TX_PIECES=1: sendmsg(UDP_SEGMENT) over the segments' own pieces (no copy into a
-  // train buffer). Off by default: in same-round A/B runs on the 2-core bench machine it
-  // cost the sender 10-20 % more CPU per GB than the copying builder (bench/tunnel-profile.md).
-  const char* txp = std::getenv("OFLD_TX_PIECES");
-  dopt.tx_pieces = txp && *txp == '1';
-  im->tx_pieces = dopt.tx_pieces;
-  {
-    int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    ifreq ifr{};
-    std::snprintf(ifr.ifr_name, IFNAMSIZ, "%s", tap.name().c_str());
-    if (s >= 0 && ::ioctl(s, SIOCGIFHWADDR, &ifr) == 0)
-      std::memcpy(dopt.own_mac.data(), ifr.ifr_hwaddr.sa_data, 6);
-    if (s >= 0) ::close(s);
-  }
+  const int mtu = vxlan ? (v.mtu ? v.mtu : 1500 - v.overhead()) : (ip.mtu ? ip.mtu : 1500 - ip.overhead());
+  if (auto s = dev.with([&](auto& x) { return x.set_mtu(mtu); }); !s.ok())
+    return R::error("mtu " + std::to_string(mtu) + ": " + s.message());
+  if (auto s = dev.with([](auto& x) { return x.set_up(); }); !s.ok()) return R::from(s);
   if (!cfg.address.empty()) {
-    auto r = io::check_command({"ip", "addr", "add", cfg.address, "dev", tap.name()});
+    auto r = io::check_command({"ip", "addr", "add", cfg.address, "dev", dev.name()});
     if (!r.ok()) return R::error("address " + cfg.address + ": " + r.message());
   }
-  im->fdb = std::make_shared<tunnel::SharedFdb>(std::uint64_t(v.ageing_s) * 1000000000ull);
-  for (const auto& [mac, ip] : cfg.static_fdb) im->fdb->add_static(mac, ip);
-  dopt.fdb = im->fdb;
-  // UDP: one receive socket per worker; with several, all in the SO_REUSEPORT group of
-  // local:dstport, so the kernel picks the worker by the flow's 4-tuple hash (the sender's
-  // source port is the inner flow's hash, udp_flow_src_port).
+  detail::EncapPathOptions po;
+  po.gro = cfg.gro && cfg.offload;
+  po.dev_vnet_hdr = cfg.offload;
+  po.dev_mtu = mtu;
+  if (vxlan) {
+    if (auto s = std::get<io::Tap>(dev.d).get_mac(po.own_mac.data()); !s.ok())
+      spdlog::warn("{}", s.message());
+    im->fdb = std::make_shared<tunnel::SharedFdb>(std::uint64_t(v.ageing_s) * 1000000000ull);
+    for (const auto& [mac, a] : cfg.static_fdb) im->fdb->add_static(mac, a);
+    po.fdb = im->fdb;
+    // Scattered trains (sendmsg(UDP_SEGMENT) over the segments' own pieces): a setting of the
+    // data path, off — in same-round A/B runs on the 2-core bench machine it cost the sender
+    // 10-20 % more CPU per GB than the copying builder (bench/tunnel-profile.md).
+    const char* txp = std::getenv("OFLD_TX_PIECES");
+    po.tx_pieces = txp && *txp == '1';
+    im->tx_pieces = po.tx_pieces;
+  }
+  // Underlay: UDP (VXLAN, GUE) — one receive socket per worker; with several, all in the
+  // SO_REUSEPORT group of local:port, so the kernel picks the worker by the flow's 4-tuple hash
+  // (a VXLAN sender's source port is the inner flow's hash, udp_flow_src_port) — or raw IP
+  // protocol 47 (GRE, ip6gre).
   auto gate = std::make_shared<io::GsoWriteGate>();  // one device: its queues share the verdict
+  const bool use_udp = vxlan || ip.gue();
   for (auto& wp : im->ws.workers) {
     auto& w = *wp;
-    io::UdpSocketOptions uo{v.local, v.dstport, !v.tx_outer_csum(), v.udp6_zero_csum_rx,
-                            v.ttl, v.tos, cfg.offload, cfg.offload, 4 << 20, w.idx != 0};
-    uo.reuse_port = mq;
-    uo.recv_tos = true;  // outer ECN for RFC 6040 decapsulation
-    if (w.idx != 0) uo.gso_short_tail = im->ws.workers[0]->rx->gso_short_tail();
-    auto u = io::UdpSocket::open(uo);
-    if (!u.ok()) return R::error("local " + v.local.to_string() + " dstport " +
-                                 std::to_string(v.dstport) + ": " + u.message());
-    w.rx.emplace(std::move(u.value()));
-    w.dp = std::make_unique<tunnel::Datapath>(v, dopt);
-    w.writer.emplace(w.tap->fd(), io::VnetWriterOptions{tap.name(), wire::LinkType::Ethernet,
-                                                        cfg.offload, mtu, 1000, nullptr, gate});
-    w.tapbuf.resize(kMaxFrame);
-    w.rxs.resize(kRxSlots);
-    w.rxbufs.resize(kRxSlots);
-    w.rxspans.resize(kRxSlots);
-    int fl = ::fcntl(w.tap->fd(), F_GETFL);
-    ::fcntl(w.tap->fd(), F_SETFL, fl | O_NONBLOCK);
-    if (auto e = w.open_events({w.tap->fd(), w.rx->fd()}); !e.empty()) return R::error(e);
+    if (use_udp) {
+      const tunnel::IpAddr local = vxlan ? v.local : ip.local;
+      const std::uint16_t port = vxlan ? v.dstport : ip.port;
+      io::UdpSocketOptions uo{local,
+                              port,
+                              vxlan ? !v.tx_outer_csum() : !ip.tx_outer_csum(),
+                              vxlan ? v.udp6_zero_csum_rx : ip.udp6_zero_csum_rx,
+                              vxlan ? v.ttl : ip.ttl,
+                              vxlan ? v.tos : ip.tos,
+                              cfg.offload,
+                              cfg.offload,
+                              4 << 20,
+                              w.idx != 0};
+      uo.reuse_port = mq;
+      uo.recv_tos = true;  // outer ECN for RFC 6040 decapsulation
+      if (w.idx != 0) uo.gso_short_tail = im->ws.workers[0]->udp->gso_short_tail();
+      auto u = io::UdpSocket::open(uo);
+      if (!u.ok())
+        return R::error("local " + local.to_string() + (vxlan ? " dstport " : " port ") +
+                        std::to_string(port) + ": " + u.message());
+      w.udp.emplace(std::move(u.value()));
+      w.dport = port;
+    } else {
+      auto r = io::RawIpSocket::open(io::RawIpSocketOptions{ip.local, 47, ip.ttl, ip.tos, 4 << 20});
+      if (!r.ok()) return R::from(r);
+      w.raw.emplace(std::move(r.value()));
+      if (w.idx != 0)  // send-only: a raw socket receives a copy of every GRE packet; worker 0 takes them
+        if (auto s = w.raw->receive_none(); !s.ok()) return R::error("queues: raw socket: " + s.message());
+    }
+    w.path = detail::make_encap_path(im->cfg, po);
+    w.dev->with([&](auto& d) {
+      d.attach_writer(io::VnetWriterOptions{dev.name(), vxlan ? wire::LinkType::Ethernet : wire::LinkType::RawIp,
+                                            cfg.offload, mtu, 1000, nullptr, gate});
+    });
+    const std::size_t slots = w.raw ? kRawSlots : kUdpSlots;
+    w.rxs.resize(slots);
+    w.udprx.resize(slots);
+    w.rxbufs.resize(slots);
+    w.rxspans.resize(slots);
+    std::vector<int> fds = {w.dev->fd()};
+    if (w.idx == 0 || !w.raw) fds.push_back(w.net_fd());
+    if (auto e = w.open_events(fds); !e.empty()) return R::error(e);
   }
   // control socket and signals (blocked before the worker threads exist: they inherit it)
-  if (auto e = im->ws.open_control(cfg.control.empty() ? default_control_path(tap.name()) : cfg.control);
+  if (auto e = im->ws.open_control(cfg.control.empty() ? default_control_path(dev.name()) : cfg.control);
       !e.empty())
     return R::error(e);
   im->ws.stats_text = [p = im.get()] { return p->stats().dump() + "\n"; };
-  spdlog::info("tunnel {}: vxlan id {} local {} dstport {} remotes {} mtu {}{}{}{}", tap.name(), v.vni,
-               v.local.to_string(), v.dstport, v.remotes.size(), mtu,
-               v.remcsum_tx ? " remcsumtx" : "", v.remcsum_rx ? " remcsumrx" : "",
+  std::string extra;
+  if (vxlan) {
+    extra = " id " + std::to_string(v.vni) + " local " + v.local.to_string() + " dstport " +
+            std::to_string(v.dstport) + " remotes " + std::to_string(v.remotes.size()) +
+            (v.remcsum_tx ? " remcsumtx" : "") + (v.remcsum_rx ? " remcsumrx" : "");
+  } else {
+    extra = " local " + ip.local.to_string() + " remote " + ip.remote.to_string();
+    if (ip.gue()) {
+      extra += " port " + std::to_string(ip.port) + (ip.remcsum_tx ? " remcsumtx" : "") +
+               (ip.remcsum_rx ? " remcsumrx" : "") + (ip.tx_outer_csum() ? "" : " (no outer UDP checksum)");
+    } else {
+      if (ip.ikey) extra += " ikey " + std::to_string(*ip.ikey);
+      if (ip.okey) extra += " okey " + std::to_string(*ip.okey);
+      if (ip.icsum) extra += " icsum";
+      if (ip.ocsum) extra += " ocsum";
+    }
+  }
+  spdlog::info("tunnel {}: {}{} mtu {}{}", dev.name(), im->mode(), extra, mtu,
                mq ? " queues " + std::to_string(nq) + " (IFF_MULTI_QUEUE, SO_REUSEPORT)" : "");
   return std::unique_ptr<TunnelDaemon>(new TunnelDaemon(std::move(im)));
 }
@@ -427,10 +460,13 @@ io::Result<json> query_stats(const std::string& path) {
   int s = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_un sa{};
   sa.sun_family = AF_UNIX;
-  if (path.size() >= sizeof sa.sun_path) return io::Result<json>::error("control: path too long");
+  if (path.size() >= sizeof sa.sun_path) {
+    ::close(s);
+    return io::Result<json>::error("control: path too long");
+  }
   std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
   if (::connect(s, reinterpret_cast<sockaddr*>(&sa), sizeof sa) < 0) {
-    auto e = err("connect " + path + " (is `ofld tunnel` running?)");
+    auto e = "connect " + path + " (is `ofld tunnel` running?): " + std::strerror(errno);
     ::close(s);
     return io::Result<json>::error(e);
   }

@@ -1,5 +1,5 @@
-// Shared skeleton of the tunnel daemons (VXLAN: tunnel_daemon.cpp; GUE/GRE:
-// ip_tunnel_daemon.cpp): per-queue workers, each with its own epoll set and a wake eventfd;
+// The worker skeleton of the tunnel daemon (tunnel_daemon.cpp, every mode):
+// per-queue workers, each with its own epoll set and a wake eventfd;
 // worker 0 runs in the thread that calls run() and also serves SIGINT/SIGTERM (signalfd)
 // and the control socket; stop wakes every worker and joins them. Wiring only — the packet
 // work is in the workers' handlers, which call into src/tunnel.

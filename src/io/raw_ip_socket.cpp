@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <linux/filter.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -193,6 +194,14 @@ Result<std::optional<RawIpRx>> RawIpSocket::recv(std::span<std::uint8_t> buf) {
     rx.len -= rx.off;
   }
   return std::optional<RawIpRx>{rx};
+}
+
+Status RawIpSocket::receive_none() {
+  sock_filter drop_all{BPF_RET | BPF_K, 0, 0, 0};
+  sock_fprog prog{1, &drop_all};
+  if (::setsockopt(fd_, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog) < 0)
+    return Status::error(std::string("SO_ATTACH_FILTER (drop all): ") + std::strerror(errno));
+  return ok_status();
 }
 
 }  // namespace ofld::io

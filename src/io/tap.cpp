@@ -14,6 +14,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "device_batch_impl.hpp"
+
 namespace ofld::io {
 
 namespace {
@@ -67,7 +69,8 @@ Result<Tap> Tap::open(const TapOptions& opts) {
 
 Tap::Tap(Tap&& o) noexcept
     : fd_(o.fd_), ctl_fd_(o.ctl_fd_), name_(std::move(o.name_)), ifindex_(o.ifindex_),
-      vnet_hdr_(o.vnet_hdr_), vnet_le_(o.vnet_le_), vnet_hdr_size_(o.vnet_hdr_size_) {
+      vnet_hdr_(o.vnet_hdr_), vnet_le_(o.vnet_le_), vnet_hdr_size_(o.vnet_hdr_size_),
+      rbuf_(std::move(o.rbuf_)), rstats_(o.rstats_), writer_(std::move(o.writer_)) {
   o.fd_ = o.ctl_fd_ = -1;
 }
 
@@ -81,6 +84,9 @@ Tap& Tap::operator=(Tap&& o) noexcept {
     vnet_hdr_ = o.vnet_hdr_;
     vnet_le_ = o.vnet_le_;
     vnet_hdr_size_ = o.vnet_hdr_size_;
+    rbuf_ = std::move(o.rbuf_);
+    rstats_ = o.rstats_;
+    writer_ = std::move(o.writer_);
     o.fd_ = o.ctl_fd_ = -1;
   }
   return *this;
@@ -89,6 +95,7 @@ Tap& Tap::operator=(Tap&& o) noexcept {
 Tap::~Tap() { close_all(); }
 
 void Tap::close_all() noexcept {
+  writer_.reset();
   if (fd_ >= 0) ::close(fd_);
   if (ctl_fd_ >= 0) ::close(ctl_fd_);
   fd_ = ctl_fd_ = -1;
@@ -139,6 +146,14 @@ Status Tap::set_mac(const std::uint8_t mac[6]) {
   q.ifr_hwaddr.sa_family = ARPHRD_ETHER;
   std::memcpy(q.ifr_hwaddr.sa_data, mac, 6);
   return ifreq_ioctl(SIOCSIFHWADDR, &q, "SIOCSIFHWADDR");
+}
+
+Status Tap::get_mac(std::uint8_t mac[6]) const {
+  ifreq q{};
+  std::strncpy(q.ifr_name, name_.c_str(), IFNAMSIZ - 1);
+  if (::ioctl(ctl_fd_, SIOCGIFHWADDR, &q) != 0) return Status::error(errstr(("SIOCGIFHWADDR " + name_).c_str()));
+  std::memcpy(mac, q.ifr_hwaddr.sa_data, 6);
+  return ok_status();
 }
 
 Status Tap::write(std::span<const std::uint8_t> frame, const VnetHdr* vnet) {
@@ -198,6 +213,26 @@ void Tap::drain() {
   std::vector<std::uint8_t> buf(kReadBuf);
   for (int i = 0; i < 10000; ++i)
     if (::read(fd_, buf.data(), buf.size()) < 0) break;
+}
+
+}  // namespace ofld::io
+
+namespace ofld::io {
+
+std::size_t Tap::read_batch(std::size_t max, FrameSink& sink) {
+  return detail::read_batch(fd_, vnet_hdr_, "TAP", name_, rbuf_, max, sink, rstats_);
+}
+
+void Tap::attach_writer(const VnetWriterOptions& opts) {
+  writer_ = std::make_unique<VnetWriter>(fd_, opts);
+}
+
+WriteResult Tap::write_batch(std::span<const tunnel::TapFrame> frames) {
+  VnetWriterOptions d;
+  d.dev = name_;
+  d.link = wire::LinkType::Ethernet;
+  d.vnet_hdr = vnet_hdr_;
+  return detail::write_batch(writer_, fd_, d, frames);
 }
 
 }  // namespace ofld::io

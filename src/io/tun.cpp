@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "device_batch_impl.hpp"
 #include "ofld/io/tap.hpp"
 
 namespace ofld::io {
@@ -52,7 +53,8 @@ Result<Tun> Tun::open(const std::string& name, bool vnet_hdr, bool multi_queue) 
 }
 
 Tun::Tun(Tun&& o) noexcept
-    : fd_(o.fd_), ctl_(o.ctl_), name_(std::move(o.name_)), vnet_hdr_(o.vnet_hdr_) {
+    : fd_(o.fd_), ctl_(o.ctl_), name_(std::move(o.name_)), vnet_hdr_(o.vnet_hdr_),
+      rbuf_(std::move(o.rbuf_)), rstats_(o.rstats_), writer_(std::move(o.writer_)) {
   o.fd_ = o.ctl_ = -1;
 }
 
@@ -63,6 +65,9 @@ Tun& Tun::operator=(Tun&& o) noexcept {
     ctl_ = o.ctl_;
     name_ = std::move(o.name_);
     vnet_hdr_ = o.vnet_hdr_;
+    rbuf_ = std::move(o.rbuf_);
+    rstats_ = o.rstats_;
+    writer_ = std::move(o.writer_);
     o.fd_ = o.ctl_ = -1;
   }
   return *this;
@@ -71,6 +76,7 @@ Tun& Tun::operator=(Tun&& o) noexcept {
 Tun::~Tun() { close_all(); }
 
 void Tun::close_all() noexcept {
+  writer_.reset();
   if (fd_ >= 0) ::close(fd_);
   if (ctl_ >= 0) ::close(ctl_);
   fd_ = ctl_ = -1;
@@ -110,6 +116,22 @@ Status Tun::set_up() {
   q.ifr_flags = short(q.ifr_flags | IFF_UP);
   if (::ioctl(ctl_, SIOCSIFFLAGS, &q) != 0) return Status::error(errstr("SIOCSIFFLAGS up"));
   return ok_status();
+}
+
+std::size_t Tun::read_batch(std::size_t max, FrameSink& sink) {
+  return detail::read_batch(fd_, vnet_hdr_, "TUN", name_, rbuf_, max, sink, rstats_);
+}
+
+void Tun::attach_writer(const VnetWriterOptions& opts) {
+  writer_ = std::make_unique<VnetWriter>(fd_, opts);
+}
+
+WriteResult Tun::write_batch(std::span<const tunnel::TapFrame> frames) {
+  VnetWriterOptions d;
+  d.dev = name_;
+  d.link = wire::LinkType::RawIp;
+  d.vnet_hdr = vnet_hdr_;
+  return detail::write_batch(writer_, fd_, d, frames);
 }
 
 }  // namespace ofld::io

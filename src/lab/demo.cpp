@@ -155,6 +155,17 @@ struct DemoSignalGuard {
 }  // namespace
 
 std::optional<std::string> demo_refusal(const DemoOptions& o) {
+  bool known = false;
+  for (const char* e : kDemoEncaps) known |= o.encap == e;
+  if (!known) return "--encap: '" + o.encap + "' is not one of vxlan, gue, gre, ip6gre";
+  if (o.encap != "vxlan" && (o.kernel_peer || o.kernel_both))
+    return "--encap " + o.encap + " with a kernel endpoint (--kernel-peer/--kernel-both) is refused: "
+           "the kernel side is a VXLAN device; GUE and GRE are implemented by ofld itself (the "
+           "kernel's fou and GRE modules are not used)";
+  if (o.rco && (o.encap == "gre" || o.encap == "ip6gre"))
+    return "--rco with --encap " + o.encap + ": GRE has no remote checksum offload (vxlan and gue have)";
+  if (o.encap == "gre" && o.ipv6_underlay)
+    return std::string("--encap gre --ipv6: gre runs over IPv4; use --encap ip6gre for an IPv6 underlay");
   if (o.rco && (o.kernel_peer || o.kernel_both))
     return std::string(
         "--rco with a kernel VXLAN endpoint (--kernel-peer/--kernel-both) is refused: the "
@@ -186,7 +197,7 @@ io::Result<json> run_demo(const DemoOptions& o) {
   if (!nb.ok()) return R::from(nb);
   auto& A = na.value();
   auto& B = nb.value();
-  const bool v6 = o.ipv6_underlay;
+  const bool v6 = o.ipv6_underlay || o.encap == "ip6gre";
   const std::string ua = v6 ? "fd00:231::1" : "10.231.0.1", ub = v6 ? "fd00:231::2" : "10.231.0.2";
   const std::string plen = v6 ? "/64" : "/24";
   for (auto* ns : {&A, &B})
@@ -217,8 +228,12 @@ io::Result<json> run_demo(const DemoOptions& o) {
     if (!o.offload) a.push_back("--no-offload");
     if (!o.gro) a.push_back("--no-gro");
     if (o.queues != 1) a.insert(a.end(), {"--queues", std::to_string(o.queues)});
-    for (std::string w : {"vxlan", "id", "42", "local"}) a.push_back(w);
-    a.insert(a.end(), {local, "remote", remote, "udpcsum"});
+    // The tunnel words of the encapsulation (ofld tunnel; iproute2's spelling).
+    a.push_back(o.encap);
+    if (o.encap == "vxlan") a.insert(a.end(), {"id", "42"});
+    a.insert(a.end(), {"local", local, "remote", remote});
+    if (o.encap == "gue") a.insert(a.end(), {"port", "5555"});
+    if (o.encap == "vxlan" || o.encap == "gue") a.push_back("udpcsum");
     if (o.rco) a.insert(a.end(), {"remcsumtx", "remcsumrx"});
     return a;
   };
@@ -303,7 +318,7 @@ io::Result<json> run_demo(const DemoOptions& o) {
   double cpu_a = a_kernel ? 0 : cpu_seconds(ea.pid()) - cpu_a0;
   double cpu_b = b_kernel ? 0 : cpu_seconds(eb.pid()) - cpu_b0;
   json out;
-  out["config"] = {{"seconds", o.seconds}, {"streams", o.streams}, {"queues", o.queues}, {"ipv6_underlay", v6},
+  out["config"] = {{"encap", o.encap}, {"seconds", o.seconds}, {"streams", o.streams}, {"queues", o.queues}, {"ipv6_underlay", v6},
                    {"test", o.latency ? "sockperf ping-pong tcp 64 B" : "iperf3"},
                    {"offload", o.offload}, {"gro", o.gro}, {"rco", o.rco},
                    {"side_a", a_kernel ? "kernel" : "ofld"}, {"side_b", b_kernel ? "kernel" : "ofld"}};

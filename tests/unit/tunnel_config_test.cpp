@@ -236,3 +236,148 @@ TEST(TunnelConfig, TomlUnknownKeyMessage) {
 }
 
 }  // namespace
+
+namespace {
+
+using ofld::daemon::DaemonConfig;
+using ofld::daemon::Parsed;
+
+// Every field of a configuration, for comparing what two front ends produced.
+std::string dump(const DaemonConfig& c) {
+  std::string s = "mode=" + std::to_string(int(c.mode)) + " dev=" + c.dev + " address=" + c.address +
+                  " control=" + c.control + " offload=" + std::to_string(c.offload) +
+                  " gro=" + std::to_string(c.gro) + " queues=" + std::to_string(c.queues);
+  const auto& v = c.vxlan;
+  s += " | vni=" + std::to_string(v.vni) + " local=" + v.local.to_string() + " remotes=";
+  for (const auto& r : v.remotes) s += r.to_string() + ",";
+  s += " dstport=" + std::to_string(v.dstport) + " sport=" + std::to_string(v.port_min) + "-" +
+       std::to_string(v.port_max) + " udpcsum=" + std::to_string(v.udp_csum) +
+       " z6tx=" + std::to_string(v.udp6_zero_csum_tx) + " z6rx=" + std::to_string(v.udp6_zero_csum_rx) +
+       " rtx=" + std::to_string(v.remcsum_tx) + " rrx=" + std::to_string(v.remcsum_rx) +
+       " rnp=" + std::to_string(v.remcsum_nopartial) + " ttl=" + std::to_string(v.ttl) +
+       " tos=" + std::to_string(v.tos) + " inh=" + std::to_string(v.tos_inherit) +
+       " mtu=" + std::to_string(v.mtu) + " ageing=" + std::to_string(v.ageing_s) +
+       " learning=" + std::to_string(v.learning) + " fdb=";
+  for (const auto& [m, a] : c.static_fdb) s += std::to_string(m[5]) + "@" + a.to_string() + ",";
+  const auto& i = c.ip;
+  s += " | kind=" + std::to_string(int(i.kind)) + " local=" + i.local.to_string() +
+       " remote=" + i.remote.to_string() + " port=" + std::to_string(i.port) +
+       " udpcsum=" + std::to_string(i.udp_csum) + " z6tx=" + std::to_string(i.udp6_zero_csum_tx) +
+       " z6rx=" + std::to_string(i.udp6_zero_csum_rx) + " rtx=" + std::to_string(i.remcsum_tx) +
+       " rrx=" + std::to_string(i.remcsum_rx) + " rnp=" + std::to_string(i.remcsum_nopartial) +
+       " ikey=" + (i.ikey ? std::to_string(*i.ikey) : "-") + " okey=" + (i.okey ? std::to_string(*i.okey) : "-") +
+       " icsum=" + std::to_string(i.icsum) + " ocsum=" + std::to_string(i.ocsum) +
+       " ttl=" + std::to_string(i.ttl) + " tos=" + std::to_string(i.tos) + " inh=" + std::to_string(i.tos_inherit) +
+       " mtu=" + std::to_string(i.mtu);
+  return s;
+}
+
+std::string toml_error(const std::string& text) {
+  auto p = ofld::daemon::parse_toml(text);
+  return std::holds_alternative<std::string>(p) ? std::get<std::string>(p) : std::string();
+}
+
+// Issue 14: one configuration parser. The command words and the equivalent TOML table give
+// the same configuration, field for field, in every mode and for every setting (flags on and
+// off, numbers, addresses, lists, pairs, keys, tos inherit, static FDB entries).
+TEST(TunnelConfig, Issue14_WordsAndTomlGiveTheSameConfig) {
+  struct Case {
+    std::vector<std::string> words;
+    std::string toml;
+  };
+  const std::vector<Case> cases = {
+      {{"vxlan", "id", "42", "local", "10.0.0.1", "remote", "10.0.0.2", "remote", "10.0.0.3",
+        "dstport", "8472", "srcport", "1000", "2000", "noudpcsum", "ttl", "9", "tos", "inherit",
+        "mtu", "1400", "ageing", "60", "nolearning", "fdb", "02:00:00:00:00:07", "10.0.0.3"},
+       "[vxlan]\nid = 42\nlocal = \"10.0.0.1\"\nremote = [\"10.0.0.2\", \"10.0.0.3\"]\n"
+       "dstport = 8472\nsrcport = [1000, 2000]\nudpcsum = false\nttl = 9\ntos = \"inherit\"\n"
+       "mtu = 1400\nageing = 60\nlearning = false\n"
+       "[[fdb]]\nmac = \"02:00:00:00:00:07\"\nremote = \"10.0.0.3\"\n"},
+      {{"vxlan", "vni", "7", "local", "fd00::1", "remote", "fd00::2", "udp6zerocsumtx",
+        "udp6zerocsumrx", "remcsumrx", "remcsum-nopartial", "tos", "184"},
+       "[vxlan]\nvni = 7\nlocal = \"fd00::1\"\nremote = \"fd00::2\"\nudp6zerocsumtx = true\n"
+       "udp6zerocsumrx = true\nremcsumrx = true\nremcsum_nopartial = true\ntos = 184\n"},
+      {{"gue", "local", "10.0.0.1", "remote", "10.0.0.2", "port", "5555", "udpcsum", "remcsumtx",
+        "remcsumrx", "ttl", "3", "mtu", "1300"},
+       "[gue]\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\nport = 5555\nudpcsum = true\n"
+       "remcsumtx = true\nremcsumrx = true\nttl = 3\nmtu = 1300\n"},
+      // a list with one element is the same remote as the single string
+      {{"gue", "local", "fd00::1", "remote", "fd00::2", "port", "6000", "udp6zerocsumrx"},
+       "[gue]\nlocal = \"fd00::1\"\nremote = [\"fd00::2\"]\nport = 6000\nudp6zerocsumrx = true\n"},
+      {{"gre", "local", "10.0.0.1", "remote", "10.0.0.2", "ikey", "1.2.3.4", "okey", "9", "csum",
+        "tos", "inherit"},
+       "[gre]\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\nikey = \"1.2.3.4\"\nokey = 9\n"
+       "csum = true\ntos = \"inherit\"\n"},
+      {{"ip6gre", "local", "fd00::1", "remote", "fd00::2", "key", "77", "ocsum"},
+       "[ip6gre]\nlocal = \"fd00::1\"\nremote = \"fd00::2\"\nkey = 77\nocsum = true\nicsum = false\n"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.toml);
+    DaemonConfig w;
+    auto e = ofld::daemon::parse_tunnel_words(c.words, w);
+    ASSERT_FALSE(e) << *e;
+    auto t = ofld::daemon::parse_toml(c.toml);
+    ASSERT_TRUE(std::holds_alternative<DaemonConfig>(t)) << std::get<std::string>(t);
+    EXPECT_EQ(dump(w), dump(std::get<DaemonConfig>(t)));
+  }
+}
+
+// Issue 14: the TOML front end names the setting ("table.key: ...") for every kind of wrong
+// value, as the words do — a flag given a number, a value setting given a boolean, a list
+// where one value goes — and checks the host settings (dev, address) with the same rules and
+// messages as --dev/--address (validate_local).
+TEST(TunnelConfig, Issue14_TomlErrorsNameTheSettingLikeTheWords) {
+  const std::string vx = "[vxlan]\nid = 1\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\n";
+  EXPECT_EQ(toml_error(vx + "remcsumtx = 1\n").rfind("vxlan.remcsumtx:", 0), 0u) << toml_error(vx + "remcsumtx = 1\n");
+  EXPECT_EQ(toml_error(vx + "udpcsum = \"yes\"\n").rfind("vxlan.udpcsum:", 0), 0u) << toml_error(vx + "udpcsum = \"yes\"\n");
+  EXPECT_EQ(toml_error(vx + "learning = 0\n").rfind("vxlan.learning:", 0), 0u) << toml_error(vx + "learning = 0\n");
+  EXPECT_EQ(toml_error(vx + "ttl = true\n").rfind("vxlan.ttl:", 0), 0u) << toml_error(vx + "ttl = true\n");
+  EXPECT_EQ(toml_error(vx + "dstport = [1, 2]\n").rfind("vxlan.dstport:", 0), 0u) << toml_error(vx + "dstport = [1, 2]\n");
+  // the host settings: same rule and message as --dev / --address
+  for (const std::string dev : {"a/b", "has space", "a:b"}) {
+    DaemonConfig c;
+    c.dev = dev;
+    const auto want = ofld::daemon::validate_local(c);
+    ASSERT_TRUE(want);
+    EXPECT_EQ(toml_error("dev = \"" + dev + "\"\n" + vx), *want);
+  }
+  DaemonConfig c;
+  c.address = "192.0.2.1/33";
+  const auto want = ofld::daemon::validate_local(c);
+  ASSERT_TRUE(want);
+  EXPECT_EQ(toml_error("address = \"192.0.2.1/33\"\n" + vx), *want);
+}
+
+}  // namespace
+
+namespace {
+
+// Issue 14: the command-line options (--dev, --address, --control, --queues, --no-offload,
+// --no-gro) are the TOML file's top-level settings: same result, same message.
+TEST(TunnelConfig, Issue14_OptionsAreTheTopLevelSettings) {
+  using ofld::daemon::apply_setting;
+  const std::string vx = "[vxlan]\nid = 1\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\n";
+  auto toml_cfg = [&](const std::string& top) {
+    auto p = ofld::daemon::parse_toml(top + vx);
+    EXPECT_TRUE(std::holds_alternative<DaemonConfig>(p)) << std::get<std::string>(p);
+    return std::holds_alternative<DaemonConfig>(p) ? std::get<DaemonConfig>(p) : DaemonConfig{};
+  };
+  DaemonConfig w;
+  ASSERT_FALSE(ofld::daemon::parse_tunnel_words({"vxlan", "id", "1", "local", "10.0.0.1", "remote", "10.0.0.2"}, w));
+  for (auto [name, values] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"dev", {"vx9"}}, {"address", {"192.0.2.1/24"}}, {"control", {"/tmp/x.sock"}},
+           {"queues", {"4"}}, {"no-offload", {}}, {"no-gro", {}}}) {
+    auto e = apply_setting(w, name, values);
+    ASSERT_FALSE(e) << *e;
+  }
+  EXPECT_EQ(dump(w), dump(toml_cfg("dev = \"vx9\"\naddress = \"192.0.2.1/24\"\ncontrol = \"/tmp/x.sock\"\n"
+                                   "queues = 4\noffload = false\ngro = false\n")));
+  // the same wrong value, the same message
+  DaemonConfig c;
+  EXPECT_EQ(apply_setting(c, "queues", {"0"}).value_or(""), toml_error("queues = 0\n" + vx));
+  EXPECT_EQ(apply_setting(c, "dev", {"a/b"}).value_or(""), toml_error("dev = \"a/b\"\n" + vx));
+  EXPECT_EQ(apply_setting(c, "address", {"x"}).value_or(""), toml_error("address = \"x\"\n" + vx));
+  EXPECT_NE(apply_setting(c, "colour", {"1"}).value_or("").find("colour"), std::string::npos);
+}
+
+}  // namespace

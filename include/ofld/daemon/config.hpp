@@ -38,7 +38,14 @@
 //       [ttl N] [tos N] [mtu N]            (K: a number or a dotted quad, as in iproute2)
 // TOML: a [gue], [gre] or [ip6gre] table with the same names (booleans for the flags,
 // `port = 5555`, `key = 7`); exactly one tunnel table per file.
-// Every error names the setting ("dstport: 'x' is not a number in 1..65535").
+// Every error names the setting ("dstport: 'x' is not a number in 1..65535"; from TOML with
+// its table: "vxlan.dstport: ...").
+//
+// One parser: config.cpp describes each setting once (its words and TOML key, how many values,
+// their TOML type, the modes it belongs to, whether it may be given once, and the function that
+// checks and stores it); the words, the TOML file and the command-line options (apply_setting)
+// all go through that description, so `vxlan id 42 ... noudpcsum` and `[vxlan] id = 42 ...
+// udpcsum = false` give the same DaemonConfig and the same messages.
 #pragma once
 
 #include <optional>
@@ -81,6 +88,13 @@ inline constexpr unsigned kMaxQueues = 256;
 /// Parse a queue count ("--queues N", TOML `queues = N`): the number, or an error naming
 /// `queues` when it is not a number in 1..kMaxQueues.
 Parsed<unsigned> parse_queues(const std::string& s);
+
+/// Set a host-side setting from a command-line option — the same description, rules and
+/// messages as its TOML key at the top level: `dev`, `address`, `control`, `queues` (one value
+/// each), `offload`, `gro` (flags, no value; `no-offload`, `no-gro` turn them off). Error text
+/// names the setting.
+std::optional<std::string> apply_setting(DaemonConfig& cfg, const std::string& name,
+                                         const std::vector<std::string>& values = {});
 
 /// "/run/ofld/<dev>.sock".
 std::string default_control_path(const std::string& dev);

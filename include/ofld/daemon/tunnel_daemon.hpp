@@ -1,16 +1,19 @@
-// ofld/daemon/tunnel_daemon.hpp — the `ofld tunnel` endpoint process: a TAP and a UDP
-// socket joined by tunnel::Datapath, in one epoll loop, with a control socket for stats.
-// With DaemonConfig::queues = N > 1: an IFF_MULTI_QUEUE TAP with N queue fds and N workers
-// (worker 0 in the thread calling run(), the others in their own threads), each with its own
-// epoll set, UDP socket (SO_REUSEPORT group on local:dstport), Datapath and buffers; one
-// shared FDB (tunnel::SharedFdb); stats summed with a per-queue breakdown.
+// ofld/daemon/tunnel_daemon.hpp — the `ofld tunnel` endpoint process, every mode: a device
+// (TAP for VXLAN, TUN for GUE, GRE and ip6gre) and the underlay sockets (UDP for VXLAN and
+// GUE, raw IP protocol 47 for GRE) joined by the mode's data path, in one epoll loop per
+// queue, with a control socket for stats (`ofld stats`). With DaemonConfig::queues = N > 1: an
+// IFF_MULTI_QUEUE device with N queue fds and N workers (worker 0 in the thread calling run(),
+// the others in their own threads), each with its own epoll set, sockets (UDP: SO_REUSEPORT
+// group on the local port; GRE: only worker 0's raw socket receives), data path and buffers;
+// one shared FDB (VXLAN, tunnel::SharedFdb); stats summed with a per-queue breakdown.
 //
-// Wiring only: every packet decision is in tunnel::Datapath. Start-up: open the TAP
-// (IFF_VNET_HDR; TUNSETOFFLOAD CSUM|TSO4|TSO6|TSO_ECN, best accepted subset, one log line),
-// set its MTU (configured, else 1500 − encapsulation overhead) and bring it up, optionally
-// assign an address; open the UDP socket on local:dstport (UDP_SEGMENT / UDP_GRO probes);
-// listen on the control socket. SIGINT/SIGTERM (signalfd) end the loop; the destructor
-// closes the TAP (the kernel deletes a non-persistent TAP) and unlinks the control socket.
+// Wiring only: every packet decision is in src/tunnel, every read and write of the device in
+// io::Tap / io::Tun (read_batch, write_batch). Start-up: open the device (IFF_VNET_HDR;
+// TUNSETOFFLOAD CSUM|TSO4|TSO6|TSO_ECN[|USO4|USO6 on a TAP], best accepted subset, one log
+// line), set its MTU (configured, else 1500 − encapsulation overhead) and bring it up,
+// optionally assign an address; open the sockets (UDP_SEGMENT / UDP_GRO probes); listen on the
+// control socket. SIGINT/SIGTERM (signalfd) end the loop; the destructor closes the device (the
+// kernel deletes a non-persistent TAP/TUN) and unlinks the control socket.
 #pragma once
 
 #include <memory>
@@ -25,7 +28,8 @@ namespace ofld::daemon {
 
 class TunnelDaemon {
  public:
-  /// Set everything up (errors name the failing step).
+  /// Set everything up for cfg.mode (errors name the failing step; skipped without
+  /// /dev/net/tun or CAP_NET_ADMIN).
   static io::Result<std::unique_ptr<TunnelDaemon>> create(const DaemonConfig& cfg);
   ~TunnelDaemon();
   /// Run until SIGINT/SIGTERM or request_stop(). Returns 0, or 1 after a fatal I/O error.
@@ -33,6 +37,7 @@ class TunnelDaemon {
   void request_stop() noexcept;
   /// Counters, drops by reason, GSO/GRO engine numbers, socket and TAP features.
   nlohmann::json stats_json() const;
+  /// The device's name (TAP or TUN).
   const std::string& tap_name() const noexcept;
 
   struct Impl;

@@ -65,6 +65,11 @@ class RawIpSocket {
   /// Non-blocking receive into `buf`; nullopt when nothing is queued. A malformed IPv4
   /// header (cannot happen from the kernel) is an error.
   Result<std::optional<RawIpRx>> recv(std::span<std::uint8_t> buf);
+  /// Make the socket send-only: a drop-all socket filter (SO_ATTACH_FILTER), so the kernel
+  /// queues no received copy on it (every raw socket of a protocol gets a copy of every
+  /// packet; the workers of a multi-queue GRE endpoint leave receiving to one). Error names
+  /// the option.
+  Status receive_none();
 
  private:
   RawIpSocket() = default;

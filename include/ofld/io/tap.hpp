@@ -17,15 +17,23 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "ofld/io/device_batch.hpp"
 #include "ofld/io/result.hpp"
 #include "ofld/wire/virtio_net.hpp"
 
+namespace ofld::tunnel { struct TapFrame; }
+
 namespace ofld::io {
+
+class VnetWriter;
+struct VnetWriterOptions;
+struct WriteResult;
 
 /// virtio_net_hdr: the one codec is wire::virtio_net (layout, byte order, V-18..V-20); this
 /// name is kept for io's users. store()/load() write/read the 10-byte legacy header.
@@ -92,6 +100,8 @@ class Tap {
   Status set_mtu(int mtu);
   /// Set the MAC address (SIOCSIFHWADDR).
   Status set_mac(const std::uint8_t mac[6]);
+  /// Read the MAC address (SIOCGIFHWADDR) into `mac`.
+  Status get_mac(std::uint8_t mac[6]) const;
 
   /// Write one frame (the kernel receives it as if from the wire). With a vnet header,
   /// `vnet` is prepended (nullptr → all-zero header). Error carries errno text (e.g. EINVAL
@@ -102,6 +112,20 @@ class Tap {
   Result<std::optional<Frame>> read(int timeout_ms);
   /// Read and discard everything queued now.
   void drain();
+
+  /// Endpoint loop, device → data path: up to `max` non-blocking reads, each frame (vnet
+  /// header decoded) handed to `sink`; stops when nothing is queued. Returns the reads done
+  /// (device_batch.hpp). Not thread-safe: one reader per queue.
+  std::size_t read_batch(std::size_t max, FrameSink& sink);
+  const DeviceReadStats& read_stats() const noexcept { return rstats_; }
+  /// Set up the writer of write_batch (device name, MTU, shared GSO gate, fault seam);
+  /// without it the first write_batch uses defaults (Ethernet, the TAP's vnet header, MTU 1500).
+  void attach_writer(const VnetWriterOptions& opts);
+  /// Endpoint loop, data path → device: write every frame with its virtio_net_hdr through the
+  /// writer (fallbacks: vnet_writer.hpp). The sum of the frames' results.
+  WriteResult write_batch(std::span<const tunnel::TapFrame> frames);
+  /// The writer's counters (null before the first attach_writer / write_batch).
+  const VnetWriter* writer() const noexcept { return writer_.get(); }
 
  private:
   Tap() = default;
@@ -115,6 +139,9 @@ class Tap {
   bool vnet_hdr_ = false;
   bool vnet_le_ = true;
   int vnet_hdr_size_ = 10;
+  std::vector<std::uint8_t> rbuf_;      // read_batch buffer (kDeviceReadBuf)
+  DeviceReadStats rstats_;
+  std::unique_ptr<VnetWriter> writer_;  // write_batch
 };
 
 }  // namespace ofld::io

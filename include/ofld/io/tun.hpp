@@ -8,11 +8,22 @@
 // Kernel: drivers/net/tun.c (tun_set_iff, tun_get_user, tun_put_user).
 #pragma once
 
+#include <cstdint>
+#include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
+#include "ofld/io/device_batch.hpp"
 #include "ofld/io/result.hpp"
 
+namespace ofld::tunnel { struct TapFrame; }
+
 namespace ofld::io {
+
+class VnetWriter;
+struct VnetWriterOptions;
+struct WriteResult;
 
 class Tun {
  public:
@@ -36,12 +47,28 @@ class Tun {
   Status set_mtu(int mtu);
   Status set_up();
 
+  /// Endpoint loop, device → data path: up to `max` non-blocking reads, each IP packet (vnet
+  /// header decoded) handed to `sink` (device_batch.hpp). One reader per queue.
+  std::size_t read_batch(std::size_t max, FrameSink& sink);
+  const DeviceReadStats& read_stats() const noexcept { return rstats_; }
+  /// Set up the writer of write_batch; without it the first write_batch uses defaults (raw IP,
+  /// the TUN's vnet header, MTU 1500).
+  void attach_writer(const VnetWriterOptions& opts);
+  /// Endpoint loop, data path → device: write every packet with its virtio_net_hdr through
+  /// the writer (fallbacks: vnet_writer.hpp). The sum of the packets' results.
+  WriteResult write_batch(std::span<const tunnel::TapFrame> frames);
+  /// The writer's counters (null before the first attach_writer / write_batch).
+  const VnetWriter* writer() const noexcept { return writer_.get(); }
+
  private:
   Tun() = default;
   void close_all() noexcept;
   int fd_ = -1, ctl_ = -1;
   std::string name_;
   bool vnet_hdr_ = false;
+  std::vector<std::uint8_t> rbuf_;      // read_batch buffer (kDeviceReadBuf)
+  DeviceReadStats rstats_;
+  std::unique_ptr<VnetWriter> writer_;  // write_batch
 };
 
 }  // namespace ofld::io

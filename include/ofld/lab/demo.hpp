@@ -1,8 +1,9 @@
 // ofld/lab/demo.hpp — `ofld demo`: two network namespaces joined by a veth pair, an
-// `ofld tunnel` endpoint in each, a TCP stream through the overlay (iperf3), throughput,
-// CPU time of each endpoint and both endpoints' counters; everything made is removed.
-// Addresses exist only inside the namespaces (underlay 10.231.0.0/24 or fd00:231::/64,
-// overlay 192.168.231.0/24).
+// `ofld tunnel` endpoint in each (VXLAN over a TAP, or GUE, GRE or ip6gre over a TUN:
+// DemoOptions::encap), a TCP stream through the overlay (iperf3), throughput, CPU time of
+// each endpoint and both endpoints' counters, in the same format and JSON for every
+// encapsulation; everything made is removed. Addresses exist only inside the namespaces
+// (underlay 10.231.0.0/24 or fd00:231::/64, overlay 192.168.231.0/24).
 //
 // LAB code (target ofld_lab): used by the ofld command and the tests; not part of libofld,
 // not installed, no stable API.
@@ -18,7 +19,13 @@
 
 namespace ofld::daemon {
 
+/// The encapsulations `ofld demo --encap` runs (the `ofld tunnel` mode words).
+inline constexpr const char* kDemoEncaps[] = {"vxlan", "gue", "gre", "ip6gre"};
+
 struct DemoOptions {
+  /// vxlan (TAP, UDP 4789), gue (TUN, UDP port 5555), gre (TUN, IPv4 raw IP protocol 47) or
+  /// ip6gre (TUN, IPv6 underlay: implies ipv6_underlay).
+  std::string encap = "vxlan";
   int seconds = 5;              ///< iperf3 duration
   int streams = 1;              ///< iperf3 -P
   bool ipv6_underlay = false;
@@ -32,14 +39,18 @@ struct DemoOptions {
   std::string self_exe;         ///< path of the ofld binary ("" = /proc/self/exe)
 };
 
-/// Combinations refused before anything is made (e.g. --rco with a kernel VXLAN endpoint,
-/// spec K-1); nullopt when the options are acceptable.
+/// Combinations refused before anything is made, with the reason: an unknown encap; --rco with
+/// a kernel VXLAN endpoint (spec K-1) or with gre/ip6gre (GRE has no RCO); a kernel endpoint
+/// with an encap other than vxlan (the kernel's fou/GRE modules are not used); gre with an
+/// IPv6 underlay (that is ip6gre). nullopt when the options are acceptable.
 std::optional<std::string> demo_refusal(const DemoOptions& o);
 
 /// Run the demo (with `latency`: "latency_us" {avg, p50, p90, p99, p99_9, max} instead of
 /// throughput; skipped when sockperf is missing). Errors: demo_refusal(). A SIGINT/SIGTERM during the run ends it early,
-/// removes everything made and sets "interrupted" (the signal number) and "error". Result JSON: {"gbit_per_s", "seconds", "bytes", "cpu_s" {a,b},
-/// "cpu_s_per_gb" {a,b}, "stats" {a,b}, "config"}. Skipped when not root.
+/// removes everything made and sets "interrupted" (the signal number) and "error". Result JSON
+/// (every encap): {"gbit_per_s", "bytes", "retransmits", "cpu_s" {a,b}, "cpu_s_per_gb" {a,b},
+/// "stats" {a,b} (the endpoints' `ofld stats --json`), "endpoint_exit" {a,b}, "config"
+/// {"encap", ...}}. Skipped when not root.
 io::Result<nlohmann::json> run_demo(const DemoOptions& o);
 
 }  // namespace ofld::daemon
