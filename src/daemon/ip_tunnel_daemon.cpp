@@ -1,5 +1,5 @@
 // `ofld tunnel gue|gre|ip6gre` endpoint process: epoll over TUN, UDP or raw IP, control
-// socket and signals (wiring only; packet logic in tunnel::IpDatapath).
+// socket and signals (wiring only; packet logic in tunnel::Endpoint).
 #include "ofld/daemon/ip_tunnel_daemon.hpp"
 
 #include <signal.h>
@@ -31,7 +31,7 @@
 #include "ofld/io/vnet_writer.hpp"
 #include "ofld/offload/gro_context.hpp"
 #include "ofld/offload/gso_context.hpp"
-#include "ofld/tunnel/ip_datapath.hpp"
+#include "ofld/tunnel/endpoint.hpp"
 #include "worker_set.hpp"
 
 namespace ofld::daemon {
@@ -54,14 +54,14 @@ constexpr std::size_t kMaxFrame = 65536 + 64;
 // One queue of the endpoint (see tunnel_daemon.cpp): a TUN queue fd, its own UDP socket
 // (GUE; SO_REUSEPORT group on the port when there are several) or raw IP socket (GRE: every
 // raw socket sees every packet, so only worker 0 receives; the others' sockets carry a
-// drop-all filter and only send), its own IpDatapath and epoll set.
+// drop-all filter and only send), its own Endpoint and epoll set.
 struct IpWorker : detail::WorkerBase {
   const DaemonConfig* cfg_p = nullptr;
   std::optional<io::Tun> tun;
   std::optional<io::VnetWriter> writer;  // TUN writes (fallbacks: io/vnet_writer.hpp)
   std::optional<io::UdpSocket> udp;    // GUE
   std::optional<io::RawIpSocket> raw;  // GRE
-  std::unique_ptr<tunnel::IpDatapath> dp;
+  std::unique_ptr<tunnel::Endpoint> dp;
   bool write_warned = false;
   std::vector<std::uint8_t> tunbuf, netbuf;
   std::vector<tunnel::TxTrain> trains;
@@ -77,21 +77,16 @@ struct IpWorker : detail::WorkerBase {
   int net_fd() const { return udp ? udp->fd() : raw->fd(); }
 
   void send_trains() {
-    auto& c = dp->counters();
     for (auto& t : trains) {
       // Outer TOS of this train (tos N or tos inherit, ECN from the inner packet, RFC 6040 §4.1).
       if (auto ts = udp ? udp->set_tos(t.tos) : raw->set_tos(t.tos); !ts.ok())
         spdlog::debug("{}", ts.message());
       auto r = udp ? udp->send_train(t.remote, cfg().ip.port, t.buf, t.seg_size)
                    : raw->send_train(t.remote, t.buf, t.seg_size);
-      if (!r.ok()) {
-        c.drops[std::size_t(tunnel::IpDrop::TxSendFailed)] += t.count;
-        spdlog::debug("{}", r.message());
-      } else if (udp && udp->gso() && t.count > 1) {
-        ++c.tx_trains;
-      }
+      if (!r.ok()) spdlog::debug("{}", r.message());
+      dp->sent(t, r.ok(), udp && udp->gso());
     }
-    trains.clear();
+    dp->recycle(trains);
   }
 
   void handle_tun() {
@@ -111,22 +106,19 @@ struct IpWorker : detail::WorkerBase {
         h = p.value();
         b = b.subspan(wv::kHdrLen);
       }
-      dp->transmit(h, b, trains);
+      dp->transmit(h, b, now_ns(), trains);
     }
     send_trains();
   }
 
   void write_frames() {
-    auto& c = dp->counters();
     for (auto& f : frames) {
       auto r = writer->write(f);
       if (r.failed) {
-        c.drops[std::size_t(tunnel::IpDrop::RxTunWriteFailed)] += r.failed;
         if (!write_warned) spdlog::warn("tun write: {}", std::strerror(r.error));
         write_warned = true;
       }
-      c.rx_packets += r.frames;
-      c.rx_bytes += r.bytes;
+      dp->written(r.frames, r.bytes, r.failed);
     }
     frames.clear();
   }
@@ -162,42 +154,8 @@ struct IpWorker : detail::WorkerBase {
   }
 
   json stats() const {
-    const auto& c = dp->counters();
-    json drops = json::object();
-    for (std::size_t i = 0; i < tunnel::kIpDropCount; ++i)
-      if (c.drops[i]) drops[std::string(tunnel::to_string(tunnel::IpDrop(i)))] = c.drops[i];
-    // Same layout as the VXLAN daemon's stats where the meaning is the same.
-    json j = {
-        
-        {"tx", {{"frames", c.tx_packets}, {"bytes", c.tx_bytes}, {"datagrams", c.tx_datagrams},
-                {"datagram_bytes", c.tx_dgram_bytes}, {"udp_segment_trains", c.tx_trains},
-                {"gso_super_packets", c.tx_gso_super}, {"rco", c.tx_rco},
-                {"csum_sw", c.tx_csum_sw}, {"csum_skipped", c.tx_csum_skipped},
-                {"gre_csum", c.tx_gre_csum}}},
-        {"rx", {{"datagrams", c.rx_datagrams}, {"datagram_bytes", c.rx_dgram_bytes},
-                {"udp_gro_trains", c.rx_gro_trains}, {"rco", c.rx_rco},
-                {"rco_no_outer_csum", c.rx_rco_nocsum}, {"gre_csum_ok", c.rx_gre_csum_ok},
-                {"csum_validated", c.rx_csum_validated}, {"csum_skipped", c.rx_csum_skipped},
-                {"ecn_ce", c.rx_ecn_ce}, {"ecn_bogus", c.rx_ecn_bogus}, {"frames", c.rx_packets}, {"bytes", c.rx_bytes}, {"gro_merged", c.rx_gro_merged},
-                {"gro_aggregates", c.rx_gro_aggregates}}},
-        {"tun_write", detail::writer_stats(*writer)},
-        {"drops", drops},
-        {"drops_total", c.drops_total()},
-    };
-    const auto& g = dp->gso_counters();
-    j["gso"] = {{"packets_in", g.packets_in}, {"segmented", g.packets_segmented},
-                {"segments_out", g.segments_out}, {"payload_bytes_copied", g.payload_bytes_copied},
-                {"errors", g.errors_total()}};
-    if (const auto* e = dp->gro()) {
-      const auto& gc = e->counters();
-      json nm = json::object();
-      for (std::size_t i = 0; i < gro::kGroReasonCount; ++i)
-        if (gc.not_merged[i])
-          nm[std::string(offload::to_string(offload::GroReason(i)))] = gc.not_merged[i];
-      j["gro"] = {{"packets_in", gc.packets_in}, {"merged", gc.merged},
-                  {"aggregates", gc.aggregates}, {"singles", gc.singles},
-                  {"not_merged_by_reason", nm}};
-    }
+    json j = dp->stats();  // the endpoint's document; the daemon adds its I/O
+    j["tun_write"] = detail::writer_stats(*writer);
     if (udp) {
       j["socket"] = {{"kind", "udp"}, {"udp_segment", udp->gso()}, {"udp_gro", udp->gro()},
                      {"udp_segment_sends", udp->stats().gso_sends},
@@ -281,9 +239,9 @@ io::Result<std::unique_ptr<IpTunnelDaemon>> IpTunnelDaemon::create(const DaemonC
     auto r = io::check_command({"ip", "addr", "add", cfg.address, "dev", tun.name()});
     if (!r.ok()) return R::error("address " + cfg.address + ": " + r.message());
   }
-  tunnel::IpDatapathOptions dopt;
+  tunnel::EndpointOptions dopt;
   dopt.gro = cfg.gro && cfg.offload;
-  dopt.tun_vnet_hdr = cfg.offload;
+  dopt.vnet_hdr = cfg.offload;
   auto gate = std::make_shared<io::GsoWriteGate>();  // one device: its queues share the verdict
   for (auto& wp : im->ws.workers) {
     auto& w = *wp;
@@ -310,7 +268,7 @@ io::Result<std::unique_ptr<IpTunnelDaemon>> IpTunnelDaemon::create(const DaemonC
           return R::error(err("queues: raw socket filter"));
       }
     }
-    w.dp = std::make_unique<tunnel::IpDatapath>(v, dopt);
+    w.dp = std::make_unique<tunnel::Endpoint>(v, dopt);
     w.writer.emplace(w.tun->fd(), io::VnetWriterOptions{tun.name(), wire::LinkType::RawIp,
                                                         cfg.offload, mtu, 1000, nullptr, gate});
     w.tunbuf.resize(kMaxFrame);

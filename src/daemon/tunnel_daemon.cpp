@@ -32,7 +32,7 @@
 #include "ofld/io/vnet_writer.hpp"
 #include "ofld/offload/gro_context.hpp"
 #include "ofld/offload/gso_context.hpp"
-#include "ofld/tunnel/datapath.hpp"
+#include "ofld/tunnel/endpoint.hpp"
 #include "worker_set.hpp"
 
 namespace ofld::daemon {
@@ -55,7 +55,7 @@ constexpr std::size_t kRxBudget = 8;         // recvmmsg calls per wake-up befor
 }  // namespace
 
 // One queue of the endpoint: a TAP queue fd, its own UDP sockets (the receive socket in the
-// SO_REUSEPORT group of local:dstport when there are several queues), its own Datapath (GRO
+// SO_REUSEPORT group of local:dstport when there are several queues), its own Endpoint (GRO
 // engine, buffers, counters; the FDB is shared) and epoll set. Worker 0 runs in the thread
 // that calls run() and also serves the control socket and signals.
 struct Worker : detail::WorkerBase {
@@ -65,7 +65,7 @@ struct Worker : detail::WorkerBase {
   std::optional<io::UdpSocket> rx;
   std::map<std::uint16_t, io::UdpSocket> tx;  // per source port (udp_flow_src_port)
   bool tx_port_pool_full = false;
-  std::unique_ptr<tunnel::Datapath> dp;
+  std::unique_ptr<tunnel::Endpoint> dp;
   bool tap_write_warned = false;
   std::uint64_t last_tick = 0;
   std::vector<std::uint8_t> tapbuf;
@@ -74,8 +74,6 @@ struct Worker : detail::WorkerBase {
   std::vector<std::span<std::uint8_t>> rxspans;
   std::vector<tunnel::TxTrain> trains;
   std::vector<tunnel::TapFrame> frames;
-  std::vector<std::span<const std::uint8_t>> tpieces;  // transmit: a train's pieces
-  std::vector<std::size_t> tfirst;
 
   void handle(int fd) {
     if (fd == tap->fd()) handle_tap();
@@ -111,33 +109,14 @@ struct Worker : detail::WorkerBase {
   }
 
   void send_trains() {
-    auto& c = dp->counters();
     for (auto& t : trains) {
       auto& s = tx_socket(t.src_port);
-      io::Result<std::size_t> r = std::size_t(0);
       // Outer TOS of this train (configured tos or tos inherit, ECN from the inner packet,
       // RFC 6040 §4.1 as the kernel's vxlan_xmit_one); a setsockopt only when it changes.
       if (auto ts = s.set_tos(t.tos); !ts.ok()) spdlog::debug("{}", ts.message());
-      if (t.scattered()) {
-        // One sendmsg(UDP_SEGMENT) over the segments' own bytes: no copy into a train buffer.
-        tpieces.clear();
-        tfirst.clear();
-        tunnel::train_pieces(t, tpieces, tfirst);
-        if (tpieces.size() <= io::UdpSocket::kMaxIov) {
-          r = s.send_train_pieces(t.remote, cfg->vxlan.dstport, tpieces, tfirst, t.seg_size);
-        } else {
-          auto flat = tunnel::flatten(t);
-          r = s.send_train(t.remote, cfg->vxlan.dstport, flat, t.seg_size);
-        }
-      } else {
-        r = s.send_train(t.remote, cfg->vxlan.dstport, t.buf, t.seg_size);
-      }
-      if (!r.ok()) {
-        c.drops[std::size_t(tunnel::Drop::TxSendFailed)] += t.count;
-        spdlog::debug("{}", r.message());
-      } else if (s.gso() && t.count > 1) {
-        ++c.tx_trains;
-      }
+      auto r = s.send_train(t.remote, cfg->vxlan.dstport, t.buf, t.seg_size);
+      if (!r.ok()) spdlog::debug("{}", r.message());
+      dp->sent(t, r.ok(), s.gso());
     }
     dp->recycle(trains);
   }
@@ -165,16 +144,13 @@ struct Worker : detail::WorkerBase {
   }
 
   void write_frames() {
-    auto& c = dp->counters();
     for (auto& f : frames) {
       auto r = writer->write(f);
       if (r.failed) {
-        c.drops[std::size_t(tunnel::Drop::RxTapWriteFailed)] += r.failed;
         if (!tap_write_warned) spdlog::warn("tap write: {}", std::strerror(r.error));
         tap_write_warned = true;
       }
-      c.rx_frames += r.frames;
-      c.rx_bytes += r.bytes;
+      dp->written(r.frames, r.bytes, r.failed);
     }
     frames.clear();  // releases the packets, hence the receive buffers they referenced
   }
@@ -220,44 +196,8 @@ struct Worker : detail::WorkerBase {
 
   // This worker's counters (call with `mu` held).
   json stats() const {
-    const auto& c = dp->counters();
-    json drops = json::object();
-    for (std::size_t i = 0; i < tunnel::kDropCount; ++i)
-      if (c.drops[i]) drops[std::string(tunnel::to_string(tunnel::Drop(i)))] = c.drops[i];
-    json j = {
-        {"tx", {{"frames", c.tx_frames}, {"bytes", c.tx_bytes}, {"datagrams", c.tx_datagrams},
-                {"datagram_bytes", c.tx_dgram_bytes}, {"udp_segment_trains", c.tx_trains},
-                {"gso_super_packets", c.tx_gso_super}, {"rco", c.tx_rco},
-                {"csum_sw", c.tx_csum_sw}, {"csum_skipped", c.tx_csum_skipped},
-                {"flooded", c.tx_flooded}}},
-        {"rx", {{"datagrams", c.rx_datagrams}, {"datagram_bytes", c.rx_dgram_bytes},
-                {"udp_gro_trains", c.rx_gro_trains}, {"rco", c.rx_rco},
-                {"rco_no_outer_csum", c.rx_rco_nocsum}, {"csum_validated", c.rx_csum_validated},
-                {"csum_skipped", c.rx_csum_skipped},
-                {"csum_partial_seed", c.rx_csum_partial_seed},
-                {"csum_seed_no_outer_csum", c.rx_csum_seed_nocsum},
-                {"ecn_ce", c.rx_ecn_ce}, {"ecn_bogus", c.rx_ecn_bogus}, {"frames", c.rx_frames},
-                {"bytes", c.rx_bytes}, {"gro_merged", c.rx_gro_merged},
-                {"gro_aggregates", c.rx_gro_aggregates}}},
-        {"fdb", {{"learned", c.fdb_learned}, {"aged", c.fdb_aged}}},
-        {"tap_write", detail::writer_stats(*writer)},
-        {"drops", drops},
-        {"drops_total", c.drops_total()},
-    };
-    const auto& gs = dp->gso_counters();
-    j["gso"] = {{"packets_in", gs.packets_in}, {"segmented", gs.packets_segmented},
-                {"segments_out", gs.segments_out}, {"payload_bytes_copied", gs.payload_bytes_copied},
-                {"errors", gs.errors_total()}};
-    if (const auto* e = dp->gro()) {
-      const auto& gc = e->counters();
-      json nm = json::object();
-      for (std::size_t i = 0; i < gro::kGroReasonCount; ++i)
-        if (gc.not_merged[i])
-          nm[std::string(offload::to_string(offload::GroReason(i)))] = gc.not_merged[i];
-      j["gro"] = {{"packets_in", gc.packets_in}, {"merged", gc.merged},
-                  {"aggregates", gc.aggregates}, {"singles", gc.singles},
-                  {"not_merged_by_reason", nm}};
-    }
+    json j = dp->stats();  // the endpoint's document; the daemon adds its I/O
+    j["tap_write"] = detail::writer_stats(*writer);
     std::uint64_t gso_sends = rx->stats().gso_sends, plain = rx->stats().plain_sends,
                   gso_off = rx->stats().gso_disabled, gro_bufs = rx->stats().gro_buffers;
     for (const auto& [p, s] : tx) {
@@ -279,7 +219,6 @@ struct TunnelDaemon::Impl {
   DaemonConfig cfg;  // before ws: the workers point at it
   std::shared_ptr<tunnel::SharedFdb> fdb;
   unsigned tap_offload = 0;
-  bool tx_pieces = false;  // scattered trains (OFLD_TX_PIECES=1)
   detail::WorkerSet<Worker> ws;
 
   const io::Tap& tap() const { return *ws.workers[0]->tap; }
@@ -289,7 +228,6 @@ struct TunnelDaemon::Impl {
         ws.workers, {{"dev", tap().name()}, {"vni", cfg.vxlan.vni}, {"queues", ws.workers.size()}},
         [&](json& out) {
           out["fdb"]["entries"] = fdb->size();
-          out["tx"]["scattered_trains"] = tx_pieces;
           out["tap"] = {{"vnet_hdr", tap().has_vnet_hdr()}, {"offload_bits", tap_offload},
                         {"multi_queue", ws.workers.size() > 1}};
         });
@@ -357,17 +295,11 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   int mtu = v.mtu ? v.mtu : 1500 - v.overhead();
   if (auto s = tap.set_mtu(mtu); !s.ok()) return R::error("mtu " + std::to_string(mtu) + ": " + s.message());
   if (auto s = tap.set_up(); !s.ok()) return R::from(s);
-  tunnel::DatapathOptions dopt;
+  tunnel::EndpointOptions dopt;
   dopt.gro = cfg.gro && cfg.offload;
-  dopt.tap_vnet_hdr = cfg.offload;
-  dopt.tap_mtu = mtu;
-  dopt.tap_frame_packets = true;  // writev the packet's pieces, no flattening copy
-  // OFLD_TX_PIECES=1: sendmsg(UDP_SEGMENT) over the segments' own pieces (no copy into a
-  // train buffer). Off by default: in same-round A/B runs on the 2-core bench machine it
-  // cost the sender 10-20 % more CPU per GB than the copying builder (bench/tunnel-profile.md).
-  const char* txp = std::getenv("OFLD_TX_PIECES");
-  dopt.tx_pieces = txp && *txp == '1';
-  im->tx_pieces = dopt.tx_pieces;
+  dopt.vnet_hdr = cfg.offload;
+  dopt.mtu = mtu;
+  dopt.frame_packets = true;  // writev the packet's pieces, no flattening copy
   {
     int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     ifreq ifr{};
@@ -398,7 +330,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
     if (!u.ok()) return R::error("local " + v.local.to_string() + " dstport " +
                                  std::to_string(v.dstport) + ": " + u.message());
     w.rx.emplace(std::move(u.value()));
-    w.dp = std::make_unique<tunnel::Datapath>(v, dopt);
+    w.dp = std::make_unique<tunnel::Endpoint>(v, dopt);
     w.writer.emplace(w.tap->fd(), io::VnetWriterOptions{tap.name(), wire::LinkType::Ethernet,
                                                         cfg.offload, mtu, 1000, nullptr, gate});
     w.tapbuf.resize(kMaxFrame);
