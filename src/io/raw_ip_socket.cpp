@@ -12,12 +12,14 @@
 #include <cstring>
 #include <vector>
 
+#include "ofld/wire/ip.hpp"
+
 namespace ofld::io {
 
 namespace {
 std::string errstr(const std::string& what) { return what + ": " + std::strerror(errno); }
 
-void to_sockaddr(const tunnel::IpAddr& a, sockaddr_storage& ss, socklen_t& len) {
+void to_sockaddr(const wire::IpAddr& a, sockaddr_storage& ss, socklen_t& len) {
   std::memset(&ss, 0, sizeof ss);
   if (a.is_v6()) {
     auto* s6 = reinterpret_cast<sockaddr_in6*>(&ss);
@@ -102,7 +104,7 @@ RawIpSocket::~RawIpSocket() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-Result<std::size_t> RawIpSocket::send_train(const tunnel::IpAddr& dst,
+Result<std::size_t> RawIpSocket::send_train(const wire::IpAddr& dst,
                                             std::span<const std::uint8_t> buf,
                                             std::uint16_t seg_size) {
   if (seg_size == 0 || buf.empty()) return std::size_t(0);
@@ -179,12 +181,16 @@ Result<std::optional<RawIpRx>> RawIpSocket::recv(std::span<std::uint8_t> buf) {
   } else {
     rx.from.family = 4;
     std::memcpy(rx.from.bytes.data(), &reinterpret_cast<sockaddr_in*>(&ss)->sin_addr, 4);
-    if (rx.len < 20 || (buf[0] >> 4) != 4) return R::error("raw recv: not an IPv4 header");
-    const std::size_t ihl = std::size_t(buf[0] & 0x0f) * 4;
-    if (ihl < 20 || ihl > rx.len) return R::error("raw recv: bad IPv4 header length");
-    rx.tos = buf[1];  // the arriving outer TOS
-    rx.off = ihl;
-    rx.len -= ihl;
+    auto ip = wire::Ipv4Header<>::parse(std::span<const std::uint8_t>(buf.data(), rx.len));
+    if (!ip) {
+      const auto c = ip.error().code;
+      return R::error(c == wire::Errc::Truncated || c == wire::Errc::BadVersion
+                          ? "raw recv: not an IPv4 header"
+                          : "raw recv: bad IPv4 header length");
+    }
+    rx.tos = ip->tos();  // the arriving outer TOS
+    rx.off = ip->header_len();
+    rx.len -= rx.off;
   }
   return std::optional<RawIpRx>{rx};
 }

@@ -21,40 +21,6 @@ std::string errstr(const char* what) { return std::string(what) + ": " + strerro
 constexpr std::size_t kReadBuf = 256 * 1024;
 }  // namespace
 
-bool VnetHdr::host_is_little_endian() noexcept {
-  const std::uint16_t one = 1;
-  std::uint8_t b;
-  std::memcpy(&b, &one, 1);
-  return b == 1;
-}
-
-void VnetHdr::store(std::uint8_t* p, bool le) const noexcept {
-  auto put = [le](std::uint8_t* q, std::uint16_t v) {
-    q[le ? 0 : 1] = std::uint8_t(v & 0xff);
-    q[le ? 1 : 0] = std::uint8_t(v >> 8);
-  };
-  p[0] = flags;
-  p[1] = gso_type;
-  put(p + 2, hdr_len);
-  put(p + 4, gso_size);
-  put(p + 6, csum_start);
-  put(p + 8, csum_offset);
-}
-
-VnetHdr VnetHdr::load(const std::uint8_t* p, bool le) noexcept {
-  auto get = [le](const std::uint8_t* q) {
-    return std::uint16_t(le ? (q[0] | (q[1] << 8)) : ((q[0] << 8) | q[1]));
-  };
-  VnetHdr h;
-  h.flags = p[0];
-  h.gso_type = p[1];
-  h.hdr_len = get(p + 2);
-  h.gso_size = get(p + 4);
-  h.csum_start = get(p + 6);
-  h.csum_offset = get(p + 8);
-  return h;
-}
-
 Result<Tap> Tap::open(const TapOptions& opts) {
   if (opts.vnet_hdr && opts.vnet_hdr_size < int(VnetHdr::kSize))
     return Result<Tap>::error("vnet_hdr_size must be >= 10");

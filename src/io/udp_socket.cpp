@@ -38,7 +38,7 @@ namespace ofld::io {
 namespace {
 std::string err(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
-socklen_t make_sa(const tunnel::IpAddr& a, std::uint16_t port, sockaddr_storage& ss) {
+socklen_t make_sa(const wire::IpAddr& a, std::uint16_t port, sockaddr_storage& ss) {
   std::memset(&ss, 0, sizeof ss);
   if (a.is_v6()) {
     auto* s6 = reinterpret_cast<sockaddr_in6*>(&ss);
@@ -54,7 +54,7 @@ socklen_t make_sa(const tunnel::IpAddr& a, std::uint16_t port, sockaddr_storage&
   return sizeof(sockaddr_in);
 }
 
-void from_sa(const sockaddr_storage& ss, tunnel::IpAddr& a, std::uint16_t& port) {
+void from_sa(const sockaddr_storage& ss, wire::IpAddr& a, std::uint16_t& port) {
   a = {};
   if (ss.ss_family == AF_INET6) {
     auto* s6 = reinterpret_cast<const sockaddr_in6*>(&ss);
@@ -77,7 +77,7 @@ int probe_short_tail(bool v6) {
   int tx = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   int result = -1;
   sockaddr_storage ss{};
-  socklen_t sl = make_sa(*tunnel::IpAddr::parse(v6 ? "::1" : "127.0.0.1"), 0, ss);
+  socklen_t sl = make_sa(*wire::IpAddr::parse(v6 ? "::1" : "127.0.0.1"), 0, ss);
   if (rx >= 0 && tx >= 0 && ::bind(rx, reinterpret_cast<sockaddr*>(&ss), sl) == 0 &&
       ::getsockname(rx, reinterpret_cast<sockaddr*>(&ss), &sl) == 0) {
     std::uint8_t buf[84] = {};
@@ -193,7 +193,7 @@ Result<UdpSocket> UdpSocket::open(const UdpSocketOptions& o) {
                                          std::to_string(o.port)).c_str()));
   sl = sizeof ss;
   ::getsockname(s.fd_, reinterpret_cast<sockaddr*>(&ss), &sl);
-  tunnel::IpAddr dummy;
+  wire::IpAddr dummy;
   from_sa(ss, dummy, s.port_);
   // Probes: UDP_SEGMENT is accepted as a socket option with a size since 4.18; UDP_GRO since 5.0.
   if (o.want_gso && o.zero_csum_tx) {
@@ -265,7 +265,7 @@ Result<std::size_t> UdpSocket::send_plain(const void* sa, unsigned salen,
   return sendmmsg_all(fd_, m, st_);
 }
 
-Result<std::size_t> UdpSocket::send_train(const tunnel::IpAddr& dst, std::uint16_t port,
+Result<std::size_t> UdpSocket::send_train(const wire::IpAddr& dst, std::uint16_t port,
                                           std::span<const std::uint8_t> buf,
                                           std::uint16_t seg_size) {
   sockaddr_storage ss;
@@ -363,7 +363,7 @@ Result<std::size_t> UdpSocket::send_gso_iov(const void* sa, unsigned salen, iove
 }
 
 Result<std::size_t> UdpSocket::send_train_pieces(
-    const tunnel::IpAddr& dst, std::uint16_t port,
+    const wire::IpAddr& dst, std::uint16_t port,
     std::span<const std::span<const std::uint8_t>> pieces, std::span<const std::size_t> first,
     std::uint16_t seg_size) {
   if (first.size() < 2 || first.back() != pieces.size() || first.front() != 0)

@@ -264,7 +264,7 @@ WritevFn fault_writev_from_env(bool vnet_hdr) {
     std::size_t want = 0;
     for (int k = 0; k < n; ++k) want += iov[k].iov_len;
     if (gso_errno && vnet_hdr && n > 0 && iov[0].iov_len >= wv::kHdrLen &&
-        static_cast<const std::uint8_t*>(iov[0].iov_base)[1] != wv::kGsoNone) {
+        static_cast<const std::uint8_t*>(iov[0].iov_base)[wv::kOffGsoType] != wv::kGsoNone) {
       errno = gso_errno;
       return -1;
     }

@@ -10,6 +10,8 @@
 #include "ofld/core/csum.hpp"
 #include "ofld/wire/bytes.hpp"
 #include "ofld/wire/ip.hpp"
+#include "ofld/wire/l4.hpp"
+#include "ofld/wire/tunnel.hpp"
 
 namespace ofld::tools {
 
@@ -194,7 +196,7 @@ bool site_of(std::span<const std::uint8_t> frame, const Layout& lay, const Heade
   switch (h.kind) {
     case HeaderKind::Ipv4:
       out.kind = CsumKind::Ipv4Header;
-      out.field_rel = 10;
+      out.field_rel = wire::ipv4::kCheckOffset;
       out.cover_end = std::uint64_t(h.offset) + h.length;
       return true;
     case HeaderKind::Tcp:
@@ -204,18 +206,20 @@ bool site_of(std::span<const std::uint8_t> frame, const Layout& lay, const Heade
       if (!out.ip || !is_ip(out.ip->kind)) return false;
       if (h.kind == HeaderKind::Tcp) {
         out.kind = CsumKind::Tcp;
-        out.field_rel = 16;
+        out.field_rel = wire::tcp::kCheckOffset;
         out.cover_end = out.ip->end;
       } else if (h.kind == HeaderKind::Udp) {
         out.kind = CsumKind::Udp;
-        out.field_rel = 6;
+        out.field_rel = wire::udp::kCheckOffset;
         // The UDP length field bounds the sum (RFC 768); a UDP length of 0 (RFC 2675
         // jumbogram) or one the parser did not record falls back to the IP datagram end.
-        std::uint16_t ulen = h.offset + 8 <= frame.size() ? wire::load_be16(&frame[h.offset + 4]) : 0;
-        out.cover_end = ulen >= 8 ? std::uint64_t(h.offset) + ulen : out.ip->end;
+        std::uint16_t ulen = h.offset + wire::udp::kHdrLen <= frame.size()
+                                 ? wire::load_be16(&frame[h.offset + wire::udp::kLenOffset])
+                                 : 0;
+        out.cover_end = ulen >= wire::udp::kHdrLen ? std::uint64_t(h.offset) + ulen : out.ip->end;
       } else {
         out.kind = CsumKind::Icmpv6;
-        out.field_rel = 2;
+        out.field_rel = wire::IcmpHeader<>::kCheckOffset;
         out.cover_end = out.ip->end;
       }
       return true;
@@ -224,16 +228,18 @@ bool site_of(std::span<const std::uint8_t> frame, const Layout& lay, const Heade
       out.ip = lay.ip_of(h);
       if (!out.ip || !is_ip(out.ip->kind)) return false;
       out.kind = CsumKind::Icmp;
-      out.field_rel = 2;
+      out.field_rel = wire::IcmpHeader<>::kCheckOffset;
       out.cover_end = out.ip->end;
       return true;
     case HeaderKind::Gre:
       // RFC 2784 §2.5: C bit = MSB of the first byte; checksum at bytes 4..5, covering the
       // GRE header and payload (to the end of the enclosing datagram, HeaderRef::end).
-      if (h.length < 8 || std::uint64_t(h.offset) + 6 > frame.size()) return false;
-      if (!(frame[h.offset] & 0x80)) return false;
+      if (h.length < wire::gre::kBaseLen + wire::gre::kSectionLen ||
+          std::uint64_t(h.offset) + wire::gre::kCsumOffset + 2 > frame.size())
+        return false;
+      if (!(wire::load_be16(&frame[h.offset]) & wire::gre::kCsum)) return false;
       out.kind = CsumKind::Gre;
-      out.field_rel = 4;
+      out.field_rel = wire::gre::kCsumOffset;
       out.cover_end = h.end;
       return true;
     default:
@@ -295,8 +301,8 @@ CsumField evaluate(std::span<const std::uint8_t> frame, const Site& s, bool unde
 
   wsum pseudo = 0;
   switch (s.kind) {
-    case CsumKind::Tcp: pseudo = pseudo_sum(frame, *s.ip, f.covered_len, 6); break;
-    case CsumKind::Udp: pseudo = pseudo_sum(frame, *s.ip, f.covered_len, 17); break;
+    case CsumKind::Tcp: pseudo = pseudo_sum(frame, *s.ip, f.covered_len, wire::ipproto::kTcp); break;
+    case CsumKind::Udp: pseudo = pseudo_sum(frame, *s.ip, f.covered_len, wire::ipproto::kUdp); break;
     case CsumKind::Icmpv6: pseudo = pseudo_sum(frame, *s.ip, f.covered_len, 58); break;
     default: break;
   }
@@ -589,7 +595,7 @@ std::optional<FragIn> find_fragment(std::span<const std::uint8_t> buf, const Lay
       f.unfrag = buf.subspan(h.offset, fh.offset - h.offset);
       // the "next header" byte naming the fragment header: fixed header byte 6, or byte 0 of
       // the extension header before it
-      f.nh_at = prev == &h ? 6 : prev->offset - h.offset;
+      f.nh_at = prev == &h ? wire::ipv6::kNextHeaderOffset : prev->offset - h.offset;
       const std::size_t pay = fh.offset + wire::Ipv6FragHeader<>::kLen;
       f.payload = buf.subspan(pay, h.end - pay);
       return f;

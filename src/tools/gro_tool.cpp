@@ -12,6 +12,7 @@
 #include "ofld/io/pcap.hpp"
 #include "ofld/offload/virtio_net.hpp"
 #include "ofld/tools/gso_tool.hpp"
+#include "ofld/wire/ethernet.hpp"
 
 namespace ofld::tools {
 
@@ -57,23 +58,25 @@ class LinkAdapter {
     switch (link_) {
       case io::CaptureLink::Ethernet: return std::vector<std::uint8_t>(f.begin(), f.end());
       case io::CaptureLink::LinuxSll:  // pkttype, hatype, halen, addr[8], protocol
-        hl = 16;
+        hl = wire::sll::kHdrLen;
         if (f.size() < hl) return std::nullopt;
-        proto = std::uint16_t(f[14] << 8 | f[15]);
+        proto = wire::load_be16(f.data() + wire::sll::kProtocolOffset);
         break;
       case io::CaptureLink::LinuxSll2:  // protocol, reserved, ifindex, hatype, pkttype, halen, addr[8]
-        hl = 20;
+        hl = wire::sll2::kHdrLen;
         if (f.size() < hl) return std::nullopt;
-        proto = std::uint16_t(f[0] << 8 | f[1]);
+        proto = wire::load_be16(f.data() + wire::sll2::kProtocolOffset);
         break;
       case io::CaptureLink::RawIp:
       case io::CaptureLink::Ipv4:
       case io::CaptureLink::Ipv6:
         if (f.empty()) return std::nullopt;
-        proto = (f[0] >> 4) == 4 ? 0x0800 : (f[0] >> 4) == 6 ? 0x86DD : 0;
+        proto = (f[0] >> 4) == 4   ? wire::ethertype::kIpv4
+                : (f[0] >> 4) == 6 ? wire::ethertype::kIpv6
+                                   : 0;
         break;
     }
-    if (proto < 0x0600) return std::nullopt;  // SLL: not an ethertype (802.2, CAN, ...)
+    if (proto < wire::ethertype::kMin) return std::nullopt;  // SLL: not an ethertype (802.2, CAN, ...)
     const std::string key(f.begin(), f.begin() + long(hl));
     auto it = index_.find(key);
     if (it == index_.end()) {
@@ -91,11 +94,11 @@ class LinkAdapter {
 
   /// The engine's output frame with the capture's own link header in place of the stand-in.
   std::vector<std::uint8_t> from_ethernet(std::vector<std::uint8_t> e) const {
-    if (link_ == io::CaptureLink::Ethernet || e.size() < 14) return e;
+    if (link_ == io::CaptureLink::Ethernet || e.size() < wire::eth::kHdrLen) return e;
     const std::uint32_t i = std::uint32_t(e[3]) << 16 | std::uint32_t(e[4]) << 8 | e[5];
     const std::string& h = headers_.at(i);
     std::vector<std::uint8_t> f(h.begin(), h.end());
-    f.insert(f.end(), e.begin() + 14, e.end());
+    f.insert(f.end(), e.begin() + long(wire::eth::kHdrLen), e.end());
     return f;
   }
 

@@ -1,31 +1,7 @@
 // Underlay addresses, drop names, counter arithmetic (ofld/tunnel/types.hpp).
 #include "ofld/tunnel/types.hpp"
 
-#include <arpa/inet.h>
-
 namespace ofld::tunnel {
-
-std::optional<IpAddr> IpAddr::parse(std::string_view text) {
-  std::string s(text);
-  IpAddr a;
-  if (inet_pton(AF_INET, s.c_str(), a.bytes.data()) == 1) {
-    a.family = 4;
-    return a;
-  }
-  if (inet_pton(AF_INET6, s.c_str(), a.bytes.data()) == 1) {
-    a.family = 6;
-    return a;
-  }
-  return std::nullopt;
-}
-
-std::string IpAddr::to_string() const {
-  char buf[INET6_ADDRSTRLEN] = {};
-  if (family == 4) inet_ntop(AF_INET, bytes.data(), buf, sizeof buf);
-  else if (family == 6) inet_ntop(AF_INET6, bytes.data(), buf, sizeof buf);
-  else return "unset";
-  return buf;
-}
 
 std::string_view to_string(Drop d) noexcept {
   switch (d) {

@@ -6,10 +6,6 @@
 namespace ofld::wire::virtio_net {
 
 namespace {
-constexpr std::size_t kOffFlags = 0, kOffGsoType = 1, kOffHdrLen = 2, kOffGsoSize = 4,
-                      kOffCsumStart = 6, kOffCsumOffset = 8, kOffNumBuffers = 10,
-                      kOffHashValue = 12, kOffHashReport = 16, kOffPadding = 18;
-
 std::uint16_t ld16(const std::uint8_t* p, ByteOrder o) {
   return o == ByteOrder::Little ? load_le16(p) : load_be16(p);
 }
@@ -62,6 +58,18 @@ std::size_t emit(const Hdr& h, std::span<std::uint8_t> out, std::size_t size,
     st16(p + kOffPadding, 0, order);
   }
   return size;
+}
+
+void Hdr::store(std::uint8_t* p, bool little_endian) const noexcept {
+  emit(*this, std::span<std::uint8_t>(p, kHdrLen), kHdrLen,
+       little_endian ? ByteOrder::Little : ByteOrder::Big);
+}
+
+Hdr Hdr::load(const std::uint8_t* p, bool little_endian) noexcept {
+  // Cannot fail: the size is valid and the span is exactly that long.
+  return parse(std::span<const std::uint8_t>(p, kHdrLen), kHdrLen,
+               little_endian ? ByteOrder::Little : ByteOrder::Big)
+      .value();
 }
 
 }  // namespace ofld::wire::virtio_net

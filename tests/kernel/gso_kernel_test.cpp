@@ -13,6 +13,7 @@
 #include "ofld/lab/kernel_oracle.hpp"
 #include "ofld/tools/gso_tool.hpp"
 #include "ofld/wire/bytes.hpp"
+#include "../common/frame_builder.hpp"
 
 using namespace ofld;
 using Bytes = std::vector<std::uint8_t>;
@@ -50,27 +51,26 @@ namespace {
 
 // Inner TCPv4 super-frame (Ethernet) with the pseudo seed in the TCP field.
 Bytes inner_tcp4(std::size_t payload) {
-  Bytes f(54 + payload);
-  const std::uint8_t dst[6] = {0x02, 0x6f, 0x66, 0x6c, 0x08, 0x02};
-  const std::uint8_t src[6] = {0x02, 0x6f, 0x66, 0x6c, 0x08, 0x01};
-  std::copy(dst, dst + 6, f.begin());
-  std::copy(src, src + 6, f.begin() + 6);
-  wire::store_be16(&f[12], 0x0800);
-  f[14] = 0x45;
-  wire::store_be16(&f[16], std::uint16_t(40 + payload));
-  wire::store_be16(&f[18], 777);
-  f[20] = 0x40, f[22] = 64, f[23] = 6;
-  f[26] = 192, f[27] = 168, f[29] = 1, f[30] = 192, f[31] = 168, f[33] = 2;
-  wire::store_be16(&f[24], csum::ip_compute_csum(&f[14], 20));
-  wire::store_be16(&f[34], 41000);
-  wire::store_be16(&f[36], 80);
-  wire::store_be32(&f[38], 100);
-  f[46] = 0x50, f[47] = 0x18;
-  wire::store_be16(&f[48], 4096);
-  for (std::size_t i = 0; i < payload; ++i) f[54 + i] = std::uint8_t(i * 3 + 5);
-  wire::store_be16(&f[50], csum::csum_fold16(csum::csum_tcpudp_nofold(&f[26], &f[30],
-                                                                      std::uint32_t(20 + payload), 6)));
-  return f;
+  wire::Ipv4Repr ip;
+  ip.id = 777;
+  ip.frag_off = wire::ipv4::kDF;
+  ip.ttl = 64;
+  ip.saddr = fb::ip4(192, 168, 0, 1);
+  ip.daddr = fb::ip4(192, 168, 0, 2);
+  wire::TcpRepr t;
+  t.source = 41000;
+  t.dest = 80;
+  t.seq = 100;
+  t.flags = wire::tcp_flag::kAck | wire::tcp_flag::kPsh;
+  t.window = 4096;
+  Bytes pl(payload);
+  for (std::size_t i = 0; i < payload; ++i) pl[i] = std::uint8_t(i * 3 + 5);
+  fb::Frame f;
+  f.eth({0x02, 0x6f, 0x66, 0x6c, 0x08, 0x02}, {0x02, 0x6f, 0x66, 0x6c, 0x08, 0x01})
+      .ipv4(ip)
+      .tcp(t, fb::L4Csum::Partial)
+      .payload(pl);
+  return f.build();
 }
 
 void vxlan_case(bool udpcsum, bool rco) {

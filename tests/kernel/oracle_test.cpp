@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ofld/lab/kernel_oracle.hpp"
+#include "../common/frame_builder.hpp"
 
 namespace {
 
@@ -46,14 +47,6 @@ std::uint16_t be16(const Bytes& b, std::size_t o) { return std::uint16_t(b[o] <<
 std::uint32_t be32(const Bytes& b, std::size_t o) {
   return std::uint32_t(b[o]) << 24 | std::uint32_t(b[o + 1]) << 16 | std::uint32_t(b[o + 2]) << 8 | b[o + 3];
 }
-void put16(Bytes& b, std::size_t o, std::uint16_t v) {
-  b[o] = std::uint8_t(v >> 8);
-  b[o + 1] = std::uint8_t(v);
-}
-void put32(Bytes& b, std::size_t o, std::uint32_t v) {
-  put16(b, o, std::uint16_t(v >> 16));
-  put16(b, o + 2, std::uint16_t(v));
-}
 /// IPv4 pseudo-header sum (RFC 793 §3.1 / RFC 768): src, dst, zero+proto, L4 length.
 std::uint32_t pseudo4(const Bytes& f, std::size_t ip, std::uint8_t proto, std::size_t l4len) {
   std::uint32_t acc = sum16(&f[ip + 12], 8);
@@ -68,7 +61,7 @@ bool l4_csum_ok(const Bytes& f, std::size_t ip, std::size_t l4, std::size_t end,
   return fold(sum16(&f[l4], end - l4, pseudo4(f, ip, proto, end - l4))) == 0xffff;
 }
 
-// ---- frame builders ------------------------------------------------------------------------
+// ---- frame builders (tests/common/frame_builder.hpp) ----------------------------------------
 constexpr Mac kSrcMac{0x02, 0x00, 0x00, 0x00, 0x00, 0x01};
 constexpr Mac kDstMac{0x02, 0x00, 0x00, 0x00, 0x00, 0x02};
 
@@ -80,65 +73,56 @@ struct V4Spec {
   std::uint8_t ttl = 64, tos = 0;
 };
 
-/// Ethernet + IPv4 (20) + L4 header bytes + payload of 'a'; IP header checksum filled.
-Bytes build_v4(const V4Spec& s, std::uint8_t proto, const Bytes& l4hdr, std::size_t payload) {
-  Bytes f(14 + 20 + l4hdr.size() + payload, 'a');
-  std::copy(s.dst.begin(), s.dst.end(), f.begin());
-  std::copy(s.src.begin(), s.src.end(), f.begin() + 6);
-  put16(f, 12, 0x0800);
-  f[14] = 0x45;
-  f[15] = s.tos;
-  put16(f, 16, std::uint16_t(20 + l4hdr.size() + payload));
-  put16(f, 18, s.id);
-  put16(f, 20, s.df ? 0x4000 : 0);
-  f[22] = s.ttl;
-  f[23] = proto;
-  put16(f, 24, 0);
-  std::copy(s.saddr, s.saddr + 4, f.begin() + 26);
-  std::copy(s.daddr, s.daddr + 4, f.begin() + 30);
-  put16(f, 24, std::uint16_t(~fold(sum16(&f[14], 20))));
-  std::copy(l4hdr.begin(), l4hdr.end(), f.begin() + 34);
+/// Ethernet + IPv4 (20, header checksum filled) of `s`, without the L4 layer yet.
+ofld::fb::Frame v4_frame(const V4Spec& s) {
+  ofld::wire::Ipv4Repr r;
+  r.tos = s.tos;
+  r.id = s.id;
+  r.frag_off = s.df ? ofld::wire::ipv4::kDF : 0;
+  r.ttl = s.ttl;
+  r.saddr = ofld::fb::ip4(s.saddr[0], s.saddr[1], s.saddr[2], s.saddr[3]);
+  r.daddr = ofld::fb::ip4(s.daddr[0], s.daddr[1], s.daddr[2], s.daddr[3]);
+  ofld::fb::Frame f;
+  f.eth(s.dst, s.src).ipv4(r);
   return f;
 }
 
-constexpr std::uint8_t kFin = 0x01, kSyn = 0x02, kPsh = 0x08, kAck = 0x10, kCwr = 0x80;
+constexpr std::uint8_t kFin = ofld::wire::tcp_flag::kFin, kSyn = ofld::wire::tcp_flag::kSyn,
+                       kPsh = ofld::wire::tcp_flag::kPsh, kAck = ofld::wire::tcp_flag::kAck,
+                       kCwr = ofld::wire::tcp_flag::kCwr;
 
-Bytes tcp_hdr(std::uint16_t sport, std::uint16_t dport, std::uint32_t seq, std::uint32_t ack,
-              std::uint8_t flags, std::uint16_t window) {
-  Bytes t(20, 0);
-  put16(t, 0, sport);
-  put16(t, 2, dport);
-  put32(t, 4, seq);
-  put32(t, 8, ack);
-  t[12] = 5 << 4;
-  t[13] = flags;
-  put16(t, 14, window);
+ofld::wire::TcpRepr tcp_repr(std::uint16_t sport, std::uint16_t dport, std::uint32_t seq,
+                             std::uint32_t ack, std::uint8_t flags, std::uint16_t window) {
+  ofld::wire::TcpRepr t;
+  t.source = sport;
+  t.dest = dport;
+  t.seq = seq;
+  t.ack_seq = ack;
+  t.flags = flags;
+  t.window = window;
   return t;
 }
 
-/// TCPv4 frame with a complete, valid TCP checksum.
+/// TCPv4 frame with a complete, valid TCP checksum; payload of 'a'.
 Bytes tcp4_full(const V4Spec& s, std::uint32_t seq, std::uint8_t flags, std::size_t payload) {
-  Bytes f = build_v4(s, 6, tcp_hdr(1500, 8000, seq, 100, flags, 65535), payload);
-  put16(f, 34 + 16, std::uint16_t(~fold(sum16(&f[34], f.size() - 34, pseudo4(f, 14, 6, f.size() - 34)))));
-  return f;
+  auto f = v4_frame(s);
+  f.tcp(tcp_repr(1500, 8000, seq, 100, flags, 65535)).payload(Bytes(payload, 'a'));
+  return f.build();
 }
 
 /// TCPv4 super-packet with the pseudo-header seed in the checksum field (CHECKSUM_PARTIAL:
 /// the field holds the folded, uncomplemented pseudo-header sum for the whole TCP length).
 Bytes tcp4_partial(const V4Spec& s, std::uint32_t seq, std::uint8_t flags, std::size_t payload) {
-  Bytes f = build_v4(s, 6, tcp_hdr(40000, 5201, seq, 0x01020304, flags, 502), payload);
-  put16(f, 34 + 16, fold(pseudo4(f, 14, 6, f.size() - 34)));
-  return f;
+  auto f = v4_frame(s);
+  f.tcp(tcp_repr(40000, 5201, seq, 0x01020304, flags, 502), ofld::fb::L4Csum::Partial)
+      .payload(Bytes(payload, 'a'));
+  return f.build();
 }
 
 Bytes udp4_partial(const V4Spec& s, std::size_t payload) {
-  Bytes u(8, 0);
-  put16(u, 0, 40001);
-  put16(u, 2, 9000);
-  put16(u, 4, std::uint16_t(8 + payload));
-  Bytes f = build_v4(s, 17, u, payload);
-  put16(f, 34 + 6, fold(pseudo4(f, 14, 17, f.size() - 34)));
-  return f;
+  auto f = v4_frame(s);
+  f.udp({40001, 9000, 0, 0}, ofld::fb::L4Csum::Partial).payload(Bytes(payload, 'a'));
+  return f.build();
 }
 
 VnetHdr gso_hdr(std::uint8_t type, std::uint16_t gso_size, std::uint16_t csum_offset, std::uint16_t hdr_len) {
@@ -526,23 +510,16 @@ TEST(KernelOracle, K5_Gro_BadChecksumDeliveredAloneFirst) {
 /// Ethernet + IPv6 (40, next header TCP, hop limit 8) + TCP (20) + payload 'a'.
 /// full_csum: valid TCP checksum; else the pseudo-header seed (CHECKSUM_PARTIAL).
 Bytes tcp6(Mac dst, Mac src, std::uint32_t seq, std::uint8_t flags, std::size_t payload, bool full_csum) {
-  Bytes f(14 + 40 + 20 + payload, 'a');
-  std::copy(dst.begin(), dst.end(), f.begin());
-  std::copy(src.begin(), src.end(), f.begin() + 6);
-  put16(f, 12, 0x86dd);
-  std::fill(f.begin() + 14, f.begin() + 54, 0);
-  f[14] = 0x60;
-  put16(f, 18, std::uint16_t(20 + payload));
-  f[20] = 6;
-  f[21] = 8;
-  f[22] = 0xfd, f[23] = 0xaa, f[37] = 2;  // src fdaa::2
-  f[38] = 0xfd, f[39] = 0xaa, f[53] = 1;  // dst fdaa::1
-  Bytes t = tcp_hdr(1500, 8000, seq, 100, flags, 65535);
-  std::copy(t.begin(), t.end(), f.begin() + 54);
-  // RFC 8200 §8.1 pseudo header: addresses, upper-layer length (32 bits), next header.
-  std::uint32_t ph = sum16(&f[22], 32) + std::uint32_t(20 + payload) + 6;
-  put16(f, 54 + 16, full_csum ? std::uint16_t(~fold(sum16(&f[54], 20 + payload, ph))) : fold(ph));
-  return f;
+  ofld::wire::Ipv6Repr r;
+  r.hop_limit = 8;
+  r.saddr = ofld::fb::ip6(0xfd, 0xaa, 2);
+  r.daddr = ofld::fb::ip6(0xfd, 0xaa, 1);
+  ofld::fb::Frame f;
+  f.eth(dst, src).ipv6(r);
+  f.tcp(tcp_repr(1500, 8000, seq, 100, flags, 65535),
+        full_csum ? ofld::fb::L4Csum::Full : ofld::fb::L4Csum::Partial);
+  f.payload(Bytes(payload, 'a'));
+  return f.build();
 }
 
 bool tcp6_csum_ok(const Bytes& f) {

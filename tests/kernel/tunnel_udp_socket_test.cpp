@@ -61,7 +61,7 @@ void refuse_gso(io::UdpSocket& s) {
 
 TEST(TunnelUdpSocket, UdpSegmentTrainArrivesAsUdpGroTrain) {
   in_netns([] {
-    auto lo = *tunnel::IpAddr::parse("127.0.0.1");
+    auto lo = *wire::IpAddr::parse("127.0.0.1");
     auto rx = io::UdpSocket::open({lo, 47890, false, false, 0, 0, true, true, 4 << 20, true});
     auto tx = io::UdpSocket::open({lo, 0, false, false, 0, 0, true, false, 4 << 20, true});
     ASSERT_TRUE(rx.ok() && tx.ok());
@@ -83,7 +83,7 @@ TEST(TunnelUdpSocket, UdpSegmentTrainArrivesAsUdpGroTrain) {
 
 TEST(TunnelUdpSocket, B8_RefusedGsoSendFallsBackWithoutLoss) {
   in_netns([] {
-    auto lo = *tunnel::IpAddr::parse("127.0.0.1");
+    auto lo = *wire::IpAddr::parse("127.0.0.1");
     auto rx = io::UdpSocket::open({lo, 47891, false, false, 0, 0, false, false, 4 << 20, true});
     auto tx = io::UdpSocket::open({lo, 0, false, false, 0, 0, true, false, 4 << 20, true});
     ASSERT_TRUE(rx.ok() && tx.ok());
@@ -108,7 +108,7 @@ TEST(TunnelUdpSocket, B8_RefusedGsoSendFallsBackWithoutLoss) {
 
 TEST(TunnelUdpSocket, B8_SegmentAboveMtuIsResentPlainly) {
   in_netns([] {
-    auto lo = *tunnel::IpAddr::parse("127.0.0.1");
+    auto lo = *wire::IpAddr::parse("127.0.0.1");
     auto rx = io::UdpSocket::open({lo, 47892, false, false, 0, 0, false, false, 4 << 20, true});
     auto tx = io::UdpSocket::open({lo, 0, false, false, 0, 0, true, false, 4 << 20, true});
     ASSERT_TRUE(rx.ok() && tx.ok());
@@ -127,7 +127,7 @@ TEST(TunnelUdpSocket, B8_SegmentAboveMtuIsResentPlainly) {
 
 TEST(TunnelUdpSocket, ZeroChecksumSocketDoesNotUseUdpSegment) {
   in_netns([] {
-    auto lo = *tunnel::IpAddr::parse("127.0.0.1");
+    auto lo = *wire::IpAddr::parse("127.0.0.1");
     auto tx = io::UdpSocket::open({lo, 0, true, false, 0, 0, true, false, 4 << 20, true});
     ASSERT_TRUE(tx.ok()) << tx.message();
     EXPECT_FALSE(tx.value().gso());
@@ -138,7 +138,7 @@ TEST(TunnelUdpSocket, ZeroChecksumSocketDoesNotUseUdpSegment) {
 // gso_size, from batch calls (expected bytes: the sent pattern; sizes: 300 each).
 TEST(TunnelUdpSocket, RecvmmsgBatchWithoutUdpGroOneDatagramPerSlot) {
   in_netns([] {
-    auto lo = *tunnel::IpAddr::parse("127.0.0.1");
+    auto lo = *wire::IpAddr::parse("127.0.0.1");
     auto rx = io::UdpSocket::open({lo, 47893, false, false, 0, 0, false, false, 4 << 20, true});
     auto tx = io::UdpSocket::open({lo, 0, false, false, 0, 0, false, false, 4 << 20, true});
     ASSERT_TRUE(rx.ok() && tx.ok());
@@ -174,7 +174,7 @@ TEST(TunnelUdpSocket, RecvmmsgBatchWithoutUdpGroOneDatagramPerSlot) {
 // With UDP_GRO a UDP_SEGMENT train fills one slot of a batch receive, gso_size set (U-*).
 TEST(TunnelUdpSocket, RecvmmsgBatchWithUdpGroTrainInOneSlot) {
   in_netns([] {
-    auto lo = *tunnel::IpAddr::parse("127.0.0.1");
+    auto lo = *wire::IpAddr::parse("127.0.0.1");
     auto rx = io::UdpSocket::open({lo, 47894, false, false, 0, 0, true, true, 4 << 20, true});
     auto tx = io::UdpSocket::open({lo, 0, false, false, 0, 0, true, false, 4 << 20, true});
     ASSERT_TRUE(rx.ok() && tx.ok());
@@ -203,7 +203,7 @@ TEST(TunnelUdpSocket, RecvmmsgBatchWithUdpGroTrainInOneSlot) {
 // same bytes, cut at seg_size (udp(7) UDP_SEGMENT), as a copied train would.
 TEST(TunnelUdpSocket, ScatteredTrainArrivesIntact) {
   in_netns([] {
-    auto lo = *tunnel::IpAddr::parse("127.0.0.1");
+    auto lo = *wire::IpAddr::parse("127.0.0.1");
     auto rx = io::UdpSocket::open({lo, 47893, false, false, 0, 0, false, false, 4 << 20, true});
     auto tx = io::UdpSocket::open({lo, 0, false, false, 0, 0, true, false, 4 << 20, true});
     ASSERT_TRUE(rx.ok() && tx.ok());
@@ -247,7 +247,7 @@ TEST(TunnelUdpSocket, ScatteredTrainArrivesIntact) {
 // datagram resent with its own pieces.
 TEST(TunnelUdpSocket, B8_RefusedScatteredTrainFallsBackWithoutLoss) {
   in_netns([] {
-    auto lo = *tunnel::IpAddr::parse("127.0.0.1");
+    auto lo = *wire::IpAddr::parse("127.0.0.1");
     auto rx = io::UdpSocket::open({lo, 47894, false, false, 0, 0, false, false, 4 << 20, true});
     auto tx = io::UdpSocket::open({lo, 0, false, false, 0, 0, true, false, 4 << 20, true});
     ASSERT_TRUE(rx.ok() && tx.ok());
@@ -282,7 +282,7 @@ TEST(TunnelUdpSocket, B8_RefusedScatteredTrainFallsBackWithoutLoss) {
 // 300 + a short tail = 128 + 128 + 45), UDP_SEGMENT stays on, every datagram arrives in order.
 TEST(TunnelUdpSocket, Issue11Item8_TrainAboveUdpMaxSegmentsIsSplitAndGsoStaysOn) {
   in_netns([] {
-    auto lo = *tunnel::IpAddr::parse("127.0.0.1");
+    auto lo = *wire::IpAddr::parse("127.0.0.1");
     auto rx = io::UdpSocket::open({lo, 47895, false, false, 0, 0, false, false, 8 << 20, true});
     auto tx = io::UdpSocket::open({lo, 0, false, false, 0, 0, true, false, 4 << 20, true});
     ASSERT_TRUE(rx.ok() && tx.ok());
@@ -305,7 +305,7 @@ TEST(TunnelUdpSocket, Issue11Item8_TrainAboveUdpMaxSegmentsIsSplitAndGsoStaysOn)
 // The same for the scattered form (send_train_pieces): 200 datagrams of 8 + 92 bytes.
 TEST(TunnelUdpSocket, Issue11Item8_ScatteredTrainAboveUdpMaxSegmentsIsSplitAndGsoStaysOn) {
   in_netns([] {
-    auto lo = *tunnel::IpAddr::parse("127.0.0.1");
+    auto lo = *wire::IpAddr::parse("127.0.0.1");
     auto rx = io::UdpSocket::open({lo, 47896, false, false, 0, 0, false, false, 8 << 20, true});
     auto tx = io::UdpSocket::open({lo, 0, false, false, 0, 0, true, false, 4 << 20, true});
     ASSERT_TRUE(rx.ok() && tx.ok());

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/frame_builder.hpp"
 #include "ofld/core/features.hpp"
 
 using namespace ofld::core;
@@ -14,74 +15,64 @@ using Bytes = std::vector<std::uint8_t>;
 
 namespace {
 
-// ---- packet builders (Ethernet on the wire, data() at the MAC header as on TX) --------------
-
-void put16(Bytes& b, std::size_t at, std::uint16_t v) {
-  b[at] = std::uint8_t(v >> 8);
-  b[at + 1] = std::uint8_t(v);
-}
-Bytes eth(std::uint16_t type) {
-  Bytes b(14, 0);
-  b[0] = 0x02; b[6] = 0x02; b[11] = 1;
-  put16(b, 12, type);
-  return b;
-}
-Bytes ipv4(std::uint8_t proto, std::size_t l4len, bool df = true) {
-  Bytes b(20, 0);
-  b[0] = 0x45;
-  put16(b, 2, std::uint16_t(20 + l4len));
-  if (df) b[6] = 0x40;
-  b[8] = 64;
-  b[9] = proto;
-  b[12] = 10; b[15] = 1; b[16] = 10; b[19] = 2;
-  return b;
-}
-Bytes ipv6(std::uint8_t nexthdr, std::size_t paylen) {
-  Bytes b(40, 0);
-  b[0] = 0x60;
-  put16(b, 4, std::uint16_t(paylen));
-  b[6] = nexthdr;
-  b[7] = 64;
-  b[23] = 1; b[39] = 2;
-  return b;
-}
-Bytes tcp(std::size_t payload) {
-  Bytes b(20 + payload, 0x5a);
-  std::fill(b.begin(), b.begin() + 20, 0);
-  b[12] = 0x50;
-  return b;
-}
-void cat(Bytes& a, const Bytes& b) { a.insert(a.end(), b.begin(), b.end()); }
+// ---- packets (Ethernet on the wire, data() at the MAC header as on TX) -----------------------
+// Frames from tests/common/frame_builder.hpp; checksum fields are left 0 (these tests look at
+// offsets and features, not at checksums).
 
 enum class L3 { V4, V6, V6Ext, Encap };
 
+Bytes frame_of(L3 kind) {
+  namespace fb = ofld::fb;
+  namespace w = ofld::wire;
+  constexpr std::size_t kPay = 1000;
+  const w::MacAddr dst{0x02, 0, 0, 0, 0, 0}, src{0x02, 0, 0, 0, 0, 1};
+  w::Ipv4Repr v4;
+  v4.frag_off = w::ipv4::kDF;
+  v4.saddr = fb::ip4(10, 0, 0, 1);
+  v4.daddr = fb::ip4(10, 0, 0, 2);
+  v4.check = 0;
+  w::Ipv6Repr v6;
+  v6.saddr = fb::ip6(0, 0, 1);
+  v6.daddr = fb::ip6(0, 0, 2);
+  const unsigned no_csum = fb::fill::kType | fb::fill::kLen;
+  auto tcp = [&](fb::Frame& f) {
+    w::TcpRepr t;
+    f.tcp(t, fb::L4Csum::Given).payload(Bytes(kPay, 0x5a));
+  };
+  fb::Frame f;
+  f.eth(dst, src);
+  if (kind == L3::V4) {
+    f.ipv4(v4, no_csum);
+  } else if (kind == L3::V6) {
+    f.ipv6(v6);
+  } else if (kind == L3::V6Ext) {
+    f.ipv6(v6).raw({0, 0, 1, 4, 0, 0, 0, 0}, w::ipproto::kDstOpts, true);  // nh=TCP, PadN
+  } else {  // IPv4/UDP/VXLAN/Eth/IPv4/TCP
+    f.ipv4(v4, no_csum).udp({0, w::udpport::kVxlan, 0, 0}, fb::L4Csum::Zero).vxlan({0, std::nullopt});
+    f.eth(dst, src).ipv4(v4, no_csum);
+  }
+  tcp(f);
+  return f.build();
+}
+
+
 // Build a TCP packet of the given kind with offsets/protocol metadata filled in.
 Packet make(L3 kind, bool partial, bool gso) {
-  constexpr std::size_t kPay = 1000;
-  Bytes b;
+  Bytes b = frame_of(kind);
   Packet p;
   if (kind == L3::V4) {
-    b = eth(0x0800); cat(b, ipv4(6, 20 + kPay)); cat(b, tcp(kPay));
     p = Packet::from_bytes(b);
     p.protocol = 0x0800;
     p.set_mac_header(0); p.set_network_header(14); p.set_transport_header(34);
   } else if (kind == L3::V6) {
-    b = eth(0x86DD); cat(b, ipv6(6, 20 + kPay)); cat(b, tcp(kPay));
     p = Packet::from_bytes(b);
     p.protocol = 0x86DD;
     p.set_mac_header(0); p.set_network_header(14); p.set_transport_header(54);
   } else if (kind == L3::V6Ext) {
-    b = eth(0x86DD); cat(b, ipv6(60, 8 + 20 + kPay));  // Destination Options (60)
-    Bytes dst(8, 0); dst[0] = 6; dst[2] = 1; dst[3] = 4;  // nh=TCP, PadN
-    cat(b, dst); cat(b, tcp(kPay));
     p = Packet::from_bytes(b);
     p.protocol = 0x86DD;
     p.set_mac_header(0); p.set_network_header(14); p.set_transport_header(62);
   } else {  // IPv4/UDP/VXLAN/Eth/IPv4/TCP
-    Bytes inner = eth(0x0800); cat(inner, ipv4(6, 20 + kPay)); cat(inner, tcp(kPay));
-    Bytes udp(8, 0); put16(udp, 2, 4789); put16(udp, 4, std::uint16_t(8 + 8 + inner.size()));
-    Bytes vx(8, 0); vx[0] = 0x08;
-    b = eth(0x0800); cat(b, ipv4(17, 16 + inner.size())); cat(b, udp); cat(b, vx); cat(b, inner);
     p = Packet::from_bytes(b);
     p.protocol = 0x0800;
     p.set_mac_header(0); p.set_network_header(14); p.set_transport_header(34);

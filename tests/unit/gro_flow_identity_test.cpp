@@ -22,6 +22,7 @@
 #include <string>
 
 #include "gro_test_util.hpp"
+#include "ofld/wire/bytes.hpp"
 
 namespace {
 
@@ -71,19 +72,18 @@ struct V4 {
   std::uint8_t ttl = 64, tos = 0;
   std::uint16_t id = 0, frag = 0x4000;
 };
+// IP header from the frame builder (tests/common/frame_builder.hpp), then the L4 checksum.
 Bytes ipv4(const V4& h, std::uint8_t proto, const Bytes& l4) {
-  Bytes ip(20, 0);
-  ip[0] = 0x45;
-  ip[1] = h.tos;
-  put16(ip, 2, std::uint16_t(20 + l4.size()));
-  put16(ip, 4, h.id);
-  put16(ip, 6, h.frag);
-  ip[8] = h.ttl;
-  ip[9] = proto;
-  std::copy(h.s.begin(), h.s.end(), ip.begin() + 12);
-  std::copy(h.d.begin(), h.d.end(), ip.begin() + 16);
-  put16(ip, 10, csum::ip_compute_csum(ip.data(), 20));
-  ip.insert(ip.end(), l4.begin(), l4.end());
+  wire::Ipv4Repr r;
+  r.tos = h.tos;
+  r.id = h.id;
+  r.frag_off = h.frag;
+  r.ttl = h.ttl;
+  r.saddr = wire::load_be32(h.s.data());
+  r.daddr = wire::load_be32(h.d.data());
+  fb::Frame f;
+  f.ipv4(r).raw(l4, proto);
+  Bytes ip = f.build();
   finish_l4(ip, 20, false, proto);
   return ip;
 }
@@ -94,14 +94,13 @@ struct V6 {
   std::uint8_t hop = 64;
 };
 Bytes ipv6(const V6& h, std::uint8_t proto, const Bytes& l4) {
-  Bytes ip(40, 0);
-  put32(ip, 0, 0x60000000u);
-  put16(ip, 4, std::uint16_t(l4.size()));
-  ip[6] = proto;
-  ip[7] = h.hop;
-  std::copy(h.s.begin(), h.s.end(), ip.begin() + 8);
-  std::copy(h.d.begin(), h.d.end(), ip.begin() + 24);
-  ip.insert(ip.end(), l4.begin(), l4.end());
+  wire::Ipv6Repr r;
+  r.hop_limit = h.hop;
+  r.saddr = h.s;
+  r.daddr = h.d;
+  fb::Frame f;
+  f.ipv6(r).raw(l4, proto);
+  Bytes ip = f.build();
   finish_l4(ip, 40, true, proto);
   return ip;
 }
@@ -226,47 +225,28 @@ Bytes wrap(Wrap w, const Bytes& ip, std::uint16_t seq) {
     f.insert(f.end(), ip.begin(), ip.end());
     return f;
   }
-  Bytes tun;  // everything after the outer IPv4 header
-  std::uint8_t oproto = 17;
-  if (w == Wrap::Gre) {
-    oproto = 47;
-    tun.assign(4, 0);
-    put16(tun, 2, type_of(ip));
-    tun.insert(tun.end(), ip.begin(), ip.end());
-  } else {
-    tun.assign(8, 0);
-    put16(tun, 0, 33333);
-    put16(tun, 2, w == Wrap::Vxlan ? 4789 : kGuePort);
-    if (w == Wrap::GueV0) {
-      const Bytes g{0x00, std::uint8_t(type_of(ip) == 0x86DD ? 41 : 4), 0, 0};
-      tun.insert(tun.end(), g.begin(), g.end());
-    } else if (w == Wrap::Vxlan) {
-      const Bytes v{0x08, 0, 0, 0, 0, 0, 42, 0};
-      tun.insert(tun.end(), v.begin(), v.end());
-      const Bytes ie = eth(type_of(ip));
-      tun.insert(tun.end(), ie.begin(), ie.end());
-    }
-    tun.insert(tun.end(), ip.begin(), ip.end());
-    put16(tun, 4, std::uint16_t(tun.size()));
-  }
-  V4 o;
-  o.s = {172, 16, 0, 1};
-  o.d = {172, 16, 0, 2};
+  // Outer Ethernet + IPv4 (172.16.0.1 → .2, ID `seq`, DF clear) from the frame builder.
+  wire::Ipv4Repr o;
   o.id = seq;
-  o.frag = 0;
-  Bytes oip(20, 0);
-  oip[0] = 0x45;
-  put16(oip, 2, std::uint16_t(20 + tun.size()));
-  put16(oip, 4, o.id);
-  oip[8] = o.ttl;
-  oip[9] = oproto;
-  std::copy(o.s.begin(), o.s.end(), oip.begin() + 12);
-  std::copy(o.d.begin(), o.d.end(), oip.begin() + 16);
-  put16(oip, 10, csum::ip_compute_csum(oip.data(), 20));
-  f = eth(0x0800);
-  f.insert(f.end(), oip.begin(), oip.end());
-  f.insert(f.end(), tun.begin(), tun.end());
-  return f;
+  o.saddr = fb::ip4(172, 16, 0, 1);
+  o.daddr = fb::ip4(172, 16, 0, 2);
+  fb::Frame fr;
+  fr.eth(fb::mac(1), fb::mac(2)).ipv4(o);
+  if (w == Wrap::Gre) {
+    fr.gre({});
+    fr.raw(ip, type_of(ip));
+    return fr.build();
+  }
+  fr.udp({33333, w == Wrap::Vxlan ? wire::udpport::kVxlan : kGuePort, 0, 0}, fb::L4Csum::Zero);
+  const bool v6 = type_of(ip) == wire::ethertype::kIpv6;
+  if (w == Wrap::GueV0) {
+    fr.gue({}).raw(ip, v6 ? wire::ipproto::kIpv6 : wire::ipproto::kIpip);
+  } else if (w == Wrap::Vxlan) {
+    fr.vxlan({42, std::nullopt}).eth(fb::mac(1), fb::mac(2)).raw(ip, type_of(ip));
+  } else {
+    fr.payload(ip);  // GUE version 1: the IP packet directly (V-7)
+  }
+  return fr.build();
 }
 
 gro::EngineOptions options(Wrap w, bool fast, bool collide) {

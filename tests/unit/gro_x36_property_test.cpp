@@ -21,6 +21,7 @@
 #include "ofld/core/packet.hpp"
 #include "ofld/gro/engine.hpp"
 #include "ofld/gso/gso.hpp"
+#include "../common/frame_builder.hpp"
 
 using namespace ofld;
 
@@ -29,68 +30,55 @@ namespace {
 using Bytes = std::vector<std::uint8_t>;
 namespace cs = ofld::csum;
 
-void p16(Bytes& v, std::size_t at, std::uint16_t x) {
-  v[at] = std::uint8_t(x >> 8);
-  v[at + 1] = std::uint8_t(x);
-}
-void p32(Bytes& v, std::size_t at, std::uint32_t x) {
-  p16(v, at, std::uint16_t(x >> 16));
-  p16(v, at + 2, std::uint16_t(x));
-}
+void p16(Bytes& v, std::size_t at, std::uint16_t x) { ofld::wire::store_be16(&v[at], x); }
 
 struct Ip {
   bool v6 = false;
   std::uint8_t ttl = 64, tos = 0;
   bool df = true;
   std::uint32_t flow_label = 0;
-  Bytes v6_ext;  // one Hop-by-Hop header (nexthdr patched), or empty
+  Bytes v6_ext;  // one Hop-by-Hop header (nexthdr filled), or empty
   std::uint8_t saddr_last = 1, daddr_last = 2;
 };
 
-// IPv4 / IPv6 header for `l4len` bytes of protocol `proto`; RFC 791 header checksum.
-Bytes ip_hdr(const Ip& ip, std::uint8_t proto, std::size_t l4len, std::uint16_t id) {
-  Bytes h;
+// Frames from tests/common/frame_builder.hpp: 10.9.0.<last> / 2001:db8::<last>, checksums
+// per RFC 1071 (RFC 791 header, RFC 9293 / 768 with the pseudo header).
+ofld::fb::Frame ip_frame(const Ip& ip, std::uint16_t id) {
+  namespace w = ofld::wire;
+  ofld::fb::Frame f;
   if (!ip.v6) {
-    h.assign(20, 0);
-    h[0] = 0x45;
-    h[1] = ip.tos;
-    p16(h, 2, std::uint16_t(20 + l4len));
-    p16(h, 4, id);
-    p16(h, 6, ip.df ? 0x4000 : 0);
-    h[8] = ip.ttl;
-    h[9] = proto;
-    const std::uint8_t s[4] = {10, 9, 0, ip.saddr_last}, d[4] = {10, 9, 0, ip.daddr_last};
-    std::copy(s, s + 4, h.begin() + 12);
-    std::copy(d, d + 4, h.begin() + 16);
-    p16(h, 10, cs::ip_compute_csum(h.data(), 20));
+    w::Ipv4Repr r;
+    r.tos = ip.tos;
+    r.id = id;
+    r.frag_off = ip.df ? w::ipv4::kDF : 0;
+    r.ttl = ip.ttl;
+    r.saddr = ofld::fb::ip4(10, 9, 0, ip.saddr_last);
+    r.daddr = ofld::fb::ip4(10, 9, 0, ip.daddr_last);
+    f.ipv4(r);
   } else {
-    h.assign(40, 0);
-    p32(h, 0, 0x60000000u | std::uint32_t(ip.tos) << 20 | (ip.flow_label & 0xFFFFF));
-    p16(h, 4, std::uint16_t(l4len + ip.v6_ext.size()));
-    h[6] = ip.v6_ext.empty() ? proto : 0;
-    h[7] = ip.ttl;
-    h[8] = 0x20; h[9] = 0x01; h[10] = 0x0d; h[11] = 0xb8; h[23] = ip.saddr_last;
-    h[24] = 0x20; h[25] = 0x01; h[26] = 0x0d; h[27] = 0xb8; h[39] = ip.daddr_last;
-    if (!ip.v6_ext.empty()) {
-      Bytes e = ip.v6_ext;
-      e[0] = proto;
-      h.insert(h.end(), e.begin(), e.end());
-    }
+    w::Ipv6Repr r;
+    r.traffic_class = ip.tos;
+    r.flow_label = ip.flow_label;
+    r.hop_limit = ip.ttl;
+    r.saddr = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, ip.saddr_last};
+    r.daddr = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, ip.daddr_last};
+    f.ipv6(r);
+    if (!ip.v6_ext.empty()) f.raw(ip.v6_ext, ofld::wire::ipproto::kHopOpts, true);
   }
-  return h;
+  return f;
 }
 
-// RFC 9293 / 768 checksum over the L4 bytes with the pseudo header of `ip` (field zeroed first).
-std::uint16_t l4_csum(const Bytes& iph, bool v6, const Bytes& l4, std::uint8_t proto) {
-  const cs::wsum s = cs::csum_partial(l4.data(), l4.size(), 0);
-  return v6 ? cs::csum_ipv6_magic(iph.data() + 8, iph.data() + 24, std::uint32_t(l4.size()), proto, s)
-            : cs::csum_tcpudp_magic(iph.data() + 12, iph.data() + 16, std::uint32_t(l4.size()), proto, s);
+// IPv4 / IPv6 header (+ ext) followed by `l4` of protocol `proto` (ICMP here).
+Bytes ip_packet(const Ip& ip, std::uint8_t proto, const Bytes& l4, std::uint16_t id) {
+  auto f = ip_frame(ip, id);
+  f.raw(l4, proto);
+  return f.build();
 }
 
 Bytes eth(std::uint16_t type, std::uint8_t tag) {
-  Bytes f{0x02, 0, 0, 0, tag, 0x02, 0x02, 0, 0, 0, tag, 0x01, 0, 0};
-  p16(f, 12, type);
-  return f;
+  ofld::fb::Frame f;
+  f.eth({0x02, 0, 0, 0, tag, 0x02}, {0x02, 0, 0, 0, tag, 0x01}, type, 0);
+  return f.build();
 }
 
 struct Tcp {
@@ -103,37 +91,24 @@ struct Tcp {
 
 // IP + TCP datagram with valid checksums.
 Bytes tcp_l3(const Ip& ip, std::uint16_t id, const Tcp& t, const Bytes& payload) {
-  Bytes th(20 + t.options.size(), 0);
-  p16(th, 0, t.sport);
-  p16(th, 2, t.dport);
-  p32(th, 4, t.seq);
-  p32(th, 8, t.ack);
-  th[12] = std::uint8_t((th.size() / 4) << 4);
-  th[13] = t.flags;
-  p16(th, 14, t.window);
-  std::copy(t.options.begin(), t.options.end(), th.begin() + 20);
-  th.insert(th.end(), payload.begin(), payload.end());
-  Bytes h = ip_hdr(ip, 6, th.size(), id);
-  p16(th, 16, l4_csum(h, ip.v6, th, 6));
-  h.insert(h.end(), th.begin(), th.end());
-  return h;
+  auto f = ip_frame(ip, id);
+  ofld::wire::TcpRepr r;
+  r.source = t.sport;
+  r.dest = t.dport;
+  r.seq = t.seq;
+  r.ack_seq = t.ack;
+  r.flags = t.flags;
+  r.window = t.window;
+  f.tcp(r, ofld::fb::L4Csum::Full, 0, t.options).payload(payload);
+  return f.build();
 }
 
 // IP + UDP datagram; csum false → checksum 0 (IPv4 only, RFC 768), else RFC value (0 → FFFF).
 Bytes udp_l3(const Ip& ip, std::uint16_t id, std::uint16_t sport, std::uint16_t dport,
              const Bytes& payload, bool csum) {
-  Bytes uh(8, 0);
-  p16(uh, 0, sport);
-  p16(uh, 2, dport);
-  p16(uh, 4, std::uint16_t(8 + payload.size()));
-  uh.insert(uh.end(), payload.begin(), payload.end());
-  Bytes h = ip_hdr(ip, 17, uh.size(), id);
-  if (csum) {
-    const std::uint16_t c = l4_csum(h, ip.v6, uh, 17);
-    p16(uh, 6, c == 0 ? 0xFFFF : c);
-  }
-  h.insert(h.end(), uh.begin(), uh.end());
-  return h;
+  auto f = ip_frame(ip, id);
+  f.udp({sport, dport, 0, 0}, csum ? ofld::fb::L4Csum::Full : ofld::fb::L4Csum::Zero).payload(payload);
+  return f.build();
 }
 
 enum class Kind { TcpV4, TcpV6, Udp, Vxlan };
@@ -252,9 +227,8 @@ Stream make_stream(std::mt19937& rng, Kind kind) {
       Bytes inner = eth(ip.v6 ? 0x86DD : 0x0800, 7);
       Bytes l3 = tcp_l3(ip, id, ti, payload);
       inner.insert(inner.end(), l3.begin(), l3.end());
-      Bytes vx(8, 0);
-      p32(vx, 0, 0x08000000u);
-      p32(vx, 4, vni << 8);
+      Bytes vx(ofld::wire::vxlan::kLen);
+      ofld::wire::VxlanRepr{vni, std::nullopt}.emit(vx);
       vx.insert(vx.end(), inner.begin(), inner.end());
       f = eth(outer.v6 ? 0x86DD : 0x0800, 1);
       Bytes ol3 = udp_l3(outer, outer_id, outer_sport, 4789, vx, outer_csum);
@@ -387,9 +361,8 @@ std::vector<Bytes> unmergeable_frames(std::mt19937& rng) {
     m.insert(m.end(), d.begin(), d.end());
     p16(m, 2, cs::ip_compute_csum(m.data(), m.size()));
     Bytes f = eth(0x0800, 3);
-    Bytes h = ip_hdr(ip, 1, m.size(), 4242);
-    f.insert(f.end(), h.begin(), h.end());
-    f.insert(f.end(), m.begin(), m.end());
+    Bytes l3 = ip_packet(ip, 1, m, 4242);
+    f.insert(f.end(), l3.begin(), l3.end());
     v.push_back(f);
   }
   {  // ICMPv6 echo request (RFC 4443): checksum over the IPv6 pseudo header
@@ -398,11 +371,12 @@ std::vector<Bytes> unmergeable_frames(std::mt19937& rng) {
     Bytes m{128, 0, 0, 0, 0, 1, 0, 1};
     Bytes d = random_bytes(rng, 40);
     m.insert(m.end(), d.begin(), d.end());
-    Bytes h = ip_hdr(ip6, 58, m.size(), 0);
-    p16(m, 2, l4_csum(h, true, m, 58));
+    const ofld::wire::Ipv6Addr sa{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, ip6.saddr_last};
+    const ofld::wire::Ipv6Addr da{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, ip6.daddr_last};
+    p16(m, 2, ofld::wire::l4_checksum_v6(sa, da, 58, m));
     Bytes f = eth(0x86DD, 3);
-    f.insert(f.end(), h.begin(), h.end());
-    f.insert(f.end(), m.begin(), m.end());
+    Bytes l3 = ip_packet(ip6, 58, m, 0);
+    f.insert(f.end(), l3.begin(), l3.end());
     v.push_back(f);
   }
   {  // first fragment of a UDP datagram (MF set): never a GRO candidate

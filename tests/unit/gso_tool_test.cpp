@@ -99,19 +99,14 @@ namespace {
 // A Geneve (RFC 8926, UDP 6081) super-packet: outer Eth/IPv4/UDP + 8-byte Geneve header
 // (version 0, no options, protocol TEB 0x6558, VNI 42) + inner Eth/IPv4/TCP, 3000 B payload.
 gso_test::Bytes geneve_frame() {
-  using namespace gso_test;
-  TcpSpec s;
-  Bytes inner = tcp_frame(s);
-  Bytes f(14 + 20 + 8 + 8 + inner.size());
-  eth_header(f, 0x0800);
-  ipv4_header(f, 14, f.size() - 14, 0x4000, false, 17, 11, 12);
-  put16(f, 34, 33333);
-  put16(f, 36, 6081);
-  put16(f, 38, std::uint16_t(f.size() - 34));
-  put16(f, 44, 0x6558);
-  ofld::wire::store_be32(&f[46], 42u << 8);
-  std::copy(inner.begin(), inner.end(), f.begin() + 50);
-  return f;
+  namespace fb = ofld::fb;
+  fb::Frame f;
+  fb::gso::eth(f);
+  fb::gso::ipv4(f, 0x4000, false, 11, 12);
+  f.udp({33333, ofld::wire::udpport::kGeneve, 0, 0}, fb::L4Csum::Zero);
+  f.geneve({ofld::wire::ethertype::kTeb, 42});
+  f.payload(gso_test::tcp_frame(gso_test::TcpSpec{}));
+  return f.build();
 }
 
 void write_pcap(const std::string& path, const std::vector<gso_test::Bytes>& frames) {

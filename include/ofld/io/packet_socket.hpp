@@ -14,7 +14,7 @@
 #include <span>
 #include <vector>
 
-#include "ofld/io/netns.hpp"
+#include "ofld/io/result.hpp"
 #include "ofld/io/tap.hpp"
 
 namespace ofld::io {

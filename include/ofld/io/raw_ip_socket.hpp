@@ -15,13 +15,13 @@
 #include <optional>
 #include <span>
 
-#include "ofld/io/netns.hpp"
-#include "ofld/tunnel/endpoint.hpp"
+#include "ofld/io/result.hpp"
+#include "ofld/wire/ip_addr.hpp"
 
 namespace ofld::io {
 
 struct RawIpSocketOptions {
-  tunnel::IpAddr local;          ///< bind address (family picks AF_INET / AF_INET6)
+  wire::IpAddr local;          ///< bind address (family picks AF_INET / AF_INET6)
   std::uint8_t protocol = 47;    ///< IP protocol (IPPROTO_GRE)
   int ttl = 0;                   ///< IP_TTL / IPV6_UNICAST_HOPS (0 = default)
   int tos = 0;                   ///< IP_TOS / IPV6_TCLASS
@@ -31,7 +31,7 @@ struct RawIpSocketOptions {
 struct RawIpRx {
   std::size_t off = 0;   ///< payload start in the buffer (past an IPv4 header)
   std::size_t len = 0;   ///< payload bytes
-  tunnel::IpAddr from;
+  wire::IpAddr from;
   int tos = -1;          ///< outer IPv4 TOS / IPv6 traffic class; -1 when not reported
 };
 
@@ -57,7 +57,7 @@ class RawIpSocket {
   /// Send `buf` as datagrams of `seg_size` bytes (last may be shorter) to `dst` with
   /// sendmmsg (up to 64 per call). EAGAIN/ENOBUFS → wait for POLLOUT (≤ 100 ms) and retry.
   /// Returns datagrams sent, or an error naming the errno.
-  Result<std::size_t> send_train(const tunnel::IpAddr& dst, std::span<const std::uint8_t> buf,
+  Result<std::size_t> send_train(const wire::IpAddr& dst, std::span<const std::uint8_t> buf,
                                  std::uint16_t seg_size);
   /// IP_TOS / IPV6_TCLASS for the following sends (the outer dsfield of a train, RFC 6040
   /// §4.1); no system call when unchanged. Returns an error naming the option.

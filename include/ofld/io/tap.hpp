@@ -11,7 +11,8 @@
 // TUNSETVNETLE (and fails if it is refused on a big-endian host; on a little-endian host a
 // refusal is harmless since legacy native order is little-endian). AF_PACKET's
 // PACKET_VNET_HDR uses the host's native order for the legacy header (little-endian on
-// x86/arm64); PacketSocket handles that. Encode/decode with VnetHdr::store/load.
+// x86/arm64); PacketSocket handles that. Encode/decode with VnetHdr::store/load
+// (wire::virtio_net, the one codec).
 #pragma once
 
 #include <cstddef>
@@ -21,41 +22,14 @@
 #include <string>
 #include <vector>
 
-#include "ofld/io/netns.hpp"
+#include "ofld/io/result.hpp"
+#include "ofld/wire/virtio_net.hpp"
 
 namespace ofld::io {
 
-/// virtio_net_hdr (legacy layout, 10 bytes; values host-order here). Spec V-18..V-20.
-struct VnetHdr {
-  static constexpr std::size_t kSize = 10;
-  // flags (V-19)
-  static constexpr std::uint8_t kNeedsCsum = 0x01;  ///< VIRTIO_NET_HDR_F_NEEDS_CSUM
-  static constexpr std::uint8_t kDataValid = 0x02;  ///< VIRTIO_NET_HDR_F_DATA_VALID
-  static constexpr std::uint8_t kRscInfo = 0x04;    ///< VIRTIO_NET_HDR_F_RSC_INFO
-  // gso_type (V-20)
-  static constexpr std::uint8_t kGsoNone = 0;
-  static constexpr std::uint8_t kGsoTcpv4 = 1;
-  static constexpr std::uint8_t kGsoUdp = 3;  ///< UFO
-  static constexpr std::uint8_t kGsoTcpv6 = 4;
-  static constexpr std::uint8_t kGsoUdpL4 = 5;  ///< USO
-  static constexpr std::uint8_t kGsoEcn = 0x80;
-
-  std::uint8_t flags = 0;
-  std::uint8_t gso_type = kGsoNone;
-  std::uint16_t hdr_len = 0;      ///< bytes of headers (hint)
-  std::uint16_t gso_size = 0;     ///< bytes of L4 payload per segment
-  std::uint16_t csum_start = 0;   ///< offset from the Ethernet header where summing starts
-  std::uint16_t csum_offset = 0;  ///< offset from csum_start where the checksum is stored
-
-  /// Write the 10 bytes at `p` (little_endian: LE fields, else big-endian fields).
-  void store(std::uint8_t* p, bool little_endian = true) const noexcept;
-  /// Read 10 bytes at `p`.
-  static VnetHdr load(const std::uint8_t* p, bool little_endian = true) noexcept;
-  /// Host byte order is little-endian (what legacy "native" means for AF_PACKET).
-  static bool host_is_little_endian() noexcept;
-
-  friend bool operator==(const VnetHdr&, const VnetHdr&) = default;
-};
+/// virtio_net_hdr: the one codec is wire::virtio_net (layout, byte order, V-18..V-20); this
+/// name is kept for io's users. store()/load() write/read the 10-byte legacy header.
+using VnetHdr = wire::virtio_net::Hdr;
 
 /// One frame read from / written to a device, with its vnet header when one is configured.
 struct Frame {

@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "ofld/io/netns.hpp"
+#include "ofld/io/result.hpp"
 
 namespace ofld::io {
 

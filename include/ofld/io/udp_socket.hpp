@@ -16,13 +16,13 @@
 #include <optional>
 #include <span>
 
-#include "ofld/io/netns.hpp"
-#include "ofld/tunnel/endpoint.hpp"
+#include "ofld/io/result.hpp"
+#include "ofld/wire/ip_addr.hpp"
 
 namespace ofld::io {
 
 struct UdpSocketOptions {
-  tunnel::IpAddr local;        ///< bind address (family picks AF_INET / AF_INET6)
+  wire::IpAddr local;        ///< bind address (family picks AF_INET / AF_INET6)
   std::uint16_t port = 0;      ///< bind port (host order); 0 = any
   bool zero_csum_tx = false;   ///< IPv4 SO_NO_CHECK / IPv6 UDP_NO_CHECK6_TX: outer checksum 0
   bool zero_csum6_rx = false;  ///< IPv6 UDP_NO_CHECK6_RX: accept checksum 0
@@ -52,7 +52,7 @@ struct UdpSocketOptions {
 struct UdpRx {
   std::size_t len = 0;
   std::uint16_t gso_size = 0;
-  tunnel::IpAddr from;
+  wire::IpAddr from;
   std::uint16_t from_port = 0;
   /// Outer IPv4 TOS / IPv6 traffic class (UdpSocketOptions::recv_tos), -1 when not reported.
   /// A UDP_GRO train has one: the kernel's GRO does not merge datagrams whose TOS differ.
@@ -99,7 +99,7 @@ class UdpSocket {
   /// UDP_SEGMENT off, resend without it; EMSGSIZE (segment above the path MTU) → this train
   /// is resent without it, UDP_SEGMENT stays on. EAGAIN/ENOBUFS → wait for POLLOUT (≤ 100 ms) and
   /// retry. Returns datagrams sent, or an error naming the errno.
-  Result<std::size_t> send_train(const tunnel::IpAddr& dst, std::uint16_t port,
+  Result<std::size_t> send_train(const wire::IpAddr& dst, std::uint16_t port,
                                  std::span<const std::uint8_t> buf, std::uint16_t seg_size);
   /// As send_train, for a train whose bytes are scattered (no flattening copy): datagram i is
   /// the concatenation of pieces[first[i]] .. pieces[first[i + 1] - 1] (first has one entry
@@ -108,7 +108,7 @@ class UdpSocket {
   /// UDP_SEGMENT over all pieces (at most kMaxIov) per kMaxSegments datagrams; the same
   /// fallbacks as send_train, the
   /// plain form sending each datagram with its own pieces (sendmmsg).
-  Result<std::size_t> send_train_pieces(const tunnel::IpAddr& dst, std::uint16_t port,
+  Result<std::size_t> send_train_pieces(const wire::IpAddr& dst, std::uint16_t port,
                                         std::span<const std::span<const std::uint8_t>> pieces,
                                         std::span<const std::size_t> first, std::uint16_t seg_size);
   /// IP_TOS / IPV6_TCLASS for the datagrams sent from now on (0..255). A setsockopt only

@@ -9,21 +9,12 @@
 #include <string_view>
 
 #include "ofld/core/packet.hpp"
+#include "ofld/wire/ip_addr.hpp"
 
 namespace ofld::tunnel {
 
-/// An underlay IP address (IPv4 or IPv6), bytes in network order.
-struct IpAddr {
-  std::uint8_t family = 0;  ///< 4 or 6; 0 = unset
-  std::array<std::uint8_t, 16> bytes{};
-  bool is_v6() const noexcept { return family == 6; }
-  bool empty() const noexcept { return family == 0; }
-  /// Parse dotted-quad or RFC 4291 text (inet_pton). nullopt when neither.
-  static std::optional<IpAddr> parse(std::string_view text);
-  std::string to_string() const;
-  friend bool operator==(const IpAddr&, const IpAddr&) = default;
-  friend auto operator<=>(const IpAddr&, const IpAddr&) = default;
-};
+/// An underlay IP address (IPv4 or IPv6): the wire-layer value (ofld/wire/ip_addr.hpp).
+using wire::IpAddr;
 
 /// Why the tunnel endpoint dropped a frame or datagram (every drop has one; one list for all
 /// encapsulations — a reason that cannot happen in a mode stays 0 there). Names via to_string().

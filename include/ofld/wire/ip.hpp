@@ -13,19 +13,58 @@
 #pragma once
 
 #include <array>
+#include <optional>
 
 #include "ofld/wire/error.hpp"
+#include "ofld/wire/numbers.hpp"
 #include "ofld/wire/view.hpp"
 
 namespace ofld::wire {
+
+/// IPv4 field offsets (bytes from the header start), flags and sizes (RFC 791 §3.1; kernel
+/// struct iphdr, IP_DF/IP_MF/IP_OFFSET).
+namespace ipv4 {
+inline constexpr std::size_t kVerIhlOffset = 0, kTosOffset = 1, kTotLenOffset = 2,
+                             kIdOffset = 4, kFragOffOffset = 6, kTtlOffset = 8,
+                             kProtocolOffset = 9, kCheckOffset = 10, kSaddrOffset = 12,
+                             kDaddrOffset = 16, kOptionsOffset = 20;
+inline constexpr std::size_t kMinLen = 20, kMaxLen = 60;  ///< ihl 5..15 words
+inline constexpr std::size_t kAddrLen = 4;
+/// frag_off field (host order): reserved/evil bit, DF, MF, offset in 8-byte units.
+inline constexpr std::uint16_t kCE = 0x8000, kDF = 0x4000, kMF = 0x2000, kOffsetMask = 0x1fff;
+/// First byte of an option-less header: version 4, ihl 5.
+inline constexpr std::uint8_t kVerIhl5 = 0x45;
+/// TOS byte: DSCP in the upper 6 bits, ECN in the low 2 (RFC 3168 §5, RFC 2474).
+inline constexpr std::uint8_t kEcnMask = 0x03;
+inline constexpr std::uint16_t kMaxTotLen = 0xffff;
+}  // namespace ipv4
+
+/// IPv6 field offsets (bytes), sizes (RFC 8200 §3; kernel struct ipv6hdr).
+namespace ipv6 {
+inline constexpr std::size_t kVerTcFlowOffset = 0, kPayloadLenOffset = 4,
+                             kNextHeaderOffset = 6, kHopLimitOffset = 7, kSaddrOffset = 8,
+                             kDaddrOffset = 24;
+inline constexpr std::size_t kHdrLen = 40, kAddrLen = 16;
+inline constexpr std::uint32_t kFlowLabelMask = 0x000fffff;  ///< of the first 32-bit word
+/// Extension headers in the (next, hdr_ext_len) format (RFC 8200 §4.3-4.6): offsets, unit.
+inline constexpr std::size_t kExtNextOffset = 0, kExtLenOffset = 1, kExtUnit = 8;
+/// Routing header (RFC 8200 §4.4): routing type, segments left, addresses (type 0/2/4).
+inline constexpr std::size_t kRtTypeOffset = 2, kRtSegLeftOffset = 3, kRtAddrOffset = 8;
+/// Fragment header (RFC 8200 §4.5): 8 bytes; offset|res|M at 2 (offset in bytes & 0xfff8).
+inline constexpr std::size_t kFragLen = 8, kFragOffOffset = 2, kFragIdOffset = 4;
+inline constexpr std::uint16_t kFragOffsetMask = 0xfff8, kFragMore = 0x0001;
+/// HBH jumbo payload option (RFC 2675 §2).
+inline constexpr std::uint8_t kOptPad1 = 0, kOptPadN = 1, kOptJumbo = 0xC2;
+}  // namespace ipv6
 
 /// IPv4 header incl. options.
 template <ByteT B = const std::uint8_t>
 class Ipv4Header : public ViewBase<B> {
  public:
   static constexpr std::size_t kMinLen = 20;
-  static constexpr std::uint16_t kDF = 0x4000, kMF = 0x2000, kOffsetMask = 0x1fff;
-  static constexpr std::size_t kCheckOffset = 10, kSaddrOffset = 12, kDaddrOffset = 16;
+  static constexpr std::uint16_t kDF = ipv4::kDF, kMF = ipv4::kMF, kOffsetMask = ipv4::kOffsetMask;
+  static constexpr std::size_t kCheckOffset = ipv4::kCheckOffset,
+                               kSaddrOffset = ipv4::kSaddrOffset, kDaddrOffset = ipv4::kDaddrOffset;
   /// Errors: Truncated (< 20 bytes), BadVersion (not 4), BadHeaderLen ("ihl 3 < 5"),
   /// HeaderPastEnd (ihl*4 > bytes available).
   static Result<Ipv4Header> parse(std::span<B> s) {
@@ -38,6 +77,8 @@ class Ipv4Header : public ViewBase<B> {
                         std::uint32_t(s.size())};
     return Ipv4Header(s.data(), ihl * 4u);
   }
+  /// No checks: the caller has proven ihl*4 bytes at `p` and a valid ihl (hot paths).
+  static constexpr Ipv4Header unchecked(B* p) noexcept { return Ipv4Header(p, (p[0] & 0xfu) * 4u); }
   std::uint8_t version() const noexcept { return this->u8(0) >> 4; }
   std::uint8_t ihl() const noexcept { return this->u8(0) & 0xf; }
   std::uint8_t tos() const noexcept { return this->u8(1); }
@@ -68,7 +109,7 @@ class Ipv4Header : public ViewBase<B> {
   void set_daddr(std::uint32_t v) const noexcept requires ViewBase<B>::kMutable { this->w32(16, v); }
 
  private:
-  Ipv4Header(B* p, std::size_t n) : ViewBase<B>(p, n) {}
+  constexpr Ipv4Header(B* p, std::size_t n) : ViewBase<B>(p, n) {}
 };
 
 using Ipv6Addr = std::array<std::uint8_t, 16>;
@@ -78,7 +119,7 @@ template <ByteT B = const std::uint8_t>
 class Ipv6Header : public ViewBase<B> {
  public:
   static constexpr std::size_t kLen = 40;
-  static constexpr std::size_t kSaddrOffset = 8, kDaddrOffset = 24;
+  static constexpr std::size_t kSaddrOffset = ipv6::kSaddrOffset, kDaddrOffset = ipv6::kDaddrOffset;
   /// Errors: Truncated (< 40), BadVersion (not 6).
   static Result<Ipv6Header> parse(std::span<B> s) {
     if (s.size() < kLen) return truncated(HeaderKind::Ipv6, 0, s.size(), kLen);
@@ -86,6 +127,8 @@ class Ipv6Header : public ViewBase<B> {
     if (ver != 6) return ParseError{HeaderKind::Ipv6, Errc::BadVersion, 0, ver, 6};
     return Ipv6Header(s.data());
   }
+  /// No checks: the caller has proven 40 bytes at `p`. Zero cost.
+  static constexpr Ipv6Header unchecked(B* p) noexcept { return Ipv6Header(p); }
   std::uint8_t version() const noexcept { return this->u8(0) >> 4; }
   std::uint8_t traffic_class() const noexcept { return std::uint8_t(this->be16(0) >> 4); }
   std::uint32_t flow_label() const noexcept { return this->be32(0) & 0xfffff; }
@@ -106,7 +149,7 @@ class Ipv6Header : public ViewBase<B> {
   }
 
  private:
-  explicit Ipv6Header(B* p) : ViewBase<B>(p, kLen) {}
+  constexpr explicit Ipv6Header(B* p) : ViewBase<B>(p, kLen) {}
   Ipv6Addr addr(std::size_t o) const noexcept {
     Ipv6Addr a{};
     for (std::size_t i = 0; i < 16; ++i) a[i] = this->p_[o + i];
@@ -117,7 +160,8 @@ class Ipv6Header : public ViewBase<B> {
 /// True for the IPv6 next-header values walked as extension headers by parse_frame:
 /// 0 (HBH), 43 (routing), 44 (fragment), 60 (dest opts), 51 (AH).
 constexpr bool is_ipv6_ext(std::uint8_t nh) noexcept {
-  return nh == 0 || nh == 43 || nh == 44 || nh == 60 || nh == 51;
+  return nh == ipproto::kHopOpts || nh == ipproto::kRouting || nh == ipproto::kFragment ||
+         nh == ipproto::kDstOpts || nh == ipproto::kAh;
 }
 
 /// Generic IPv6 extension header in the (next, hdr_ext_len) format: HBH, dest opts, routing.
@@ -131,6 +175,10 @@ class Ipv6ExtHeader : public ViewBase<B> {
     std::size_t n = (std::size_t(s[1]) + 1) * 8;
     if (n > s.size()) return truncated(kind, 0, s.size(), n);
     return Ipv6ExtHeader(s.data(), n);
+  }
+  /// No checks: the caller has proven (hdr_ext_len+1)*8 bytes at `p`.
+  static constexpr Ipv6ExtHeader unchecked(B* p) noexcept {
+    return Ipv6ExtHeader(p, (std::size_t(p[1]) + 1) * 8);
   }
   std::uint8_t next_header() const noexcept { return this->u8(0); }
   std::uint8_t hdr_ext_len() const noexcept { return this->u8(1); }
@@ -173,7 +221,7 @@ class Ipv6ExtHeader : public ViewBase<B> {
   void set_next_header(std::uint8_t v) const noexcept requires ViewBase<B>::kMutable { this->w8(0, v); }
 
  private:
-  Ipv6ExtHeader(B* p, std::size_t n) : ViewBase<B>(p, n) {}
+  constexpr Ipv6ExtHeader(B* p, std::size_t n) : ViewBase<B>(p, n) {}
 };
 
 /// IPv6 Fragment header (8 bytes, RFC 8200 §4.5).
@@ -185,6 +233,8 @@ class Ipv6FragHeader : public ViewBase<B> {
     if (s.size() < kLen) return truncated(HeaderKind::Ipv6Fragment, 0, s.size(), kLen);
     return Ipv6FragHeader(s.data());
   }
+  /// No checks: the caller has proven 8 bytes at `p`.
+  static constexpr Ipv6FragHeader unchecked(B* p) noexcept { return Ipv6FragHeader(p); }
   std::uint8_t next_header() const noexcept { return this->u8(0); }
   /// Fragment offset in BYTES.
   std::uint32_t frag_offset() const noexcept { return this->be16(2) & 0xfff8; }
@@ -198,7 +248,7 @@ class Ipv6FragHeader : public ViewBase<B> {
   void set_identification(std::uint32_t v) const noexcept requires ViewBase<B>::kMutable { this->w32(4, v); }
 
  private:
-  explicit Ipv6FragHeader(B* p) : ViewBase<B>(p, kLen) {}
+  constexpr explicit Ipv6FragHeader(B* p) : ViewBase<B>(p, kLen) {}
 };
 
 /// Authentication Header (RFC 4302 §2): length (payload_len + 2) * 4, minimum 12.
@@ -220,6 +270,87 @@ class AhHeader : public ViewBase<B> {
 
  private:
   AhHeader(B* p, std::size_t n) : ViewBase<B>(p, n) {}
+};
+
+// ============================== emit (Repr → bytes) =========================================
+// In the manner of smoltcp's wire::*Repr: a value type holding the fields, from() reading
+// them out of a parsed view, emit() writing a correct header into a buffer and returning the
+// bytes written (0 when the buffer is too small or the value cannot be expressed).
+
+/// IPv4 header value (RFC 791 §3.1). emit() writes version 4, ihl from the options, and
+/// the header checksum (RFC 791 §3.1 / RFC 1071, via core's ip_compute_csum) unless `check`
+/// is given, in which case that value is written as is (e.g. to reproduce a bad checksum).
+struct Ipv4Repr {
+  std::uint8_t tos = 0;           ///< DSCP << 2 | ECN
+  std::uint16_t total_len = 0;    ///< header + payload bytes (0 allowed: BIG TCP / TSO)
+  std::uint16_t id = 0;
+  std::uint16_t frag_off = 0;     ///< the 16-bit field: ipv4::kDF | kMF | offset/8
+  std::uint8_t ttl = 64;
+  std::uint8_t protocol = 0;      ///< ipproto::*
+  std::uint32_t saddr = 0;        ///< host order (192.0.2.1 = 0xC0000201)
+  std::uint32_t daddr = 0;
+  std::span<const std::uint8_t> options{};  ///< raw option bytes, length multiple of 4, <= 40
+  std::optional<std::uint16_t> check;       ///< nullopt: computed
+  std::size_t length() const noexcept { return ipv4::kMinLen + options.size(); }
+  /// Fields of a parsed header (check kept as captured; options point into the view).
+  template <ByteT B>
+  static Ipv4Repr from(const Ipv4Header<B>& h) noexcept {
+    return {h.tos(), h.total_len(), h.id(), h.frag_off_field(), h.ttl(), h.protocol(),
+            h.saddr(), h.daddr(), h.options(), h.check()};
+  }
+  /// Returns length(), or 0 when `out` is too small or the options are not a multiple of 4
+  /// bytes up to 40.
+  std::size_t emit(std::span<std::uint8_t> out) const noexcept;
+};
+
+/// IPv6 fixed header value (RFC 8200 §3). emit() writes 40 bytes (version 6).
+struct Ipv6Repr {
+  std::uint8_t traffic_class = 0;  ///< DSCP << 2 | ECN
+  std::uint32_t flow_label = 0;    ///< low 20 bits
+  std::uint16_t payload_len = 0;   ///< bytes after the fixed header (0: jumbo / BIG TCP)
+  std::uint8_t next_header = 0;    ///< ipproto::*
+  std::uint8_t hop_limit = 64;
+  Ipv6Addr saddr{};
+  Ipv6Addr daddr{};
+  static constexpr std::size_t length() noexcept { return ipv6::kHdrLen; }
+  template <ByteT B>
+  static Ipv6Repr from(const Ipv6Header<B>& h) noexcept {
+    return {h.traffic_class(), h.flow_label(), h.payload_len(), h.next_header(),
+            h.hop_limit(), h.saddr(), h.daddr()};
+  }
+  /// Returns 40, or 0 when `out` is shorter.
+  std::size_t emit(std::span<std::uint8_t> out) const noexcept;
+};
+
+/// IPv6 extension header in the (next header, hdr_ext_len) format — hop-by-hop, destination
+/// options, routing (RFC 8200 §4.3/4.4/4.6). `body` is everything after the first two bytes
+/// (options with their padding; for routing: type, segments left, reserved, addresses).
+struct Ipv6ExtRepr {
+  std::uint8_t next_header = 0;
+  std::span<const std::uint8_t> body{};  ///< 2 + body.size() must be a multiple of 8, <= 2048
+  std::size_t length() const noexcept { return 2 + body.size(); }
+  template <ByteT B>
+  static Ipv6ExtRepr from(const Ipv6ExtHeader<B>& h) noexcept {
+    return {h.next_header(), h.header().subspan(2)};
+  }
+  /// Writes next header, hdr_ext_len = length()/8 - 1, body. Returns length(), or 0 when
+  /// `out` is too small or the length is not expressible.
+  std::size_t emit(std::span<std::uint8_t> out) const noexcept;
+};
+
+/// IPv6 fragment header value (RFC 8200 §4.5).
+struct Ipv6FragRepr {
+  std::uint8_t next_header = 0;
+  std::uint16_t frag_offset = 0;  ///< in BYTES, multiple of 8
+  bool more = false;              ///< M flag
+  std::uint32_t identification = 0;
+  static constexpr std::size_t length() noexcept { return ipv6::kFragLen; }
+  template <ByteT B>
+  static Ipv6FragRepr from(const Ipv6FragHeader<B>& h) noexcept {
+    return {h.next_header(), std::uint16_t(h.frag_offset()), h.more(), h.identification()};
+  }
+  /// Returns 8, or 0 when `out` is shorter or frag_offset is not a multiple of 8.
+  std::size_t emit(std::span<std::uint8_t> out) const noexcept;
 };
 
 }  // namespace ofld::wire

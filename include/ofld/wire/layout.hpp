@@ -30,6 +30,7 @@
 #include <string_view>
 
 #include "ofld/wire/error.hpp"
+#include "ofld/wire/numbers.hpp"
 
 namespace ofld::wire {
 
@@ -41,22 +42,7 @@ inline constexpr std::size_t kMaxIpv6ExtHeaders = 8;  ///< extension headers per
 inline constexpr std::size_t kMaxTunnelDepth = 8;     ///< nested encapsulations (vxlan-triple=3)
 inline constexpr std::uint32_t kNoOffset = 0xffffffffu;  ///< "unset" offset (kernel ~0U)
 
-// ---- well-known numbers ---------------------------------------------------------------------
-
-namespace ethertype {
-inline constexpr std::uint16_t kIpv4 = 0x0800, kArp = 0x0806, kVlan = 0x8100, kQinQ = 0x88A8,
-                               kQinQ9100 = 0x9100, kIpv6 = 0x86DD, kTeb = 0x6558,
-                               kErspanII = 0x88BE, kErspanIII = 0x22EB, kMpls = 0x8847;
-}
-namespace ipproto {
-inline constexpr std::uint8_t kHopOpts = 0, kIcmp = 1, kIpip = 4, kTcp = 6, kUdp = 17,
-                              kIpv6 = 41, kRouting = 43, kFragment = 44, kGre = 47,
-                              kEsp = 50, kAh = 51, kIcmpv6 = 58, kNone = 59, kDstOpts = 60;
-}
-namespace udpport {
-inline constexpr std::uint16_t kVxlan = 4789, kVxlanLinux = 8472, kVxlanGpe = 4790,
-                               kGeneve = 6081, kGreInUdp = 4754;
-}
+// Well-known numbers (ethertype::, ipproto::, udpport::) live in ofld/wire/numbers.hpp.
 
 // ---- inputs ---------------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "ofld/wire/error.hpp"
+#include "ofld/wire/numbers.hpp"
 #include "ofld/wire/view.hpp"
 
 namespace ofld::wire {
@@ -19,11 +20,21 @@ namespace ofld::wire {
 namespace vxlan {
 inline constexpr std::size_t kLen = 8;
 inline constexpr std::size_t kHlen = 16;  ///< VXLAN_HLEN: UDP + VXLAN (V-4)
+/// Field offsets (RFC 7348 §5): flags word 0..3, VNI 4..6, reserved / RCO data byte 7.
+inline constexpr std::size_t kFlagsOffset = 0, kVniOffset = 4, kRcoOffset = 7;
+/// Outer headers + VXLAN over IPv4 / IPv6 (Ethernet 14 + IP + UDP 8 + VXLAN 8): the MTU
+/// overhead of a VXLAN device (kernel VXLAN_HEADROOM / VXLAN6_HEADROOM).
+inline constexpr std::size_t kHeadroom4 = 50, kHeadroom6 = 70;
+inline constexpr std::uint32_t kVniMax = 0x00ffffffu;
 /// word0 flag masks (host-order value of the first 32-bit word).
 inline constexpr std::uint32_t kFlagVni = 0x08000000u;  ///< I bit
 inline constexpr std::uint32_t kFlagRco = 0x00200000u;  ///< V-1: bit 21 from the LSB
 inline constexpr std::uint32_t kFlagGbp = 0x80000000u;  ///< G (group policy) extension
 inline constexpr std::uint32_t kFlagGpe = 0x04000000u;  ///< P (VXLAN-GPE next protocol)
+/// word0 of a plain header as Linux sends it: I flag only, reserved zero.
+inline constexpr std::uint32_t kWord0Vni = kFlagVni;
+/// Flag bits Linux accepts with RCO enabled (V-4); every other bit of word0 is reserved.
+inline constexpr std::uint32_t kFlagsKnown = kFlagVni | kFlagRco;
 /// RCO byte (low byte of word1): bit 7 = UDP (csum at start+6), bits 0..6 = start >> 1 (V-2).
 inline constexpr std::uint8_t kRcoUdp = 0x80, kRcoStartMask = 0x7f;
 
@@ -57,6 +68,8 @@ class VxlanHeader : public ViewBase<B> {
     if (s.size() < vxlan::kLen) return truncated(HeaderKind::Vxlan, 0, s.size(), vxlan::kLen);
     return VxlanHeader(s.data());
   }
+  /// No checks: the caller has proven 8 bytes at `p`. Zero cost.
+  static constexpr VxlanHeader unchecked(B* p) noexcept { return VxlanHeader(p); }
   /// First 32-bit word (flags + reserved), host order.
   std::uint32_t word0() const noexcept { return this->be32(0); }
   /// Second word: VNI(24) | low byte (reserved, or RCO data).
@@ -72,13 +85,22 @@ class VxlanHeader : public ViewBase<B> {
   void set_low_byte(std::uint8_t v) const noexcept requires ViewBase<B>::kMutable { this->w8(7, v); }
 
  private:
-  explicit VxlanHeader(B* p) : ViewBase<B>(p, vxlan::kLen) {}
+  constexpr explicit VxlanHeader(B* p) : ViewBase<B>(p, vxlan::kLen) {}
 };
 
 /// VXLAN header value (RFC 7348 §5).
 struct VxlanRepr {
   std::uint32_t vni = 0;
   std::optional<vxlan::Rco> rco;  ///< sets the RCO flag and low byte when present
+  static constexpr std::size_t length() noexcept { return vxlan::kLen; }
+  /// Fields of a parsed header (the RCO data only when the RCO flag is set; other flag bits
+  /// and reserved bytes are not represented: emit() writes them as zero, RFC 7348 §5).
+  template <ByteT B>
+  static VxlanRepr from(const VxlanHeader<B>& h) noexcept {
+    VxlanRepr r{h.vni(), std::nullopt};
+    if (h.rco()) r.rco = h.rco_data();
+    return r;
+  }
   /// Writes 8 bytes (I flag set). Returns 8, or 0 if `out` is too small or rco unencodable.
   std::size_t emit(std::span<std::uint8_t> out) const noexcept;
 };
@@ -87,6 +109,16 @@ struct VxlanRepr {
 
 namespace gue {
 inline constexpr std::size_t kBaseLen = 4;
+/// Byte 0: version (2 bits) | C (control) | hlen (5 bits, optional fields in 32-bit words).
+inline constexpr std::uint8_t kVersionMask = 0xc0, kControl = 0x20, kHlenMask = 0x1f;
+inline constexpr unsigned kVersionShift = 6;
+/// Field offsets: byte 0 as above, proto/ctype 1, flags 2..3, optional fields from 4.
+inline constexpr std::size_t kProtoOffset = 1, kFlagsOffset = 2, kOptionsOffset = 4;
+/// With P set and REMCSUM: private flags at 4..7, RCO option start 8..9, offset 10..11 (V-8).
+inline constexpr std::size_t kPrivOffset = 4, kRcoStartOffset = 8, kRcoOffsetOffset = 10;
+inline constexpr std::size_t kRcoHdrLen = 12;  ///< base + private flags + RCO option
+/// GUE version 1 (direct IP, V-7): the first nibble of the payload is 4 or 6 → version bits 01.
+inline constexpr std::uint8_t kVersion1 = 1;
 inline constexpr std::uint16_t kFlagPriv = 0x0001;        ///< V-8: standard flag P (bit 0)
 inline constexpr std::uint16_t kFlagsAll = kFlagPriv;     ///< all standard flags Linux knows
 inline constexpr std::size_t kLenPriv = 4;                ///< private-flags word
@@ -106,6 +138,10 @@ class GueHeader : public ViewBase<B> {
   /// BadRcoOffset (RCO offset < start, V-9). Control messages (C=1) are not validated
   /// beyond the length.
   static Result<GueHeader> parse(std::span<B> s);
+  /// No checks (no V-9 validation either): the caller has proven 4 + hlen*4 bytes at `p`.
+  static constexpr GueHeader unchecked(B* p) noexcept {
+    return GueHeader(p, gue::kBaseLen + std::size_t(p[0] & gue::kHlenMask) * 4);
+  }
 
   std::uint8_t version() const noexcept { return this->u8(0) >> 6; }
   bool control() const noexcept { return this->u8(0) & 0x20; }
@@ -126,7 +162,7 @@ class GueHeader : public ViewBase<B> {
   }
 
  private:
-  GueHeader(B* p, std::size_t n) : ViewBase<B>(p, n) {}
+  constexpr GueHeader(B* p, std::size_t n) : ViewBase<B>(p, n) {}
 };
 
 namespace detail {
@@ -146,7 +182,14 @@ Result<GueHeader<B>> GueHeader<B>::parse(std::span<B> s) {
 struct GueRepr {
   std::uint8_t proto = 0;
   std::optional<GueHeader<>::Remcsum> remcsum;
-  std::size_t length() const noexcept { return remcsum ? 12 : 4; }
+  std::size_t length() const noexcept { return remcsum ? gue::kRcoHdrLen : gue::kBaseLen; }
+  /// Fields of a parsed data (C=0) header; options other than REMCSUM are not represented.
+  template <ByteT B>
+  static GueRepr from(const GueHeader<B>& h) noexcept {
+    GueRepr r{h.proto_ctype(), std::nullopt};
+    if (auto rc = h.remcsum()) r.remcsum = GueHeader<>::Remcsum{rc->start, rc->offset};
+    return r;
+  }
   /// Returns bytes written or 0 when `out` is too small.
   std::size_t emit(std::span<std::uint8_t> out) const noexcept;
 };
@@ -160,6 +203,9 @@ inline constexpr std::uint16_t kCsum = 0x8000, kRouting = 0x4000, kKey = 0x2000,
                                kFlagsMask = 0x0078, kVersionMask = 0x0007;
 inline constexpr std::size_t kBaseLen = 4, kSectionLen = 4;  ///< GRE_HEADER_SECTION
 inline constexpr std::size_t kCsumOffset = 4;                ///< V-13 GSO csum offset
+/// Field offsets: flags|version 0..1, protocol 2..3, then C (csum+reserved1), K, S in order.
+inline constexpr std::size_t kFlagsOffset = 0, kProtoOffset = 2;
+inline constexpr std::size_t kMaxLen = 16;  ///< version 0 with C, K and S
 }  // namespace gre
 
 /// GRE header view (RFC 2784 + RFC 2890 key/sequence; version 1 = PPTP with ack, RFC 2637).
@@ -175,6 +221,8 @@ class GreHeader : public ViewBase<B> {
     if (n > s.size()) return truncated(HeaderKind::Gre, 0, s.size(), n);
     return GreHeader(s.data(), n);
   }
+  /// No checks: the caller has proven length_for(flags) bytes at `p`.
+  static constexpr GreHeader unchecked(B* p) noexcept { return GreHeader(p, length_for(load_be16(p))); }
   /// Header length implied by the flags word.
   static constexpr std::size_t length_for(std::uint16_t fw) noexcept {
     std::size_t n = gre::kBaseLen;
@@ -222,7 +270,7 @@ class GreHeader : public ViewBase<B> {
   }
 
  private:
-  GreHeader(B* p, std::size_t n) : ViewBase<B>(p, n) {}
+  constexpr GreHeader(B* p, std::size_t n) : ViewBase<B>(p, n) {}
 };
 
 /// GRE version-0 header value (RFC 2784/2890).
@@ -232,7 +280,13 @@ struct GreRepr {
   std::optional<std::uint32_t> key;       ///< K flag
   std::optional<std::uint32_t> seq;       ///< S flag
   std::size_t length() const noexcept {
-    return 4 + (checksum ? 4 : 0) + (key ? 4 : 0) + (seq ? 4 : 0);
+    return gre::kBaseLen + (checksum ? gre::kSectionLen : 0) + (key ? gre::kSectionLen : 0) +
+           (seq ? gre::kSectionLen : 0);
+  }
+  /// Fields of a parsed version-0 header without R (reserved bits are not represented).
+  template <ByteT B>
+  static GreRepr from(const GreHeader<B>& h) noexcept {
+    return {h.protocol(), h.checksum(), h.key(), h.seq()};
   }
   /// Returns bytes written or 0 when `out` is too small.
   std::size_t emit(std::span<std::uint8_t> out) const noexcept;
