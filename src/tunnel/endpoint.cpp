@@ -9,6 +9,8 @@
 #include "ofld/offload/gro_context.hpp"
 #include "ofld/offload/gso_context.hpp"
 #include "ofld/offload/virtio_net.hpp"
+#include "ofld/wire/ethernet.hpp"
+#include "ofld/wire/ip.hpp"
 #include "ofld/wire/layout.hpp"
 #include "ofld/wire/tunnel.hpp"
 
@@ -28,9 +30,12 @@ namespace {
 
 Mac mac_at(std::span<const std::uint8_t> f, std::size_t off) {
   Mac m{};
-  std::copy_n(f.begin() + long(off), 6, m.begin());
+  std::copy_n(f.begin() + long(off), wire::eth::kAddrLen, m.begin());
   return m;
 }
+
+/// IP version of a raw IP packet (the first header's version nibble; RFC 791 / RFC 8200).
+unsigned ip_version(std::span<const std::uint8_t> p) { return p.empty() ? 0 : p[0] >> 4; }
 
 /// A CHECKSUM_PARTIAL segment that does not travel as RCO: finish its checksum here
 /// (skb_checksum_help; the socket offloads nothing for the inner level).
@@ -52,7 +57,7 @@ core::Features rco_features(bool rco_possible) {
 }
 
 bool is_ip(std::span<const std::uint8_t> p) {
-  return p.size() >= 20 && ((p[0] >> 4) == 4 || (p[0] >> 4) == 6);
+  return p.size() >= wire::ipv4::kMinLen && (ip_version(p) == 4 || ip_version(p) == 6);
 }
 
 // ---- VXLAN: Ethernet over UDP (RFC 7348; vxlan_xmit_one / vxlan_rcv) -----------------------
@@ -65,7 +70,7 @@ class VxlanEncap final : public Encapsulation {
   std::uint16_t dst_port() const noexcept override { return c_.dstport; }
   int overhead() const noexcept override { return c_.overhead(); }
   std::optional<Drop> tx_check(std::span<const std::uint8_t> f) const noexcept override {
-    if (f.size() < 14) return Drop::TxNotEthernet;
+    if (f.size() < wire::eth::kHdrLen) return Drop::TxNotEthernet;
     return std::nullopt;
   }
   std::uint8_t outer_tos(std::span<const std::uint8_t> f) const noexcept override {
@@ -159,7 +164,7 @@ class GreEncap final : public Encapsulation {
       i.reason = Drop::TxNotIp;
       return i;
     }
-    const bool v4 = (seg.data()[0] >> 4) == 4;
+    const bool v4 = ip_version(seg.head()) == 4;
     if (!finish_partial(seg, i)) return i;
     i.hdr_len = gre_build_header(v4 ? wire::ethertype::kIpv4 : wire::ethertype::kIpv6, c_, hdr);
     i.ok = i.hdr_len != 0;
@@ -268,7 +273,7 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
     ctr_.drop(*d);
     return;
   }
-  const std::size_t link_hdr = enc_->link() == wire::LinkType::Ethernet ? 14 : 0;
+  const std::size_t link_hdr = enc_->link() == wire::LinkType::Ethernet ? wire::eth::kHdrLen : 0;
   if (!opts_.vnet_hdr && opts_.mtu > 0 && frame.size() > std::size_t(opts_.mtu) + link_hdr) {
     ctr_.drop(Drop::TxTooBig);  // B4
     return;
@@ -279,7 +284,7 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
     return;
   }
   bool flooded = false;
-  if (fdb_) flooded = fdb_->lookup(mac_at(frame, 0), now_ns, remotes_);
+  if (fdb_) flooded = fdb_->lookup(mac_at(frame, wire::eth::kDstOffset), now_ns, remotes_);
   else remotes_.assign(1, ip_->remote);
   if (remotes_.empty()) {
     ctr_.drop(Drop::TxNoRemote);
@@ -411,7 +416,7 @@ void Endpoint::receive_one(std::span<const std::uint8_t> payload, const IpAddr& 
     return;
   }
   if (fdb_) {  // VXLAN: loop check and vxlan_snoop
-    Mac src = mac_at(d.pkt.head(), 6);
+    Mac src = mac_at(d.pkt.head(), wire::eth::kSrcOffset);
     if (src == opts_.own_mac && opts_.own_mac != Mac{}) {
       ctr_.drop(Drop::RxLoop);
       if (peer) ++peer->ctr.rx_dropped;
