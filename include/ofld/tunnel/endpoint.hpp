@@ -32,6 +32,25 @@
 //
 // Threading: one Endpoint per worker (not thread-safe); the VXLAN FDB may be shared between
 // the workers of a multi-queue endpoint (EndpointOptions::fdb).
+//
+// For the daemon loop (one worker per device queue), the whole contract is:
+//   make:    Endpoint(cfg.vxlan or cfg.ip, EndpointOptions{gro, vnet_hdr, mtu,
+//            frame_packets = true, own_mac, fdb = the workers' SharedFdb (VXLAN)});
+//            encapsulation().link() / socket() / dst_port() say which device (TAP or TUN)
+//            and which socket (UDP on dst_port(), or raw IP protocol 47) to open.
+//   device readable: transmit(vnet, frame, now, trains) per frame; per train set the socket's
+//            TOS to t.tos, send t.buf as t.count datagrams of t.seg_size (UDP: from source
+//            port t.src_port, to t.remote:dst_port(); raw IP: to t.remote), then
+//            sent(t, ok, sent_as_udp_segment); finally recycle(trains).
+//   socket readable: receive_train(owner, off, len, gso_size (UDP_GRO; 0 = one datagram),
+//            from, OuterCsum, now, outer tos or -1) per received buffer; at the end of the
+//            batch rx_flush(now, frames), write the frames (io::VnetWriter), written(frames,
+//            bytes, failed), release the frames before reusing the receive buffers.
+//   ~1/s:    tick(now) on one worker (FDB ageing).
+//   stats:   stats() per worker (under the worker's lock); add the device writer's and the
+//            socket's counters; the documents of several workers add up key by key.
+// (helper D's daemon::detail::EncapPath maps 1:1: receive → receive_train, count_send →
+// sent, count_written → written; its tx_pieces option is gone — one train representation.)
 #pragma once
 
 #include <array>
