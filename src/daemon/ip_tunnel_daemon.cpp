@@ -242,6 +242,7 @@ io::Result<std::unique_ptr<IpTunnelDaemon>> IpTunnelDaemon::create(const DaemonC
   tunnel::EndpointOptions dopt;
   dopt.gro = cfg.gro && cfg.offload;
   dopt.vnet_hdr = cfg.offload;
+  dopt.frame_packets = true;  // writev the packet's pieces, no flattening copy (as VXLAN)
   auto gate = std::make_shared<io::GsoWriteGate>();  // one device: its queues share the verdict
   for (auto& wp : im->ws.workers) {
     auto& w = *wp;

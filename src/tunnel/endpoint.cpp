@@ -237,7 +237,8 @@ void Endpoint::init() {
   // inside the overlay passes unmerged).
   co.engine.gso_types = offload::virtio::kGsoTypes;
   co.engine.config.gro = opts_.gro;  // off: gro_cells hands every frame on alone (netif_rx)
-  co.max_backlog = opts_.gro_backlog ? opts_.gro_backlog : 1;
+  if (opts_.gro_backlog == 0) opts_.gro_backlog = enc_->link() == wire::LinkType::Ethernet ? 1000 : 64;
+  co.max_backlog = opts_.gro_backlog;
   cells_ = std::make_unique<gro::GroCells>(co);
 }
 
