@@ -15,7 +15,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "ofld/tunnel/ip_datapath.hpp"
+#include "ofld/tunnel/endpoint.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 2) return 0;
@@ -34,12 +34,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     c.icsum = b & 4;
     if (b & 8) c.ikey = 42;
   }
-  IpDatapathOptions o;
+  EndpointOptions o;
   o.gro = b & 16;
-  o.tun_vnet_hdr = !(b & 32);
+  o.vnet_hdr = !(b & 32);
   const auto outer = static_cast<OuterCsum>((b >> 6) % 3);
   const std::uint16_t gso = gue ? std::uint16_t(data[1]) * 8 : 0;
-  IpDatapath dp(c, o);
+  Endpoint dp(c, o);
   std::vector<std::uint8_t> buf(data + 2, data + size);
   // Outer TOS for RFC 6040 (all four ECN values; GRE: bit 7 of data[1] = not reported).
   const int outer_tos = !gue && (data[1] & 0x80) ? -1 : int(data[1] & 0x7F);

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "ofld/tunnel/datapath.hpp"
+#include "ofld/tunnel/endpoint.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 2) return 0;
@@ -19,12 +19,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   c.remcsum_rx = data[0] & 1;
   c.remcsum_nopartial = data[0] & 2;
   c.learning = data[0] & 4;
-  DatapathOptions o;
+  EndpointOptions o;
   o.gro = data[0] & 8;
-  o.tap_vnet_hdr = !(data[0] & 16);
+  o.vnet_hdr = !(data[0] & 16);
   auto outer = static_cast<OuterCsum>((data[0] >> 5) % 3);
   std::uint16_t gso = std::uint16_t(data[1]) * 8;
-  Datapath dp(c, o);
+  Endpoint dp(c, o);
   std::vector<std::uint8_t> buf(data + 2, data + size);
   const int tos = (data[0] >> 5) >= 3 ? data[1] : -1;
   dp.receive_train(buf, gso, *IpAddr::parse("10.0.0.2"), outer, 1, tos);

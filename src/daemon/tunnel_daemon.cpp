@@ -1,7 +1,8 @@
 // `ofld tunnel` endpoint process, every mode: one loop per queue over a device queue
 // (io::Tap for VXLAN, io::Tun for GUE/GRE/ip6gre), the underlay sockets and, in worker 0, the
-// control socket and signals. Wiring only: the packets go through an EncapPath
-// (encap_path.hpp) to the mode's data path; the fds are read and written by src/io.
+// control socket and signals. Wiring only: the packets go through the one
+// tunnel::Endpoint (its per-encapsulation strategy holds what differs between VXLAN, GUE and
+// GRE/ip6gre); the fds are read and written by src/io.
 #include "ofld/daemon/tunnel_daemon.hpp"
 
 #include <malloc.h>
@@ -18,7 +19,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "encap_path.hpp"
 #include "ofld/io/raw_ip_socket.hpp"
 #include "ofld/io/tap.hpp"
 #include "ofld/io/tun.hpp"
@@ -68,7 +68,7 @@ struct NetRx {
 // One queue of the endpoint: its device queue, its underlay sockets (UDP: the receive socket
 // in the SO_REUSEPORT group of the port when there are several queues, per-source-port
 // transmit sockets for VXLAN; raw IP for GRE, where only worker 0 receives: every raw socket
-// sees every packet), its EncapPath (data path: GRO engine, buffers, counters; the FDB is
+// sees every packet), its tunnel::Endpoint (data path: GRO engine, buffers, counters; the FDB is
 // shared) and epoll set. Worker 0 runs in the thread that calls run() and also serves the
 // control socket and signals.
 struct Worker : detail::WorkerBase, io::FrameSink {
@@ -79,7 +79,8 @@ struct Worker : detail::WorkerBase, io::FrameSink {
   bool tx_port_pool_full = false;
   std::optional<io::RawIpSocket> raw;         // GRE, ip6gre
   std::uint16_t dport = 0;                    // UDP destination port (dstport / port)
-  std::unique_ptr<detail::EncapPath> path;
+  std::unique_ptr<tunnel::Endpoint> path;
+  tunnel::OuterCsum outer_csum = tunnel::OuterCsum::Unknown;  // what the socket says of it
   bool write_warned = false;
   std::uint64_t last_tick = 0, tx_now = 0;
   std::vector<NetRx> rxs;
@@ -88,8 +89,6 @@ struct Worker : detail::WorkerBase, io::FrameSink {
   std::vector<std::span<std::uint8_t>> rxspans;
   std::vector<tunnel::TxTrain> trains;
   std::vector<tunnel::TapFrame> frames;
-  std::vector<std::span<const std::uint8_t>> tpieces;  // transmit: a train's pieces
-  std::vector<std::size_t> tfirst;
 
   int net_fd() const { return raw ? raw->fd() : udp->fd(); }
   void handle(int fd) {
@@ -149,15 +148,7 @@ struct Worker : detail::WorkerBase, io::FrameSink {
     auto& s = tx_socket(t.src_port);
     gso = s.gso();
     if (auto ts = s.set_tos(t.tos); !ts.ok()) spdlog::debug("{}", ts.message());
-    if (!t.scattered()) return s.send_train(t.remote, dport, t.buf, t.seg_size);
-    // One sendmsg(UDP_SEGMENT) over the segments' own bytes: no copy into a train buffer.
-    tpieces.clear();
-    tfirst.clear();
-    tunnel::train_pieces(t, tpieces, tfirst);
-    if (tpieces.size() <= io::UdpSocket::kMaxIov)
-      return s.send_train_pieces(t.remote, dport, tpieces, tfirst, t.seg_size);
-    auto flat = tunnel::flatten(t);
-    return s.send_train(t.remote, dport, flat, t.seg_size);
+    return s.send_train(t.remote, dport, t.buf, t.seg_size);
   }
 
   void send_trains() {
@@ -165,7 +156,7 @@ struct Worker : detail::WorkerBase, io::FrameSink {
       bool gso = false;
       auto r = send(t, gso);
       if (!r.ok()) spdlog::debug("{}", r.message());
-      path->count_send(r.ok() ? 0 : t.count, r.ok() && gso && t.count > 1);
+      path->sent(t, r.ok(), gso);
     }
     path->recycle(trains);
   }
@@ -211,12 +202,13 @@ struct Worker : detail::WorkerBase, io::FrameSink {
       }
       const std::size_t n = r.value();
       for (std::size_t i = 0; i < n; ++i)
-        path->receive(rxbufs[i], rxs[i].off, rxs[i].len, rxs[i].gso_size, rxs[i].from, rxs[i].tos, t);
+        path->receive_train(rxbufs[i], rxs[i].off, rxs[i].len, rxs[i].gso_size, rxs[i].from,
+                            outer_csum, t, rxs[i].tos);
       // GRO flush and device writes per batch: the packets reference the slots' bytes, which
       // the next batch reuses (aggregates are bounded at 64 KiB anyway).
       path->rx_flush(t, frames);
       const auto w = dev->with([&](auto& d) { return d.write_batch(frames); });
-      path->count_written(w.frames, w.bytes, w.failed);
+      path->written(w.frames, w.bytes, w.failed);
       if (w.failed && !write_warned) {
         spdlog::warn("{} write: {}", dev->is_tap() ? "tap" : "tun", std::strerror(w.error));
         write_warned = true;
@@ -258,7 +250,6 @@ struct TunnelDaemon::Impl {
   DaemonConfig cfg;  // before ws: the workers point at it
   std::shared_ptr<tunnel::SharedFdb> fdb;  // VXLAN
   unsigned dev_offload = 0;
-  bool tx_pieces = false;
   detail::WorkerSet<Worker> ws;
 
   const Device& dev() const { return *ws.workers[0]->dev; }
@@ -271,7 +262,6 @@ struct TunnelDaemon::Impl {
     if (cfg.mode == TunnelMode::Vxlan) head["vni"] = cfg.vxlan.vni;
     return detail::workers_stats(ws.workers, head, [&](json& out) {
       if (fdb) out["fdb"]["entries"] = fdb->size();
-      if (cfg.mode == TunnelMode::Vxlan) out["tx"]["scattered_trains"] = tx_pieces;
       out[dev().is_tap() ? "tap" : "tun"] = {{"vnet_hdr", dev().vnet_hdr()},
                                              {"offload_bits", dev_offload},
                                              {"multi_queue", ws.workers.size() > 1}};
@@ -359,22 +349,17 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
     auto r = io::check_command({"ip", "addr", "add", cfg.address, "dev", dev.name()});
     if (!r.ok()) return R::error("address " + cfg.address + ": " + r.message());
   }
-  detail::EncapPathOptions po;
+  tunnel::EndpointOptions po;
   po.gro = cfg.gro && cfg.offload;
-  po.dev_vnet_hdr = cfg.offload;
-  po.dev_mtu = mtu;
+  po.vnet_hdr = cfg.offload;
+  po.mtu = mtu;
+  po.frame_packets = true;  // the device writes the packet's pieces, no flattening copy
   if (vxlan) {
     if (auto s = std::get<io::Tap>(dev.d).get_mac(po.own_mac.data()); !s.ok())
       spdlog::warn("{}", s.message());
     im->fdb = std::make_shared<tunnel::SharedFdb>(std::uint64_t(v.ageing_s) * 1000000000ull);
     for (const auto& [mac, a] : cfg.static_fdb) im->fdb->add_static(mac, a);
     po.fdb = im->fdb;
-    // Scattered trains (sendmsg(UDP_SEGMENT) over the segments' own pieces): a setting of the
-    // data path, off — in same-round A/B runs on the 2-core bench machine it cost the sender
-    // 10-20 % more CPU per GB than the copying builder (bench/tunnel-profile.md).
-    const char* txp = std::getenv("OFLD_TX_PIECES");
-    po.tx_pieces = txp && *txp == '1';
-    im->tx_pieces = po.tx_pieces;
   }
   // Underlay: UDP (VXLAN, GUE) — one receive socket per worker; with several, all in the
   // SO_REUSEPORT group of local:port, so the kernel picks the worker by the flow's 4-tuple hash
@@ -413,7 +398,12 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
       if (w.idx != 0)  // send-only: a raw socket receives a copy of every GRE packet; worker 0 takes them
         if (auto s = w.raw->receive_none(); !s.ok()) return R::error("queues: raw socket: " + s.message());
     }
-    w.path = detail::make_encap_path(im->cfg, po);
+    w.path = vxlan ? std::make_unique<tunnel::Endpoint>(v, po) : std::make_unique<tunnel::Endpoint>(ip, po);
+    // VXLAN on IPv6 without udp6zerocsumrx: the kernel drops zero UDP checksums, so every
+    // datagram that arrives had one; otherwise no socket interface reports it (README
+    // "Tunnel"). GUE keeps Unknown, as before.
+    w.outer_csum = vxlan && v.ipv6() && !v.udp6_zero_csum_rx ? tunnel::OuterCsum::Present
+                                                             : tunnel::OuterCsum::Unknown;
     w.dev->with([&](auto& d) {
       d.attach_writer(io::VnetWriterOptions{dev.name(), vxlan ? wire::LinkType::Ethernet : wire::LinkType::RawIp,
                                             cfg.offload, mtu, 1000, nullptr, gate});

@@ -14,7 +14,10 @@ bool GroCells::receive(core::Packet inner, std::uint64_t) {
     ctr_.dropped_down++;
     return false;
   }
-  if (!opts_.engine.config.gro || inner.frags_shared()) {  // plain netif_rx
+  // Plain netif_rx only without GRO. The kernel also bypasses a cloned skb (shared header
+  // data); a Packet's head is never shared (clone() copies it), and fragments shared with a
+  // receive buffer are the normal page-frag case that GRO steals from (W-12).
+  if (!opts_.engine.config.gro) {
     ctr_.bypassed++;
     out_.push_back(std::move(inner));
     return true;

@@ -1,57 +1,570 @@
-// Underlay addresses, drop names, counter arithmetic.
+// The tunnel endpoint: one packet path for VXLAN, GUE, GRE and ip6gre (see endpoint.hpp).
 #include "ofld/tunnel/endpoint.hpp"
+
+#include <algorithm>
+#include <climits>
+
+#include "ofld/gro/engine.hpp"
+#include "ofld/gso/gso.hpp"
+#include "ofld/offload/gro_context.hpp"
+#include "ofld/offload/gso_context.hpp"
+#include "ofld/offload/virtio_net.hpp"
+#include "ofld/wire/ethernet.hpp"
+#include "ofld/wire/ip.hpp"
+#include "ofld/wire/layout.hpp"
+#include "ofld/wire/tunnel.hpp"
 
 namespace ofld::tunnel {
 
-std::string_view to_string(Drop d) noexcept {
-  switch (d) {
-    case Drop::RxTruncated: return "rx_truncated";
-    case Drop::RxNoVniFlag: return "rx_no_vni_flag";
-    case Drop::RxBadFlags: return "rx_bad_flags";
-    case Drop::RxRcoNotEnabled: return "rx_rco_not_enabled";
-    case Drop::RxRcoNoOuterCsum: return "rx_rco_no_outer_csum";
-    case Drop::RxRcoBadOffset: return "rx_rco_bad_offset";
-    case Drop::RxWrongVni: return "rx_wrong_vni";
-    case Drop::RxInnerCsumBad: return "rx_inner_csum_bad";
-    case Drop::RxLoop: return "rx_loop";
-    case Drop::RxUdp6ZeroCsum: return "rx_udp6_zero_csum";
-    case Drop::RxEcnNotEct: return "rx_ecn_not_ect";
-    case Drop::RxInnerTooSmall: return "rx_inner_too_small";
-    case Drop::RxInnerHdrError: return "rx_inner_hdr_error";
-    case Drop::TxNotEthernet: return "tx_not_ethernet";
-    case Drop::TxVnetRejected: return "tx_vnet_rejected";
-    case Drop::TxGsoFailed: return "tx_gso_failed";
-    case Drop::TxCsumFailed: return "tx_csum_failed";
-    case Drop::TxNoRemote: return "tx_no_remote";
-    case Drop::TxTooBig: return "tx_too_big";
-    case Drop::TxSendFailed: return "tx_send_failed";
-    case Drop::RxTapWriteFailed: return "rx_tap_write_failed";
-    case Drop::kCount: break;
+std::string_view to_string(Encap e) noexcept {
+  switch (e) {
+    case Encap::Vxlan: return "vxlan";
+    case Encap::Gue: return "gue";
+    case Encap::Gre: return "gre";
+    case Encap::Ip6gre: return "ip6gre";
   }
   return "unknown";
 }
 
-std::uint64_t Counters::drops_total() const noexcept {
-  std::uint64_t n = 0;
-  for (auto v : drops) n += v;
-  return n;
+namespace {
+
+Mac mac_at(std::span<const std::uint8_t> f, std::size_t off) {
+  Mac m{};
+  std::copy_n(f.begin() + long(off), wire::eth::kAddrLen, m.begin());
+  return m;
 }
 
-Counters& Counters::operator+=(const Counters& o) noexcept {
-  tx_frames += o.tx_frames; tx_bytes += o.tx_bytes;
-  tx_datagrams += o.tx_datagrams; tx_dgram_bytes += o.tx_dgram_bytes;
-  tx_trains += o.tx_trains; tx_gso_super += o.tx_gso_super; tx_rco += o.tx_rco;
-  tx_csum_sw += o.tx_csum_sw; tx_csum_skipped += o.tx_csum_skipped; tx_flooded += o.tx_flooded;
-  rx_datagrams += o.rx_datagrams; rx_dgram_bytes += o.rx_dgram_bytes;
-  rx_gro_trains += o.rx_gro_trains; rx_rco += o.rx_rco; rx_rco_nocsum += o.rx_rco_nocsum;
-  rx_csum_validated += o.rx_csum_validated; rx_csum_skipped += o.rx_csum_skipped;
-  rx_csum_partial_seed += o.rx_csum_partial_seed; rx_csum_seed_nocsum += o.rx_csum_seed_nocsum;
-  rx_ecn_ce += o.rx_ecn_ce; rx_ecn_bogus += o.rx_ecn_bogus;
-  rx_frames += o.rx_frames; rx_bytes += o.rx_bytes;
-  rx_gro_merged += o.rx_gro_merged; rx_gro_aggregates += o.rx_gro_aggregates;
-  fdb_learned += o.fdb_learned; fdb_aged += o.fdb_aged; gso_fallbacks += o.gso_fallbacks;
-  for (std::size_t i = 0; i < kDropCount; ++i) drops[i] += o.drops[i];
-  return *this;
+/// IP version of a raw IP packet (the first header's version nibble; RFC 791 / RFC 8200).
+unsigned ip_version(std::span<const std::uint8_t> p) { return p.empty() ? 0 : p[0] >> 4; }
+
+/// A CHECKSUM_PARTIAL segment that does not travel as RCO: finish its checksum here
+/// (skb_checksum_help; the socket offloads nothing for the inner level).
+bool finish_partial(core::Packet& seg, EncapInfo& info) {
+  if (seg.ip_summed() != core::IpSummed::Partial) return true;
+  if (core::checksum_help(seg) != core::PacketError::Ok) {
+    info.reason = Drop::TxCsumFailed;
+    return false;
+  }
+  info.csum_sw = true;
+  return true;
+}
+
+/// The features of the inner GSO: with RCO possible the segments keep their seeds (the
+/// "device" has checksum offload for the inner level: remcsum, X-31/W-28); otherwise none,
+/// and GSO sums each segment's checksum while copying.
+core::Features rco_features(bool rco_possible) {
+  return rco_possible ? core::Features(core::netif_f::SG | core::netif_f::HW_CSUM) : core::Features{};
+}
+
+bool is_ip(std::span<const std::uint8_t> p) {
+  return p.size() >= wire::ipv4::kMinLen && (ip_version(p) == 4 || ip_version(p) == 6);
+}
+
+// ---- VXLAN: Ethernet over UDP (RFC 7348; vxlan_xmit_one / vxlan_rcv) -----------------------
+class VxlanEncap final : public Encapsulation {
+ public:
+  explicit VxlanEncap(const VxlanConfig& c) : c_(c) {}
+  Encap kind() const noexcept override { return Encap::Vxlan; }
+  wire::LinkType link() const noexcept override { return wire::LinkType::Ethernet; }
+  SocketKind socket() const noexcept override { return SocketKind::Udp; }
+  std::uint16_t dst_port() const noexcept override { return c_.dstport; }
+  int overhead() const noexcept override { return c_.overhead(); }
+  std::optional<Drop> tx_check(std::span<const std::uint8_t> f) const noexcept override {
+    if (f.size() < wire::eth::kHdrLen) return Drop::TxNotEthernet;
+    return std::nullopt;
+  }
+  std::uint8_t outer_tos(std::span<const std::uint8_t> f) const noexcept override {
+    return tunnel::outer_tos(c_, f);
+  }
+  std::uint16_t src_port(std::span<const std::uint8_t> f) const noexcept override {
+    return flow_src_port(inner_flow_hash(f), c_.src_min(), c_.src_max());
+  }
+  core::Features gso_features() const noexcept override {
+    return rco_features(c_.remcsum_tx && c_.tx_outer_csum());
+  }
+  EncapInfo encap(core::Packet& seg, std::span<std::uint8_t, kMaxTunnelHdr> hdr) const override {
+    EncapInfo i = encap_header(seg, c_, std::span<std::uint8_t, 8>(hdr.data(), 8));
+    i.hdr_len = wire::vxlan::kLen;
+    return i;
+  }
+  DecapResult decap(std::span<const std::uint8_t> payload, OuterCsum outer, Counters& c,
+                    const core::BufferRef* owner, int outer_tos) const override {
+    return tunnel::decap(payload, c_, outer, c, owner, outer_tos);
+  }
+
+ private:
+  const VxlanConfig& c_;
+};
+
+// ---- GUE: IP over UDP (draft-ietf-intarea-gue; fou_core.c) ---------------------------------
+class GueEncap final : public Encapsulation {
+ public:
+  explicit GueEncap(const IpTunnelConfig& c) : c_(c) {}
+  Encap kind() const noexcept override { return Encap::Gue; }
+  wire::LinkType link() const noexcept override { return wire::LinkType::RawIp; }
+  SocketKind socket() const noexcept override { return SocketKind::Udp; }
+  std::uint16_t dst_port() const noexcept override { return c_.port; }
+  int overhead() const noexcept override { return c_.overhead(); }
+  std::optional<Drop> tx_check(std::span<const std::uint8_t> p) const noexcept override {
+    if (!is_ip(p)) return Drop::TxNotIp;
+    return std::nullopt;
+  }
+  std::uint8_t outer_tos(std::span<const std::uint8_t> p) const noexcept override {
+    return ip_outer_tos(c_, p);
+  }
+  std::uint16_t src_port(std::span<const std::uint8_t>) const noexcept override { return c_.port; }
+  core::Features gso_features() const noexcept override {
+    return rco_features(c_.remcsum_tx && c_.tx_outer_csum());
+  }
+  EncapInfo encap(core::Packet& seg, std::span<std::uint8_t, kMaxTunnelHdr> hdr) const override {
+    EncapInfo i;
+    bool rco = false;
+    // W-27: RCO only for a CHECKSUM_PARTIAL inner with remcsumtx and an outer checksum.
+    i.hdr_len = gue_build_header(seg, c_, hdr, rco);
+    if (i.hdr_len == 0) {
+      i.reason = Drop::TxNotIp;
+      return i;
+    }
+    i.rco = rco;
+    if (!rco && !finish_partial(seg, i)) return i;
+    i.ok = true;
+    return i;
+  }
+  DecapResult decap(std::span<const std::uint8_t> payload, OuterCsum outer, Counters& c,
+                    const core::BufferRef*, int outer_tos) const override {
+    return gue_decap(payload, c_, outer, c, outer_tos);
+  }
+
+ private:
+  const IpTunnelConfig& c_;
+};
+
+// ---- GRE / ip6gre: IP over GRE over IPv4/IPv6 (RFC 2784/2890; ip_gre.c, ip6_gre.c) ---------
+class GreEncap final : public Encapsulation {
+ public:
+  explicit GreEncap(const IpTunnelConfig& c) : c_(c) {}
+  Encap kind() const noexcept override { return c_.ipv6() ? Encap::Ip6gre : Encap::Gre; }
+  wire::LinkType link() const noexcept override { return wire::LinkType::RawIp; }
+  SocketKind socket() const noexcept override { return SocketKind::RawIp; }
+  std::uint16_t dst_port() const noexcept override { return 0; }
+  int overhead() const noexcept override { return c_.overhead(); }
+  std::optional<Drop> tx_check(std::span<const std::uint8_t> p) const noexcept override {
+    if (!is_ip(p)) return Drop::TxNotIp;
+    return std::nullopt;
+  }
+  std::uint8_t outer_tos(std::span<const std::uint8_t> p) const noexcept override {
+    return ip_outer_tos(c_, p);
+  }
+  std::uint16_t src_port(std::span<const std::uint8_t>) const noexcept override { return 0; }
+  // Raw IP sockets offload nothing: inner checksums in software.
+  core::Features gso_features() const noexcept override { return {}; }
+  EncapInfo encap(core::Packet& seg, std::span<std::uint8_t, kMaxTunnelHdr> hdr) const override {
+    EncapInfo i;
+    if (seg.headlen() < 1) {
+      i.reason = Drop::TxNotIp;
+      return i;
+    }
+    const bool v4 = ip_version(seg.head()) == 4;
+    if (!finish_partial(seg, i)) return i;
+    i.hdr_len = gre_build_header(v4 ? wire::ethertype::kIpv4 : wire::ethertype::kIpv6, c_, hdr);
+    i.ok = i.hdr_len != 0;
+    return i;
+  }
+  bool finish(std::span<std::uint8_t> d) const noexcept override {
+    if (!c_.ocsum) return false;
+    gre_fill_checksum(d);  // V-13: over the GRE header and payload
+    return true;
+  }
+  DecapResult decap(std::span<const std::uint8_t> payload, OuterCsum, Counters& c,
+                    const core::BufferRef*, int outer_tos) const override {
+    return gre_decap(payload, c_, c, outer_tos);
+  }
+
+ private:
+  const IpTunnelConfig& c_;
+};
+
+void append_bytes(const core::Packet& p, std::vector<std::uint8_t>& out) {
+  auto h = p.head();
+  out.insert(out.end(), h.begin(), h.end());
+  for (const auto& f : p.frags()) {
+    auto b = f.bytes();
+    out.insert(out.end(), b.begin(), b.end());
+  }
+  for (const auto& m : p.frag_list()) append_bytes(m, out);
+}
+
+void packet_pieces(const core::Packet& p, std::vector<std::span<const std::uint8_t>>& out) {
+  if (p.headlen()) out.push_back(p.head());
+  for (const auto& f : p.frags())
+    if (f.len) out.push_back(f.bytes());
+  for (const auto& m : p.frag_list()) packet_pieces(m, out);
+}
+
+}  // namespace
+
+std::size_t tap_pieces(const TapFrame& f, std::vector<std::span<const std::uint8_t>>& out) {
+  std::size_t n = out.size();
+  if (f.pkt) packet_pieces(*f.pkt, out);
+  else if (!f.data.empty()) out.push_back(f.data);
+  return out.size() - n;
+}
+
+Endpoint::Endpoint(VxlanConfig cfg, EndpointOptions opts) : vx_(std::move(cfg)), opts_(std::move(opts)) {
+  enc_ = std::make_unique<VxlanEncap>(*vx_);
+  fdb_ = opts_.fdb ? opts_.fdb
+                   : std::make_shared<SharedFdb>(std::uint64_t(vx_->ageing_s) * 1000000000ull);
+  for (const auto& r : vx_->remotes) {
+    fdb_->add_default_remote(r);
+    peers_[r] = Peer{r, true, {}, {}};
+  }
+  init();
+}
+
+Endpoint::Endpoint(IpTunnelConfig cfg, EndpointOptions opts) : ip_(std::move(cfg)), opts_(std::move(opts)) {
+  if (ip_->gue()) enc_ = std::make_unique<GueEncap>(*ip_);
+  else enc_ = std::make_unique<GreEncap>(*ip_);
+  peers_[ip_->remote] = Peer{ip_->remote, true, {}, {}};
+  init();
+}
+
+void Endpoint::init() {
+  gso_ctr_ = std::make_unique<core::GsoCounters>();
+  gro::GroCellsOptions co;
+  co.engine.link = enc_->link() == wire::LinkType::Ethernet ? gro::LinkLayer::Ethernet
+                                                            : gro::LinkLayer::RawIp;
+  // Only what the device's virtio_net_hdr can describe is merged (a guest's own tunnel
+  // inside the overlay passes unmerged).
+  co.engine.gso_types = offload::virtio::kGsoTypes;
+  co.engine.config.gro = opts_.gro;  // off: gro_cells hands every frame on alone (netif_rx)
+  if (opts_.gro_backlog == 0) opts_.gro_backlog = enc_->link() == wire::LinkType::Ethernet ? 1000 : 64;
+  co.max_backlog = opts_.gro_backlog;
+  cells_ = std::make_unique<gro::GroCells>(co);
+}
+
+Endpoint::~Endpoint() = default;
+
+const Peer* Endpoint::peer(const IpAddr& a) const noexcept {
+  auto it = peers_.find(a);
+  return it == peers_.end() ? nullptr : &it->second;
+}
+
+Peer* Endpoint::find_peer(const IpAddr& a, bool create) {
+  if (last_peer_ && last_peer_->addr == a) return last_peer_;
+  auto it = peers_.find(a);
+  if (it == peers_.end()) {
+    if (!create || peers_.size() >= kMaxPeers) return nullptr;
+    it = peers_.emplace(a, Peer{a, false, {}, {}}).first;
+  }
+  last_peer_ = &it->second;
+  return last_peer_;
+}
+
+std::size_t Endpoint::fdb_entries(const Peer& p) const {
+  return fdb_ ? fdb_->count_remote(p.addr) : 0;
+}
+
+// ---- transmit ---------------------------------------------------------------------------------
+
+void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::uint8_t> frame,
+                        std::uint64_t now_ns, std::vector<TxTrain>& out) {
+  ++ctr_.tx_frames;
+  ctr_.tx_bytes += frame.size();
+  if (auto d = enc_->tx_check(frame)) {
+    ctr_.drop(*d);
+    return;
+  }
+  const std::size_t link_hdr = enc_->link() == wire::LinkType::Ethernet ? wire::eth::kHdrLen : 0;
+  if (!opts_.vnet_hdr && opts_.mtu > 0 && frame.size() > std::size_t(opts_.mtu) + link_hdr) {
+    ctr_.drop(Drop::TxTooBig);  // B4
+    return;
+  }
+  auto tp = offload::virtio::to_packet(vnet, frame, enc_->link());
+  if (!tp.ok()) {
+    ctr_.drop(Drop::TxVnetRejected);
+    return;
+  }
+  bool flooded = false;
+  if (fdb_) flooded = fdb_->lookup(mac_at(frame, wire::eth::kDstOffset), now_ns, remotes_);
+  else remotes_.assign(1, ip_->remote);
+  if (remotes_.empty()) {
+    ctr_.drop(Drop::TxNoRemote);
+    return;
+  }
+  if (flooded && remotes_.size() > 1) ++ctr_.tx_flooded;
+  const std::uint16_t sport = enc_->src_port(frame);
+  const std::uint8_t tos = enc_->outer_tos(frame);  // every segment has the frame's dsfield
+
+  // GSO of the inner super-packet; the tunnel header goes on each segment below.
+  segs_.clear();
+  const bool gso = tp.pkt.is_gso();
+  if (gso) {
+    core::Device dev;
+    dev.features = enc_->gso_features();
+    auto r = gso::gso_segment(std::move(tp.pkt), dev.features, dev, gso_ctr_.get());
+    if (!r.ok()) {
+      ctr_.drop(Drop::TxGsoFailed);
+      return;
+    }
+    ++ctr_.tx_gso_super;
+    segs_ = std::move(r.segs);
+  } else {
+    segs_.push_back(std::move(tp.pkt));
+  }
+
+  // Each datagram (tunnel header + segment) straight into the first remote's trains: equal
+  // sizes, a shorter one closes its train, at most kMaxTrainSegs / kMaxTrainBytes per train.
+  const std::size_t first = out.size();
+  TxTrain* cur = nullptr;
+  bool closed = true;
+  std::array<std::uint8_t, kMaxTunnelHdr> hdr{};
+  for (auto& s : segs_) {
+    const bool was_partial = s.ip_summed() == core::IpSummed::Partial;
+    EncapInfo e = enc_->encap(s, hdr);
+    if (!e.ok) {
+      ctr_.drop(e.reason);
+      continue;
+    }
+    const std::size_t sz = e.hdr_len + s.len();
+    if (sz > kMaxTrainBytes) {
+      ctr_.drop(Drop::TxTooBig);
+      continue;
+    }
+    const bool fits = cur && !closed && sz <= cur->seg_size && cur->count < kMaxTrainSegs &&
+                      cur->buf.size() + sz <= kMaxTrainBytes;
+    if (!fits) {
+      out.push_back(TxTrain{remotes_[0], sport, std::uint16_t(sz), 0, take_buf(), tos});
+      cur = &out.back();
+      closed = false;
+    }
+    const std::size_t at = cur->buf.size();
+    cur->buf.insert(cur->buf.end(), hdr.begin(), hdr.begin() + long(e.hdr_len));
+    append_bytes(s, cur->buf);
+    if (cur->buf.size() != at + sz) {  // defensive: the pieces must add up to len()
+      cur->buf.resize(at + sz);
+      s.copy_bits(0, std::span<std::uint8_t>(cur->buf.data() + at + e.hdr_len, s.len()));
+    }
+    if (enc_->finish(std::span<std::uint8_t>(cur->buf.data() + at, sz))) ++ctr_.tx_gre_csum;
+    ++cur->count;
+    if (sz < cur->seg_size) closed = true;  // a short datagram ends its train
+    if (e.rco) ++ctr_.tx_rco, ++ctr_.tx_csum_skipped;
+    else if (e.csum_sw || (gso && !was_partial)) ++ctr_.tx_csum_sw;  // summed here or by GSO
+  }
+  const std::size_t last = out.size();
+  // Flooding (VXLAN): the same trains to every other remote.
+  for (std::size_t r = 1; r < remotes_.size(); ++r)
+    for (std::size_t i = first; i < last; ++i) {
+      auto b = take_buf();
+      b.assign(out[i].buf.begin(), out[i].buf.end());
+      out.push_back(TxTrain{remotes_[r], sport, out[i].seg_size, out[i].count, std::move(b), out[i].tos});
+    }
+  for (std::size_t i = first; i < out.size(); ++i) {
+    ctr_.tx_datagrams += out[i].count;
+    ctr_.tx_dgram_bytes += out[i].size();
+    if (Peer* p = find_peer(out[i].remote, true)) {
+      p->ctr.tx_datagrams += out[i].count;
+      p->ctr.tx_bytes += out[i].size();
+    }
+  }
+}
+
+void Endpoint::sent(const TxTrain& t, bool ok, bool udp_segment) noexcept {
+  if (!ok) ctr_.drops[std::size_t(Drop::TxSendFailed)] += t.count;
+  else if (udp_segment && t.count > 1) ++ctr_.tx_trains;
+}
+
+std::vector<std::uint8_t> Endpoint::take_buf() {
+  if (buf_pool_.empty()) {
+    std::vector<std::uint8_t> b;
+    b.reserve(kMaxTrainBytes);
+    return b;
+  }
+  auto b = std::move(buf_pool_.back());
+  buf_pool_.pop_back();
+  b.clear();
+  return b;
+}
+
+void Endpoint::recycle_one(std::vector<std::uint8_t>& b) {
+  if (buf_pool_.size() < kBufPoolMax && b.capacity() >= kMaxTrainBytes) buf_pool_.push_back(std::move(b));
+}
+
+void Endpoint::recycle(std::vector<TxTrain>& sent) {
+  for (auto& t : sent) recycle_one(t.buf);
+  sent.clear();
+}
+
+// ---- receive ----------------------------------------------------------------------------------
+
+void Endpoint::receive(std::span<const std::uint8_t> payload, const IpAddr& from, OuterCsum outer,
+                       std::uint64_t now_ns, int outer_tos) {
+  receive_one(payload, from, find_peer(from, fdb_ != nullptr), outer, now_ns, nullptr, outer_tos);
+}
+
+void Endpoint::receive_one(std::span<const std::uint8_t> payload, const IpAddr& from, Peer* peer,
+                           OuterCsum outer, std::uint64_t now_ns, const core::BufferRef* owner,
+                           int outer_tos) {
+  ++ctr_.rx_datagrams;
+  ctr_.rx_dgram_bytes += payload.size();
+  if (peer) ++peer->ctr.rx_datagrams, peer->ctr.rx_bytes += payload.size();
+  if (ip_ && from != ip_->remote) {  // ip_tunnel_lookup: no tunnel for this source
+    ctr_.drop(Drop::RxWrongSource);
+    return;
+  }
+  auto d = enc_->decap(payload, outer, ctr_, owner, outer_tos);
+  if (!d.ok) {
+    if (peer) ++peer->ctr.rx_dropped;
+    return;
+  }
+  if (fdb_) {  // VXLAN: loop check and vxlan_snoop
+    Mac src = mac_at(d.pkt.head(), wire::eth::kSrcOffset);
+    if (src == opts_.own_mac && opts_.own_mac != Mac{}) {
+      ctr_.drop(Drop::RxLoop);
+      if (peer) ++peer->ctr.rx_dropped;
+      return;
+    }
+    if (vx_->learning && fdb_->learn(src, from, now_ns)) {
+      ++ctr_.fdb_learned;
+      if (peer) ++peer->ctr.fdb_learned;
+    }
+  }
+  // gro_cells_receive. A backlog at netdev_max_backlog is polled first (the cell's NAPI
+  // runs), so a long batch costs an early GRO flush, never a lost frame.
+  if (queued_ >= opts_.gro_backlog) {
+    cells_->poll(SIZE_MAX, now_ns);
+    queued_ = 0;
+  }
+  if (!cells_->receive(std::move(d.pkt), now_ns)) {
+    ctr_.drop(Drop::RxGroCellsDropped);
+    if (peer) ++peer->ctr.rx_dropped;
+    return;
+  }
+  ++queued_;
+}
+
+void Endpoint::receive_train(std::span<const std::uint8_t> buf, std::uint16_t gso_size,
+                             const IpAddr& from, OuterCsum outer, std::uint64_t now_ns,
+                             int outer_tos) {
+  Peer* peer = find_peer(from, fdb_ != nullptr);
+  if (gso_size == 0 || gso_size >= buf.size()) {
+    receive_one(buf, from, peer, outer, now_ns, nullptr, outer_tos);
+    return;
+  }
+  ++ctr_.rx_gro_trains;
+  for (std::size_t off = 0; off < buf.size(); off += gso_size)
+    receive_one(buf.subspan(off, std::min<std::size_t>(gso_size, buf.size() - off)), from, peer,
+                outer, now_ns, nullptr, outer_tos);
+}
+
+void Endpoint::receive_train(const core::BufferRef& owner, std::size_t off, std::size_t len,
+                             std::uint16_t gso_size, const IpAddr& from, OuterCsum outer,
+                             std::uint64_t now_ns, int outer_tos) {
+  if (!owner || off > owner->bytes.size() || len > owner->bytes.size() - off) {
+    ctr_.drop(Drop::RxTruncated);
+    return;
+  }
+  Peer* peer = find_peer(from, fdb_ != nullptr);
+  std::span<const std::uint8_t> buf(owner->bytes.data() + off, len);
+  if (gso_size == 0 || gso_size >= buf.size()) {
+    receive_one(buf, from, peer, outer, now_ns, &owner, outer_tos);
+    return;
+  }
+  ++ctr_.rx_gro_trains;
+  for (std::size_t o = 0; o < buf.size(); o += gso_size)
+    receive_one(buf.subspan(o, std::min<std::size_t>(gso_size, buf.size() - o)), from, peer, outer,
+                now_ns, &owner, outer_tos);
+}
+
+void Endpoint::to_dev(core::Packet&& p, std::vector<TapFrame>& out) {
+  if (p.ip_summed() == core::IpSummed::None && p.csum_valid)
+    p.csum = core::CsumUnnecessary{};  // verified by GRO: tell the stack (DATA_VALID)
+  if (p.ip_summed() == core::IpSummed::Unnecessary || p.is_gso()) ++ctr_.rx_csum_validated;
+  if (!opts_.vnet_hdr && p.ip_summed() == core::IpSummed::Partial) {
+    if (p.is_gso() || core::checksum_help(p) != core::PacketError::Ok) {
+      ctr_.drop(Drop::RxDevWriteFailed);
+      return;
+    }
+    ++ctr_.rx_csum_validated;
+  }
+  auto h = offload::virtio::from_packet(p, true);
+  if (!h) {
+    ctr_.drop(Drop::RxDevWriteFailed);
+    return;
+  }
+  if (p.is_gso()) ++ctr_.rx_gro_aggregates;
+  if (opts_.frame_packets) out.push_back(TapFrame{*h, std::move(p)});
+  else out.push_back(TapFrame{*h, p.to_bytes()});
+}
+
+void Endpoint::rx_flush(std::uint64_t now_ns, std::vector<TapFrame>& out) {
+  cells_->poll(SIZE_MAX, now_ns);  // the cell's NAPI poll: every queued frame, then poll end
+  queued_ = 0;
+  ctr_.rx_gro_merged = cells_->engine().counters().merged;
+  for (auto& p : cells_->take_output()) to_dev(std::move(p), out);
+}
+
+void Endpoint::written(std::uint64_t frames, std::uint64_t bytes, std::uint64_t failed) noexcept {
+  ctr_.rx_frames += frames;
+  ctr_.rx_bytes += bytes;
+  ctr_.drops[std::size_t(Drop::RxDevWriteFailed)] += failed;
+}
+
+void Endpoint::tick(std::uint64_t now_ns) {
+  if (fdb_) ctr_.fdb_aged += fdb_->age(now_ns);
+}
+
+// ---- stats ------------------------------------------------------------------------------------
+
+nlohmann::json Endpoint::stats() const {
+  using json = nlohmann::json;
+  const auto& c = ctr_;
+  json drops = json::object();
+  for (std::size_t i = 0; i < kDropCount; ++i)
+    if (c.drops[i]) drops[std::string(to_string(Drop(i)))] = c.drops[i];
+  json j = {
+      {"encap", std::string(to_string(encap()))},
+      {"tx", {{"frames", c.tx_frames}, {"bytes", c.tx_bytes}, {"datagrams", c.tx_datagrams},
+              {"datagram_bytes", c.tx_dgram_bytes}, {"udp_segment_trains", c.tx_trains},
+              {"gso_super_packets", c.tx_gso_super}, {"rco", c.tx_rco},
+              {"csum_sw", c.tx_csum_sw}, {"csum_skipped", c.tx_csum_skipped},
+              {"gre_csum", c.tx_gre_csum}, {"flooded", c.tx_flooded}}},
+      {"rx", {{"datagrams", c.rx_datagrams}, {"datagram_bytes", c.rx_dgram_bytes},
+              {"udp_gro_trains", c.rx_gro_trains}, {"rco", c.rx_rco},
+              {"rco_no_outer_csum", c.rx_rco_nocsum}, {"gre_csum_ok", c.rx_gre_csum_ok},
+              {"csum_validated", c.rx_csum_validated}, {"csum_skipped", c.rx_csum_skipped},
+              {"csum_partial_seed", c.rx_csum_partial_seed},
+              {"csum_seed_no_outer_csum", c.rx_csum_seed_nocsum},
+              {"ecn_ce", c.rx_ecn_ce}, {"ecn_bogus", c.rx_ecn_bogus}, {"frames", c.rx_frames},
+              {"bytes", c.rx_bytes}, {"gro_merged", c.rx_gro_merged},
+              {"gro_aggregates", c.rx_gro_aggregates}}},
+      {"drops", drops},
+      {"drops_total", c.drops_total()},
+  };
+  if (fdb_) j["fdb"] = {{"learned", c.fdb_learned}, {"aged", c.fdb_aged}};
+  const auto& gs = *gso_ctr_;
+  j["gso"] = {{"packets_in", gs.packets_in}, {"segmented", gs.packets_segmented},
+              {"segments_out", gs.segments_out}, {"payload_bytes_copied", gs.payload_bytes_copied},
+              {"errors", gs.errors_total()}};
+  if (opts_.gro) {
+    const auto& gc = cells_->engine().counters();
+    json nm = json::object();
+    for (std::size_t i = 0; i < gro::kGroReasonCount; ++i)
+      if (gc.not_merged[i])
+        nm[std::string(offload::to_string(offload::GroReason(i)))] = gc.not_merged[i];
+    j["gro"] = {{"packets_in", gc.packets_in}, {"merged", gc.merged},
+                {"aggregates", gc.aggregates}, {"singles", gc.singles},
+                {"not_merged_by_reason", nm}};
+  }
+  const auto& cc = cells_->counters();
+  j["gro_cells"] = {{"queued", cc.queued}, {"bypassed", cc.bypassed},
+                    {"dropped_down", cc.dropped_down}, {"dropped_backlog", cc.dropped_backlog}};
+  json peers = json::object();
+  for (const auto& [a, p] : peers_)
+    peers[a.to_string()] = {{"tx_datagrams", p.ctr.tx_datagrams}, {"tx_bytes", p.ctr.tx_bytes},
+                            {"rx_datagrams", p.ctr.rx_datagrams}, {"rx_bytes", p.ctr.rx_bytes},
+                            {"rx_dropped", p.ctr.rx_dropped}, {"fdb_learned", p.ctr.fdb_learned}};
+  j["peers"] = peers;
+  return j;
 }
 
 }  // namespace ofld::tunnel

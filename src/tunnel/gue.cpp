@@ -30,10 +30,10 @@ std::size_t gue_build_header(const core::Packet& inner, const IpTunnelConfig& cf
   return h.emit(out);
 }
 
-IpDecapResult gue_decap(std::span<const std::uint8_t> payload, const IpTunnelConfig& cfg,
-                        OuterCsum outer, IpCounters& c, int outer_tos) {
-  IpDecapResult r;
-  auto fail = [&](IpDrop d) {
+DecapResult gue_decap(std::span<const std::uint8_t> payload, const IpTunnelConfig& cfg,
+                        OuterCsum outer, Counters& c, int outer_tos) {
+  DecapResult r;
+  auto fail = [&](Drop d) {
     r.reason = d;
     c.drop(d);
     return std::move(r);
@@ -42,15 +42,15 @@ IpDecapResult gue_decap(std::span<const std::uint8_t> payload, const IpTunnelCon
   // endpoint agreed to it (udp6zerocsumrx, the kernel's UDP_NO_CHECK6_RX). The daemon's
   // socket has the kernel enforce it; the library does too, for any other caller.
   if (outer == OuterCsum::Zero && cfg.ipv6() && !cfg.udp6_zero_csum_rx)
-    return fail(IpDrop::RxUdp6ZeroCsum);
-  if (payload.size() < 4) return fail(IpDrop::RxTruncated);
+    return fail(Drop::RxUdp6ZeroCsum);
+  if (payload.size() < 4) return fail(Drop::RxTruncated);
   std::span<const std::uint8_t> inner;
   std::uint8_t proto = 0;
   std::optional<wire::GueHeader<>::Remcsum> rcs;
   switch (payload[0] >> 6) {
     case 1: {  // V-7: no GUE header, the payload is the IP packet itself
       const unsigned nib = payload[0] >> 4;
-      if (nib != 4 && nib != 6) return fail(IpDrop::RxBadHeader);
+      if (nib != 4 && nib != 6) return fail(Drop::RxBadHeader);
       proto = nib == 4 ? wire::ipproto::kIpip : wire::ipproto::kIpv6;
       inner = payload;
       break;
@@ -58,36 +58,36 @@ IpDecapResult gue_decap(std::span<const std::uint8_t> payload, const IpTunnelCon
     case 0: {
       auto h = wire::GueHeader<>::parse(payload);  // V-9
       if (!h) {
-        return fail(h.error().code == wire::Errc::Truncated ? IpDrop::RxTruncated
-                                                            : IpDrop::RxBadHeader);
+        return fail(h.error().code == wire::Errc::Truncated ? Drop::RxTruncated
+                                                            : Drop::RxBadHeader);
       }
-      if (h.value().control()) return fail(IpDrop::RxBadHeader);  // no control messages
+      if (h.value().control()) return fail(Drop::RxBadHeader);  // no control messages
       proto = h.value().proto_ctype();
       rcs = h.value().remcsum();
       inner = payload.subspan(h.value().header_len());
       break;
     }
     default:
-      return fail(IpDrop::RxBadHeader);
+      return fail(Drop::RxBadHeader);
   }
-  if (inner.empty()) return fail(IpDrop::RxTruncated);
+  if (inner.empty()) return fail(Drop::RxTruncated);
   const unsigned nib = inner[0] >> 4;
   if (!((proto == wire::ipproto::kIpip && nib == 4) || (proto == wire::ipproto::kIpv6 && nib == 6)))
-    return fail(IpDrop::RxNotIp);
-  if (rcs && !cfg.remcsum_rx) return fail(IpDrop::RxRcoNotEnabled);
+    return fail(Drop::RxNotIp);
+  if (rcs && !cfg.remcsum_rx) return fail(Drop::RxRcoNotEnabled);
   // ip_rcv_core / ip6_rcv_core on the inner packet: header present, lengths hold, padding
   // trimmed (pskb_trim_rcsum).
   const InnerIpCheck ip = check_inner_ip(inner, nib == 4 ? wire::ethertype::kIpv4 : wire::ethertype::kIpv6);
-  if (ip.verdict == InnerIpVerdict::TooSmall) return fail(IpDrop::RxInnerTooSmall);
-  if (ip.verdict == InnerIpVerdict::HdrError) return fail(IpDrop::RxInnerHdrError);
+  if (ip.verdict == InnerIpVerdict::TooSmall) return fail(Drop::RxInnerTooSmall);
+  if (ip.verdict == InnerIpVerdict::HdrError) return fail(Drop::RxInnerHdrError);
   inner = inner.first(ip.len);
   if (rcs) {
     // gue_remcsum: the checksum field (offset, 2 bytes) and start lie inside the packet.
     if (std::size_t(rcs->offset) + 2 > inner.size() || rcs->start >= inner.size())
-      return fail(IpDrop::RxRcoBadOffset);
+      return fail(Drop::RxRcoBadOffset);
     if (outer == OuterCsum::Zero) {  // K-2: nothing protects the inner packet
       ++c.rx_rco_nocsum;
-      return fail(IpDrop::RxRcoNoOuterCsum);
+      return fail(Drop::RxRcoNoOuterCsum);
     }
     r.pkt = core::Packet::from_bytes(inner);
     // C-33/W-25: the kernel verified the outer UDP checksum over the whole payload before
@@ -95,7 +95,7 @@ IpDecapResult gue_decap(std::span<const std::uint8_t> payload, const IpTunnelCon
     if (cfg.remcsum_nopartial) r.pkt.csum = core::CsumComplete{r.pkt.checksum(0, r.pkt.len())};
     if (core::remcsum_process(r.pkt, 0, rcs->start, rcs->offset, cfg.remcsum_nopartial) !=
         core::PacketError::Ok)
-      return fail(IpDrop::RxRcoBadOffset);
+      return fail(Drop::RxRcoBadOffset);
     if (cfg.remcsum_nopartial) ++c.rx_csum_validated;
     else ++c.rx_csum_skipped;
     ++c.rx_rco;
@@ -106,7 +106,7 @@ IpDecapResult gue_decap(std::span<const std::uint8_t> payload, const IpTunnelCon
   // ip_tunnel_rcv → IP_ECN_decapsulate (RFC 6040 §4.2), after gue_remcsum as in the kernel.
   if (outer_tos >= 0 &&
       !ecn_decap_ip(r.pkt, 0, nib == 6, std::uint8_t(outer_tos), c.rx_ecn_ce, c.rx_ecn_bogus))
-    return fail(IpDrop::RxEcnNotEct);
+    return fail(Drop::RxEcnNotEct);
   r.ok = true;
   return r;
 }

@@ -61,37 +61,4 @@ std::uint8_t ip_outer_tos(const IpTunnelConfig& cfg, std::span<const std::uint8_
   return ecn_encapsulate(cfg.tos_inherit ? in : cfg.tos, in);
 }
 
-std::string_view to_string(IpDrop d) noexcept {
-  switch (d) {
-    case IpDrop::RxTruncated: return "rx_truncated";
-    case IpDrop::RxBadHeader: return "rx_bad_header";
-    case IpDrop::RxNotIp: return "rx_not_ip";
-    case IpDrop::RxRcoNotEnabled: return "rx_rco_not_enabled";
-    case IpDrop::RxRcoNoOuterCsum: return "rx_rco_no_outer_csum";
-    case IpDrop::RxRcoBadOffset: return "rx_rco_bad_offset";
-    case IpDrop::RxKeyMismatch: return "rx_key_mismatch";
-    case IpDrop::RxCsumFlagMismatch: return "rx_csum_flag_mismatch";
-    case IpDrop::RxGreCsumBad: return "rx_gre_csum_bad";
-    case IpDrop::RxWrongSource: return "rx_wrong_source";
-    case IpDrop::RxInnerTooSmall: return "rx_inner_too_small";
-    case IpDrop::RxInnerHdrError: return "rx_inner_hdr_error";
-    case IpDrop::RxUdp6ZeroCsum: return "rx_udp6_zero_csum";
-    case IpDrop::RxEcnNotEct: return "rx_ecn_not_ect";
-    case IpDrop::TxNotIp: return "tx_not_ip";
-    case IpDrop::TxVnetRejected: return "tx_vnet_rejected";
-    case IpDrop::TxGsoFailed: return "tx_gso_failed";
-    case IpDrop::TxCsumFailed: return "tx_csum_failed";
-    case IpDrop::TxSendFailed: return "tx_send_failed";
-    case IpDrop::RxTunWriteFailed: return "rx_tun_write_failed";
-    case IpDrop::kCount: break;
-  }
-  return "unknown";
-}
-
-std::uint64_t IpCounters::drops_total() const noexcept {
-  std::uint64_t n = 0;
-  for (auto v : drops) n += v;
-  return n;
-}
-
 }  // namespace ofld::tunnel

@@ -20,7 +20,7 @@
 #include "ofld/io/tap.hpp"
 #include "ofld/io/tun.hpp"
 #include "ofld/io/vnet_writer.hpp"
-#include "ofld/tunnel/datapath.hpp"
+#include "ofld/tunnel/endpoint.hpp"
 
 namespace {
 

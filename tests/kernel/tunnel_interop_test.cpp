@@ -20,7 +20,7 @@
 #include "ofld/io/netns.hpp"
 #include "proc_util.hpp"
 #include "ofld/lab/kernel_oracle.hpp"
-#include "ofld/tunnel/datapath.hpp"
+#include "ofld/tunnel/endpoint.hpp"
 #include "../unit/tunnel_test_util.hpp"
 
 #include <nlohmann/json.hpp>
@@ -361,7 +361,7 @@ TEST(TunnelInterop, K1_V3_RcoWireBytesMatchKernel) {
     c.local = *tunnel::IpAddr::parse("10.200.0.1");
     c.remotes = {*tunnel::IpAddr::parse("10.200.0.2")};
     c.remcsum_tx = true;
-    tunnel::Datapath dp(c, {});
+    tunnel::Endpoint dp(c, {});
     wire::virtio_net::Hdr h{kv.flags, kv.gso_type, kv.hdr_len, kv.gso_size, kv.csum_start, kv.csum_offset};
     std::vector<tunnel::TxTrain> out;
     dp.transmit(h, f, 0, out);

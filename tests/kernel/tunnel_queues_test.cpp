@@ -85,7 +85,7 @@ struct Setup {
   }
 };
 
-// scatter: OFLD_TX_PIECES=1 (trains sent from the segments' own pieces, no train copy).
+// scatter: recorded only (issue 14 removed OFLD_TX_PIECES: one train representation).
 // mode: "vxlan", "gue" or "gre" (the L3 modes use a multi-queue TUN instead of a TAP).
 std::string start_ofld(const io::Netns& ns, Endpoint& e, const std::string& local,
                        const std::string& remote, const std::string& ovl, bool scatter,
@@ -93,9 +93,7 @@ std::string start_ofld(const io::Netns& ns, Endpoint& e, const std::string& loca
   e.scatter = scatter;
   e.ctl = "/run/ofld/tq-" + std::to_string(::getpid()) + "-" + ns.name() + ".sock";
   e.log = "/tmp/ofld-tq-" + ns.name() + ".log";
-  std::vector<std::string> argv = {"ip", "netns", "exec", ns.name(), "env",
-                                   scatter ? "OFLD_TX_PIECES=1" : "OFLD_TX_PIECES=0",
-                                   OFLD_CLI_PATH, "tunnel", "--queues", "2", "--dev", "ofld0",
+  std::vector<std::string> argv = {"ip", "netns", "exec", ns.name(), OFLD_CLI_PATH, "tunnel", "--queues", "2", "--dev", "ofld0",
                                    "--address", ovl, "--control", e.ctl};
   if (mode == "vxlan") argv.insert(argv.end(), {"vxlan", "id", "42", "local", local, "remote", remote, "udpcsum"});
   else if (mode == "gue") argv.insert(argv.end(), {"gue", "local", local, "remote", remote, "port", "5555"});
@@ -149,8 +147,6 @@ std::string setup(Setup& s, bool kernel_peer, bool& skipped, const std::string& 
   } else if (auto e = start_ofld(B, s.eb, "10.78.0.2", "10.78.0.1", "192.168.78.2/24", true, mode); !e.empty()) {
     return e;
   }
-  // Against the kernel, A sends scattered trains (the kernel judges them); ofld ⇄ ofld, A
-  // copies and B scatters.
   return start_ofld(A, s.ea, "10.78.0.1", "10.78.0.2", "192.168.78.1/24", kernel_peer, mode);
 }
 
@@ -197,7 +193,6 @@ void check_endpoint(const io::Netns& ns, Endpoint& e, const char* name,
   EXPECT_EQ(j["queues"].get<unsigned>(), 2u);
   if (mode == "vxlan") {
     EXPECT_TRUE(j["tap"]["multi_queue"].get<bool>());
-    EXPECT_EQ(j["tx"]["scattered_trains"].get<bool>(), e.scatter);
   } else {
     EXPECT_TRUE(j["tun"]["multi_queue"].get<bool>());
   }

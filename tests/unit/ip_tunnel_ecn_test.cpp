@@ -1,20 +1,20 @@
 // Issue 11 item 8 bullet 1 (RFC 6040 ECN at the tunnel) and item 6 bullet 3 (udp6zerocsumrx
 // enforced in the library) for the GUE and GRE / ip6gre modes: gue_decap / gre_decap and the
-// IpDatapath. Expected values come from RFC 6040 §4.2 Figure 4 (decapsulation) and §4.1
+// Endpoint. Expected values come from RFC 6040 §4.2 Figure 4 (decapsulation) and §4.1
 // (normal-mode encapsulation: CE → ECT(0)), and RFC 6935 §5 / RFC 8200 §8.1 (a zero UDP
 // checksum over IPv6 is dropped unless the tunnel agreed to it); IPv4 header checksums are
 // verified with an RFC 1071 loop written here.
 #include <gtest/gtest.h>
 
 #include "ofld/daemon/config.hpp"
-#include "ofld/tunnel/ip_datapath.hpp"
+#include "ofld/tunnel/endpoint.hpp"
 #include "ofld/wire/virtio_net.hpp"
 #include "tunnel_test_util.hpp"
 
 namespace {
 
 using namespace ofld;
-using tunnel::IpDrop;
+using tunnel::Drop;
 
 std::uint16_t rfc1071(const std::uint8_t* p, std::size_t n) {
   std::uint32_t sum = 0;
@@ -103,15 +103,15 @@ TEST(Issue11Item8, GueGreDecapFollowsRfc6040Figure4) {
                        " inner ecn " + std::to_string(in) + " outer ecn " + std::to_string(out));
           const std::uint8_t dscp = 0xA0;  // DSCP 40: must survive untouched
           const auto b = encap(cfg, ip_packet(v6in, std::uint8_t(dscp | in)));
-          tunnel::IpCounters c;
+          tunnel::Counters c;
           const int otos = 0x48 | out;  // outer DSCP is not copied inward (RFC 6040 §4.2)
           auto d = cfg.gue() ? tunnel::gue_decap(b, cfg, tunnel::OuterCsum::Present, c, otos)
                              : tunnel::gre_decap(b, cfg, c, otos);
           const int want = kFig4[in][out];
           if (want < 0) {
             EXPECT_FALSE(d.ok);
-            EXPECT_EQ(d.reason, IpDrop::RxEcnNotEct);
-            EXPECT_EQ(c.drops[std::size_t(IpDrop::RxEcnNotEct)], 1u);
+            EXPECT_EQ(d.reason, Drop::RxEcnNotEct);
+            EXPECT_EQ(c.drops[std::size_t(Drop::RxEcnNotEct)], 1u);
             continue;
           }
           ASSERT_TRUE(d.ok) << to_string(d.reason);
@@ -122,7 +122,7 @@ TEST(Issue11Item8, GueGreDecapFollowsRfc6040Figure4) {
           EXPECT_EQ(c.rx_ecn_bogus, (in == 0 && (out == 1 || out == 2)) ? 1u : 0u);
           EXPECT_EQ(c.drops_total(), 0u);
           // No outer TOS known: nothing changes.
-          tunnel::IpCounters c2;
+          tunnel::Counters c2;
           auto u = cfg.gue() ? tunnel::gue_decap(b, cfg, tunnel::OuterCsum::Present, c2)
                              : tunnel::gre_decap(b, cfg, c2);
           ASSERT_TRUE(u.ok);
@@ -139,7 +139,7 @@ TEST(Issue11Item8, IpDatapathReceiveMarksCeAndDropsNotEct) {
     auto cfg = cfg_of(m.words);
     std::swap(cfg.local, cfg.remote);
     const auto from = cfg.remote;
-    tunnel::IpDatapath dp(cfg, {});
+    tunnel::Endpoint dp(cfg, {});
     std::swap(cfg.local, cfg.remote);  // encap() reads ikey/icsum only
     // CE outer over ECT(0) inner → inner CE, header checksum valid.
     dp.receive(encap(cfg, ip_packet(false, 0x02)), from, tunnel::OuterCsum::Present, 1, 0x03);
@@ -150,8 +150,8 @@ TEST(Issue11Item8, IpDatapathReceiveMarksCeAndDropsNotEct) {
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0].data[1], 0x03);
     EXPECT_EQ(rfc1071(out[0].data.data(), 20), 0xFFFF);
-    EXPECT_EQ(dp.counters().drops[std::size_t(IpDrop::RxEcnNotEct)], 1u);
-    EXPECT_EQ(to_string(IpDrop::RxEcnNotEct), "rx_ecn_not_ect");
+    EXPECT_EQ(dp.counters().drops[std::size_t(Drop::RxEcnNotEct)], 1u);
+    EXPECT_EQ(to_string(Drop::RxEcnNotEct), "rx_ecn_not_ect");
     EXPECT_EQ(dp.counters().rx_ecn_ce, 1u);
   }
 }
@@ -169,9 +169,9 @@ TEST(Issue11Item8, IpDatapathTransmitOuterTosPerRfc6040) {
         for (int in = 0; in < 4; ++in) {
           SCOPED_TRACE(std::string(m.name) + " tosmode " + std::to_string(tosmode) + " v6in " +
                        std::to_string(v6in) + " inner ecn " + std::to_string(in));
-          tunnel::IpDatapath dp(cfg, {});
+          tunnel::Endpoint dp(cfg, {});
           std::vector<tunnel::TxTrain> tr;
-          dp.transmit(wire::virtio_net::Hdr{}, ip_packet(v6in, std::uint8_t(0xB8 | in)), tr);
+          dp.transmit(wire::virtio_net::Hdr{}, ip_packet(v6in, std::uint8_t(0xB8 | in)), 0, tr);
           ASSERT_EQ(tr.size(), 1u);
           const int dscp = tosmode == 0 ? 0 : tosmode == 1 ? 0x28 : 0xB8;
           EXPECT_EQ(tr[0].tos, std::uint8_t(dscp | enc[in]));
@@ -196,12 +196,12 @@ TEST(Issue11Item6, GueIpv6ZeroUdpChecksumNeedsUdp6zerocsumrx) {
   auto v6rx = cfg_of({"gue", "local", "fd00::1", "remote", "fd00::2", "port", "5555", "udp6zerocsumrx"});
   const auto v4 = cfg_of(modes()[0].words);
   const auto b4 = encap(v4, ip_packet(false, 0));
-  tunnel::IpCounters c;
+  tunnel::Counters c;
   auto d = tunnel::gue_decap(b4, v6, tunnel::OuterCsum::Zero, c);
   EXPECT_FALSE(d.ok);
-  EXPECT_EQ(d.reason, IpDrop::RxUdp6ZeroCsum);
-  EXPECT_EQ(c.drops[std::size_t(IpDrop::RxUdp6ZeroCsum)], 1u);
-  EXPECT_EQ(to_string(IpDrop::RxUdp6ZeroCsum), "rx_udp6_zero_csum");
+  EXPECT_EQ(d.reason, Drop::RxUdp6ZeroCsum);
+  EXPECT_EQ(c.drops[std::size_t(Drop::RxUdp6ZeroCsum)], 1u);
+  EXPECT_EQ(to_string(Drop::RxUdp6ZeroCsum), "rx_udp6_zero_csum");
   EXPECT_TRUE(tunnel::gue_decap(b4, v6rx, tunnel::OuterCsum::Zero, c).ok);
   EXPECT_TRUE(tunnel::gue_decap(b4, v6, tunnel::OuterCsum::Present, c).ok);
   EXPECT_TRUE(tunnel::gue_decap(b4, v6, tunnel::OuterCsum::Unknown, c).ok);
@@ -211,12 +211,12 @@ TEST(Issue11Item6, GueIpv6ZeroUdpChecksumNeedsUdp6zerocsumrx) {
   std::swap(v6rx.local, v6rx.remote);
   auto v6r = v6rx;
   v6r.udp6_zero_csum_rx = false;
-  tunnel::IpDatapath dp(v6r, {});
+  tunnel::Endpoint dp(v6r, {});
   dp.receive(b4, v6r.remote, tunnel::OuterCsum::Zero, 1);
   std::vector<tunnel::TapFrame> out;
   dp.rx_flush(2, out);
   EXPECT_TRUE(out.empty());
-  EXPECT_EQ(dp.counters().drops[std::size_t(IpDrop::RxUdp6ZeroCsum)], 1u);
+  EXPECT_EQ(dp.counters().drops[std::size_t(Drop::RxUdp6ZeroCsum)], 1u);
 }
 
 }  // namespace

@@ -14,8 +14,8 @@
 
 #include <cstring>
 
-#include "ofld/tunnel/datapath.hpp"
-#include "ofld/tunnel/ip_datapath.hpp"
+#include "ofld/tunnel/endpoint.hpp"
+#include "ofld/tunnel/endpoint.hpp"
 #include "ofld/wire/virtio_net.hpp"
 #include "tunnel_test_util.hpp"
 
@@ -23,7 +23,6 @@ namespace {
 
 using namespace ofld;
 using tunnel::Drop;
-using tunnel::IpDrop;
 using tunnel_test::get16;
 using tunnel_test::put16;
 using Bytes = std::vector<std::uint8_t>;
@@ -120,9 +119,9 @@ struct Rx {
 /// One VXLAN datapath receive of each payload, then the poll end.
 Rx vxlan_rx(const tunnel::VxlanConfig& c, bool gro, const std::vector<Bytes>& payloads,
             tunnel::OuterCsum outer = tunnel::OuterCsum::Present) {
-  tunnel::DatapathOptions o;
+  tunnel::EndpointOptions o;
   o.gro = gro;
-  tunnel::Datapath dp(c, o);
+  tunnel::Endpoint dp(c, o);
   for (const auto& p : payloads) dp.receive(p, kRemote, outer, 1);
   Rx r;
   dp.rx_flush(2, r.frames);
@@ -178,8 +177,8 @@ TEST(Issue11Item7, VxlanRcoStartAndOffsetAreCheckedAgainstTheInnerFrame) {
     auto c = vx_cfg();
     c.remcsum_rx = true;
     c.remcsum_nopartial = nopartial;
-    tunnel::DatapathOptions o;
-    tunnel::Datapath dp(c, o);
+    tunnel::EndpointOptions o;
+    tunnel::Endpoint dp(c, o);
     std::uint64_t drops = 0;
     for (std::size_t len : {14u, 15u, 16u, 17u, 23u, 24u, 25u, 34u, 35u, 36u, 60u, 271u, 272u}) {
       Bytes f = eth(0x88B5);  // IEEE local experimental ethertype: not IP
@@ -237,7 +236,7 @@ TEST(Issue11Item7, GueRcoStartAndOffsetAreCheckedAgainstTheInnerPacket) {
     c.port = 5555;
     c.remcsum_rx = true;
     c.remcsum_nopartial = nopartial;
-    tunnel::IpDatapath dp(c, {});
+    tunnel::Endpoint dp(c, {});
     std::uint64_t bad = 0, delivered = 0;
     for (std::size_t plen : {0u, 1u, 2u, 3u, 20u, 21u}) {
       Bytes payload(plen);
@@ -257,7 +256,7 @@ TEST(Issue11Item7, GueRcoStartAndOffsetAreCheckedAgainstTheInnerPacket) {
           const bool fits = off + 2 <= len;
           if (!fits) {
             EXPECT_TRUE(out.empty());
-            EXPECT_EQ(dp.counters().drops[std::size_t(IpDrop::RxRcoBadOffset)], ++bad);
+            EXPECT_EQ(dp.counters().drops[std::size_t(Drop::RxRcoBadOffset)], ++bad);
             continue;
           }
           ++delivered;
@@ -391,7 +390,7 @@ TEST(Issue11Item8, VxlanRcoOverPaddedFrameDeliversTheTrimmedPacketWithAValidChec
   EXPECT_TRUE(tunnel_test::tcp_csum_ok(got.data(), got.size()));
 }
 
-// GUE and GRE carry the IP packet itself: the same checks on it, same reasons (IpDrop).
+// GUE and GRE carry the IP packet itself: the same checks on it, same reasons (Drop).
 TEST(Issue11Item8, GueAndGreInnerIpLengthIsCheckedAndPaddingTrimmed) {
   for (bool gue : {true, false})
     for (bool gro : {true, false})
@@ -402,9 +401,9 @@ TEST(Issue11Item8, GueAndGreInnerIpLengthIsCheckedAndPaddingTrimmed) {
         c.local = *tunnel::IpAddr::parse("10.0.0.1");
         c.remote = kRemote;
         if (gue) c.port = 5555;
-        tunnel::IpDatapathOptions o;
+        tunnel::EndpointOptions o;
         o.gro = gro;
-        tunnel::IpDatapath dp(c, o);
+        tunnel::Endpoint dp(c, o);
         const bool v6 = k.type == 0x86DD;
         Bytes hdr = gue ? Bytes{0x00, std::uint8_t(v6 ? 41 : 4), 0, 0}
                         : Bytes{0x00, 0x00, std::uint8_t(k.type >> 8), std::uint8_t(k.type)};
@@ -413,11 +412,11 @@ TEST(Issue11Item8, GueAndGreInnerIpLengthIsCheckedAndPaddingTrimmed) {
         dp.rx_flush(2, out);
         const auto& ctr = dp.counters();
         if (k.drop) {
-          const IpDrop want = *k.drop == Drop::RxInnerTooSmall ? IpDrop::RxInnerTooSmall
-                                                               : IpDrop::RxInnerHdrError;
+          const Drop want = *k.drop == Drop::RxInnerTooSmall ? Drop::RxInnerTooSmall
+                                                               : Drop::RxInnerHdrError;
           // A packet whose first nibble disagrees with the tunnel's protocol was already
           // refused as not-IP (RxNotIp); every other case gets the inner length reason.
-          if (ctr.drops[std::size_t(IpDrop::RxNotIp)] == 1u) {
+          if (ctr.drops[std::size_t(Drop::RxNotIp)] == 1u) {
             EXPECT_TRUE(std::string(k.what).find("version") != std::string::npos);
           } else {
             EXPECT_EQ(ctr.drops[std::size_t(want)], 1u) << to_string(want);
@@ -441,7 +440,7 @@ TEST(Issue11Item8, GreChecksumOverPaddedPacketsStillMerges) {
   c.local = *tunnel::IpAddr::parse("10.0.0.1");
   c.remote = kRemote;
   c.icsum = c.ocsum = true;
-  tunnel::IpDatapath dp(c, {});
+  tunnel::Endpoint dp(c, {});
   for (int i = 0; i < 2; ++i) {
     Bytes p = tcp4(1000 + std::uint32_t(i) * 100, 100, std::uint16_t(1 + i));
     p.resize(p.size() + 3, 0x77);
@@ -527,7 +526,7 @@ TEST(Issue11Item8, GuestTunnelInsideGreIsNotMergedByGroAfterDecap) {
   c.local = *tunnel::IpAddr::parse("10.0.0.1");
   c.remote = kRemote;
   {
-    tunnel::IpDatapath dp(c, {});
+    tunnel::Endpoint dp(c, {});
     for (int i = 0; i < 4; ++i)
       dp.receive(cat({0, 0, 0x08, 0x00}, guest_tunnel("plain", i)), kRemote,
                  tunnel::OuterCsum::Present, 1);
@@ -538,7 +537,7 @@ TEST(Issue11Item8, GuestTunnelInsideGreIsNotMergedByGroAfterDecap) {
   }
   for (const auto& kind : kGuestTunnels) {
     SCOPED_TRACE(kind);
-    tunnel::IpDatapath dp(c, {});
+    tunnel::Endpoint dp(c, {});
     std::vector<Bytes> pkts;
     for (int i = 0; i < 4; ++i) {
       pkts.push_back(guest_tunnel(kind, i));

@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "ofld/daemon/config.hpp"
-#include "ofld/tunnel/ip_datapath.hpp"
+#include "ofld/tunnel/endpoint.hpp"
 #include "ofld/wire/virtio_net.hpp"
 #include "tunnel_test_util.hpp"
 
@@ -17,7 +17,7 @@ namespace {
 
 using namespace ofld;
 using namespace ofld::daemon;
-using tunnel::IpDrop;
+using tunnel::Drop;
 using tunnel_test::get16;
 
 bool has(const std::optional<std::string>& e, const char* what) {
@@ -251,7 +251,7 @@ TEST(TunnelGue, V8_W27_RcoHeaderForPartialInner) {
 }
 
 TEST(TunnelGue, V7_Version1IsDirectIp) {
-  tunnel::IpCounters c;
+  tunnel::Counters c;
   auto p = tcp_packet(50, false, false);
   auto d = tunnel::gue_decap(p, gue_cfg(), tunnel::OuterCsum::Unknown, c);
   ASSERT_TRUE(d.ok);
@@ -266,29 +266,29 @@ TEST(TunnelGue, V9_W21_W25_K2_ReceiveChecks) {
   };
   auto drop_of = [](const std::vector<std::uint8_t>& b, const tunnel::IpTunnelConfig& cfg,
                     tunnel::OuterCsum oc = tunnel::OuterCsum::Unknown) {
-    tunnel::IpCounters c;
+    tunnel::Counters c;
     auto d = tunnel::gue_decap(b, cfg, oc, c);
     EXPECT_EQ(c.drops_total(), d.ok ? 0u : 1u);
-    return d.ok ? std::optional<IpDrop>() : std::optional<IpDrop>(d.reason);
+    return d.ok ? std::optional<Drop>() : std::optional<Drop>(d.reason);
   };
   const auto plain = gue_cfg(), rco = gue_cfg(false, true);
   EXPECT_EQ(drop_of(with({0x00, 0x04, 0, 0}), plain), std::nullopt);
-  EXPECT_EQ(drop_of(with({0x20, 0x04, 0, 0}), plain), IpDrop::RxBadHeader);  // C=1 control (W-21)
-  EXPECT_EQ(drop_of(with({0x00, 0x04, 0, 2}), plain), IpDrop::RxBadHeader);  // unknown flag (V-9)
-  EXPECT_EQ(drop_of(with({0x80, 0x04, 0, 0}), plain), IpDrop::RxBadHeader);  // version 2
-  EXPECT_EQ(drop_of(with({0x00, 0x29, 0, 0}), plain), IpDrop::RxNotIp);      // says IPv6, is IPv4
-  EXPECT_EQ(drop_of(with({0x00, 0x11, 0, 0}), plain), IpDrop::RxNotIp);      // UDP: not IP-in-GUE
-  EXPECT_EQ(drop_of({0x00, 0x04}, plain), IpDrop::RxTruncated);
+  EXPECT_EQ(drop_of(with({0x20, 0x04, 0, 0}), plain), Drop::RxBadHeader);  // C=1 control (W-21)
+  EXPECT_EQ(drop_of(with({0x00, 0x04, 0, 2}), plain), Drop::RxBadHeader);  // unknown flag (V-9)
+  EXPECT_EQ(drop_of(with({0x80, 0x04, 0, 0}), plain), Drop::RxBadHeader);  // version 2
+  EXPECT_EQ(drop_of(with({0x00, 0x29, 0, 0}), plain), Drop::RxNotIp);      // says IPv6, is IPv4
+  EXPECT_EQ(drop_of(with({0x00, 0x11, 0, 0}), plain), Drop::RxNotIp);      // UDP: not IP-in-GUE
+  EXPECT_EQ(drop_of({0x00, 0x04}, plain), Drop::RxTruncated);
   const std::vector<std::uint8_t> r = {0x02, 0x04, 0x00, 0x01, 0x80, 0, 0, 0, 0x00, 0x14, 0x00, 0x24};
-  EXPECT_EQ(drop_of(with(r), plain), IpDrop::RxRcoNotEnabled);               // no remcsumrx
+  EXPECT_EQ(drop_of(with(r), plain), Drop::RxRcoNotEnabled);               // no remcsumrx
   EXPECT_EQ(drop_of(with(r), rco), std::nullopt);
-  EXPECT_EQ(drop_of(with(r), rco, tunnel::OuterCsum::Zero), IpDrop::RxRcoNoOuterCsum);  // K-2
+  EXPECT_EQ(drop_of(with(r), rco, tunnel::OuterCsum::Zero), Drop::RxRcoNoOuterCsum);  // K-2
   auto far = r;
   far[11] = 0xF0;  // offset 240 + 2 > 70-byte inner packet
-  EXPECT_EQ(drop_of(with(far), rco), IpDrop::RxRcoBadOffset);
+  EXPECT_EQ(drop_of(with(far), rco), Drop::RxRcoBadOffset);
   auto back = r;
   back[11] = 0x10;  // offset 16 < start 20 (V-9)
-  EXPECT_EQ(drop_of(with(back), rco), IpDrop::RxBadHeader);
+  EXPECT_EQ(drop_of(with(back), rco), Drop::RxBadHeader);
 }
 
 TEST(TunnelGue, C33_RcoPartialAndNopartial) {
@@ -296,7 +296,7 @@ TEST(TunnelGue, C33_RcoPartialAndNopartial) {
   std::vector<std::uint8_t> b = {0x02, 0x04, 0x00, 0x01, 0x80, 0, 0, 0, 0x00, 0x14, 0x00, 0x24};
   b.insert(b.end(), inner.begin(), inner.end());
   auto cfg = gue_cfg(false, true);
-  tunnel::IpCounters c;
+  tunnel::Counters c;
   auto d = tunnel::gue_decap(b, cfg, tunnel::OuterCsum::Unknown, c);
   ASSERT_TRUE(d.ok);
   ASSERT_EQ(d.pkt.ip_summed(), core::IpSummed::Partial);  // partial mode: nothing summed
@@ -325,7 +325,7 @@ TEST(TunnelGre, V12_V13_HeaderLayoutAndChecksum) {
   tunnel::gre_fill_checksum(pkt);
   EXPECT_NE(get16(pkt.data() + 4), 0);
   EXPECT_EQ(rfc1071(pkt.data(), pkt.size()), 0xFFFF);  // V-13: no pseudo header
-  tunnel::IpCounters c;
+  tunnel::Counters c;
   auto d = tunnel::gre_decap(pkt, cfg, c);
   ASSERT_TRUE(d.ok);
   EXPECT_EQ(c.rx_gre_csum_ok, 1u);
@@ -345,30 +345,30 @@ TEST(TunnelGre, ReceiveChecks) {
     return hdr;
   };
   auto drop_of = [](const std::vector<std::uint8_t>& b, const tunnel::IpTunnelConfig& c) {
-    tunnel::IpCounters ctr;
+    tunnel::Counters ctr;
     auto d = tunnel::gre_decap(b, c, ctr);
-    return d.ok ? std::optional<IpDrop>() : std::optional<IpDrop>(d.reason);
+    return d.ok ? std::optional<Drop>() : std::optional<Drop>(d.reason);
   };
   const std::vector<std::uint8_t> ck = {0xA0, 0, 0x08, 0, 0, 0, 0, 0, 0, 0, 0, 42};
   EXPECT_EQ(drop_of(build(ck, true), cfg), std::nullopt);
   auto bad = build(ck, true);
   bad.back() ^= 1;
-  EXPECT_EQ(drop_of(bad, cfg), IpDrop::RxGreCsumBad);  // V-13
+  EXPECT_EQ(drop_of(bad, cfg), Drop::RxGreCsumBad);  // V-13
   auto other_key = ck;
   other_key[11] = 43;
-  EXPECT_EQ(drop_of(build(other_key, true), cfg), IpDrop::RxKeyMismatch);
+  EXPECT_EQ(drop_of(build(other_key, true), cfg), Drop::RxKeyMismatch);
   // key absent while ikey is configured
-  EXPECT_EQ(drop_of(build({0x80, 0, 0x08, 0, 0, 0, 0, 0}, true), cfg), IpDrop::RxKeyMismatch);
+  EXPECT_EQ(drop_of(build({0x80, 0, 0x08, 0, 0, 0, 0, 0}, true), cfg), Drop::RxKeyMismatch);
   // no checksum while icsum is configured, and a checksum while it is not (ip_tunnel_rcv)
-  EXPECT_EQ(drop_of(build({0x20, 0, 0x08, 0, 0, 0, 0, 42}, false), cfg), IpDrop::RxCsumFlagMismatch);
-  EXPECT_EQ(drop_of(build(ck, true), gre_cfg(false, true, false)), IpDrop::RxCsumFlagMismatch);
+  EXPECT_EQ(drop_of(build({0x20, 0, 0x08, 0, 0, 0, 0, 42}, false), cfg), Drop::RxCsumFlagMismatch);
+  EXPECT_EQ(drop_of(build(ck, true), gre_cfg(false, true, false)), Drop::RxCsumFlagMismatch);
   EXPECT_EQ(drop_of(build({0x00, 0x01, 0x08, 0}, false), gre_cfg(false, false, false)),
-            IpDrop::RxBadHeader);  // version 1
+            Drop::RxBadHeader);  // version 1
   EXPECT_EQ(drop_of(build({0x40, 0x00, 0x08, 0, 0, 0, 0, 0}, false), gre_cfg(false, false, false)),
-            IpDrop::RxBadHeader);  // R (routing)
+            Drop::RxBadHeader);  // R (routing)
   EXPECT_EQ(drop_of(build({0x00, 0x00, 0x65, 0x58}, false), gre_cfg(false, false, false)),
-            IpDrop::RxNotIp);  // TEB: an Ethernet inner is not for a gre (L3) device
-  EXPECT_EQ(drop_of({0x00, 0x00}, gre_cfg(false, false, false)), IpDrop::RxTruncated);
+            Drop::RxNotIp);  // TEB: an Ethernet inner is not for a gre (L3) device
+  EXPECT_EQ(drop_of({0x00, 0x00}, gre_cfg(false, false, false)), Drop::RxTruncated);
   // a sequence number is accepted and ignored (no iseq)
   EXPECT_EQ(drop_of(build({0x10, 0, 0x08, 0, 0, 0, 0, 9}, false), gre_cfg(false, false, false)),
             std::nullopt);
@@ -387,10 +387,10 @@ struct Loop {
 Loop run_loop(const tunnel::IpTunnelConfig& a, bool v6_inner, std::size_t payload,
               std::uint16_t mss) {
   Loop L;
-  tunnel::IpDatapath tx(a, {});
+  tunnel::Endpoint tx(a, {});
   auto b = a;
   std::swap(b.local, b.remote);
-  tunnel::IpDatapath rx(b, {});
+  tunnel::Endpoint rx(b, {});
   auto pkt = tcp_packet(payload, v6_inner, true);
   wire::virtio_net::Hdr h{};
   h.flags = wire::virtio_net::kFlagNeedsCsum;
@@ -399,7 +399,7 @@ Loop run_loop(const tunnel::IpTunnelConfig& a, bool v6_inner, std::size_t payloa
   h.csum_start = v6_inner ? 40 : 20;
   h.csum_offset = 16;
   h.hdr_len = std::uint16_t(h.csum_start + 20);
-  tx.transmit(h, pkt, L.trains);
+  tx.transmit(h, pkt, 0, L.trains);
   EXPECT_EQ(tx.counters().drops_total(), 0u);
   for (auto& t : L.trains) {
     for (std::size_t off = 0; off < t.buf.size(); off += t.seg_size) {
@@ -525,12 +525,12 @@ TEST(TunnelModesDatapath, X33_GreSuperPacketWithKeyAndChecksum) {
 }
 
 TEST(TunnelModesDatapath, WrongSourceIsDropped) {
-  tunnel::IpDatapath rx(gre_cfg(false, false, false), {});
+  tunnel::Endpoint rx(gre_cfg(false, false, false), {});
   std::vector<std::uint8_t> b = {0, 0, 0x08, 0};
   auto inner = tcp_packet(10, false, false);
   b.insert(b.end(), inner.begin(), inner.end());
   rx.receive(b, addr("10.0.0.9"), tunnel::OuterCsum::Unknown, 0);
-  EXPECT_EQ(rx.counters().drops[std::size_t(IpDrop::RxWrongSource)], 1u);
+  EXPECT_EQ(rx.counters().drops[std::size_t(Drop::RxWrongSource)], 1u);
 }
 
 }  // namespace

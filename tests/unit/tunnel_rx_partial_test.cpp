@@ -8,7 +8,7 @@
 
 #include <cstring>
 
-#include "ofld/tunnel/datapath.hpp"
+#include "ofld/tunnel/endpoint.hpp"
 #include "ofld/tunnel/vxlan.hpp"
 #include "tunnel_test_util.hpp"
 
@@ -204,7 +204,7 @@ TEST(Issue11Item1, K9_ZeroOuterChecksumSeedIsNotTrusted) {
   EXPECT_EQ(ctr.rx_csum_seed_nocsum, 1u);
   EXPECT_EQ(ctr.rx_csum_partial_seed, 0u);
 
-  tunnel::Datapath dp(cfg(), {});
+  tunnel::Endpoint dp(cfg(), {});
   dp.receive(vx(f), *tunnel::IpAddr::parse("10.0.0.2"), OuterCsum::Zero, 1);
   std::vector<tunnel::TapFrame> out;
   dp.rx_flush(2, out);
@@ -222,9 +222,9 @@ TEST(Issue11Item1, K9_DatapathDeliversNeedsCsumAndGroMerges) {
   for (bool v6 : {false, true}) {
     const std::uint16_t l4 = v6 ? 54 : 34;
     for (bool gro : {true, false}) {
-      tunnel::DatapathOptions o;
+      tunnel::EndpointOptions o;
       o.gro = gro;
-      tunnel::Datapath dp(cfg(), o);
+      tunnel::Endpoint dp(cfg(), o);
       dp.receive(vx(tcp_frame(500, v6, true)), *tunnel::IpAddr::parse("10.0.0.2"),
                  OuterCsum::Present, 1);
       std::vector<tunnel::TapFrame> out;
@@ -235,7 +235,7 @@ TEST(Issue11Item1, K9_DatapathDeliversNeedsCsumAndGroMerges) {
       EXPECT_EQ(out[0].vnet.csum_offset, 16);
       EXPECT_EQ(out[0].vnet.gso_type, wv::kGsoNone);
     }
-    tunnel::Datapath dp(cfg(), {});
+    tunnel::Endpoint dp(cfg(), {});
     const std::size_t mss = 1000;
     for (std::uint32_t i = 0; i < 4; ++i)
       dp.receive(vx(seed_seg(mss, v6, 1000 + i * std::uint32_t(mss))),
@@ -277,7 +277,7 @@ TEST(Issue11Item6, Udp6ZeroChecksumNeedsUdp6ZeroCsumRx) {
   EXPECT_TRUE(tunnel::decap(vx(f), cfg(false), OuterCsum::Zero, ctr).ok);
   EXPECT_EQ(ctr.drops_total(), 1u);
   // Through the data path: nothing reaches the TAP.
-  tunnel::Datapath dp(cfg(true), {});
+  tunnel::Endpoint dp(cfg(true), {});
   dp.receive(vx(f), *tunnel::IpAddr::parse("fd00::2"), OuterCsum::Zero, 1);
   std::vector<tunnel::TapFrame> out;
   dp.rx_flush(2, out);
@@ -377,7 +377,7 @@ TEST(Issue11Item8, EcnUnknownOuterAndNonIpInner) {
 // CE propagated into a seed-valued (PARTIAL) frame and through GRO: the CE segment is not
 // merged with the non-CE ones (N-12/N-10: TOS/traffic class differ) and keeps its mark.
 TEST(Issue11Item8, EcnCeReachesTheTapThroughGro) {
-  tunnel::Datapath dp(cfg(), {});
+  tunnel::Endpoint dp(cfg(), {});
   for (std::uint32_t i = 0; i < 3; ++i) {
     auto f = seed_seg(1000, false, 1000 + 1000 * i);
     set_dsfield(f, kEct0);
@@ -407,7 +407,7 @@ TEST(Issue11Item8, EcnEncapsulationAndTosInherit) {
         auto c = cfg(v6);
         if (mode == 1) c.tos = std::uint8_t(46 << 2 | kCe);  // EF; its ECN bits are not used
         if (mode == 2) c.tos_inherit = true;
-        tunnel::Datapath dp(c, {});
+        tunnel::Endpoint dp(c, {});
         std::vector<tunnel::TxTrain> out;
         dp.transmit(wv::Hdr{}, f, 0, out);
         ASSERT_EQ(out.size(), 1u);
@@ -423,7 +423,7 @@ TEST(Issue11Item8, EcnEncapsulationAndTosInherit) {
   put16(arp, 12, 0x0806);
   auto c = cfg();
   c.tos = 0x10;
-  tunnel::Datapath dp(c, {});
+  tunnel::Endpoint dp(c, {});
   std::vector<tunnel::TxTrain> out;
   dp.transmit(wv::Hdr{}, arp, 0, out);
   ASSERT_EQ(out.size(), 1u);

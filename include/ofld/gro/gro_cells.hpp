@@ -21,7 +21,7 @@ struct GroCellsCounters {
   std::uint64_t queued = 0;
   std::uint64_t dropped_down = 0;     ///< device down
   std::uint64_t dropped_backlog = 0;  ///< backlog full
-  std::uint64_t bypassed = 0;         ///< no GRO on the device, or a cloned/shared packet
+  std::uint64_t bypassed = 0;         ///< no GRO on the device (plain netif_rx)
 };
 
 class GroCells {

@@ -43,7 +43,7 @@
 
 #include "ofld/core/packet.hpp"
 #include "ofld/offload/gso_context.hpp"
-#include "ofld/tunnel/datapath.hpp"  // TapFrame
+#include "ofld/tunnel/endpoint.hpp"  // TapFrame
 #include "ofld/wire/layout.hpp"
 #include "ofld/wire/virtio_net.hpp"
 

@@ -1,88 +1,329 @@
-// ofld/tunnel/endpoint.hpp — underlay addresses (IPv4/IPv6 + UDP port) and tunnel counters.
+// ofld/tunnel/endpoint.hpp — the tunnel endpoint: one packet path for VXLAN, GUE, GRE and
+// ip6gre without I/O (docs/ARCHITECTURE.md, "Tunnel endpoint"). The daemon reads frames from
+// the device (io::Tap for VXLAN, io::Tun for GUE/GRE), hands them to transmit(), sends the
+// trains it gets back through the socket the encapsulation names (UDP or raw IP), hands what
+// the socket received to receive_train(), and writes what rx_flush() returns to the device.
+// Everything in between happens here, counted in one Counters with one list of drop reasons,
+// and reported by stats() as one JSON document.
+//
+// What differs between the encapsulations is a small strategy (Encapsulation): the device
+// kind (TAP/Ethernet or TUN/raw IP), the socket kind (UDP or raw IP protocol 47), the transmit
+// checks, the outer TOS and source port, the tunnel header of one datagram (VXLAN 8 bytes,
+// GUE 4 or 12 with RCO, GRE 4..12), the GSO features the inner segments are cut with, and
+// decapsulation (vxlan_rcv / gue_udp_recv / gre_parse_header + ip_tunnel_rcv checks).
+//
+// Transmit (one shape): virtio_net_hdr + frame → offload::virtio::to_packet (S-1..S-5) →
+// remotes (VXLAN: FDB lookup, flooding; GUE/GRE: the configured remote) → GSO of the INNER
+// super-packet (gso::gso_segment with the encapsulation's features: with RCO the segments
+// stay CHECKSUM_PARTIAL with their pseudo-header seed, W-28/X-31; otherwise the inner checksum
+// is summed while copying, X-8) → per segment the tunnel header (Encapsulation::encap) + the
+// segment, laid end to end into trains of equal-size datagrams (the last may be shorter; at
+// most kMaxTrainSegs / kMaxTrainBytes): one sendmsg with UDP_SEGMENT per train (udp(7)), or
+// one sendmmsg of the datagrams on a raw IP socket (GRE). The outer IP [+ UDP] header is the
+// kernel's: the socket builds it (and, for UDP_SEGMENT, replicates it per datagram — the
+// outer level of the kernel's own tunnel GSO, skb_udp_tunnel_segment, whose inner level is
+// what gso_segment does here). Nothing in user space writes an outer IP or UDP header.
+//
+// Receive (one shape): datagram(s) from a peer → Encapsulation::decap (V-4, V-9, V-12/13,
+// C-33, K-2, RFC 6040) → VXLAN: loop check and FDB learning → gro::GroCells (gro_cells_receive
+// / the cell's NAPI poll at rx_flush(): GRO after decapsulation, W-12/W-19; off: plain
+// netif_rx) → virtio_net_hdr from offload::virtio::from_packet (S-7, S-8) → TapFrame for the
+// device write.
+//
+// Threading: one Endpoint per worker (not thread-safe); the VXLAN FDB may be shared between
+// the workers of a multi-queue endpoint (EndpointOptions::fdb).
+//
+// For the daemon loop (one worker per device queue), the whole contract is:
+//   make:    Endpoint(cfg.vxlan or cfg.ip, EndpointOptions{gro, vnet_hdr, mtu,
+//            frame_packets = true, own_mac, fdb = the workers' SharedFdb (VXLAN)});
+//            encapsulation().link() / socket() / dst_port() say which device (TAP or TUN)
+//            and which socket (UDP on dst_port(), or raw IP protocol 47) to open.
+//   device readable: transmit(vnet, frame, now, trains) per frame; per train set the socket's
+//            TOS to t.tos, send t.buf as t.count datagrams of t.seg_size (UDP: from source
+//            port t.src_port, to t.remote:dst_port(); raw IP: to t.remote), then
+//            sent(t, ok, sent_as_udp_segment); finally recycle(trains).
+//   socket readable: receive_train(owner, off, len, gso_size (UDP_GRO; 0 = one datagram),
+//            from, OuterCsum, now, outer tos or -1) per received buffer; at the end of the
+//            batch rx_flush(now, frames), write the frames (io::VnetWriter), written(frames,
+//            bytes, failed), release the frames before reusing the receive buffers.
+//   ~1/s:    tick(now) on one worker (FDB ageing).
+//   stats:   stats() per worker (under the worker's lock); add the device writer's and the
+//            socket's counters; the documents of several workers add up key by key.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
-#include <string>
+#include <span>
 #include <string_view>
+#include <vector>
 
-#include "ofld/wire/ip_addr.hpp"
+#include <nlohmann/json.hpp>
+
+#include "ofld/core/features.hpp"
+#include "ofld/gro/gro_cells.hpp"
+#include "ofld/tunnel/fdb.hpp"
+#include "ofld/tunnel/ip_tunnel.hpp"
+#include "ofld/tunnel/types.hpp"
+#include "ofld/tunnel/vxlan.hpp"
+#include "ofld/wire/layout.hpp"
+#include "ofld/wire/virtio_net.hpp"
+
+namespace ofld::core { struct GsoCounters; }
 
 namespace ofld::tunnel {
 
-/// An underlay IP address (IPv4 or IPv6): the wire-layer value (ofld/wire/ip_addr.hpp).
-using wire::IpAddr;
+/// UDP_MAX_SEGMENTS of older kernels (64); 6.12 allows 128 — 64 works on both.
+inline constexpr std::size_t kMaxTrainSegs = 64;
+/// Largest payload of one train (IPv4 total length ≤ 65535 with 20 + 8 header bytes).
+inline constexpr std::size_t kMaxTrainBytes = 65535 - 20 - 8;
+/// Longest tunnel header an encapsulation writes (GRE with checksum and key: 12; GUE with
+/// the RCO option: 12; VXLAN: 8).
+inline constexpr std::size_t kMaxTunnelHdr = 16;
 
-/// Why the tunnel dropped a frame (every drop has one). Names via to_string().
-enum class Drop : std::uint8_t {
-  // receive (decapsulation)
-  RxTruncated,        ///< datagram shorter than VXLAN header + Ethernet header
-  RxNoVniFlag,        ///< I flag clear (RFC 7348 §5)
-  RxBadFlags,         ///< unknown flag bits or non-zero reserved bits (V-4: Linux drops these)
-  RxRcoNotEnabled,    ///< RCO flag set but remcsumrx not configured (V-4)
-  RxRcoNoOuterCsum,   ///< RCO frame whose outer UDP checksum is 0 (K-2)
-  RxRcoBadOffset,     ///< RCO start/offset outside the inner frame (C-33)
-  RxWrongVni,         ///< VNI is not ours
-  RxInnerCsumBad,     ///< inner L4 checksum does not verify (not RCO)
-  RxLoop,             ///< inner source MAC is our own TAP's address
-  RxUdp6ZeroCsum,     ///< IPv6 datagram with UDP checksum 0 and no udp6zerocsumrx (RFC 6935)
-  RxEcnNotEct,        ///< outer CE over a Not-ECT inner packet (RFC 6040 §4.2, INET_ECN_decapsulate)
-  /// inner IPv4/IPv6 packet shorter than its header, or than the length its header claims
-  /// (IHL past the end, tot_len / payload_len + 40 > bytes present): pskb_inet_may_pull in
-  /// vxlan_rcv (rx_length_errors), ip_rcv_core / ip6_rcv_core (SKB_DROP_REASON_PKT_TOO_SMALL)
-  RxInnerTooSmall,
-  /// inner IP header invalid (version not that of the ethertype, IHL < 5, tot_len < IHL·4):
-  /// ip_rcv_core / ip6_rcv_core inhdr_error (SKB_DROP_REASON_IP_INHDR)
-  RxInnerHdrError,
-  // transmit (encapsulation)
-  TxNotEthernet,      ///< TAP frame shorter than an Ethernet header
-  TxVnetRejected,     ///< virtio_net_hdr refused (S-1..S-4; public bugs B1, B2, B5)
-  TxGsoFailed,        ///< GSO engine refused the super-packet
-  TxCsumFailed,       ///< software checksum could not be finished (checksum_help error)
-  TxNoRemote,         ///< no remote known for the destination and none to flood to
-  TxTooBig,           ///< a segment does not fit in a UDP datagram
-  TxSendFailed,       ///< sendmsg failed even after the fallbacks
-  RxTapWriteFailed,   ///< TAP write refused
-  kCount
+/// A train for one send: `count` datagrams (each from its tunnel header on) of `seg_size`
+/// bytes laid end to end in `buf`, the last one possibly shorter; seg_size == buf.size()
+/// for a single datagram. One representation only: issue 14 measured the scattered form
+/// (headers + the segments' own pieces over an iovec) against this copying form and kept
+/// this one (bench/tunnel-profile.md, "Session 6").
+struct TxTrain {
+  IpAddr remote;
+  std::uint16_t src_port = 0;  ///< UDP source port (host order; VXLAN: flow_src_port; GUE: port; GRE: 0)
+  std::uint16_t seg_size = 0;  ///< bytes per datagram (the last may be shorter)
+  std::uint32_t count = 0;     ///< datagrams in the train
+  std::vector<std::uint8_t> buf;
+  /// Outer IPv4 TOS / IPv6 traffic class of every datagram (configured tos or tos inherit,
+  /// ECN bits from the inner header per RFC 6040 §4.1).
+  std::uint8_t tos = 0;
+  std::size_t size() const noexcept { return buf.size(); }
 };
-std::string_view to_string(Drop d) noexcept;
-inline constexpr std::size_t kDropCount = std::size_t(Drop::kCount);
 
-/// Counters of one tunnel endpoint (single-threaded; one instance per worker).
-struct Counters {
-  std::uint64_t tx_frames = 0, tx_bytes = 0;          ///< TAP frames read, bytes
-  std::uint64_t tx_datagrams = 0, tx_dgram_bytes = 0; ///< UDP datagrams sent (VXLAN payload bytes)
-  std::uint64_t tx_trains = 0;                        ///< sendmsg calls with UDP_SEGMENT
-  std::uint64_t tx_gso_super = 0;                     ///< TAP super-packets segmented by GSO
-  std::uint64_t tx_rco = 0;                           ///< datagrams sent with an RCO header
-  std::uint64_t tx_csum_sw = 0;                       ///< inner checksums computed in software
-  std::uint64_t tx_csum_skipped = 0;                  ///< inner checksums left as a seed (RCO)
-  std::uint64_t tx_flooded = 0;                       ///< frames flooded to every remote
-  std::uint64_t rx_datagrams = 0, rx_dgram_bytes = 0; ///< UDP datagrams received
-  std::uint64_t rx_gro_trains = 0;                    ///< recvmsg results carrying UDP_GRO gso_size
-  std::uint64_t rx_rco = 0;                           ///< RCO frames accepted (C-33)
-  std::uint64_t rx_rco_nocsum = 0;                    ///< RCO frames whose outer UDP checksum was 0 (K-2)
-  std::uint64_t rx_csum_validated = 0;                ///< inner checksums verified in software
-  std::uint64_t rx_csum_skipped = 0;                  ///< inner checksums not summed (RCO partial)
-  /// Inner TCP/UDP checksum fields holding exactly their pseudo-header seed, taken as
-  /// CHECKSUM_PARTIAL (a kernel peer over veth, spec K-9) and written NEEDS_CSUM.
-  std::uint64_t rx_csum_partial_seed = 0;
-  /// Such seeds in datagrams whose outer UDP checksum is known to be 0: not trusted (left
-  /// CHECKSUM_NONE, so GRO / the local stack verify them like any other checksum).
-  std::uint64_t rx_csum_seed_nocsum = 0;
-  std::uint64_t rx_ecn_ce = 0;                        ///< inner packets marked CE from the outer header
-  std::uint64_t rx_ecn_bogus = 0;                     ///< Not-ECT inner under ECT outer (RFC 6040 "!!!"; delivered)
-  std::uint64_t rx_frames = 0, rx_bytes = 0;          ///< frames written to the TAP
-  std::uint64_t rx_gro_merged = 0;                    ///< frames merged by GRO after decap
-  std::uint64_t rx_gro_aggregates = 0;                ///< GRO aggregates written
-  std::uint64_t fdb_learned = 0;                      ///< FDB entries learned or moved
-  std::uint64_t fdb_aged = 0;                         ///< FDB entries aged out
-  std::uint64_t gso_fallbacks = 0;                    ///< runtime EINVAL/EIO → GSO path turned off
-  std::array<std::uint64_t, kDropCount> drops{};
-  void drop(Drop d) noexcept { ++drops[std::size_t(d)]; }
-  std::uint64_t drops_total() const noexcept;
-  Counters& operator+=(const Counters& o) noexcept;
+/// A frame for the device (TAP: Ethernet frame; TUN: IP packet): virtio_net_hdr (host-order
+/// values) + bytes. With EndpointOptions::frame_packets the bytes stay in `pkt` (head, frags,
+/// frag_list: written with one writev over tap_pieces(), no flattening copy) and `data` is empty.
+struct TapFrame {
+  TapFrame() = default;
+  TapFrame(const wire::virtio_net::Hdr& h, std::vector<std::uint8_t> bytes)
+      : vnet(h), data(std::move(bytes)) {}
+  TapFrame(const wire::virtio_net::Hdr& h, core::Packet p) : vnet(h), pkt(std::move(p)) {}
+  wire::virtio_net::Hdr vnet{};
+  std::vector<std::uint8_t> data;
+  std::optional<core::Packet> pkt;
+  /// Frame length in bytes (data or pkt).
+  std::size_t size() const noexcept { return pkt ? pkt->len() : data.size(); }
+};
+
+/// The byte pieces of a device frame in order (data, or pkt's head, frags and frag_list
+/// members), appended to `out`; for a writev. Returns the number of pieces appended.
+std::size_t tap_pieces(const TapFrame& f, std::vector<std::span<const std::uint8_t>>& out);
+
+/// The encapsulations (iproute2 link types: vxlan, ipip/sit `encap gue`, gre, ip6gre).
+enum class Encap : std::uint8_t { Vxlan, Gue, Gre, Ip6gre };
+/// "vxlan", "gue", "gre", "ip6gre".
+std::string_view to_string(Encap e) noexcept;
+
+/// The socket an encapsulation's datagrams travel on: UDP (the kernel adds IP + UDP; sent
+/// with UDP_SEGMENT, received with UDP_GRO) or raw IP of protocol 47 (the kernel adds IP).
+enum class SocketKind : std::uint8_t { Udp, RawIp };
+
+/// The per-encapsulation strategy of an Endpoint (made by the Endpoint from its config; the
+/// interface is public for tests and documentation). Stateless apart from the configuration.
+class Encapsulation {
+ public:
+  virtual ~Encapsulation() = default;
+  virtual Encap kind() const noexcept = 0;
+  /// Device link layer: Ethernet (TAP) for VXLAN, raw IP (TUN) for GUE/GRE.
+  virtual wire::LinkType link() const noexcept = 0;
+  virtual SocketKind socket() const noexcept = 0;
+  /// UDP destination port (host order; 0 for raw IP).
+  virtual std::uint16_t dst_port() const noexcept = 0;
+  /// Bytes added on the underlay (outer IP [+ UDP] + tunnel header [+ inner Ethernet]): the
+  /// device MTU is 1500 minus this unless configured.
+  virtual int overhead() const noexcept = 0;
+  /// Transmit check of a device frame before anything else: TxNotEthernet / TxNotIp.
+  virtual std::optional<Drop> tx_check(std::span<const std::uint8_t> frame) const noexcept = 0;
+  /// Outer TOS / traffic class for the frame (vxlan_xmit_one / ip_tunnel_xmit, RFC 6040 §4.1).
+  virtual std::uint8_t outer_tos(std::span<const std::uint8_t> frame) const noexcept = 0;
+  /// UDP source port for the frame (host order): udp_flow_src_port of the inner flow
+  /// (VXLAN), the configured port (GUE), 0 (GRE).
+  virtual std::uint16_t src_port(std::span<const std::uint8_t> frame) const noexcept = 0;
+  /// NETIF_F_* features the inner GSO runs with: SG|HW_CSUM when segments may leave as RCO
+  /// (remcsumtx with an outer checksum: the segment keeps its seed, W-28/X-31), none
+  /// otherwise (checksums summed while copying, X-8; raw IP sockets offload nothing, X-33).
+  virtual core::Features gso_features() const noexcept = 0;
+  /// The tunnel header for one datagram carrying `seg` (one frame, not GSO; data() at its
+  /// first header), written to hdr[0..info.hdr_len): RCO when configured and encodable,
+  /// else a CHECKSUM_PARTIAL segment's checksum finished in software (skb_checksum_help).
+  /// `seg` may be modified (checksum written).
+  virtual EncapInfo encap(core::Packet& seg, std::span<std::uint8_t, kMaxTunnelHdr> hdr) const = 0;
+  /// After the datagram (header + segment) is laid out contiguously: anything computed over
+  /// the whole datagram (the GRE checksum, V-13). Returns true when it wrote something.
+  virtual bool finish(std::span<std::uint8_t> /*datagram*/) const noexcept { return false; }
+  /// Decapsulate one datagram (from its tunnel header on); counts its drop into `c`.
+  /// `owner`: zero-copy receive buffer holding `payload` (VXLAN; others copy).
+  virtual DecapResult decap(std::span<const std::uint8_t> payload, OuterCsum outer, Counters& c,
+                            const core::BufferRef* owner, int outer_tos) const = 0;
+};
+
+/// Per-peer counters (a subset of Counters, attributed to one remote).
+struct PeerCounters {
+  std::uint64_t tx_datagrams = 0, tx_bytes = 0;  ///< datagrams handed to the socket for it
+  std::uint64_t rx_datagrams = 0, rx_bytes = 0;  ///< datagrams received from it
+  std::uint64_t rx_dropped = 0;                  ///< of those, dropped (reason in Counters::drops)
+  std::uint64_t fdb_learned = 0;                 ///< FDB entries learned or moved to it (VXLAN)
+};
+
+/// RESERVED for the per-peer session (a later issue negotiates these with the remote; until
+/// then nothing sets them and the endpoint's configuration applies to every peer). Plain
+/// fields so the session code can fill them without changing the Endpoint's API:
+struct PeerSession {
+  bool established = false;     ///< a session agreed the fields below (false: all ignored)
+  bool rco = false;             ///< remote checksum offload agreed in both directions (W-25..W-28)
+  bool csum_elision = false;    ///< peer accepts datagrams without an outer UDP checksum
+  int mtu = 0;                  ///< path MTU agreed for the inner packets (bytes of inner L3; 0 = unknown)
+  std::uint16_t gso_size = 0;   ///< largest segment the peer takes in one GRO/UDP_GRO train (0 = unknown)
+};
+
+/// One remote endpoint, owned by the Endpoint: its underlay address, whether it came from
+/// the configuration (`remote` / `remotes`) or was learned (a VXLAN datagram that decapsulated
+/// from it, or a static FDB entry sent to), its counters and its (reserved) session. Its FDB
+/// entries are the FDB's entries whose remote is `addr` (Endpoint::fdb_entries()).
+struct Peer {
+  IpAddr addr;
+  bool configured = false;
+  PeerCounters ctr;
+  PeerSession session;
+};
+
+/// Settings of an Endpoint that are not the tunnel's configuration (documented settings,
+/// no environment variables).
+struct EndpointOptions {
+  bool gro = true;         ///< GRO after decapsulation (gro_cells; off: every frame written alone)
+  /// The device carries a virtio_net_hdr. Without one, received CHECKSUM_PARTIAL frames (RCO
+  /// partial mode, K-9 seeds) get their checksum finished in software before the write.
+  bool vnet_hdr = true;
+  /// Device MTU (bytes of L3). Without a vnet header a frame longer than mtu + link header is
+  /// dropped (TxTooBig; public bug B4: a GSO super-frame reaching a non-vnet reader); 0 = no check.
+  int mtu = 0;
+  /// Receive: hand TapFrames over with the packet in TapFrame::pkt instead of flattening it
+  /// into TapFrame::data (saves a copy of every received byte; the daemon writes the pieces).
+  bool frame_packets = false;
+  Mac own_mac{};           ///< VXLAN: the TAP's MAC (frames from it coming back are loops)
+  /// VXLAN: forwarding database shared with other Endpoints (the workers of a multi-queue
+  /// endpoint); null → a database of its own. The config's remotes are added either way.
+  std::shared_ptr<SharedFdb> fdb;
+  /// Frames queued in gro_cells before its poll runs within a receive batch (the backlog
+  /// is never over-filled: it is polled, not dropped). 0 = the encapsulation's default:
+  /// 1000 (netdev_max_backlog) for VXLAN, whose zero-copy receive leaves the payload in the
+  /// receive slot; 64 (the NAPI weight) for GUE/GRE, whose datagrams are copied into each
+  /// packet, so that GRO merges them while they are cache-hot (measured: bench/tunnel-profile.md,
+  /// "Session 6").
+  std::size_t gro_backlog = 0;
+};
+
+/// Most peers one Endpoint keeps (configured ones always; learned ones up to this bound —
+/// beyond it datagrams are counted in Counters only).
+inline constexpr std::size_t kMaxPeers = 1024;
+
+class Endpoint {
+ public:
+  /// A VXLAN endpoint (TAP, UDP). `cfg` should pass validate(); the remotes become peers.
+  Endpoint(VxlanConfig cfg, EndpointOptions opts = {});
+  /// A GUE (UDP) or GRE/ip6gre (raw IP) endpoint over a TUN; the remote becomes the peer.
+  Endpoint(IpTunnelConfig cfg, EndpointOptions opts = {});
+  ~Endpoint();
+  Endpoint(const Endpoint&) = delete;
+  Endpoint& operator=(const Endpoint&) = delete;
+
+  const Encapsulation& encapsulation() const noexcept { return *enc_; }
+  Encap encap() const noexcept { return enc_->kind(); }
+  /// The configuration of this endpoint's mode; null for the other kind.
+  const VxlanConfig* vxlan() const noexcept { return vx_ ? &*vx_ : nullptr; }
+  const IpTunnelConfig* ip() const noexcept { return ip_ ? &*ip_ : nullptr; }
+
+  /// One frame read from the device (its virtio_net_hdr decoded). Appends trains to `out`
+  /// (buffers taken from recycle()d ones when there are any, so a steady stream does not
+  /// allocate). Drops are counted (Counters::drops), never thrown.
+  void transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::uint8_t> frame,
+                std::uint64_t now_ns, std::vector<TxTrain>& out);
+  /// The daemon's report of one train's send: `ok` false → every datagram counted as
+  /// TxSendFailed; `udp_segment` true when it went out as one UDP_SEGMENT sendmsg.
+  void sent(const TxTrain& t, bool ok, bool udp_segment) noexcept;
+  /// Give sent trains' buffers back for reuse by transmit() and clear `sent`.
+  void recycle(std::vector<TxTrain>& sent);
+
+  /// One received datagram (from its tunnel header on) from `from`. `outer`: what is known
+  /// of its outer UDP checksum; `outer_tos`: outer TOS / traffic class (IP_RECVTOS /
+  /// IPV6_RECVTCLASS or the raw socket's IP header), -1 when unknown (no RFC 6040 decap).
+  void receive(std::span<const std::uint8_t> payload, const IpAddr& from, OuterCsum outer,
+               std::uint64_t now_ns, int outer_tos = -1);
+  /// A receive buffer of datagrams laid end to end, `gso_size` bytes each (last may be
+  /// shorter) as UDP_GRO delivers them; gso_size 0 = one datagram. Each datagram is
+  /// decapsulated on its own before GRO sees the inner frames (public bug E1).
+  void receive_train(std::span<const std::uint8_t> buf, std::uint16_t gso_size,
+                     const IpAddr& from, OuterCsum outer, std::uint64_t now_ns,
+                     int outer_tos = -1);
+  /// As receive_train, for a buffer inside `owner` (bytes [off, off + len) of owner->bytes):
+  /// VXLAN TCP frames keep their payload in `owner` as a fragment (no copy; GRO steals it).
+  /// The caller must not overwrite `owner` before rx_flush() output is written and released
+  /// (owner.use_count() == 1 again).
+  void receive_train(const core::BufferRef& owner, std::size_t off, std::size_t len,
+                     std::uint16_t gso_size, const IpAddr& from, OuterCsum outer,
+                     std::uint64_t now_ns, int outer_tos = -1);
+  /// End of a receive batch (the gro_cells NAPI poll): GRO flows completed, device frames
+  /// with their virtio_net_hdr appended to `out`.
+  void rx_flush(std::uint64_t now_ns, std::vector<TapFrame>& out);
+  /// The daemon's report of device writes (io::VnetWriter): frames/bytes written, frames lost.
+  void written(std::uint64_t frames, std::uint64_t bytes, std::uint64_t failed) noexcept;
+  /// Age the FDB (VXLAN; call about once a second).
+  void tick(std::uint64_t now_ns);
+
+  Counters& counters() noexcept { return ctr_; }
+  const Counters& counters() const noexcept { return ctr_; }
+  /// Peers by address (std::map: references stay valid while the Endpoint lives).
+  const std::map<IpAddr, Peer>& peers() const noexcept { return peers_; }
+  const Peer* peer(const IpAddr& a) const noexcept;
+  /// The VXLAN FDB (null for GUE/GRE).
+  SharedFdb* fdb() noexcept { return fdb_.get(); }
+  const SharedFdb* fdb() const noexcept { return fdb_.get(); }
+  /// FDB entries whose remote is p.addr (0 for GUE/GRE).
+  std::size_t fdb_entries(const Peer& p) const;
+  const gro::GroCells& gro_cells() const noexcept { return *cells_; }
+  const core::GsoCounters& gso_counters() const noexcept { return *gso_ctr_; }
+
+  /// The endpoint's stats document: {"encap", "tx": {...}, "rx": {...}, "fdb": {...},
+  /// "drops": {reason: n, ... only non-zero}, "drops_total", "gso": {...}, "gro": {...}
+  /// (when GRO is on), "gro_cells": {...}, "peers": {addr: {...}}}. Numbers only below the
+  /// top level, so the documents of several workers add up key by key.
+  nlohmann::json stats() const;
+
+ private:
+  void init();
+  Peer* find_peer(const IpAddr& a, bool create);
+  void receive_one(std::span<const std::uint8_t> payload, const IpAddr& from, Peer* peer,
+                   OuterCsum outer, std::uint64_t now_ns, const core::BufferRef* owner,
+                   int outer_tos);
+  void to_dev(core::Packet&& p, std::vector<TapFrame>& out);
+  std::vector<std::uint8_t> take_buf();
+  void recycle_one(std::vector<std::uint8_t>& b);
+
+  std::optional<VxlanConfig> vx_;
+  std::optional<IpTunnelConfig> ip_;
+  std::unique_ptr<Encapsulation> enc_;
+  EndpointOptions opts_;
+  Counters ctr_;
+  std::shared_ptr<SharedFdb> fdb_;
+  std::map<IpAddr, Peer> peers_;
+  Peer* last_peer_ = nullptr;                     // lookup cache
+  std::size_t queued_ = 0;                        // frames handed to gro_cells since its last poll
+  std::unique_ptr<gro::GroCells> cells_;
+  std::unique_ptr<core::GsoCounters> gso_ctr_;
+  std::vector<IpAddr> remotes_;                   // transmit scratch
+  std::vector<core::Packet> segs_;                // transmit scratch
+  std::vector<std::vector<std::uint8_t>> buf_pool_;  // recycled train buffers
+  static constexpr std::size_t kBufPoolMax = 256;
 };
 
 }  // namespace ofld::tunnel

@@ -17,7 +17,7 @@
 #include <span>
 #include <vector>
 
-#include "ofld/tunnel/endpoint.hpp"
+#include "ofld/tunnel/types.hpp"
 
 namespace ofld::tunnel {
 
@@ -95,6 +95,13 @@ class SharedFdb {
   std::size_t age(std::uint64_t now_ns) {
     std::lock_guard g(mu_);
     return fdb_.age(now_ns);
+  }
+  /// Entries (learned or static) whose remote is `r`.
+  std::size_t count_remote(const IpAddr& r) const {
+    std::lock_guard g(mu_);
+    std::size_t n = 0;
+    for (const auto& [mac, e] : fdb_.entries()) n += e.remote == r;
+    return n;
   }
   std::size_t size() const {
     std::lock_guard g(mu_);

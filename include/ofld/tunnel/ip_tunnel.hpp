@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "ofld/core/packet.hpp"
-#include "ofld/tunnel/endpoint.hpp"
+#include "ofld/tunnel/types.hpp"
 #include "ofld/tunnel/vxlan.hpp"  // OuterCsum
 
 namespace ofld::tunnel {
@@ -66,66 +66,8 @@ struct IpTunnelConfig {
 /// Check a configuration; the error names the bad setting.
 std::optional<std::string> validate(const IpTunnelConfig& cfg);
 
-/// Why an L3 tunnel dropped a packet. Names via to_string().
-enum class IpDrop : std::uint8_t {
-  RxTruncated,        ///< shorter than the tunnel header, or nothing after it
-  RxBadHeader,        ///< GUE: version ≠ 0, control message, V-9 flags/options; GRE: version ≠ 0, R
-  RxNotIp,            ///< inner protocol is neither IPv4 nor IPv6 (or disagrees with the packet)
-  RxRcoNotEnabled,    ///< GUE RCO option but remcsumrx not configured (W-25)
-  RxRcoNoOuterCsum,   ///< RCO with an outer UDP checksum known to be 0 (K-2)
-  RxRcoBadOffset,     ///< RCO start/offset outside the inner packet (C-33)
-  RxKeyMismatch,      ///< GRE key absent/present/different from ikey (ip_tunnel_lookup)
-  RxCsumFlagMismatch, ///< GRE C bit differs from icsum (ip_tunnel_rcv)
-  RxGreCsumBad,       ///< GRE checksum does not verify (V-13)
-  RxWrongSource,      ///< outer source is not the configured remote
-  RxInnerTooSmall,    ///< inner IP packet shorter than its header or its length field (as Drop::RxInnerTooSmall)
-  RxInnerHdrError,    ///< inner IP header invalid: IHL < 5, tot_len < IHL·4 (as Drop::RxInnerHdrError)
-  RxUdp6ZeroCsum,     ///< GUE, IPv6 underlay: UDP checksum 0 and no udp6zerocsumrx (RFC 6935)
-  RxEcnNotEct,        ///< outer CE over a Not-ECT inner packet (RFC 6040 §4.2, INET_ECN_decapsulate)
-  TxNotIp,            ///< TUN packet that is not IPv4/IPv6
-  TxVnetRejected,     ///< virtio_net_hdr refused (S-1..S-4)
-  TxGsoFailed,        ///< GSO engine refused the encapsulated super-packet
-  TxCsumFailed,       ///< checksum could not be finished
-  TxSendFailed,       ///< send failed
-  RxTunWriteFailed,   ///< TUN write refused
-  kCount
-};
-std::string_view to_string(IpDrop d) noexcept;
-inline constexpr std::size_t kIpDropCount = std::size_t(IpDrop::kCount);
-
-/// Counters of one L3 tunnel endpoint (single-threaded).
-struct IpCounters {
-  std::uint64_t tx_packets = 0, tx_bytes = 0;          ///< TUN packets read
-  std::uint64_t tx_datagrams = 0, tx_dgram_bytes = 0;  ///< encapsulated packets (from the GUE/GRE header)
-  std::uint64_t tx_trains = 0;                         ///< UDP_SEGMENT sendmsg calls (GUE)
-  std::uint64_t tx_gso_super = 0;                      ///< super-packets segmented by tunnel GSO
-  std::uint64_t tx_rco = 0;                            ///< GUE packets sent with the RCO option
-  std::uint64_t tx_csum_sw = 0;                        ///< inner checksums computed in software
-  std::uint64_t tx_csum_skipped = 0;                   ///< inner checksums left as a seed (RCO)
-  std::uint64_t tx_gre_csum = 0;                       ///< GRE checksums written
-  std::uint64_t rx_datagrams = 0, rx_dgram_bytes = 0;  ///< encapsulated packets received
-  std::uint64_t rx_gro_trains = 0;                     ///< UDP_GRO buffers (GUE)
-  std::uint64_t rx_rco = 0;                            ///< RCO packets accepted
-  std::uint64_t rx_rco_nocsum = 0;                     ///< RCO packets with outer checksum 0 (K-2)
-  std::uint64_t rx_gre_csum_ok = 0;                    ///< GRE checksums verified
-  std::uint64_t rx_csum_validated = 0;                 ///< inner checksums verified (or summed)
-  std::uint64_t rx_csum_skipped = 0;                   ///< inner checksums not summed (RCO partial)
-  std::uint64_t rx_ecn_ce = 0;                         ///< inner packets marked CE from the outer header
-  std::uint64_t rx_ecn_bogus = 0;                      ///< Not-ECT inner under ECT outer (RFC 6040 "!!!"; delivered)
-  std::uint64_t rx_packets = 0, rx_bytes = 0;          ///< TUN writes
-  std::uint64_t rx_gro_merged = 0, rx_gro_aggregates = 0;
-  std::array<std::uint64_t, kIpDropCount> drops{};
-  void drop(IpDrop d) noexcept { ++drops[std::size_t(d)]; }
-  std::uint64_t drops_total() const noexcept;
-};
-
-/// A decapsulated inner IP packet (data() at the IP header).
-struct IpDecapResult {
-  bool ok = false;
-  IpDrop reason = IpDrop::RxTruncated;  ///< when !ok
-  bool rco = false;
-  core::Packet pkt;
-};
+// Drop reasons, counters and the decapsulation result are the endpoint's one set
+// (ofld/tunnel/types.hpp: Drop, Counters, DecapResult).
 
 // ---- GUE (src/tunnel/gue.cpp) ----------------------------------------------------------------
 
@@ -147,8 +89,8 @@ std::size_t gue_build_header(const core::Packet& inner, const IpTunnelConfig& cf
 /// as the kernel's udpv6 receive without UDP_NO_CHECK6_RX). `outer_tos`: the outer IPv4 TOS /
 /// IPv6 traffic class (0..255) or -1 when unknown; known → RFC 6040 §4.2 on the inner header
 /// (ecn_decap_ip; Not-ECT under CE → RxEcnNotEct). Counts drops into `c`.
-IpDecapResult gue_decap(std::span<const std::uint8_t> payload, const IpTunnelConfig& cfg,
-                        OuterCsum outer, IpCounters& c, int outer_tos = -1);
+DecapResult gue_decap(std::span<const std::uint8_t> payload, const IpTunnelConfig& cfg,
+                        OuterCsum outer, Counters& c, int outer_tos = -1);
 
 // ---- GRE (src/tunnel/gre.cpp) ----------------------------------------------------------------
 
@@ -166,8 +108,8 @@ void gre_fill_checksum(std::span<std::uint8_t> pkt) noexcept;
 /// lengths (check_inner_ip; padding trimmed, the sum adjusted). Sequence numbers are ignored
 /// (no iseq). `outer_tos` as gue_decap (RFC 6040 §4.2; ipgre_rcv → ip_tunnel_rcv →
 /// IP_ECN_decapsulate). Counts drops into `c`.
-IpDecapResult gre_decap(std::span<const std::uint8_t> payload, const IpTunnelConfig& cfg,
-                        IpCounters& c, int outer_tos = -1);
+DecapResult gre_decap(std::span<const std::uint8_t> payload, const IpTunnelConfig& cfg,
+                        Counters& c, int outer_tos = -1);
 
 /// The outer TOS / traffic class for the inner IP packet `ip` (data() at the IP header), as
 /// ip_tunnel_xmit / ip6gre: the configured tos (or the inner dsfield with tos_inherit), ECN

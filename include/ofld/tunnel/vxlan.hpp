@@ -16,7 +16,7 @@
 
 #include "ofld/core/packet.hpp"
 #include "ofld/tunnel/ecn.hpp"
-#include "ofld/tunnel/endpoint.hpp"
+#include "ofld/tunnel/types.hpp"
 
 namespace ofld::tunnel {
 
@@ -79,6 +79,7 @@ struct EncapInfo {
   Drop reason = Drop::TxCsumFailed;  ///< when !ok
   bool rco = false;                  ///< RCO header written (inner field left as a seed)
   bool csum_sw = false;              ///< inner checksum finished in software
+  std::size_t hdr_len = 0;           ///< tunnel header bytes written (Encapsulation::encap)
 };
 
 /// Append the VXLAN payload for `inner` (one frame, not GSO; data() at its Ethernet header)
@@ -96,13 +97,7 @@ EncapInfo encap_header(core::Packet& inner, const VxlanConfig& cfg, std::span<st
 /// Whether the outer UDP checksum of a received datagram is known to have been present.
 enum class OuterCsum : std::uint8_t { Unknown, Present, Zero };
 
-/// A decapsulated frame: the inner Ethernet frame as a Packet (data() at its Ethernet header).
-struct DecapResult {
-  bool ok = false;
-  Drop reason = Drop::RxTruncated;  ///< when !ok
-  bool rco = false;                 ///< RCO processed (C-33)
-  core::Packet pkt;
-};
+// DecapResult: ofld/tunnel/types.hpp.
 
 /// vxlan_rcv for one UDP payload: V-4 header checks (I flag, no unknown flag or reserved
 /// bits, RCO only with remcsum_rx), VNI match, the inner IP header and lengths
