@@ -32,6 +32,23 @@ int sit_segment(GsoContext& ctx);   // sit / ip6ip6 gso: IPXIP4/6 check, then IP
 /// inner headers for one tunnel level (NestedTunnel otherwise); < 0 for an unknown tunnel.
 int udp_tunnel_segment(GsoContext& ctx, bool inner_ether, int own_hlen);
 
+/// The L3 hooks' call of the IP-protocol hook (inet_gso_segment / ipv6_gso_segment calling
+/// ops->callbacks.gso_segment): ctx.l3_pos / l3_proto name this level's IP header at `nh`
+/// during the call and are restored after it, as are the features (`saved_features`, the
+/// level's features before the hook narrowed them for an encapsulated level).
+inline int ip_level_gso_segment(GsoContext& ctx, core::pos_t nh, std::uint16_t l3_proto,
+                                std::uint8_t proto, const core::Features& saved_features) {
+  const core::pos_t saved_l3 = ctx.l3_pos;
+  const std::uint16_t saved_l3p = ctx.l3_proto;
+  ctx.l3_pos = nh;
+  ctx.l3_proto = l3_proto;
+  const int rc = ipproto_gso_segment(ctx, proto);
+  ctx.l3_pos = saved_l3;
+  ctx.l3_proto = saved_l3p;
+  ctx.features = saved_features;
+  return rc;
+}
+
 /// True when a plain (non-GSO) segment's length field at this level would not fit 16 bits:
 /// len − nhoff − fixed > 65535 (IPv4 tot_len: fixed 0; IPv6 payload_len: fixed 40). The first
 /// segment is the longest, but fraglist members may differ, so all are looked at.

@@ -46,14 +46,7 @@ int ipv4_segment(GsoContext& ctx) {
   const bool fixedid = encap ? (type & (g::TCP_FIXEDID_INNER | g::TCP_FIXEDID)) != 0
                              : (type & g::TCP_FIXEDID_OUTER) != 0 ||
                                    (!skb.encapsulation && (type & g::TCP_FIXEDID) != 0);
-  const core::pos_t saved_l3 = ctx.l3_pos;
-  const std::uint16_t saved_l3p = ctx.l3_proto;
-  ctx.l3_pos = nh;
-  ctx.l3_proto = wire::ethertype::kIpv4;
-  int rc = ipproto_gso_segment(ctx, proto);
-  ctx.l3_pos = saved_l3;
-  ctx.l3_proto = saved_l3p;
-  ctx.features = saved_features;
+  int rc = ip_level_gso_segment(ctx, nh, wire::ethertype::kIpv4, proto, saved_features);
   if (rc != 0 || ctx.hw_segments) {
     skb.network_header = nh;
     return rc;

@@ -144,14 +144,7 @@ int ipv6_segment(GsoContext& ctx) {
   ctx.encap_level += int(hl);
   skb.transport_header = skb.data_pos();
 
-  const core::pos_t saved_l3 = ctx.l3_pos;
-  const std::uint16_t saved_l3p = ctx.l3_proto;
-  ctx.l3_pos = nh;
-  ctx.l3_proto = wire::ethertype::kIpv6;
-  int rc = ipproto_gso_segment(ctx, nexthdr);
-  ctx.l3_pos = saved_l3;
-  ctx.l3_proto = saved_l3p;
-  ctx.features = saved_features;
+  int rc = ip_level_gso_segment(ctx, nh, wire::ethertype::kIpv6, nexthdr, saved_features);
   if (rc != 0 || ctx.hw_segments) {
     skb.network_header = nh;
     return rc;

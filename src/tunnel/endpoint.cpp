@@ -14,6 +14,8 @@
 #include "ofld/wire/layout.hpp"
 #include "ofld/wire/tunnel.hpp"
 
+#include "append_bytes.hpp"
+
 namespace ofld::tunnel {
 
 std::string_view to_string(Encap e) noexcept {
@@ -184,15 +186,7 @@ class GreEncap final : public Encapsulation {
   const IpTunnelConfig& c_;
 };
 
-void append_bytes(const core::Packet& p, std::vector<std::uint8_t>& out) {
-  auto h = p.head();
-  out.insert(out.end(), h.begin(), h.end());
-  for (const auto& f : p.frags()) {
-    auto b = f.bytes();
-    out.insert(out.end(), b.begin(), b.end());
-  }
-  for (const auto& m : p.frag_list()) append_bytes(m, out);
-}
+using detail::append_bytes;
 
 void packet_pieces(const core::Packet& p, std::vector<std::span<const std::uint8_t>>& out) {
   if (p.headlen()) out.push_back(p.head());

@@ -11,6 +11,8 @@
 #include "ofld/wire/layout.hpp"
 #include "ofld/wire/tunnel.hpp"
 
+#include "append_bytes.hpp"
+
 namespace ofld::tunnel {
 
 namespace vx = wire::vxlan;
@@ -169,15 +171,7 @@ std::uint32_t inner_flow_hash(std::span<const std::uint8_t> frame) noexcept {
 }
 
 namespace {
-void append_bytes(const core::Packet& p, std::vector<std::uint8_t>& out) {
-  auto h = p.head();
-  out.insert(out.end(), h.begin(), h.end());
-  for (const auto& f : p.frags()) {
-    auto b = f.bytes();
-    out.insert(out.end(), b.begin(), b.end());
-  }
-  for (const auto& m : p.frag_list()) append_bytes(m, out);
-}
+using detail::append_bytes;
 }  // namespace
 
 EncapInfo encap_header(core::Packet& inner, const VxlanConfig& cfg, std::span<std::uint8_t, 8> h) {
