@@ -5,6 +5,9 @@
 
 #include "ofld/gso/gso.hpp"
 #include "ofld/wire/bytes.hpp"
+#include "ofld/wire/l4.hpp"
+#include "ofld/wire/layout.hpp"
+#include "ofld/wire/tunnel.hpp"
 
 namespace ofld::gso {
 
@@ -96,15 +99,18 @@ Prepared prepare_frame(std::span<const std::uint8_t> frame, const wire::Layout& 
       type |= ipxip_bit;
     } else if (l.tunnel == wire::TunnelKind::Gre) {
       p.inner_protocol_type = core::InnerProtoType::Ether;
-      p.inner_protocol = wire::load_be16(b + t4 + 2);
-      type |= (b[t4] & 0x80) ? (sg::GRE | sg::GRE_CSUM) : sg::GRE;
+      p.inner_protocol = wire::load_be16(b + t4 + wire::gre::kProtoOffset);
+      type |= (wire::load_be16(b + t4 + wire::gre::kFlagsOffset) & wire::gre::kCsum)
+                  ? (sg::GRE | sg::GRE_CSUM)
+                  : sg::GRE;
     } else {
-      const bool udp_csum = wire::load_be16(b + t4 + 6) != 0;
+      const bool udp_csum = wire::load_be16(b + t4 + wire::udp::kCheckOffset) != 0;
       type |= udp_csum ? sg::UDP_TUNNEL_CSUM : sg::UDP_TUNNEL;
       if (l.tunnel == wire::TunnelKind::Vxlan) {
         p.inner_protocol_type = core::InnerProtoType::Ether;
         p.inner_protocol = wire::ethertype::kTeb;
-        if (wire::load_be32(b + t4 + 8) & 0x00200000u) type |= sg::TUNNEL_REMCSUM;
+        if (wire::load_be32(b + t4 + wire::udp::kHdrLen + wire::vxlan::kFlagsOffset) & wire::vxlan::kFlagRco)
+          type |= sg::TUNNEL_REMCSUM;
       } else {
         p.inner_protocol_type = core::InnerProtoType::IpProto;
         p.inner_ipproto = ip->kind == HeaderKind::Ipv4 ? wire::ipproto::kIpip
@@ -117,16 +123,16 @@ Prepared prepare_frame(std::span<const std::uint8_t> frame, const wire::Layout& 
   }
   if (tcp) {
     type |= ip->kind == HeaderKind::Ipv4 ? sg::TCPV4 : sg::TCPV6;
-    if (b[l4->offset + 13] & 0x80) type |= sg::TCP_ECN;
+    if (b[l4->offset + wire::tcp::kFlagsOffset] & wire::tcp_flag::kCwr) type |= sg::TCP_ECN;
   } else {
     type |= sg::UDP_L4;
   }
 
   // The innermost L4 checksum: PARTIAL with the pseudo-header seed (C-12).
-  const std::uint16_t coff = tcp ? 16 : 6;
+  const std::uint16_t coff = tcp ? wire::tcp::kCheckOffset : wire::udp::kCheckOffset;
   std::uint8_t* field = p.data() + l4->offset + coff;
   if (opt.input == InputCsum::Complete) {
-    wire::store_be16(field, pseudo_seed(p, core::pos_t(ip->offset), l4len, tcp ? 6 : 17));
+    wire::store_be16(field, pseudo_seed(p, core::pos_t(ip->offset), l4len, tcp ? wire::ipproto::kTcp : wire::ipproto::kUdp));
   }
   p.csum = core::CsumPartial{core::pos_t(l4->offset), coff, false};
   // Outer UDP checksum of a tunnel with UDP_TUNNEL_CSUM: the stack stores the outer pseudo
@@ -134,7 +140,8 @@ Prepared prepare_frame(std::span<const std::uint8_t> frame, const wire::Layout& 
   if ((type & sg::UDP_TUNNEL_CSUM) && opt.input == InputCsum::Complete && oip) {
     const std::uint32_t t4 = l.transport_header;
     const std::uint32_t ulen = end - t4;
-    wire::store_be16(p.data() + t4 + 6, pseudo_seed(p, core::pos_t(oip->offset), ulen, 17));
+    wire::store_be16(p.data() + t4 + wire::udp::kCheckOffset,
+                     pseudo_seed(p, core::pos_t(oip->offset), ulen, wire::ipproto::kUdp));
   }
   if (opt.gso_size != 0 && payload > opt.gso_size) {
     p.gso.size = opt.gso_size;
