@@ -10,6 +10,7 @@
 // One side gives --dev/--address/--control after the words (options anywhere).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 
 #include <signal.h>
@@ -236,9 +237,11 @@ void run_variant(const Variant& v) {
     for (auto& l : lines) good += l == "1";
     EXPECT_EQ(good, lines.size()) << "outer UDP checksums not all good";
   } else {
-    auto lines = tshark_fields(p.pcap, "gre", {"gre.checksum.status", "gre.key", "tcp.checksum.status"});
+    auto lines = tshark_fields(p.pcap, "gre", {"gre.checksum.status", "gre.key", "tcp.checksum.status",
+                                                "frame.number", "frame.len", "frame.cap_len", "_ws.col.Info"});
     ASSERT_GT(lines.size(), 100u);
     std::size_t good_gre = 0, good_tcp = 0, tcp = 0, key = 0;
+    std::string bad;  // the frames that fail, for the failure message
     for (auto& l : lines) {
       std::istringstream in(l);
       std::string g, k, t;
@@ -248,6 +251,13 @@ void run_variant(const Variant& v) {
       good_gre += g == "1";
       key += k == "0x0000002a";
       if (!t.empty()) ++tcp, good_tcp += t == "1";
+      if (g != "1" || k != "0x0000002a" || (!t.empty() && t != "1")) bad += l + "\n";
+    }
+    if (!bad.empty()) {  // keep the capture for a look; the frames are named in the message
+      const std::string kept = p.pcap + ".failed";
+      ::rename(p.pcap.c_str(), kept.c_str());
+      ADD_FAILURE() << "frames failing (gre status, key, tcp status, number, len, caplen, info), capture kept in "
+                    << kept << ":\n" << bad;
     }
     EXPECT_EQ(good_gre, lines.size()) << "GRE checksums not all good";
     EXPECT_EQ(key, lines.size()) << "GRE key not 42 everywhere";
