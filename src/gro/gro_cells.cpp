@@ -31,13 +31,37 @@ bool GroCells::receive(core::Packet inner, std::uint64_t) {
   return true;
 }
 
+bool GroCells::receive_polled(core::Packet inner, std::uint64_t now_ns) {
+  if (!up_) {
+    ctr_.dropped_down++;
+    return false;
+  }
+  if (!opts_.engine.config.gro) {
+    ctr_.bypassed++;
+    out_.push_back(std::move(inner));
+    return true;
+  }
+  ctr_.queued++;
+  if (!backlog_.empty()) {  // keep the order: what waits goes through GRO first
+    engine_.receive_batch({backlog_.data(), backlog_.size()}, now_ns);
+    backlog_.clear();
+  }
+  engine_.receive(std::move(inner), now_ns);
+  return true;
+}
+
 std::size_t GroCells::poll(std::size_t budget, std::uint64_t now_ns) {
   const std::size_t n = std::min(budget, backlog_.size());
   engine_.receive_batch({backlog_.data(), n}, now_ns);
   backlog_.erase(backlog_.begin(), backlog_.begin() + long(n));
   engine_.poll_end(now_ns);
-  for (auto& p : engine_.output()) out_.push_back(std::move(p));
-  engine_.output().clear();
+  auto& eo = engine_.output();
+  if (out_.empty()) {
+    out_.swap(eo);  // no per-frame move; both vectors keep their capacity
+  } else {
+    for (auto& p : eo) out_.push_back(std::move(p));
+  }
+  eo.clear();
   return n;
 }
 

@@ -422,13 +422,16 @@ void Endpoint::receive_one(std::span<const std::uint8_t> payload, const IpAddr& 
       if (peer) ++peer->ctr.fdb_learned;
     }
   }
-  // gro_cells_receive. A backlog at netdev_max_backlog is polled first (the cell's NAPI
-  // runs), so a long batch costs an early GRO flush, never a lost frame.
+  // gro_cells_receive, from inside the cell's NAPI context: this thread polls the cell in
+  // rx_flush before it writes to the device, so the frame goes through GRO now, while the
+  // headers decap just read are in cache (same aggregates as queueing them: GRO flushes at
+  // poll end only). After netdev_max_backlog frames the poll ends early (a GRO flush), so a
+  // long batch costs an early flush, never a lost frame.
   if (queued_ >= opts_.gro_backlog) {
     cells_->poll(SIZE_MAX, now_ns);
     queued_ = 0;
   }
-  if (!cells_->receive(std::move(d.pkt), now_ns)) {
+  if (!cells_->receive_polled(std::move(d.pkt), now_ns)) {
     ctr_.drop(Drop::RxGroCellsDropped);
     if (peer) ++peer->ctr.rx_dropped;
     return;
@@ -494,7 +497,9 @@ void Endpoint::rx_flush(std::uint64_t now_ns, std::vector<TapFrame>& out) {
   cells_->poll(SIZE_MAX, now_ns);  // the cell's NAPI poll: every queued frame, then poll end
   queued_ = 0;
   ctr_.rx_gro_merged = cells_->engine().counters().merged;
-  for (auto& p : cells_->take_output()) to_dev(std::move(p), out);
+  auto& done = cells_->output();
+  for (auto& p : done) to_dev(std::move(p), out);
+  done.clear();  // keeps its capacity for the next batch
 }
 
 void Endpoint::written(std::uint64_t frames, std::uint64_t bytes, std::uint64_t failed) noexcept {

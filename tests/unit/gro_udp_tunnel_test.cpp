@@ -412,4 +412,46 @@ TEST(GroEngine, W12_GroCellsAggregatesDecapsulatedIpv6GreInner) {
   EXPECT_EQ(cells.counters().dropped_down, 1u);
 }
 
+// W-12 from inside the cell's NAPI context (receive_polled, what the endpoint uses): each
+// frame through GRO at once gives what queueing and one poll give — the kernel's GRO flushes
+// only at poll end — in the same order, with frames already waiting in the backlog first.
+// Four segments of one flow, then one of a second flow, then a fifth of the first: two
+// aggregates (five and one segments) either way; a frame while the device is down is dropped.
+TEST(GroEngine, W12_GroCellsReceivePolledEqualsQueueThenPoll) {
+  ofld::gro::GroCellsOptions o;
+  o.engine.link = ofld::gro::LinkLayer::RawIp;
+  auto frames = [] {
+    std::vector<Packet> v;
+    for (int i = 0; i < 6; ++i) {
+      Tcp t;
+      t.v6 = true;
+      t.seq_off = 100u * unsigned(i < 4 ? i : i == 4 ? 0 : 4);
+      if (i == 4) t.sport = 1234;  // another flow
+      v.push_back(Packet::from_bytes(ip_only(t)));
+    }
+    return v;
+  };
+  ofld::gro::GroCells queued(o), polled(o);
+  for (auto& p : frames()) EXPECT_TRUE(queued.receive(std::move(p)));
+  queued.poll(SIZE_MAX);
+  auto v = frames();
+  EXPECT_TRUE(polled.receive(std::move(v[0])));  // one waits in the backlog: it goes first
+  for (std::size_t i = 1; i < v.size(); ++i) EXPECT_TRUE(polled.receive_polled(std::move(v[i])));
+  polled.poll(SIZE_MAX);
+  const auto& a = queued.output();
+  const auto& b = polled.output();
+  ASSERT_EQ(a.size(), 2u);
+  ASSERT_EQ(b.size(), a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(b[i].gso.segs, a[i].gso.segs);
+    EXPECT_EQ(b[i].to_bytes(), a[i].to_bytes());
+  }
+  EXPECT_EQ(a[0].gso.segs, 5);      // the first flow's five segments
+  EXPECT_FALSE(a[1].is_gso());      // the second flow's one, alone
+  EXPECT_EQ(polled.counters().queued, 6u);
+  polled.set_up(false);
+  EXPECT_FALSE(polled.receive_polled(Packet::from_bytes(ip_only(Tcp{}))));
+  EXPECT_EQ(polled.counters().dropped_down, 1u);
+}
+
 }  // namespace

@@ -29,11 +29,22 @@ class GroCells {
   explicit GroCells(GroCellsOptions o = {});
   /// gro_cells_receive. Returns false when the frame was dropped (counted).
   bool receive(core::Packet inner, std::uint64_t now_ns = 0);
+  /// gro_cells_receive when the caller is the cell's NAPI context itself (a single-threaded
+  /// endpoint that will poll before it returns): the frame is counted as queued and goes
+  /// through GRO at once (napi_gro_receive inside the running poll), while its headers are
+  /// still in cache, instead of waiting in the backlog. The next poll() ends the batch (poll
+  /// end, output). Same aggregates as receive() + poll(): GRO flushes only at poll end.
+  /// Frames already in the backlog go first, so delivery order is kept. Returns false when
+  /// the frame was dropped (device down; counted).
+  bool receive_polled(core::Packet inner, std::uint64_t now_ns = 0);
   /// The cell's NAPI poll: up to `budget` queued frames through GRO, then poll end.
   /// Returns the number of frames processed.
   std::size_t poll(std::size_t budget = 64, std::uint64_t now_ns = 0);
   void set_up(bool up) noexcept { up_ = up; }
   std::vector<core::Packet> take_output();
+  /// The delivered frames in place (the caller consumes and clears them; the vector keeps
+  /// its capacity across polls, take_output() does not).
+  std::vector<core::Packet>& output() noexcept { return out_; }
   const GroCellsCounters& counters() const noexcept { return ctr_; }
   const Engine& engine() const noexcept { return engine_; }
 
