@@ -58,6 +58,10 @@ core::Features rco_features(bool rco_possible) {
   return rco_possible ? core::Features(core::netif_f::SG | core::netif_f::HW_CSUM) : core::Features{};
 }
 
+/// How long a sighting of one source MAC from one remote stands for the next ones (ns):
+/// well under a jiffy and under any ageing time.
+constexpr std::uint64_t kSnoopRefreshNs = 1'000'000;
+
 bool is_ip(std::span<const std::uint8_t> p) {
   return p.size() >= wire::ipv4::kMinLen && (ip_version(p) == 4 || ip_version(p) == 6);
 }
@@ -417,9 +421,17 @@ void Endpoint::receive_one(std::span<const std::uint8_t> payload, const IpAddr& 
       if (peer) ++peer->ctr.rx_dropped;
       return;
     }
-    if (vx_->learning && fdb_->learn(src, from, now_ns)) {
-      ++ctr_.fdb_learned;
-      if (peer) ++peer->ctr.fdb_learned;
+    // vxlan_snoop, at most once per kSnoopRefreshNs for one (source MAC, remote) pair: the
+    // kernel refreshes an entry's `updated` at most once per jiffy, and a station that moves
+    // shows up from another remote, which is looked up at once.
+    if (vx_->learning &&
+        !(snoop_valid_ && src == snoop_mac_ && from == snoop_from_ &&
+          now_ns - snoop_ns_ < kSnoopRefreshNs)) {
+      if (fdb_->learn(src, from, now_ns)) {
+        ++ctr_.fdb_learned;
+        if (peer) ++peer->ctr.fdb_learned;
+      }
+      snoop_mac_ = src, snoop_from_ = from, snoop_ns_ = now_ns, snoop_valid_ = true;
     }
   }
   // gro_cells_receive, from inside the cell's NAPI context: this thread polls the cell in
@@ -509,7 +521,11 @@ void Endpoint::written(std::uint64_t frames, std::uint64_t bytes, std::uint64_t 
 }
 
 void Endpoint::tick(std::uint64_t now_ns) {
-  if (fdb_) ctr_.fdb_aged += fdb_->age(now_ns);
+  if (!fdb_) return;
+  if (const std::size_t n = fdb_->age(now_ns)) {
+    ctr_.fdb_aged += n;
+    snoop_valid_ = false;  // the last sighting's entry may be gone
+  }
 }
 
 // ---- stats ------------------------------------------------------------------------------------

@@ -318,6 +318,12 @@ class Endpoint {
   std::map<IpAddr, Peer> peers_;
   Peer* last_peer_ = nullptr;                     // lookup cache
   std::size_t queued_ = 0;                        // frames handed to gro_cells since its last poll
+  // vxlan_snoop's last sighting: the same source MAC from the same remote within
+  // kSnoopRefreshNs is not looked up again (a train's datagrams carry one inner source).
+  Mac snoop_mac_{};
+  IpAddr snoop_from_{};
+  std::uint64_t snoop_ns_ = 0;
+  bool snoop_valid_ = false;
   std::unique_ptr<gro::GroCells> cells_;
   std::unique_ptr<core::GsoCounters> gso_ctr_;
   std::vector<IpAddr> remotes_;                   // transmit scratch
