@@ -11,6 +11,7 @@
 #include "ofld/offload/virtio_net.hpp"
 #include "ofld/wire/ethernet.hpp"
 #include "ofld/wire/ip.hpp"
+#include "ofld/wire/l4.hpp"
 #include "ofld/wire/layout.hpp"
 #include "ofld/wire/tunnel.hpp"
 
@@ -245,6 +246,16 @@ Endpoint::~Endpoint() = default;
 const Peer* Endpoint::peer(const IpAddr& a) const noexcept {
   auto it = peers_.find(a);
   return it == peers_.end() ? nullptr : &it->second;
+}
+
+std::uint32_t Endpoint::segs_per_train(int mtu) const noexcept {
+  if (enc_->socket() != SocketKind::Udp || mtu <= 0) return 0;
+  const bool v6 = vx_ ? vx_->ipv6() : ip_->ipv6();
+  // overhead() = outer IP + UDP + tunnel header (+ inner Ethernet): a datagram's UDP payload
+  // is the inner L3 packet plus what the overhead holds beyond the outer IP and UDP headers.
+  const int outer = int((v6 ? wire::ipv6::kHdrLen : wire::ipv4::kMinLen) + wire::udp::kHdrLen);
+  const std::size_t dgram = std::size_t(mtu + enc_->overhead() - outer);
+  return std::uint32_t(std::min(kMaxTrainBytes / dgram, kMaxTrainSegs));
 }
 
 Peer* Endpoint::find_peer(const IpAddr& a, bool create) {

@@ -312,6 +312,37 @@ TEST(TunnelInterop, G2_RequestsJustAboveOneMssBothWaysNoRetransmits) {
   EXPECT_EQ(stop(p.ofld), 0) << slurp(p.log);
 }
 
+// Issue 16 ("each 64 KB TSO frame leaves as two UDP_SEGMENT trains"): the TAP's gso_max_segs
+// is what one train carries — udp(7): one UDP_SEGMENT send is at most 65,535 − 20 − 8 bytes
+// of payload, and each datagram is the TAP MTU + 14 (inner Ethernet) + 8 (VXLAN) — so the
+// kernel's TSO frames toward ofld leave in one send each: no more trains than GSO frames.
+TEST(TunnelInterop, Issue16_OneTsoFrameLeavesInOneTrain) {
+  Pair p;
+  bool skipped = false;
+  std::string why = setup(p, {false, true, false, false}, skipped);
+  if (skipped) GTEST_SKIP() << why;
+  ASSERT_EQ(why, "");
+  auto [c1, s1] = transfer(*p.A, *p.B, "192.168.77.2", 8);  // ofld's TAP → GSO → kernel
+  EXPECT_EQ(c1, s1);
+  auto link = p.A->exec({"ip", "-d", "link", "show", "ofld0"});
+  ASSERT_TRUE(link.ok()) << link.message();
+  auto rd = [&](const std::string& attr) {  // "... mtu 1450 ..." / "... gso_max_segs 44 ..."
+    std::smatch m;
+    const std::string out = link.value().out;
+    return std::regex_search(out, m, std::regex(" " + attr + " ([0-9]+)")) ? std::stol(m[1]) : -1L;
+  };
+  const long mtu = rd("mtu"), segs = rd("gso_max_segs");
+  ASSERT_GT(mtu, 0);
+  EXPECT_EQ(segs, (65535 - 20 - 8) / (mtu + 14 + 8));
+  auto st = daemon::query_stats(p.ctl);
+  ASSERT_TRUE(st.ok());
+  const auto& tx = st.value()["tx"];
+  const auto super = tx["gso_super_packets"].get<std::uint64_t>();
+  EXPECT_GT(super, 100u);
+  EXPECT_LE(tx["udp_segment_trains"].get<std::uint64_t>(), super) << st.value().dump();
+  EXPECT_EQ(stop(p.ofld), 0) << slurp(p.log);
+}
+
 TEST(TunnelInterop, Ipv4Udpcsum) { run_variant({false, true, false, false}); }
 TEST(TunnelInterop, Ipv4Noudpcsum) { run_variant({false, false, false, false}); }
 TEST(TunnelInterop, Ipv6Udpcsum) { run_variant({true, true, false, false}); }

@@ -233,6 +233,37 @@ TEST(Issue14Endpoint, OneShapeForEveryEncapsulation) {
     }
 }
 
+// Issue 16: the device's gso_max_segs from segs_per_train. udp(7): one UDP_SEGMENT send
+// carries at most 65,535 − 20 − 8 payload bytes (and 64 segments); a datagram is the inner L3
+// packet (at most the device MTU, 1500 − overhead as the daemon sets it) plus inner Ethernet
+// and VXLAN (14 + 8), or GUE (4, + 8 with RCO). A TSO frame of that many full segments leaves
+// as one train; one segment more needs a second. GRE/ip6gre are not sent in trains: 0.
+TEST(Issue16Endpoint, SegsPerTrainIsWhatOneUdpSegmentSendCarries) {
+  for (const auto& m : kModes) {
+    SCOPED_TRACE(m.name);
+    auto A = make(m, true);
+    const int mtu = 1500 - A->encapsulation().overhead();
+    const std::uint32_t segs = A->segs_per_train(mtu);
+    if (m.encap == Encap::Gre || m.encap == Encap::Ip6gre) {
+      EXPECT_EQ(segs, 0u);
+      continue;
+    }
+    const int tun_hdr = m.encap == Encap::Vxlan ? 14 + 8 : 4 + (m.rco ? 8 : 0);
+    EXPECT_EQ(segs, std::uint32_t((65535 - 20 - 8) / (mtu + tun_hdr)));
+    const std::uint16_t mss = std::uint16_t(mtu - 20 - 20);  // inner IPv4 + TCP, no options
+    for (std::uint32_t n : {segs, segs + 1}) {
+      auto [h, f] = tso(m, false, std::size_t(n) * mss, mss);
+      std::vector<tunnel::TxTrain> trains;
+      A->transmit(h, f, 1, trains);
+      std::uint32_t dgrams = 0;
+      for (const auto& t : trains) dgrams += t.count;
+      EXPECT_EQ(dgrams, n);
+      EXPECT_EQ(trains.size(), n == segs ? 1u : 2u);
+      A->recycle(trains);
+    }
+  }
+}
+
 // Issue 14 item 1: one stats document. The same keys for every encapsulation, the counters
 // behind them, drops by name (every reason's to_string is distinct), and the per-peer part.
 TEST(Issue14Endpoint, OneStatsDocumentForEveryEncapsulation) {

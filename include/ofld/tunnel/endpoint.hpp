@@ -285,6 +285,11 @@ class Endpoint {
   /// Peers by address (std::map: references stay valid while the Endpoint lives).
   const std::map<IpAddr, Peer>& peers() const noexcept { return peers_; }
   const Peer* peer(const IpAddr& a) const noexcept;
+  /// The most segments one GSO frame from the device may hold so that its datagrams, each at
+  /// most `mtu` bytes of inner L3 plus link and tunnel headers, fit one UDP_SEGMENT train
+  /// (kMaxTrainBytes, kMaxTrainSegs): the value for the device's gso_max_segs, so that one
+  /// TSO frame leaves in one send. 0 for encapsulations not sent in trains (GRE, ip6gre).
+  std::uint32_t segs_per_train(int mtu) const noexcept;
   /// The VXLAN FDB (null for GUE/GRE).
   SharedFdb* fdb() noexcept { return fdb_.get(); }
   const SharedFdb* fdb() const noexcept { return fdb_.get(); }

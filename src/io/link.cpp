@@ -1,0 +1,72 @@
+// rtnetlink link attributes (rtnetlink(7); do_setlink, net/core/rtnetlink.c).
+#include "ofld/io/link.hpp"
+
+#include <linux/if_link.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+namespace ofld::io {
+
+namespace {
+
+std::string sys_error(const std::string& what, int err) { return what + ": " + std::strerror(err); }
+
+}  // namespace
+
+Status set_link_gso_max_segs(std::string_view ifname, std::uint32_t segs) {
+  const std::string name(ifname);
+  const std::string what = "gso_max_segs " + std::to_string(segs) + " on " + name;
+  if (segs == 0 || segs > 65535) return Status::error(what + ": outside 1..65535");
+  const unsigned idx = ::if_nametoindex(name.c_str());
+  if (idx == 0) return Status::error(sys_error(what, errno));
+  struct {
+    nlmsghdr nh;
+    ifinfomsg ifi;
+    alignas(NLA_ALIGNTO) std::uint8_t attrs[NLA_HDRLEN + 4];
+  } req{};
+  req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(ifinfomsg)) + NLA_HDRLEN + 4;
+  req.nh.nlmsg_type = RTM_NEWLINK;
+  req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+  req.nh.nlmsg_seq = 1;
+  req.ifi.ifi_family = AF_UNSPEC;
+  req.ifi.ifi_index = int(idx);
+  nlattr a{};
+  a.nla_len = NLA_HDRLEN + 4;
+  a.nla_type = IFLA_GSO_MAX_SEGS;
+  std::memcpy(req.attrs, &a, sizeof a);
+  std::memcpy(req.attrs + NLA_HDRLEN, &segs, 4);
+  const int fd = ::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+  if (fd < 0) return Status::error(sys_error(what + ": netlink socket", errno));
+  sockaddr_nl kernel{};
+  kernel.nl_family = AF_NETLINK;
+  Status st = Status::error(what + ": no answer from the kernel");
+  if (::sendto(fd, &req, req.nh.nlmsg_len, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0) {
+    st = Status::error(sys_error(what + ": netlink send", errno));
+  } else {
+    alignas(nlmsghdr) std::uint8_t buf[4096];
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n < 0) {
+      st = Status::error(sys_error(what + ": netlink receive", errno));
+    } else {
+      for (auto* nh = reinterpret_cast<nlmsghdr*>(buf); NLMSG_OK(nh, n);
+           nh = NLMSG_NEXT(nh, n)) {
+        if (nh->nlmsg_type != NLMSG_ERROR) continue;
+        if (nh->nlmsg_len < NLMSG_LENGTH(sizeof(nlmsgerr))) break;
+        const auto* e = static_cast<const nlmsgerr*>(NLMSG_DATA(nh));
+        st = e->error == 0 ? ok_status() : Status::error(sys_error(what, -e->error));
+        break;
+      }
+    }
+  }
+  ::close(fd);
+  return st;
+}
+
+}  // namespace ofld::io
