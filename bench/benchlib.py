@@ -67,7 +67,7 @@ def bar_chart(png, title, panels, width=1200, height=460):
               f"set multiplot layout 1,{len(panels)} title '{title}'",
               "set style data histograms", "set style histogram clustered gap 1",
               "set style fill solid 0.85 border -1", "set grid ytics", "set key top right opaque",
-              "set xtics rotate by -25 left"]
+              "set xtics rotate by -35 left", "set bmargin 7"]
     for i, (ptitle, ylabel, labels, series, logy) in enumerate(panels):
         dat = os.path.join(tmp, f"p{i}.dat")
         with open(dat, "w") as f:
