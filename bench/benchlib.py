@@ -63,7 +63,7 @@ def bar_chart(png, title, panels, width=1200, height=460):
     if not gp:
         return "no chart: gnuplot is not installed (scripts/deps.sh installs gnuplot-nox)"
     tmp = tempfile.mkdtemp(prefix="ofld-chart-")
-    script = [f"set terminal pngcairo size {width},{height} font ',9'", f"set output '{png}'",
+    script = [f"set terminal pngcairo size {width},{height} font ',9'", f"set output '{png}'", "set termoption noenhanced",
               f"set multiplot layout 1,{len(panels)} title '{title}'",
               "set style data histograms", "set style histogram clustered gap 1",
               "set style fill solid 0.85 border -1", "set grid ytics", "set key top right opaque",
