@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # bench/lib.sh — shared set-up for the end-to-end benches (bench/tunnel, bench/seeds,
 # bench/soak); source it, never run it. Root only.
 #
@@ -125,7 +126,7 @@ bl_ovs() {
   for side in a b; do
     if [[ $side == a ]]; then n=$NS_A; l=$UA; r=$UB; o=$OA; else n=$NS_B; l=$UB; r=$UA; o=$OB; fi
     d="$BL_RUN/ovs-$n"; mkdir -p "$d"
-    vs=(ovs-vsctl --db=unix:$d/db.sock --timeout=10)
+    vs=(ovs-vsctl "--db=unix:$d/db.sock" --timeout=10)
     ovsdb-tool create "$d/conf.db" /usr/share/openvswitch/vswitch.ovsschema
     ip netns exec $n ovsdb-server "$d/conf.db" --remote=punix:$d/db.sock --pidfile=$d/ovsdb.pid \
       --unixctl=$d/ovsdb.ctl --log-file=$d/ovsdb.log -vconsole:off --detach --no-chdir 2>/dev/null
