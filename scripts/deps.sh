@@ -7,6 +7,9 @@ pkgs=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
       libgtest-dev libgmock-dev libbenchmark-dev nftables
       tshark tcpdump iproute2 ethtool iperf3 libdpdk-dev
       sockperf gnuplot-nox   # bench/tunnel: request/response latency, PNG chart
+      openvswitch-switch     # bench/tunnel: OVS userspace datapath as a peer
+      fastd                  # bench/tunnel: fastd (tap, null method) as a peer
+      valgrind               # bench/seeds table 2: callgrind instruction counts
       dpkg-dev groff-base)   # scripts/test-install: cpack's dpkg-shlibdeps, ofld.8 check
 missing=()
 for p in "${pkgs[@]}"; do
