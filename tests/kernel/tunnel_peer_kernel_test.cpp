@@ -289,6 +289,18 @@ TEST(TunnelPeerKernel, Issue15_KernelVxlanDropsHelloDeliversNothing) {
   EXPECT_EQ(link_stat(B, "vx0", "rx", "dropped"), 0);
   EXPECT_EQ(link_stat(B, "vx0", "rx", "errors"), 0);
   EXPECT_EQ(link_stat(B, "br0", "rx", "packets"), 0) << "the bridge received something";
+  // `ofld peers`: the same session, as a table and as JSON.
+  auto txt = io::run_command({OFLD_CLI_PATH, "peers", "--control", l.a.ctl});
+  ASSERT_TRUE(txt.ok()) << txt.message();
+  EXPECT_EQ(txt.value().exit_code, 0);
+  EXPECT_NE(txt.value().out.find(std::string(kUb) + " "), std::string::npos) << txt.value().out;
+  EXPECT_NE(txt.value().out.find("silent"), std::string::npos) << txt.value().out;
+  auto pj = io::run_command({OFLD_CLI_PATH, "peers", "--control", l.a.ctl, "--json"});
+  ASSERT_TRUE(pj.ok()) << pj.message();
+  const json pd = json::parse(pj.value().out, nullptr, false);
+  ASSERT_FALSE(pd.is_discarded()) << pj.value().out;
+  EXPECT_EQ(pd["peers"][kUb]["state"], "silent");
+  EXPECT_EQ(pd["caps"], json::array({"integrity"}));
   // Data over the same pair: full checksums toward a peer that never answered.
   ASSERT_TRUE(B.ip({"addr", "add", "192.168.78.2/24", "dev", "br0"}).ok());
   B.exec({"ethtool", "-K", "veth0", "tx", "off"});  // as tests/kernel/tunnel_interop_test.cpp
