@@ -31,6 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   o.encap = enc;
   o.integrity = data[0] & 4;
   o.epoch = 0x11111111;
+  if (data[0] & 16) o.gre = pw::GreOptions{true, 42};
   tunnel::PeerTable t(o);
   const auto remote = *tunnel::IpAddr::parse("10.0.0.2");
   t.add(remote);

@@ -387,6 +387,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
     tunnel::PeerOptions pso;
     pso.encap = vxlan ? wire::peer::Encap::Vxlan : ip.gue() ? wire::peer::Encap::Gue : wire::peer::Encap::Gre;
     pso.integrity = cfg.integrity;
+    if (!vxlan && !ip.gue()) pso.gre = wire::peer::GreOptions{ip.ocsum, ip.okey};
     pso.rco_rx = vxlan ? v.remcsum_rx : ip.remcsum_rx;
     pso.mtu = std::uint16_t(std::min(mtu, 65535));
     pso.gso_size = 65535;  // a TSO/GRO super-packet of up to 64 KiB of inner L3 is taken

@@ -72,7 +72,7 @@ pw::Msg PeerTable::hello(S& s, std::uint64_t now) {
 
 PeerTable::Out PeerTable::encode(const IpAddr& to, const pw::Msg& m) const {
   Out o{to, std::vector<std::uint8_t>(pw::kMaxMsgLen)};
-  o.bytes.resize(pw::encode(m, o_.encap, o.bytes));
+  o.bytes.resize(pw::encode(m, o_.encap, o.bytes, o_.gre));
   return o;
 }
 

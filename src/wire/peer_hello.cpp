@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "ofld/core/csum.hpp"
+
 namespace ofld::wire::peer {
 
 namespace {
@@ -18,7 +20,9 @@ void put32(std::uint8_t* p, std::uint32_t v) {
 std::uint16_t get16(const std::uint8_t* p) { return std::uint16_t(p[0] << 8 | p[1]); }
 std::uint32_t get32(const std::uint8_t* p) { return std::uint32_t(get16(p)) << 16 | get16(p + 2); }
 
-/// The control prefix of each encapsulation (see the header).
+constexpr std::uint8_t kGreC = 0x80, kGreK = 0x20;
+
+/// The control prefix of each encapsulation (see the header); GRE: without options.
 void write_prefix(Encap e, std::uint8_t* p) {
   switch (e) {
     case Encap::Vxlan: std::fill_n(p, 8, std::uint8_t(0)); break;
@@ -34,21 +38,47 @@ void write_prefix(Encap e, std::uint8_t* p) {
   }
 }
 
-bool prefix_matches(Encap e, const std::uint8_t* p) {
+/// The prefix length when `d` starts with this encapsulation's control prefix; 0 otherwise.
+std::size_t match_prefix(Encap e, std::span<const std::uint8_t> d) {
+  if (e == Encap::Gre) {
+    // Only C and K may be set; version 0; our protocol type.
+    if (d.size() < 4 || (d[0] & ~(kGreC | kGreK)) != 0 || d[1] != 0 ||
+        get16(d.data() + 2) != kGreProto)
+      return 0;
+    const std::size_t pl = 4 + ((d[0] & kGreC) ? 4 : 0) + ((d[0] & kGreK) ? 4 : 0);
+    return d.size() >= pl ? pl : 0;
+  }
+  const std::size_t pl = prefix_len(e);
+  if (d.size() < pl) return 0;
   std::uint8_t want[8];
   write_prefix(e, want);
-  return std::equal(p, p + prefix_len(e), want);
+  return std::equal(d.data(), d.data() + pl, want) ? pl : 0;
 }
 
 }  // namespace
 
-std::size_t prefix_len(Encap e) noexcept { return e == Encap::Vxlan ? 8 : 4; }
+std::size_t prefix_len(Encap e, GreOptions g) noexcept {
+  if (e == Encap::Gre) return 4 + (g.csum ? 4 : 0) + (g.key.has_value() ? 4 : 0);
+  return e == Encap::Vxlan ? 8 : 4;
+}
 
-std::size_t encode(const Msg& m, Encap e, std::span<std::uint8_t> out) noexcept {
-  const std::size_t pl = prefix_len(e), n = pl + kBodyLen;
+std::size_t encode(const Msg& m, Encap e, std::span<std::uint8_t> out, GreOptions g) noexcept {
+  const std::size_t pl = prefix_len(e, g), n = pl + kBodyLen;
   if (out.size() < n || m.epoch == 0) return 0;
   std::uint8_t* p = out.data();
   write_prefix(e, p);
+  if (e == Encap::Gre) {
+    std::size_t o = 4;
+    if (g.csum) {
+      p[0] |= kGreC;
+      put32(p + o, 0);  // checksum + reserved1, filled below
+      o += 4;
+    }
+    if (g.key.has_value()) {
+      p[0] |= kGreK;
+      put32(p + o, *g.key);
+    }
+  }
   std::uint8_t* b = p + pl;
   put32(b, kMagic);
   b[4] = kVersion;
@@ -60,14 +90,20 @@ std::size_t encode(const Msg& m, Encap e, std::span<std::uint8_t> out) noexcept 
   put32(b + 20, m.caps & kCapsKnown);
   put16(b + 24, m.gso_size);
   put16(b + 26, m.mtu);
+  if (e == Encap::Gre && g.csum) put16(p + 4, csum::ip_compute_csum(p, n));  // RFC 2784 §2.5
   return n;
 }
 
 Parsed parse(std::span<const std::uint8_t> d, Encap e) noexcept {
   Parsed r;
-  const std::size_t pl = prefix_len(e);
-  if (d.size() < pl + 4 || !prefix_matches(e, d.data()) || get32(d.data() + pl) != kMagic)
-    return r;  // NotControl
+  const std::size_t pl = match_prefix(e, d);
+  if (pl == 0 || d.size() < pl + 4 || get32(d.data() + pl) != kMagic) return r;  // NotControl
+  // GRE checksum over the whole GRE packet: it must sum to 0xffff (RFC 2784 §2.5).
+  if (e == Encap::Gre && (d[0] & kGreC) &&
+      csum::csum_fold(csum::csum_partial(d, 0)) != 0) {
+    r.verdict = Verdict::BadChecksum;
+    return r;
+  }
   const auto b = d.subspan(pl);
   if (b.size() < kBodyLen) {
     r.verdict = Verdict::Truncated;
@@ -116,6 +152,7 @@ std::string_view to_string(Verdict v) noexcept {
     case Verdict::BadType: return "bad_type";
     case Verdict::BadLength: return "bad_length";
     case Verdict::ZeroEpoch: return "zero_epoch";
+    case Verdict::BadChecksum: return "bad_checksum";
   }
   return "unknown";
 }

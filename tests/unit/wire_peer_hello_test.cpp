@@ -8,6 +8,7 @@
 #include <array>
 #include <vector>
 
+#include "ofld/core/csum.hpp"
 #include "ofld/wire/peer_hello.hpp"
 #include "ofld/wire/tunnel.hpp"
 #include "wire_test_util.hpp"
@@ -61,6 +62,30 @@ TEST(WirePeerHello, Issue15_GoldenGueAndGre) {
   // A prefix of one encapsulation is not a message of another.
   EXPECT_EQ(peer::parse(g, peer::Encap::Vxlan).verdict, peer::Verdict::NotControl);
   EXPECT_EQ(peer::parse(r, peer::Encap::Gue).verdict, peer::Verdict::NotControl);
+}
+
+TEST(WirePeerHello, Issue15_GreCarriesTheTunnelsChecksumAndKey) {
+  // RFC 2784/2890: C (0x80) and K (0x20) bits, checksum + reserved1, then the key (42).
+  Bytes b(peer::kMaxMsgLen);
+  b.resize(peer::encode(sample(), peer::Encap::Gre, b, peer::GreOptions{true, 42}));
+  ASSERT_EQ(b.size(), 12 + peer::kBodyLen);
+  EXPECT_EQ(Bytes(b.begin(), b.begin() + 4), hex("a0 00 88 b5"));
+  EXPECT_EQ(Bytes(b.begin() + 6, b.begin() + 12), hex("00 00 00 00 00 2a"));
+  // RFC 2784 §2.5: the checksum covers the GRE header and payload; the whole sums to 0.
+  EXPECT_EQ(ofld::csum::ip_compute_csum(b.data(), b.size()), 0);
+  auto p = peer::parse(b, peer::Encap::Gre);
+  ASSERT_EQ(p.verdict, peer::Verdict::Ok);
+  EXPECT_EQ(p.msg, sample());
+  Bytes bad = b;
+  bad[20] ^= 1;
+  EXPECT_EQ(peer::parse(bad, peer::Encap::Gre).verdict, peer::Verdict::BadChecksum);
+  // Key only; sequence (S) or routing (R) bits: not ours.
+  b.assign(peer::kMaxMsgLen, 0);
+  b.resize(peer::encode(sample(), peer::Encap::Gre, b, peer::GreOptions{false, 7}));
+  EXPECT_EQ(Bytes(b.begin(), b.begin() + 8), hex("20 00 88 b5 00 00 00 07"));
+  EXPECT_EQ(peer::parse(b, peer::Encap::Gre).verdict, peer::Verdict::Ok);
+  b[0] |= 0x10;
+  EXPECT_EQ(peer::parse(b, peer::Encap::Gre).verdict, peer::Verdict::NotControl);
 }
 
 TEST(WirePeerHello, Issue15_DataDatagramsAreNotControl) {
@@ -123,6 +148,8 @@ TEST(WirePeerHello, Issue15_EncodeRefusesZeroEpochAndShortBuffer) {
   peer::Msg m = sample();
   std::array<std::uint8_t, peer::kMaxMsgLen> out{};
   EXPECT_EQ(peer::encode(m, peer::Encap::Vxlan, std::span<std::uint8_t>(out.data(), 35)), 0u);
+  EXPECT_EQ(peer::encode(m, peer::Encap::Gre, std::span<std::uint8_t>(out.data(), 39), {true, 1}), 0u);
+  EXPECT_EQ(peer::encode(m, peer::Encap::Gre, out, {true, 1}), 40u);
   EXPECT_EQ(peer::encode(m, peer::Encap::Vxlan, out), 36u);
   m.epoch = 0;
   EXPECT_EQ(peer::encode(m, peer::Encap::Vxlan, out), 0u);

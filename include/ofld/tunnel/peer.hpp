@@ -36,6 +36,7 @@ using wire::IpAddr;
 
 struct PeerOptions {
   wire::peer::Encap encap = wire::peer::Encap::Vxlan;
+  wire::peer::GreOptions gre;    ///< GRE: the tunnel's ocsum / okey, carried like on data
   bool integrity = false;        ///< this endpoint elides/accepts elided inner checksums
   bool rco_rx = false;           ///< remcsumrx configured (advertised, informational)
   std::uint16_t gso_size = 0;    ///< largest inner GSO packet taken (bytes of inner L3)

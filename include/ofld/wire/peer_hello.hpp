@@ -8,8 +8,10 @@
 //          counter moves, nothing reaches a bridge.
 //   GUE    4 bytes: version 0, C (control) bit set, hlen 0, ctype kGueCtype, flags 0:
 //          gue_udp_recv hands control messages to gue_control_message, which frees them.
-//   GRE    4 bytes: no flags, version 0, protocol type kGreProto (IEEE 802 Local
-//          Experimental EtherType 1); a kernel GRE device has no handler for it.
+//   GRE    4..12 bytes: version 0, protocol type kGreProto (IEEE 802 Local Experimental
+//          EtherType 1), with the tunnel's own checksum (C) and key (K) options like its data
+//          packets (RFC 2784/2890); a kernel GRE device has no handler for the protocol. The
+//          GRE checksum, when present, must verify (else Verdict::BadChecksum).
 // Body (all fields big-endian, offsets from the body's first byte):
 //   0  magic "ofld" (0x6f666c64)        4  version (1)          5  type (1 HELLO, 2 ACK)
 //   6  body length (>= 28; bytes past 28 are ignored, for later versions)
@@ -24,6 +26,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -34,8 +37,8 @@ inline constexpr std::uint8_t kVersion = 1;
 inline constexpr std::size_t kBodyLen = 28;
 inline constexpr std::uint8_t kGueCtype = 0x6f;       ///< GUE control type of our messages
 inline constexpr std::uint16_t kGreProto = 0x88b5;    ///< IEEE 802 Local Experimental EtherType 1
-/// Longest prefix + body (GUE/GRE 4, VXLAN 8).
-inline constexpr std::size_t kMaxMsgLen = 8 + kBodyLen;
+/// Longest prefix + body (VXLAN 8, GUE 4, GRE 4 + checksum 4 + key 4).
+inline constexpr std::size_t kMaxMsgLen = 12 + kBodyLen;
 
 /// Capability bits.
 inline constexpr std::uint32_t kCapIntegrity = 1u << 0;  ///< takes datagrams with inner checksums elided
@@ -56,12 +59,19 @@ struct Msg {
   friend bool operator==(const Msg&, const Msg&) = default;
 };
 
-/// Bytes of the encapsulation's prefix (VXLAN 8, GUE 4, GRE 4).
-std::size_t prefix_len(Encap e) noexcept;
+/// GRE options of a message (the tunnel's ocsum / okey): C bit with the checksum over the
+/// whole message (RFC 2784 §2.5), K bit with the key (RFC 2890 §2.1).
+struct GreOptions {
+  bool csum = false;
+  std::optional<std::uint32_t> key;  ///< no value: no K bit (as IpTunnelConfig::okey)
+};
+
+/// Bytes of the encapsulation's prefix (VXLAN 8, GUE 4, GRE 4 + 4 per option).
+std::size_t prefix_len(Encap e, GreOptions g = {}) noexcept;
 
 /// Writes prefix + body into `out`. Returns the bytes written, 0 when `out` is too small or
-/// msg.epoch is 0 (not a valid epoch).
-std::size_t encode(const Msg& msg, Encap e, std::span<std::uint8_t> out) noexcept;
+/// msg.epoch is 0 (not a valid epoch). `g` only for Encap::Gre.
+std::size_t encode(const Msg& msg, Encap e, std::span<std::uint8_t> out, GreOptions g = {}) noexcept;
 
 /// What a received datagram (from its tunnel header on) is.
 enum class Verdict : std::uint8_t {
@@ -73,6 +83,7 @@ enum class Verdict : std::uint8_t {
   BadType,     ///< type neither HELLO nor HELLO-ACK
   BadLength,   ///< length field < kBodyLen
   ZeroEpoch,   ///< epoch 0
+  BadChecksum, ///< GRE: the C bit is set and the GRE checksum does not verify
 };
 std::string_view to_string(Verdict v) noexcept;
 
@@ -82,8 +93,9 @@ struct Parsed {
 };
 
 /// Classify and decode one datagram. Reads only inside `d`. A datagram is taken as ours when
-/// its prefix is the encapsulation's control prefix and the magic follows (NotControl
-/// otherwise, even when shorter); then every field is checked.
+/// its prefix is the encapsulation's control prefix (GRE: protocol kGreProto, version 0, no
+/// routing or sequence bit, any of C/K) and the magic follows (NotControl otherwise, even when
+/// shorter); then every field is checked.
 Parsed parse(std::span<const std::uint8_t> d, Encap e) noexcept;
 
 /// Cheap pre-check for the receive hot path: could `d` be a control message of `e`? (VXLAN:
