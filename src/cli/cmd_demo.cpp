@@ -34,6 +34,14 @@ ofld::cli::Registrar reg([](CLI::App& root) {
       ->check(CLI::Range(1u, ofld::daemon::kMaxQueues));
   d->add_flag("--ipv6", o->ipv6_underlay, "IPv6 underlay");
   d->add_flag("--rco", o->rco, "remote checksum offload (remcsumtx + remcsumrx)");
+  auto integrity = std::make_shared<bool>(false);
+  auto integrity_side = std::make_shared<std::string>();
+  d->add_flag("--integrity", *integrity,
+              "integrity mode on both endpoints (vxlan): inner checksums elided toward a peer "
+              "that has it too, the outer UDP checksum protects the frame");
+  d->add_option("--integrity-side", *integrity_side,
+                "integrity mode on endpoint a or b only (the benchmark matrix)")
+      ->check(CLI::IsMember({"a", "b"}));
   d->add_flag("--no-offload", *no_offload, "endpoints without offloads");
   d->add_flag("--no-gro", *no_gro, "no GRO after decapsulation");
   d->add_flag("--kernel-peer", o->kernel_peer, "side B is the kernel VXLAN device");
@@ -47,6 +55,8 @@ ofld::cli::Registrar reg([](CLI::App& root) {
   d->callback([=] {
     o->offload = !*no_offload;
     o->gro = !*no_gro;
+    o->integrity_a = *integrity || *integrity_side == "a";
+    o->integrity_b = *integrity || *integrity_side == "b";
     if (auto why = ofld::daemon::demo_refusal(*o)) {  // before anything is made
       std::cerr << "ofld demo: " << *why << "\n";
       ofld::cli::exit_code() = 2;

@@ -262,6 +262,8 @@ const std::vector<Setting>& settings() {
            c.cfg.vxlan.ageing_s = std::uint32_t(n))},
       {"learning", {}, "nolearning", Arity::Flag, Value::Any, kVx, {"learning"},
        SET(c.cfg.vxlan.learning = on)},
+      // issue 15: integrity mode (inner checksums elided toward peers that have it too)
+      {"integrity", {}, nullptr, Arity::Flag, Value::Any, kVx, {"integrity"}, SET(c.cfg.integrity = on)},
       // static forwarding entries: `fdb MAC ADDR` (TOML: [[fdb]] tables with mac and remote)
       {"fdb", {}, nullptr, Arity::Two, Value::Str, kVx, {},
        SET(auto mac = parse_mac(v[0]); if (!mac) return "fdb: '" + v[0] + "' is not a MAC address";
@@ -351,7 +353,16 @@ std::optional<std::string> finish(Ctx& c) {
     if (!c.have_id) return std::string("id: the VNI is required (id VNI)");
     for (const auto& r : cfg.vxlan.remotes)
       if (auto e = check_remote(r, cfg.vxlan.local)) return e;
-    return tunnel::validate(cfg.vxlan);
+    if (auto e = tunnel::validate(cfg.vxlan)) return e;
+    // Issue 15: with the inner checksum elided, the outer UDP checksum is what protects the
+    // inner frame (the link CRC of IPoIB connected mode, spec I-5) — in both directions.
+    const auto& v = cfg.vxlan;
+    if (cfg.integrity && (!v.tx_outer_csum() || v.udp6_zero_csum_rx))
+      return std::string("integrity: needs the outer UDP checksum in both directions (it is "
+                         "what protects the inner frame once the inner checksum is elided); "
+                         "remove ") +
+             (!v.tx_outer_csum() ? (v.ipv6() ? "udp6zerocsumtx" : "noudpcsum") : "udp6zerocsumrx");
+    return std::nullopt;
   }
   if (!cfg.ip.remote.empty())
     if (auto e = check_remote(cfg.ip.remote, cfg.ip.local)) return e;

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -25,6 +26,7 @@
 #include "ofld/io/tun.hpp"
 #include "ofld/io/udp_socket.hpp"
 #include "ofld/io/vnet_writer.hpp"
+#include "ofld/tunnel/peer.hpp"
 #include "worker_set.hpp"
 
 namespace ofld::daemon {
@@ -89,6 +91,7 @@ struct Worker : detail::WorkerBase, io::FrameSink {
   std::vector<core::BufferRef> rxbufs;  // one per receive slot (shared with packets)
   std::vector<std::span<std::uint8_t>> rxspans;
   std::vector<tunnel::TxTrain> trains;
+  std::vector<tunnel::TxTrain> control;  // peer session messages (issue 15)
   std::vector<tunnel::TapFrame> frames;
 
   int net_fd() const { return raw ? raw->fd() : udp->fd(); }
@@ -97,14 +100,29 @@ struct Worker : detail::WorkerBase, io::FrameSink {
     else if (fd == net_fd()) handle_net();
   }
 
-  // Worker 0, every loop iteration: age the shared FDB about once a second.
+  // Worker 0, every loop iteration: age the shared FDB about once a second; peer session
+  // HELLOs that are due (issue 15).
   void tick() {
     auto t = now_ns();
+    std::lock_guard g(mu);
     if (t - last_tick > 1000000000ull) {
-      std::lock_guard g(mu);
       path->tick(t);
       last_tick = t;
     }
+    path->control_out(t, true, control);
+    send_control();
+  }
+
+  // Peer session messages leave from the tunnel's own socket (local:port; raw IP for GRE),
+  // one datagram each; a failure is only logged (the session retries).
+  void send_control() {
+    for (const auto& c : control) {
+      if (auto ts = raw ? raw->set_tos(c.tos) : udp->set_tos(c.tos); !ts.ok()) spdlog::debug("{}", ts.message());
+      auto r = raw ? raw->send_train(c.remote, c.buf, c.seg_size)
+                   : udp->send_train(c.remote, dport, c.buf, c.seg_size);
+      if (!r.ok()) spdlog::debug("peer session: {}", r.message());
+    }
+    control.clear();
   }
 
   // ---- device → underlay
@@ -215,6 +233,8 @@ struct Worker : detail::WorkerBase, io::FrameSink {
         write_warned = true;
       }
       frames.clear();  // releases the packets, hence the receive buffers they referenced
+      path->control_out(t, false, control);  // HELLO-ACKs to the HELLOs of this batch
+      send_control();
       if (n < rxs.size()) break;  // drained
     }
   }
@@ -250,6 +270,7 @@ struct Worker : detail::WorkerBase, io::FrameSink {
 struct TunnelDaemon::Impl {
   DaemonConfig cfg;  // before ws: the workers point at it
   std::shared_ptr<tunnel::SharedFdb> fdb;  // VXLAN
+  std::shared_ptr<tunnel::PeerTable> peers;  // peer sessions, shared by the workers (issue 15)
   unsigned dev_offload = 0;
   detail::WorkerSet<Worker> ws;
 
@@ -263,6 +284,7 @@ struct TunnelDaemon::Impl {
     if (cfg.mode == TunnelMode::Vxlan) head["vni"] = cfg.vxlan.vni;
     return detail::workers_stats(ws.workers, head, [&](json& out) {
       if (fdb) out["fdb"]["entries"] = fdb->size();
+      if (peers) out["peer_sessions"] = peers->to_json(now_ns());
       out[dev().is_tap() ? "tap" : "tun"] = {{"vnet_hdr", dev().vnet_hdr()},
                                              {"offload_bits", dev_offload},
                                              {"multi_queue", ws.workers.size() > 1}};
@@ -361,6 +383,23 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
     im->fdb = std::make_shared<tunnel::SharedFdb>(std::uint64_t(v.ageing_s) * 1000000000ull);
     for (const auto& [mac, a] : cfg.static_fdb) im->fdb->add_static(mac, a);
     po.fdb = im->fdb;
+  }
+  {  // peer sessions (issue 15): every configured remote gets one
+    tunnel::PeerOptions pso;
+    pso.encap = vxlan ? wire::peer::Encap::Vxlan : ip.gue() ? wire::peer::Encap::Gue : wire::peer::Encap::Gre;
+    pso.integrity = cfg.integrity;
+    if (!vxlan && !ip.gue()) pso.gre = wire::peer::GreOptions{ip.ocsum, ip.okey};
+    pso.rco_rx = vxlan ? v.remcsum_rx : ip.remcsum_rx;
+    pso.mtu = std::uint16_t(std::min(mtu, 65535));
+    pso.gso_size = 65535;  // a TSO/GRO super-packet of up to 64 KiB of inner L3 is taken
+    im->peers = std::make_shared<tunnel::PeerTable>(pso);
+    if (vxlan)
+      for (const auto& r : v.remotes) im->peers->add(r);
+    else
+      im->peers->add(ip.remote);
+    po.peer_sessions = im->peers;
+    spdlog::info("peer sessions: epoch {:08x}, integrity {}", im->peers->epoch(),
+                 cfg.integrity ? "on (elided toward peers that have it)" : "off");
   }
   // Underlay: UDP (VXLAN, GUE) — one receive socket per worker; with several, all in the
   // SO_REUSEPORT group of local:port, so the kernel picks the worker by the flow's 4-tuple hash

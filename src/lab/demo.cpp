@@ -164,6 +164,8 @@ std::optional<std::string> demo_refusal(const DemoOptions& o) {
            "kernel's fou and GRE modules are not used)";
   if (o.rco && (o.encap == "gre" || o.encap == "ip6gre"))
     return "--rco with --encap " + o.encap + ": GRE has no remote checksum offload (vxlan and gue have)";
+  if ((o.integrity_a || o.integrity_b) && o.encap != "vxlan")
+    return "--integrity with --encap " + o.encap + ": integrity mode is a vxlan setting (so far)";
   if (o.encap == "gre" && o.ipv6_underlay)
     return std::string("--encap gre --ipv6: gre runs over IPv4; use --encap ip6gre for an IPv6 underlay");
   if (o.rco && (o.kernel_peer || o.kernel_both))
@@ -222,7 +224,7 @@ io::Result<json> run_demo(const DemoOptions& o) {
   } logs{{"/tmp/ofld-demo-" + tag + "-a.log", "/tmp/ofld-demo-" + tag + "-b.log"}};
   const std::string ctl_a = "/run/ofld/demo-" + tag + "-a.sock", ctl_b = "/run/ofld/demo-" + tag + "-b.sock";
   auto ofld_argv = [&](const io::Netns& ns, const std::string& local, const std::string& remote,
-                       const std::string& ovl, const std::string& ctl) {
+                       const std::string& ovl, const std::string& ctl, bool integrity) {
     std::vector<std::string> a = {"ip", "netns", "exec", ns.name(), self, "tunnel", "--dev", "ofld0",
                                   "--address", ovl, "--control", ctl};
     if (!o.offload) a.push_back("--no-offload");
@@ -235,6 +237,7 @@ io::Result<json> run_demo(const DemoOptions& o) {
     if (o.encap == "gue") a.insert(a.end(), {"port", "5555"});
     if (o.encap == "vxlan" || o.encap == "gue") a.push_back("udpcsum");
     if (o.rco) a.insert(a.end(), {"remcsumtx", "remcsumrx"});
+    if (integrity) a.push_back("integrity");
     return a;
   };
   auto kernel_vxlan = [&](const io::Netns& ns, const std::string& local, const std::string& remote,
@@ -250,7 +253,7 @@ io::Result<json> run_demo(const DemoOptions& o) {
   if (a_kernel) {
     if (auto s = kernel_vxlan(A, ua, ub, "192.168.231.1/24"); !s.ok()) return R::from(s);
   } else {
-    ea = Child::spawn(ofld_argv(A, ua, ub, "192.168.231.1/24", ctl_a), "/tmp/ofld-demo-" + tag + "-a.log");
+    ea = Child::spawn(ofld_argv(A, ua, ub, "192.168.231.1/24", ctl_a, o.integrity_a), "/tmp/ofld-demo-" + tag + "-a.log");
   }
   if (b_kernel && !a_kernel) {
     // A kernel peer's CHECKSUM_PARTIAL inner frames would cross the veth unfinished (see
@@ -260,7 +263,7 @@ io::Result<json> run_demo(const DemoOptions& o) {
   if (b_kernel) {
     if (auto s = kernel_vxlan(B, ub, ua, "192.168.231.2/24"); !s.ok()) return R::from(s);
   } else {
-    eb = Child::spawn(ofld_argv(B, ub, ua, "192.168.231.2/24", ctl_b), "/tmp/ofld-demo-" + tag + "-b.log");
+    eb = Child::spawn(ofld_argv(B, ub, ua, "192.168.231.2/24", ctl_b, o.integrity_b), "/tmp/ofld-demo-" + tag + "-b.log");
   }
   // wait for the endpoints' control sockets
   for (int i = 0; i < 100; ++i) {
@@ -270,6 +273,21 @@ io::Result<json> run_demo(const DemoOptions& o) {
       return R::error("an endpoint exited at start-up: " +
                       read_all("/tmp/ofld-demo-" + tag + (ea.alive() ? "-b" : "-a") + ".log"));
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  // Integrity between two ofld endpoints: wait (up to 5 s) until both sessions answered, so
+  // the stream runs in the mode asked for (issue 15).
+  if (!a_kernel && !b_kernel && (o.integrity_a || o.integrity_b)) {
+    auto established = [](const io::Result<json>& s) {
+      if (!s.ok() || !s.value().contains("peer_sessions")) return false;
+      const json ss = s.value()["peer_sessions"].value("sessions", json::object());
+      for (const auto& [k, v] : ss.items())
+        if (v.value("state", "") != "established") return false;
+      return true;
+    };
+    for (int i = 0; i < 100 && !g_demo_signal; ++i) {
+      if (established(query_stats(ctl_a)) && established(query_stats(ctl_b))) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
   }
   const std::string tool = o.latency ? "sockperf" : "iperf3";
   const std::string srv_log = "/tmp/ofld-demo-" + tag + "-" + tool + "s.log";
@@ -321,6 +339,7 @@ io::Result<json> run_demo(const DemoOptions& o) {
   out["config"] = {{"encap", o.encap}, {"seconds", o.seconds}, {"streams", o.streams}, {"queues", o.queues}, {"ipv6_underlay", v6},
                    {"test", o.latency ? "sockperf ping-pong tcp 64 B" : "iperf3"},
                    {"offload", o.offload}, {"gro", o.gro}, {"rco", o.rco},
+                   {"integrity", {{"a", o.integrity_a}, {"b", o.integrity_b}}},
                    {"side_a", a_kernel ? "kernel" : "ofld"}, {"side_b", b_kernel ? "kernel" : "ofld"}};
   if (g_demo_signal) {
     out["interrupted"] = int(g_demo_signal);

@@ -303,13 +303,14 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
   if (flooded && remotes_.size() > 1) ++ctr_.tx_flooded;
   const std::uint16_t sport = enc_->src_port(frame);
   const std::uint8_t tos = enc_->outer_tos(frame);  // every segment has the frame's dsfield
+  const bool elide = opts_.peer_sessions && tx_elide(now_ns);  // integrity mode (issue 15)
 
   // GSO of the inner super-packet; the tunnel header goes on each segment below.
   segs_.clear();
   const bool gso = tp.pkt.is_gso();
   if (gso) {
     core::Device dev;
-    dev.features = enc_->gso_features();
+    dev.features = elide ? elide_features(enc_->gso_features()) : enc_->gso_features();
     auto r = gso::gso_segment(std::move(tp.pkt), dev.features, dev, gso_ctr_.get());
     if (!r.ok()) {
       ctr_.drop(Drop::TxGsoFailed);
@@ -329,6 +330,7 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
   std::array<std::uint8_t, kMaxTunnelHdr> hdr{};
   for (auto& s : segs_) {
     const bool was_partial = s.ip_summed() == core::IpSummed::Partial;
+    const bool elided = elide && elide_inner_csum(s);
     EncapInfo e = enc_->encap(s, hdr);
     if (!e.ok) {
       ctr_.drop(e.reason);
@@ -356,7 +358,8 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
     if (enc_->finish(std::span<std::uint8_t>(cur->buf.data() + at, sz))) ++ctr_.tx_gre_csum;
     ++cur->count;
     if (sz < cur->seg_size) closed = true;  // a short datagram ends its train
-    if (e.rco) ++ctr_.tx_rco, ++ctr_.tx_csum_skipped;
+    if (elided) ++ctr_.tx_csum_skipped;
+    else if (e.rco) ++ctr_.tx_rco, ++ctr_.tx_csum_skipped;
     else if (e.csum_sw || (gso && !was_partial)) ++ctr_.tx_csum_sw;  // summed here or by GSO
   }
   const std::size_t last = out.size();
@@ -373,6 +376,7 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
     if (Peer* p = find_peer(out[i].remote, true)) {
       p->ctr.tx_datagrams += out[i].count;
       p->ctr.tx_bytes += out[i].size();
+      (elide ? p->ctr.tx_csum_elided : p->ctr.tx_csum_full) += out[i].count;
     }
   }
 }
@@ -413,6 +417,8 @@ void Endpoint::receive(std::span<const std::uint8_t> payload, const IpAddr& from
 void Endpoint::receive_one(std::span<const std::uint8_t> payload, const IpAddr& from, Peer* peer,
                            OuterCsum outer, std::uint64_t now_ns, const core::BufferRef* owner,
                            int outer_tos) {
+  // Peer session messages (issue 15) are not data: consumed and counted by the session table.
+  if (opts_.peer_sessions && rx_control(payload, from, now_ns)) return;
   ++ctr_.rx_datagrams;
   ctr_.rx_dgram_bytes += payload.size();
   if (peer) ++peer->ctr.rx_datagrams, peer->ctr.rx_bytes += payload.size();
@@ -425,6 +431,8 @@ void Endpoint::receive_one(std::span<const std::uint8_t> payload, const IpAddr& 
     if (peer) ++peer->ctr.rx_dropped;
     return;
   }
+  // The inner checksum field held its seed: delivered NEEDS_CSUM, never summed (issue 15).
+  if (peer && !d.rco && d.pkt.ip_summed() == core::IpSummed::Partial) ++peer->ctr.rx_csum_seed;
   if (fdb_) {  // VXLAN: loop check and vxlan_snoop
     Mac src = mac_at(d.pkt.head(), wire::eth::kSrcOffset);
     if (src == opts_.own_mac && opts_.own_mac != Mac{}) {
@@ -588,7 +596,10 @@ nlohmann::json Endpoint::stats() const {
   for (const auto& [a, p] : peers_)
     peers[a.to_string()] = {{"tx_datagrams", p.ctr.tx_datagrams}, {"tx_bytes", p.ctr.tx_bytes},
                             {"rx_datagrams", p.ctr.rx_datagrams}, {"rx_bytes", p.ctr.rx_bytes},
-                            {"rx_dropped", p.ctr.rx_dropped}, {"fdb_learned", p.ctr.fdb_learned}};
+                            {"rx_dropped", p.ctr.rx_dropped}, {"fdb_learned", p.ctr.fdb_learned},
+                            {"tx_csum_elided", p.ctr.tx_csum_elided},
+                            {"tx_csum_full", p.ctr.tx_csum_full},
+                            {"rx_csum_seed", p.ctr.rx_csum_seed}};
   j["peers"] = peers;
   return j;
 }

@@ -381,3 +381,27 @@ TEST(TunnelConfig, Issue14_OptionsAreTheTopLevelSettings) {
 }
 
 }  // namespace
+
+// Issue 15: `integrity` (word) and `integrity = true` (TOML) give the same configuration;
+// without the outer UDP checksum in both directions it is refused, naming the setting that
+// removes the protection.
+TEST(TunnelConfig, Issue15_IntegrityWordTomlAndOuterChecksumRequired) {
+  DaemonConfig c;
+  ASSERT_FALSE(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "integrity"}, &c));
+  EXPECT_TRUE(c.integrity);
+  auto p = parse_toml("[vxlan]\nid = 1\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\nintegrity = true\n");
+  ASSERT_TRUE(std::holds_alternative<DaemonConfig>(p));
+  EXPECT_TRUE(std::get<DaemonConfig>(p).integrity);
+  ASSERT_FALSE(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2"}, &c));
+  EXPECT_FALSE(c.integrity);
+  auto e = words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "noudpcsum", "integrity"});
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->rfind("integrity: needs the outer UDP checksum", 0), 0u) << *e;
+  EXPECT_NE(e->find("noudpcsum"), std::string::npos) << *e;
+  e = words({"id", "1", "local", "fd00::1", "remote", "fd00::2", "udp6zerocsumrx", "integrity"});
+  ASSERT_TRUE(e);
+  EXPECT_NE(e->find("udp6zerocsumrx"), std::string::npos) << *e;
+  auto t = parse_toml("[vxlan]\nid = 1\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\nudpcsum = false\nintegrity = true\n");
+  ASSERT_TRUE(std::holds_alternative<std::string>(t));
+  EXPECT_NE(std::get<std::string>(t).find("integrity: needs the outer UDP checksum"), std::string::npos);
+}

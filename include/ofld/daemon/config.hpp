@@ -80,6 +80,10 @@ struct DaemonConfig {
   tunnel::VxlanConfig vxlan;
   tunnel::IpTunnelConfig ip;      ///< mode Gue or Gre (gre / ip6gre by the address family)
   std::vector<std::pair<tunnel::Mac, tunnel::IpAddr>> static_fdb;
+  /// Integrity mode (issue 15; word `integrity`, TOML `integrity = true` in the tunnel
+  /// table; VXLAN): inner checksums elided toward peers whose session says they have it too.
+  /// Needs the outer UDP checksum both ways (refused otherwise).
+  bool integrity = false;
 };
 
 /// Most queues accepted: the kernel's MAX_TAP_QUEUES (drivers/net/tun.c).

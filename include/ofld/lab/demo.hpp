@@ -32,6 +32,9 @@ struct DemoOptions {
   bool offload = true;          ///< endpoints with offloads (--no-offload passes through)
   bool gro = true;              ///< GRO after decapsulation
   bool rco = false;             ///< remcsumtx + remcsumrx on both endpoints
+  /// Integrity mode (issue 15, `integrity` word) on endpoint A / B (`--integrity`: both;
+  /// `--integrity-side a|b`: one). VXLAN only. The stream starts once the sessions answered.
+  bool integrity_a = false, integrity_b = false;
   bool kernel_peer = false;     ///< side B is the kernel's VXLAN device, not ofld
   bool kernel_both = false;     ///< both sides kernel VXLAN (reference for benchmarks)
   unsigned queues = 1;          ///< ofld endpoints' --queues (TAP queues / worker threads)

@@ -75,6 +75,8 @@ namespace ofld::core { struct GsoCounters; }
 
 namespace ofld::tunnel {
 
+class PeerTable;  // ofld/tunnel/peer.hpp: per-remote sessions (issue 15)
+
 /// UDP_MAX_SEGMENTS of older kernels (64); 6.12 allows 128 — 64 works on both.
 inline constexpr std::size_t kMaxTrainSegs = 64;
 /// Largest payload of one train (IPv4 total length ≤ 65535 with 20 + 8 header bytes).
@@ -173,6 +175,10 @@ struct PeerCounters {
   std::uint64_t rx_datagrams = 0, rx_bytes = 0;  ///< datagrams received from it
   std::uint64_t rx_dropped = 0;                  ///< of those, dropped (reason in Counters::drops)
   std::uint64_t fdb_learned = 0;                 ///< FDB entries learned or moved to it (VXLAN)
+  /// Integrity mode (issue 15): datagrams sent to it with the inner checksum elided (left
+  /// the pseudo-header seed) / with full inner checksums; datagrams received from it whose
+  /// inner checksum field was the seed, delivered NEEDS_CSUM without summing.
+  std::uint64_t tx_csum_elided = 0, tx_csum_full = 0, rx_csum_seed = 0;
 };
 
 /// RESERVED for the per-peer session (a later issue negotiates these with the remote; until
@@ -221,6 +227,10 @@ struct EndpointOptions {
   /// packet, so that GRO merges them while they are cache-hot (measured: bench/tunnel-profile.md,
   /// "Session 6").
   std::size_t gro_backlog = 0;
+  /// Peer sessions (issue 15; shared by the workers): HELLO / HELLO-ACK datagrams received are
+  /// handed to it instead of decapsulation, and with integrity mode inner checksums are
+  /// elided toward peers it says have it too. Null: no sessions, full checksums.
+  std::shared_ptr<PeerTable> peer_sessions;
 };
 
 /// Most peers one Endpoint keeps (configured ones always; learned ones up to this bound —
@@ -279,6 +289,11 @@ class Endpoint {
   void written(std::uint64_t frames, std::uint64_t bytes, std::uint64_t failed) noexcept;
   /// Age the FDB (VXLAN; call about once a second).
   void tick(std::uint64_t now_ns);
+  /// Peer session messages to send now (issue 15), one single-datagram train each (count 1,
+  /// src_port = dst_port(): they leave from the tunnel's own port): ACKs queued by received
+  /// HELLOs, and with `hellos` the HELLOs that are due (first contact, retries, refresh).
+  /// Not counted as data (tx counters); nothing when EndpointOptions::peer_sessions is null.
+  void control_out(std::uint64_t now_ns, bool hellos, std::vector<TxTrain>& out);
 
   Counters& counters() noexcept { return ctr_; }
   const Counters& counters() const noexcept { return ctr_; }
@@ -306,6 +321,13 @@ class Endpoint {
 
  private:
   void init();
+  // Integrity mode (endpoint_peer.cpp): whether every remote of this frame takes elided inner
+  // checksums; the GSO features that keep segments CHECKSUM_PARTIAL; a segment's checksum
+  // left as its seed (returns true when it was PARTIAL); a received control message.
+  bool tx_elide(std::uint64_t now_ns);
+  static core::Features elide_features(core::Features f) noexcept;
+  static bool elide_inner_csum(core::Packet& seg) noexcept;
+  bool rx_control(std::span<const std::uint8_t> payload, const IpAddr& from, std::uint64_t now_ns);
   Peer* find_peer(const IpAddr& a, bool create);
   void receive_one(std::span<const std::uint8_t> payload, const IpAddr& from, Peer* peer,
                    OuterCsum outer, std::uint64_t now_ns, const core::BufferRef* owner,

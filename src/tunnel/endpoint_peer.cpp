@@ -1,0 +1,51 @@
+// The Endpoint's peer-session and integrity-mode parts (issue 15; docs/peer-protocol.md),
+// kept apart from the packet path in endpoint.cpp: control messages in and out, and the
+// decision to elide inner checksums toward a peer.
+#include "ofld/tunnel/endpoint.hpp"
+#include "ofld/tunnel/peer.hpp"
+
+namespace ofld::tunnel {
+
+bool Endpoint::tx_elide(std::uint64_t now_ns) {
+  auto* t = opts_.peer_sessions.get();
+  if (!t || !t->options().integrity || remotes_.empty()) return false;
+  // Flooded frames go to every remote in the same trains: elide only if all take it.
+  for (const auto& r : remotes_)
+    if (!t->elide(r, now_ns)) return false;
+  return true;
+}
+
+core::Features Endpoint::elide_features(core::Features f) noexcept {
+  // Nobody needs the inner sum: the "device" has checksum offload and scatter-gather, so GSO
+  // copies without summing and leaves each segment CHECKSUM_PARTIAL with its pseudo-header
+  // seed (X-8; SG: the segments reference the device frame, X-7).
+  return f | core::netif_f::SG | core::netif_f::HW_CSUM;
+}
+
+bool Endpoint::elide_inner_csum(core::Packet& seg) noexcept {
+  if (seg.ip_summed() != core::IpSummed::Partial) return false;
+  if (std::get<core::CsumPartial>(seg.csum).not_inet) return false;  // CRC32c: finish it
+  // The field keeps the seed; the outer checksum protects the bytes, the receiver delivers
+  // the frame NEEDS_CSUM (issue 15, spec I-5 carried over).
+  seg.csum = core::CsumNone{};
+  return true;
+}
+
+bool Endpoint::rx_control(std::span<const std::uint8_t> payload, const IpAddr& from,
+                          std::uint64_t now_ns) {
+  return opts_.peer_sessions->receive(payload, from, now_ns);
+}
+
+void Endpoint::control_out(std::uint64_t now_ns, bool hellos, std::vector<TxTrain>& out) {
+  auto* t = opts_.peer_sessions.get();
+  if (!t) return;
+  std::vector<PeerTable::Out> msgs;
+  if (hellos) t->due(now_ns, msgs);
+  t->take_replies(msgs);
+  for (auto& m : msgs) {
+    const auto n = std::uint16_t(m.bytes.size());
+    out.push_back(TxTrain{m.to, enc_->dst_port(), n, 1, std::move(m.bytes), 0});
+  }
+}
+
+}  // namespace ofld::tunnel

@@ -1,0 +1,160 @@
+// Peer session messages (see ofld/wire/peer_hello.hpp and docs/peer-protocol.md).
+#include "ofld/wire/peer_hello.hpp"
+
+#include <algorithm>
+
+#include "ofld/core/csum.hpp"
+
+namespace ofld::wire::peer {
+
+namespace {
+
+void put16(std::uint8_t* p, std::uint16_t v) {
+  p[0] = std::uint8_t(v >> 8);
+  p[1] = std::uint8_t(v);
+}
+void put32(std::uint8_t* p, std::uint32_t v) {
+  put16(p, std::uint16_t(v >> 16));
+  put16(p + 2, std::uint16_t(v));
+}
+std::uint16_t get16(const std::uint8_t* p) { return std::uint16_t(p[0] << 8 | p[1]); }
+std::uint32_t get32(const std::uint8_t* p) { return std::uint32_t(get16(p)) << 16 | get16(p + 2); }
+
+constexpr std::uint8_t kGreC = 0x80, kGreK = 0x20;
+
+/// The control prefix of each encapsulation (see the header); GRE: without options.
+void write_prefix(Encap e, std::uint8_t* p) {
+  switch (e) {
+    case Encap::Vxlan: std::fill_n(p, 8, std::uint8_t(0)); break;
+    case Encap::Gue:
+      p[0] = 0x20;  // version 0, C = 1, hlen 0
+      p[1] = kGueCtype;
+      p[2] = p[3] = 0;
+      break;
+    case Encap::Gre:
+      p[0] = p[1] = 0;  // no C/K/S, version 0
+      put16(p + 2, kGreProto);
+      break;
+  }
+}
+
+/// The prefix length when `d` starts with this encapsulation's control prefix; 0 otherwise.
+std::size_t match_prefix(Encap e, std::span<const std::uint8_t> d) {
+  if (e == Encap::Gre) {
+    // Only C and K may be set; version 0; our protocol type.
+    if (d.size() < 4 || (d[0] & ~(kGreC | kGreK)) != 0 || d[1] != 0 ||
+        get16(d.data() + 2) != kGreProto)
+      return 0;
+    const std::size_t pl = 4 + ((d[0] & kGreC) ? 4 : 0) + ((d[0] & kGreK) ? 4 : 0);
+    return d.size() >= pl ? pl : 0;
+  }
+  const std::size_t pl = prefix_len(e);
+  if (d.size() < pl) return 0;
+  std::uint8_t want[8];
+  write_prefix(e, want);
+  return std::equal(d.data(), d.data() + pl, want) ? pl : 0;
+}
+
+}  // namespace
+
+std::size_t prefix_len(Encap e, GreOptions g) noexcept {
+  if (e == Encap::Gre) return 4 + (g.csum ? 4 : 0) + (g.key.has_value() ? 4 : 0);
+  return e == Encap::Vxlan ? 8 : 4;
+}
+
+std::size_t encode(const Msg& m, Encap e, std::span<std::uint8_t> out, GreOptions g) noexcept {
+  const std::size_t pl = prefix_len(e, g), n = pl + kBodyLen;
+  if (out.size() < n || m.epoch == 0) return 0;
+  std::uint8_t* p = out.data();
+  write_prefix(e, p);
+  if (e == Encap::Gre) {
+    std::size_t o = 4;
+    if (g.csum) {
+      p[0] |= kGreC;
+      put32(p + o, 0);  // checksum + reserved1, filled below
+      o += 4;
+    }
+    if (g.key.has_value()) {
+      p[0] |= kGreK;
+      put32(p + o, *g.key);
+    }
+  }
+  std::uint8_t* b = p + pl;
+  put32(b, kMagic);
+  b[4] = kVersion;
+  b[5] = std::uint8_t(m.type);
+  put16(b + 6, std::uint16_t(kBodyLen));
+  put32(b + 8, m.epoch);
+  put32(b + 12, m.peer_epoch);
+  put32(b + 16, m.seq);
+  put32(b + 20, m.caps & kCapsKnown);
+  put16(b + 24, m.gso_size);
+  put16(b + 26, m.mtu);
+  if (e == Encap::Gre && g.csum) put16(p + 4, csum::ip_compute_csum(p, n));  // RFC 2784 §2.5
+  return n;
+}
+
+Parsed parse(std::span<const std::uint8_t> d, Encap e) noexcept {
+  Parsed r;
+  const std::size_t pl = match_prefix(e, d);
+  if (pl == 0 || d.size() < pl + 4 || get32(d.data() + pl) != kMagic) return r;  // NotControl
+  // GRE checksum over the whole GRE packet: it must sum to 0xffff (RFC 2784 §2.5).
+  if (e == Encap::Gre && (d[0] & kGreC) &&
+      csum::csum_fold(csum::csum_partial(d, 0)) != 0) {
+    r.verdict = Verdict::BadChecksum;
+    return r;
+  }
+  const auto b = d.subspan(pl);
+  if (b.size() < kBodyLen) {
+    r.verdict = Verdict::Truncated;
+    return r;
+  }
+  if (b[4] != kVersion) {
+    r.verdict = Verdict::BadVersion;
+    return r;
+  }
+  if (b[5] != std::uint8_t(MsgType::Hello) && b[5] != std::uint8_t(MsgType::HelloAck)) {
+    r.verdict = Verdict::BadType;
+    return r;
+  }
+  const std::uint16_t len = get16(b.data() + 6);
+  if (len < kBodyLen) {
+    r.verdict = Verdict::BadLength;
+    return r;
+  }
+  if (len > b.size()) {
+    r.verdict = Verdict::Truncated;
+    return r;
+  }
+  Msg m;
+  m.type = MsgType(b[5]);
+  m.epoch = get32(b.data() + 8);
+  m.peer_epoch = get32(b.data() + 12);
+  m.seq = get32(b.data() + 16);
+  m.caps = get32(b.data() + 20) & kCapsKnown;
+  m.gso_size = get16(b.data() + 24);
+  m.mtu = get16(b.data() + 26);
+  if (m.epoch == 0) {
+    r.verdict = Verdict::ZeroEpoch;
+    return r;
+  }
+  r.verdict = Verdict::Ok;
+  r.msg = m;
+  return r;
+}
+
+std::string_view to_string(Verdict v) noexcept {
+  switch (v) {
+    case Verdict::NotControl: return "not_control";
+    case Verdict::Ok: return "ok";
+    case Verdict::Truncated: return "truncated";
+    case Verdict::BadVersion: return "bad_version";
+    case Verdict::BadType: return "bad_type";
+    case Verdict::BadLength: return "bad_length";
+    case Verdict::ZeroEpoch: return "zero_epoch";
+    case Verdict::BadChecksum: return "bad_checksum";
+  }
+  return "unknown";
+}
+
+}  // namespace ofld::wire::peer
