@@ -9,10 +9,10 @@ GroCells::GroCells(GroCellsOptions o) : opts_(o), engine_([&] {
   return e;
 }()) {}
 
-bool GroCells::receive(core::Packet inner, std::uint64_t) {
+GroCells::Admit GroCells::admit(core::Packet& inner) {
   if (!up_) {
     ctr_.dropped_down++;
-    return false;
+    return Admit::Dropped;
   }
   // Plain netif_rx only without GRO. The kernel also bypasses a cloned skb (shared header
   // data); a Packet's head is never shared (clone() copies it), and fragments shared with a
@@ -20,8 +20,14 @@ bool GroCells::receive(core::Packet inner, std::uint64_t) {
   if (!opts_.engine.config.gro) {
     ctr_.bypassed++;
     out_.push_back(std::move(inner));
-    return true;
+    return Admit::Bypassed;
   }
+  return Admit::Gro;
+}
+
+bool GroCells::receive(core::Packet inner, std::uint64_t) {
+  const Admit a = admit(inner);
+  if (a != Admit::Gro) return a == Admit::Bypassed;
   if (backlog_.size() >= opts_.max_backlog) {
     ctr_.dropped_backlog++;
     return false;
@@ -32,15 +38,8 @@ bool GroCells::receive(core::Packet inner, std::uint64_t) {
 }
 
 bool GroCells::receive_polled(core::Packet inner, std::uint64_t now_ns) {
-  if (!up_) {
-    ctr_.dropped_down++;
-    return false;
-  }
-  if (!opts_.engine.config.gro) {
-    ctr_.bypassed++;
-    out_.push_back(std::move(inner));
-    return true;
-  }
+  const Admit a = admit(inner);
+  if (a != Admit::Gro) return a == Admit::Bypassed;
   ctr_.queued++;
   if (!backlog_.empty()) {  // keep the order: what waits goes through GRO first
     engine_.receive_batch({backlog_.data(), backlog_.size()}, now_ns);

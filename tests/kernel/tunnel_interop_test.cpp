@@ -19,6 +19,7 @@
 #include "ofld/daemon/tunnel_daemon.hpp"
 #include "ofld/io/netns.hpp"
 #include "proc_util.hpp"
+#include "snmp_util.hpp"
 #include "ofld/lab/kernel_oracle.hpp"
 #include "ofld/tunnel/endpoint.hpp"
 #include "../unit/tunnel_test_util.hpp"
@@ -31,6 +32,7 @@ namespace {
 using namespace ofld;
 using ktest::slurp;
 using ktest::spawn;
+using ktest::snmp;
 using ktest::stop;
 
 const char* kServer =
@@ -265,20 +267,6 @@ std::string rr_client(const std::string& dst) {
          "s.close();print('rounds',ok,'mss',mss)\n";
 }
 
-long retrans_segs(const io::Netns& ns) {
-  auto r = ns.exec({"cat", "/proc/net/snmp"});
-  if (!r.ok()) return -1;
-  std::istringstream in(r.value().out);
-  std::string names, values, line;
-  while (std::getline(in, line))
-    if (line.rfind("Tcp:", 0) == 0) (names.empty() ? names : values) = line;
-  std::istringstream n(names), v(values);
-  std::string a, b;
-  while (n >> a && v >> b)
-    if (a == "RetransSegs") return std::stol(b);
-  return -1;
-}
-
 std::string request_response(const io::Netns& from, const io::Netns& to, const std::string& dst) {
   std::string slog = "/tmp/ofld-ti-rr-" + to.name() + ".log";
   pid_t srv = spawn({"ip", "netns", "exec", to.name(), "python3", "-c", kEchoServer}, slog);
@@ -295,14 +283,14 @@ TEST(TunnelInterop, G2_RequestsJustAboveOneMssBothWaysNoRetransmits) {
   std::string why = setup(p, {false, true, false, false}, skipped);
   if (skipped) GTEST_SKIP() << why;
   ASSERT_EQ(why, "");
-  const long a0 = retrans_segs(*p.A), b0 = retrans_segs(*p.B);
+  const long a0 = snmp(*p.A, "Tcp", "RetransSegs"), b0 = snmp(*p.B, "Tcp", "RetransSegs");
   ASSERT_GE(a0, 0);
   ASSERT_GE(b0, 0);
   std::string out1 = request_response(*p.A, *p.B, "192.168.77.2");  // requests: ofld GSO side
   EXPECT_EQ(out1.substr(0, 11), "rounds 120 ") << out1 << slurp(p.log);
   std::string out2 = request_response(*p.B, *p.A, "192.168.77.1");  // requests: ofld GRO side
   EXPECT_EQ(out2.substr(0, 11), "rounds 120 ") << out2 << slurp(p.log);
-  const long da = retrans_segs(*p.A) - a0, db = retrans_segs(*p.B) - b0;
+  const long da = snmp(*p.A, "Tcp", "RetransSegs") - a0, db = snmp(*p.B, "Tcp", "RetransSegs") - b0;
   EXPECT_LE(da, 2) << "retransmissions in the ofld namespace";
   EXPECT_LE(db, 2) << "retransmissions in the kernel-VXLAN namespace";
   auto st = daemon::query_stats(p.ctl);

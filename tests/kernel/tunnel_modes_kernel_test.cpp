@@ -27,12 +27,14 @@
 #include "ofld/daemon/tunnel_daemon.hpp"
 #include "ofld/io/netns.hpp"
 #include "proc_util.hpp"
+#include "snmp_util.hpp"
 
 namespace {
 
 using namespace ofld;
 using ktest::slurp;
 using ktest::spawn;
+using ktest::snmp;
 using ktest::stop;
 
 std::string server(const std::string& bind) {
@@ -193,22 +195,6 @@ std::vector<std::string> tshark_fields(const std::string& pcap, const std::strin
   return lines;
 }
 
-/// A Tcp: counter of the namespace's /proc/net/snmp (RFC 4022 tcpInErrs' Linux split:
-/// InCsumErrors counts segments the stack dropped for a bad checksum), -1 if unreadable.
-long tcp_snmp(const io::Netns& ns, const std::string& name) {
-  auto r = ns.exec({"cat", "/proc/net/snmp"});
-  if (!r.ok()) return -1;
-  std::istringstream in(r.value().out);
-  std::string names, values, line;
-  while (std::getline(in, line))
-    if (line.rfind("Tcp:", 0) == 0) (names.empty() ? names : values) = line;
-  std::istringstream n(names), v(values);
-  std::string a, b;
-  while (n >> a && v >> b)
-    if (a == name) return std::stol(b);
-  return -1;
-}
-
 void run_variant(const Variant& v) {
   Pair p;
   bool skipped = false;
@@ -218,7 +204,7 @@ void run_variant(const Variant& v) {
   auto ping = p.A->exec({"python3", "-c", icmp_echo("192.168.78.2")}, std::chrono::seconds(20));
   ASSERT_TRUE(ping.ok()) << ping.message();
   EXPECT_EQ(ping.value().out, "reply\n") << slurp(p.log_a) << slurp(p.log_b);
-  const long csum_err_a = tcp_snmp(*p.A, "InCsumErrors"), csum_err_b = tcp_snmp(*p.B, "InCsumErrors");
+  const long csum_err_a = snmp(*p.A, "Tcp", "InCsumErrors"), csum_err_b = snmp(*p.B, "Tcp", "InCsumErrors");
   ASSERT_GE(csum_err_a, 0);
   ASSERT_GE(csum_err_b, 0);
   auto [c1, s1] = transfer(*p.A, *p.B, "192.168.78.2", 8, 7);
@@ -228,8 +214,8 @@ void run_variant(const Variant& v) {
   EXPECT_EQ(c2, s2) << "B -> A";
   EXPECT_NE(s2, "");
   // The receiving stacks' own verdict on every inner segment ofld delivered (RFC 9293 §3.1).
-  EXPECT_EQ(tcp_snmp(*p.A, "InCsumErrors"), csum_err_a) << "TCP checksum errors in A";
-  EXPECT_EQ(tcp_snmp(*p.B, "InCsumErrors"), csum_err_b) << "TCP checksum errors in B";
+  EXPECT_EQ(snmp(*p.A, "Tcp", "InCsumErrors"), csum_err_a) << "TCP checksum errors in A";
+  EXPECT_EQ(snmp(*p.B, "Tcp", "InCsumErrors"), csum_err_b) << "TCP checksum errors in B";
   const bool gue = std::string(v.mode) == "gue";
   const bool rco = std::find(v.extra.begin(), v.extra.end(), "remcsumtx") != v.extra.end();
   for (const auto& ctl : {p.ctl_a, p.ctl_b}) {

@@ -49,6 +49,10 @@ class GroCells {
   const Engine& engine() const noexcept { return engine_; }
 
  private:
+  enum class Admit { Dropped, Bypassed, Gro };
+  /// The checks both receive forms share: device down (dropped, counted), GRO off (handed on
+  /// alone, counted), or on to GRO.
+  Admit admit(core::Packet& inner);
   GroCellsOptions opts_;
   Engine engine_;
   std::vector<core::Packet> backlog_;
