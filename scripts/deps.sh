@@ -7,7 +7,9 @@ pkgs=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
       libgtest-dev libgmock-dev libbenchmark-dev nftables
       tshark tcpdump iproute2 ethtool iperf3 libdpdk-dev
       sockperf gnuplot-nox   # bench/tunnel: request/response latency, PNG chart
-      dpkg-dev groff-base)   # scripts/test-install: cpack's dpkg-shlibdeps, ofld.8 check
+      dpkg-dev groff-base    # scripts/test-install: cpack's dpkg-shlibdeps, ofld.8 check
+      libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc golang-github-osrg-gobgp-dev gobgpd  # EVPN client (docs/evpn.md)
+      )
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
