@@ -9,6 +9,7 @@ pkgs=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
       sockperf gnuplot-nox   # bench/tunnel: request/response latency, PNG chart
       dpkg-dev groff-base    # scripts/test-install: cpack's dpkg-shlibdeps, ofld.8 check
       libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc golang-github-osrg-gobgp-dev gobgpd  # EVPN client (docs/evpn.md)
+      frr                    # EVPN interop test (tests/kernel/evpn_frr_test.cpp)
       )
 missing=()
 for p in "${pkgs[@]}"; do

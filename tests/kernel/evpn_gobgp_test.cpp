@@ -157,7 +157,9 @@ TEST(Issue18Evpn, ThreeHostsGobgpAllPairsMacMoveAndStop) {
   // all pairs: ping, then TCP checked by hash
   for (int a = 0; a < 3; ++a)
     for (int b = 0; b < 3; ++b)
-      if (a != b) EXPECT_EQ(ping(u.host(a), u.overlay_addr(b)), "reply") << a << " -> " << b << "\n" << u.logs();
+      if (a != b) {
+        EXPECT_EQ(ping(u.host(a), u.overlay_addr(b)), "reply") << a << " -> " << b << "\n" << u.logs();
+      }
   for (auto [a, b] : {std::pair{0, 1}, std::pair{1, 2}, std::pair{2, 0}}) {
     auto [c, s] = transfer(u, a, b, 4);
     EXPECT_EQ(c, s) << a << " -> " << b;
@@ -168,9 +170,10 @@ TEST(Issue18Evpn, ThreeHostsGobgpAllPairsMacMoveAndStop) {
     const std::string mac = tap_mac(u, i);
     ASSERT_FALSE(mac.empty());
     for (int o = 0; o < 3; ++o)
-      if (o != i)
+      if (o != i) {
         EXPECT_TRUE(wait_for([&] { return entry(u, o, mac) == u.underlay_addr(i); }, std::chrono::seconds(5)))
             << "host " << o << " has no evpn entry for host " << i << "'s " << mac << ": " << fdb_json(u, o).dump();
+      }
   }
 
   // MAC move (RFC 7432 §15): a VM (macvlan on the TAP) on host 0, then the same MAC and

@@ -66,7 +66,9 @@ TEST(Issue18Group, ThreeEndpointsInOneGroupFloodingReachesAll) {
     for (const auto& e : f["entries"])
       if (e["source"] == "learned") learned_from.insert(e["remote"].get<std::string>());
     for (int o = 0; o < 3; ++o)
-      if (o != i) EXPECT_TRUE(learned_from.count(u.underlay_addr(o))) << i << " did not learn " << o << ": " << f.dump();
+      if (o != i) {
+        EXPECT_TRUE(learned_from.count(u.underlay_addr(o))) << i << " did not learn " << o << ": " << f.dump();
+      }
   }
 }
 
