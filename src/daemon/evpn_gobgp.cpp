@@ -281,11 +281,24 @@ class GobgpClient final : public EvpnClient {
     del(type3_path(), "DeletePath type-3", 500);
   }
 
+  // A gobgpd that hangs (stopped, overloaded) answers nothing, and a quiet watch stream does
+  // not tell: ask it something about every kRetryMs while connected.
+  bool alive() {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_check_ < std::chrono::milliseconds(kRetryMs)) return true;
+    last_check_ = now;
+    apipb::GetBgpRequest req;
+    apipb::GetBgpResponse resp;
+    grpc::ClientContext c;
+    deadline(c);
+    return call_ok(stub_->GetBgp(&c, req, &resp), "GetBgp");
+  }
+
   void sync_loop() {
     std::unique_lock lk(mu_);
     while (!stop_) {
       lk.unlock();
-      bool ok = connected_ ? sync_locals() : connect() && sync_locals();
+      bool ok = connected_ ? alive() && sync_locals() : connect() && sync_locals();
       lk.lock();
       cv_.wait_for(lk, std::chrono::milliseconds(ok ? kSyncMs : kRetryMs), [this] { return stop_; });
     }
@@ -436,6 +449,7 @@ class GobgpClient final : public EvpnClient {
   std::set<std::pair<Mac, IpAddr>> remote_macs_;    // under mu_
   std::set<IpAddr> vteps_;                          // under mu_
   std::uint64_t connects_ = 0, failures_ = 0;
+  std::chrono::steady_clock::time_point last_check_{};  // sync thread
   std::thread sync_, watch_;
 };
 

@@ -212,6 +212,21 @@ TEST(Issue18Evpn, ThreeHostsGobgpAllPairsMacMoveAndStop) {
   EXPECT_EQ(ping(u.host(2), vmaddr), "reply") << "after the move\n" << u.logs();
   EXPECT_EQ(ping(u.host(0), vmaddr), "reply") << "after the move (old host)\n" << u.logs();
 
+  // gobgpd of host 1 hung (SIGSTOP: slow, not gone; shorter than the BGP hold time): its calls
+  // time out, logged once, host 1 keeps forwarding; when it answers again, connected again
+  {
+    const auto warns1 = count(u.log(1), "retrying every");
+    const auto conn1 = count(u.log(1), "connected (AS");
+    ASSERT_EQ(::kill(u.bgp[1], SIGSTOP), 0);
+    EXPECT_TRUE(wait_for([&] { return count(u.log(1), "retrying every") == warns1 + 1; }, std::chrono::seconds(5)))
+        << u.log(1);
+    EXPECT_EQ(ping(u.host(1), u.overlay_addr(0)), "reply") << "host 1 with a hung gobgpd\n" << u.logs();
+    ::kill(u.bgp[1], SIGCONT);
+    EXPECT_TRUE(wait_for([&] { return count(u.log(1), "connected (AS") == conn1 + 1; }, std::chrono::seconds(10)))
+        << u.log(1);
+    EXPECT_EQ(count(u.log(1), "retrying every"), warns1 + 1) << "logged more than once per outage: " << u.log(1);
+  }
+
   // gobgpd of host 0 killed: host 0 keeps forwarding on what it knows; logged once more
   const auto warns0 = count(u.log(0), "retrying every");
   u.stop_gobgpd(0, SIGKILL);
