@@ -41,6 +41,9 @@ class EvpnClient {
   static constexpr int kSyncMs = 100;        ///< local MACs → routes, at most this late
   static constexpr int kRpcTimeoutMs = 2000; ///< deadline of each unary call
   static constexpr int kRetryMs = 1000;      ///< reconnect period while gobgpd is down
+  /// After a reconnection, entries programmed before it that no route has confirmed within
+  /// this time are removed (gobgpd restarted without them).
+  static constexpr int kStaleMs = 15000;
 
   virtual ~EvpnClient() = default;
   /// {"server", "connected", "asn", "advertised_macs", "remote_macs", "vteps",

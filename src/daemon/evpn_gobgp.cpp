@@ -237,6 +237,17 @@ class GobgpClient final : public EvpnClient {
     asn_ = resp.global().asn();
     if (watch_.joinable()) watch_.join();  // the previous stream ended
     advertised_.clear();                    // advertise everything again
+    {
+      // What the previous session programmed stays (forwarding continues) but is stale until
+      // a route confirms it; what is still unconfirmed after kStaleMs is removed (a gobgpd that
+      // restarted may never withdraw routes it no longer has).
+      std::lock_guard g(mu_);
+      stale_macs_.insert(remote_macs_.begin(), remote_macs_.end());
+      stale_vteps_.insert(vteps_.begin(), vteps_.end());
+      remote_macs_.clear();
+      vteps_.clear();
+      stale_until_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(kStaleMs);
+    }
     if (!add(type3_path(), "AddPath type-3")) return false;
     {
       std::lock_guard g(mu_);
@@ -294,10 +305,23 @@ class GobgpClient final : public EvpnClient {
     return call_ok(stub_->GetBgp(&c, req, &resp), "GetBgp");
   }
 
+  void sweep_stale() {
+    std::lock_guard g(mu_);
+    if (stale_macs_.empty() && stale_vteps_.empty()) return;
+    if (!connected_ || std::chrono::steady_clock::now() < stale_until_) return;
+    for (const auto& [mac, nh] : stale_macs_)
+      if (!remote_macs_.count({mac, nh})) o_.fdb->remove_evpn(mac, nh);
+    for (const auto& v : stale_vteps_)
+      if (!vteps_.count(v)) o_.fdb->remove_flood(v, tunnel::FdbSource::Evpn);
+    stale_macs_.clear();
+    stale_vteps_.clear();
+  }
+
   void sync_loop() {
     std::unique_lock lk(mu_);
     while (!stop_) {
       lk.unlock();
+      sweep_stale();
       bool ok = connected_ ? alive() && sync_locals() : connect() && sync_locals();
       lk.lock();
       cv_.wait_for(lk, std::chrono::milliseconds(ok ? kSyncMs : kRetryMs), [this] { return stop_; });
@@ -448,6 +472,9 @@ class GobgpClient final : public EvpnClient {
   std::map<Mac, std::uint32_t> advertised_;         // sync thread: MAC → seq advertised
   std::set<std::pair<Mac, IpAddr>> remote_macs_;    // under mu_
   std::set<IpAddr> vteps_;                          // under mu_
+  std::set<std::pair<Mac, IpAddr>> stale_macs_;     // under mu_: programmed before a reconnect
+  std::set<IpAddr> stale_vteps_;                    // under mu_
+  std::chrono::steady_clock::time_point stale_until_{};
   std::uint64_t connects_ = 0, failures_ = 0;
   std::chrono::steady_clock::time_point last_check_{};  // sync thread
   std::thread sync_, watch_;
