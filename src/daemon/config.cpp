@@ -44,8 +44,8 @@ std::string bad_number(const std::string& key, const std::string& val, std::uint
          std::to_string(hi);
 }
 
-/// A remote must be a unicast address other than local: VXLAN/GUE/GRE endpoints here send
-/// unicast only (no multicast groups), and a tunnel to itself loops.
+/// A remote must be a unicast address other than local (a VXLAN multicast group is given
+/// with `group`, not as a remote), and a tunnel to itself loops.
 std::optional<std::string> check_remote(const tunnel::IpAddr& r, const tunnel::IpAddr& local) {
   const auto& b = r.bytes;
   const bool v4_bad = !r.is_v6() && (b[0] >= 224 || (b[0] | b[1] | b[2] | b[3]) == 0);
