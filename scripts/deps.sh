@@ -10,7 +10,10 @@ pkgs=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
       openvswitch-switch     # bench/tunnel: OVS userspace datapath as a peer
       fastd                  # bench/tunnel: fastd (tap, null method) as a peer
       valgrind               # bench/seeds table 2: callgrind instruction counts
-      dpkg-dev groff-base)   # scripts/test-install: cpack's dpkg-shlibdeps, ofld.8 check
+      dpkg-dev groff-base    # scripts/test-install: cpack's dpkg-shlibdeps, ofld.8 check
+      libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc golang-github-osrg-gobgp-dev gobgpd  # EVPN client (docs/evpn.md)
+      frr                    # EVPN interop test (tests/kernel/evpn_frr_test.cpp)
+      )
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

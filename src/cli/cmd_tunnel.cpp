@@ -83,7 +83,8 @@ ofld::cli::Registrar reg([](CLI::App& root) {
   t->add_option("words", a->words,
                 "vxlan id VNI local ADDR remote ADDR [remote ADDR..] [dstport N] [srcport MIN MAX] "
                 "[udpcsum|noudpcsum] [udp6zerocsumtx] [udp6zerocsumrx] [remcsumtx] [remcsumrx] "
-                "[remcsum-nopartial] [ttl N] [tos N|inherit] [mtu N] [ageing S] [nolearning] [fdb MAC ADDR]\n"
+                "[remcsum-nopartial] [ttl N] [tos N|inherit] [mtu N] [ageing S] [nolearning] [fdb MAC ADDR] "
+                "[group ADDR [dev IF]] [evpn] [evpn-server HOST:PORT]\n"
                 "gue local ADDR remote ADDR port P [udpcsum|noudpcsum] [udp6zerocsumtx] "
                 "[udp6zerocsumrx] [remcsumtx] [remcsumrx] [remcsum-nopartial] [ttl N] [tos N] [mtu N]\n"
                 "gre|ip6gre local ADDR remote ADDR [key K] [ikey K] [okey K] [csum] [icsum] [ocsum] "

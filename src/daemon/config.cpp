@@ -44,8 +44,8 @@ std::string bad_number(const std::string& key, const std::string& val, std::uint
          std::to_string(hi);
 }
 
-/// A remote must be a unicast address other than local: VXLAN/GUE/GRE endpoints here send
-/// unicast only (no multicast groups), and a tunnel to itself loops.
+/// A remote must be a unicast address other than local (a VXLAN multicast group is given
+/// with `group`, not as a remote), and a tunnel to itself loops.
 std::optional<std::string> check_remote(const tunnel::IpAddr& r, const tunnel::IpAddr& local) {
   const auto& b = r.bytes;
   const bool v4_bad = !r.is_v6() && (b[0] >= 224 || (b[0] | b[1] | b[2] | b[3]) == 0);
@@ -264,6 +264,20 @@ const std::vector<Setting>& settings() {
        SET(c.cfg.vxlan.learning = on)},
       // issue 15: integrity mode (inner checksums elided toward peers that have it too)
       {"integrity", {}, nullptr, Arity::Flag, Value::Any, kVx, {"integrity"}, SET(c.cfg.integrity = on)},
+      // underlay multicast group for flooding: `group ADDR dev IF` (iproute2 vxlan)
+      {"group", {}, nullptr, Arity::One, Value::Str, kVx, {"group"},
+       SET(if (auto e = addr_arg(k, v[0], c.cfg.group)) return e;
+           const auto& b = c.cfg.group.bytes;
+           const bool mc = c.cfg.group.is_v6() ? b[0] == 0xFF : (b[0] & 0xF0) == 0xE0;
+           if (!mc) return "group: " + v[0] + " is not a multicast address (224.0.0.0/4, ff00::/8)")},
+      {"dev", {}, nullptr, Arity::One, Value::Str, kVx, {"group-dev"},
+       SET(if (auto e = check_dev(v[0])) return e; c.cfg.group_dev = v[0])},
+      // BGP EVPN through gobgpd (docs/evpn.md)
+      {"evpn", {}, "noevpn", Arity::Flag, Value::Any, kVx, {"evpn"}, SET(c.cfg.evpn = on)},
+      {"evpn-server", {"evpn_server"}, nullptr, Arity::One, Value::Str, kVx, {"evpn-server"},
+       SET(if (v[0].empty() || v[0].find(':') == std::string::npos)
+             return "evpn-server: '" + v[0] + "' is not HOST:PORT";
+           c.cfg.evpn_server = v[0]; c.cfg.evpn = true)},
       // static forwarding entries: `fdb MAC ADDR` (TOML: [[fdb]] tables with mac and remote)
       {"fdb", {}, nullptr, Arity::Two, Value::Str, kVx, {},
        SET(auto mac = parse_mac(v[0]); if (!mac) return "fdb: '" + v[0] + "' is not a MAC address";
@@ -353,7 +367,14 @@ std::optional<std::string> finish(Ctx& c) {
     if (!c.have_id) return std::string("id: the VNI is required (id VNI)");
     for (const auto& r : cfg.vxlan.remotes)
       if (auto e = check_remote(r, cfg.vxlan.local)) return e;
-    if (auto e = tunnel::validate(cfg.vxlan)) return e;
+    if (!cfg.group_dev.empty() && cfg.group.empty())
+      return std::string("dev: the underlay interface of a multicast group; give group ADDR too");
+    if (!cfg.group.empty() && !cfg.vxlan.local.empty() && cfg.group.is_v6() != cfg.vxlan.local.is_v6())
+      return "group: " + cfg.group.to_string() + " and local " + cfg.vxlan.local.to_string() +
+             " are of different families";
+    if (cfg.evpn && cfg.vxlan.local.empty())
+      return std::string("evpn: needs local ADDR (the VTEP address the routes carry)");
+    if (auto e = tunnel::validate(cfg.vxlan, cfg.group.empty() && !cfg.evpn)) return e;
     // Issue 15: with the inner checksum elided, the outer UDP checksum is what protects the
     // inner frame (the link CRC of IPoIB connected mode, spec I-5) — in both directions.
     const auto& v = cfg.vxlan;

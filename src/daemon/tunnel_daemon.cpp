@@ -27,6 +27,7 @@
 #include "ofld/io/udp_socket.hpp"
 #include "ofld/io/vnet_writer.hpp"
 #include "ofld/tunnel/peer.hpp"
+#include "evpn.hpp"
 #include "worker_set.hpp"
 
 namespace ofld::daemon {
@@ -81,6 +82,7 @@ struct Worker : detail::WorkerBase, io::FrameSink {
   std::map<std::uint16_t, io::UdpSocket> tx;  // VXLAN: per source port (udp_flow_src_port)
   bool tx_port_pool_full = false;
   std::optional<io::RawIpSocket> raw;         // GRE, ip6gre
+  std::optional<io::UdpSocket> grp;           // VXLAN `group`: worker 0 receives the group's datagrams
   std::uint16_t dport = 0;                    // UDP destination port (dstport / port)
   std::unique_ptr<tunnel::Endpoint> path;
   tunnel::OuterCsum outer_csum = tunnel::OuterCsum::Unknown;  // what the socket says of it
@@ -97,7 +99,8 @@ struct Worker : detail::WorkerBase, io::FrameSink {
   int net_fd() const { return raw ? raw->fd() : udp->fd(); }
   void handle(int fd) {
     if (fd == dev->fd()) handle_dev();
-    else if (fd == net_fd()) handle_net();
+    else if (fd == net_fd()) handle_net(raw ? nullptr : &*udp);
+    else if (grp && fd == grp->fd()) handle_net(&*grp);
   }
 
   // Worker 0, every loop iteration: age the shared FDB about once a second; peer session
@@ -146,6 +149,8 @@ struct Worker : detail::WorkerBase, io::FrameSink {
       const auto& v = cfg->vxlan;
       io::UdpSocketOptions o{v.local, sport, !v.tx_outer_csum(), false, v.ttl, v.tos,
                              udp->gso(), false, 4 << 20, true};
+      o.mcast = !cfg->group.empty();  // floods to the group leave by `dev`
+      o.mcast_dev = cfg->group_dev;
       o.gso_short_tail = udp->gso_short_tail();  // probed once on the primary socket
       o.reuse_port = cfg->queues > 1;            // every worker has its own socket on sport
       auto s = io::UdpSocket::open(o);
@@ -182,7 +187,7 @@ struct Worker : detail::WorkerBase, io::FrameSink {
 
   // ---- underlay → device
   // One receive batch into the slots: recvmmsg (UDP) or raw receives until empty.
-  io::Result<std::size_t> recv_batch() {
+  io::Result<std::size_t> recv_batch(io::UdpSocket* sock) {
     // A slot whose bytes are still referenced by a packet gets a fresh buffer (normally every
     // reference is gone: the previous batch flushed GRO and wrote its frames).
     for (std::size_t i = 0; i < rxbufs.size(); ++i)
@@ -190,8 +195,8 @@ struct Worker : detail::WorkerBase, io::FrameSink {
         rxbufs[i] = core::Buffer::create(kMaxFrame);
         rxspans[i] = rxbufs[i]->bytes;
       }
-    if (udp && !raw) {
-      auto r = udp->recv_batch(rxspans, udprx);
+    if (sock) {
+      auto r = sock->recv_batch(rxspans, udprx);
       if (!r.ok()) return r;
       for (std::size_t i = 0; i < r.value(); ++i)
         rxs[i] = NetRx{0, udprx[i].len, udprx[i].gso_size, udprx[i].from, udprx[i].tos};
@@ -210,11 +215,11 @@ struct Worker : detail::WorkerBase, io::FrameSink {
 
   // Drain the underlay (bounded): receive batches until empty or the budget, each followed by
   // a GRO flush and the device writes (NAPI: poll a batch, flush at the end of the poll).
-  void handle_net() {
+  void handle_net(io::UdpSocket* sock) {
     std::lock_guard g(mu);
     const auto t = now_ns();
     for (std::size_t call = 0; call < kRxBudget; ++call) {
-      auto r = recv_batch();
+      auto r = recv_batch(sock);
       if (!r.ok()) {
         spdlog::warn("{}", r.message());
         break;
@@ -273,10 +278,19 @@ struct TunnelDaemon::Impl {
   std::shared_ptr<tunnel::PeerTable> peers;  // peer sessions, shared by the workers (issue 15)
   unsigned dev_offload = 0;
   detail::WorkerSet<Worker> ws;
+  std::unique_ptr<EvpnClient> evpn;  // after ws: destroyed first (withdraws its routes)
 
   const Device& dev() const { return *ws.workers[0]->dev; }
   std::string mode() const {
     return cfg.mode == TunnelMode::Vxlan ? "vxlan" : std::string(cfg.ip.name());
+  }
+
+  json fdb_json() const {
+    if (!fdb) return json{{"error", "fdb: not a VXLAN endpoint (mode " + mode() + ")"}};
+    json j = fdb->to_json(now_ns());
+    j["vni"] = cfg.vxlan.vni;
+    if (evpn) j["evpn"] = evpn->state();
+    return j;
   }
 
   json stats() const {
@@ -303,7 +317,8 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   const bool vxlan = cfg.mode == TunnelMode::Vxlan;
   const auto& v = cfg.vxlan;
   const auto& ip = cfg.ip;
-  if (auto e = vxlan ? tunnel::validate(v) : tunnel::validate(ip)) return R::error(*e);
+  if (auto e = vxlan ? tunnel::validate(v, cfg.group.empty() && !cfg.evpn) : tunnel::validate(ip))
+    return R::error(*e);
   if (cfg.queues < 1 || cfg.queues > kMaxQueues)
     return R::error("queues: " + std::to_string(cfg.queues) + " is not in 1.." +
                     std::to_string(kMaxQueues));
@@ -382,6 +397,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
       spdlog::warn("{}", s.message());
     im->fdb = std::make_shared<tunnel::SharedFdb>(std::uint64_t(v.ageing_s) * 1000000000ull);
     for (const auto& [mac, a] : cfg.static_fdb) im->fdb->add_static(mac, a);
+    if (!cfg.group.empty()) im->fdb->add_flood(cfg.group, tunnel::FdbSource::Group);
     po.fdb = im->fdb;
   }
   {  // peer sessions (issue 15): every configured remote gets one
@@ -424,6 +440,8 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
                               w.idx != 0};
       uo.reuse_port = mq;
       uo.recv_tos = true;  // outer ECN for RFC 6040 decapsulation
+      uo.mcast = vxlan && !cfg.group.empty();
+      uo.mcast_dev = cfg.group_dev;
       if (w.idx != 0) uo.gso_short_tail = im->ws.workers[0]->udp->gso_short_tail();
       auto u = io::UdpSocket::open(uo);
       if (!u.ok())
@@ -431,6 +449,16 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
                         std::to_string(port) + ": " + u.message());
       w.udp.emplace(std::move(u.value()));
       w.dport = port;
+      if (vxlan && !cfg.group.empty() && w.idx == 0) {  // the group's datagrams: worker 0
+        io::UdpSocketOptions go = uo;
+        go.local = cfg.group;
+        go.join_group = true;
+        go.reuse_port = false;
+        go.quiet = true;
+        auto gs = io::UdpSocket::open(go);
+        if (!gs.ok()) return R::error("group " + cfg.group.to_string() + ": " + gs.message());
+        w.grp.emplace(std::move(gs.value()));
+      }
     } else {
       auto r = io::RawIpSocket::open(io::RawIpSocketOptions{ip.local, 47, ip.ttl, ip.tos, 4 << 20});
       if (!r.ok()) return R::from(r);
@@ -455,6 +483,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
     w.rxspans.resize(slots);
     std::vector<int> fds = {w.dev->fd()};
     if (w.idx == 0 || !w.raw) fds.push_back(w.net_fd());
+    if (w.grp) fds.push_back(w.grp->fd());
     if (auto e = w.open_events(fds); !e.empty()) return R::error(e);
   }
   // One TSO frame, one send: the device's gso_max_segs keeps the kernel's TSO frames to what
@@ -473,11 +502,23 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   if (auto e = im->ws.open_control(cfg.control.empty() ? default_control_path(dev.name()) : cfg.control);
       !e.empty())
     return R::error(e);
+  if (vxlan && cfg.evpn) {
+    std::string e;
+    im->evpn = start_evpn(EvpnOptions{cfg.evpn_server, v.local, v.vni, im->fdb}, e);
+    if (!im->evpn) return R::error(e);
+  }
   im->ws.stats_text = [p = im.get()] { return p->stats().dump() + "\n"; };
+  im->ws.request_text = [p = im.get()](const std::string& req) -> std::string {
+    if (req != "fdb") return "";
+    return p->fdb_json().dump() + "\n";
+  };
   std::string extra;
   if (vxlan) {
     extra = " id " + std::to_string(v.vni) + " local " + v.local.to_string() + " dstport " +
             std::to_string(v.dstport) + " remotes " + std::to_string(v.remotes.size()) +
+            (cfg.group.empty() ? "" : " group " + cfg.group.to_string() +
+                                          (cfg.group_dev.empty() ? "" : " dev " + cfg.group_dev)) +
+            (cfg.evpn ? " evpn " + cfg.evpn_server : "") +
             (v.remcsum_tx ? " remcsumtx" : "") + (v.remcsum_rx ? " remcsumrx" : "");
   } else {
     extra = " local " + ip.local.to_string() + " remote " + ip.remote.to_string();
@@ -498,7 +539,9 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
 
 int TunnelDaemon::run() { return impl_->ws.run(); }
 
-io::Result<json> query_stats(const std::string& path) {
+io::Result<json> query_stats(const std::string& path) { return query_control(path, ""); }
+
+io::Result<json> query_control(const std::string& path, const std::string& request) {
   int s = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_un sa{};
   sa.sun_family = AF_UNIX;
@@ -512,6 +555,12 @@ io::Result<json> query_stats(const std::string& path) {
     ::close(s);
     return io::Result<json>::error(e);
   }
+  const std::string line = request.empty() ? request : request + "\n";
+  if (!line.empty() && ::write(s, line.data(), line.size()) != ssize_t(line.size())) {
+    ::close(s);
+    return io::Result<json>::error("control: write to " + path + ": " + std::strerror(errno));
+  }
+  ::shutdown(s, SHUT_WR);  // the request is complete (none: the stats)
   std::string out;
   char buf[4096];
   ssize_t n;

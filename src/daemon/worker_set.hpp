@@ -6,6 +6,7 @@
 #pragma once
 
 #include <signal.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
@@ -126,6 +127,8 @@ class WorkerSet {
  public:
   std::vector<std::unique_ptr<W>> workers;  ///< [0] = the device's first queue
   std::function<std::string()> stats_text;  ///< what the control socket answers
+  /// The answer to a request line (e.g. "fdb"); "" = unknown request (then the stats).
+  std::function<std::string(const std::string&)> request_text;
 
   WorkerSet() = default;
   WorkerSet(const WorkerSet&) = delete;
@@ -196,7 +199,21 @@ class WorkerSet {
   void serve_control() {
     int c = ::accept4(ctl_, nullptr, nullptr, SOCK_CLOEXEC);
     if (c < 0) return;
-    std::string s = stats_text ? stats_text() : std::string("{}\n");
+    // A client may send one request line ("fdb\n") or nothing (shut its side: the stats).
+    // A client that neither sends nor shuts gets the stats after 100 ms.
+    std::string req;
+    for (;;) {
+      pollfd pf{c, POLLIN, 0};
+      if (::poll(&pf, 1, 100) <= 0) break;
+      char b[256];
+      ssize_t n = ::read(c, b, sizeof b);
+      if (n <= 0) break;
+      req.append(b, std::size_t(n));
+      if (req.find('\n') != std::string::npos || req.size() > 1024) break;
+    }
+    if (auto nl = req.find('\n'); nl != std::string::npos) req.resize(nl);
+    std::string s = !req.empty() && request_text ? request_text(req) : std::string();
+    if (s.empty()) s = stats_text ? stats_text() : std::string("{}\n");
     std::size_t off = 0;
     while (off < s.size()) {
       ssize_t n = ::write(c, s.data() + off, s.size() - off);

@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <poll.h>
@@ -143,6 +144,54 @@ Result<std::size_t> sendmmsg_all(int fd, std::vector<mmsghdr>& m, UdpSocketStats
   return done;
 }
 
+/// The multicast send settings (and SO_REUSEADDR for a group receiver); error text or "".
+std::string set_multicast(int fd, bool v6, const UdpSocketOptions& o) {
+  int one = 1, zero = 0;
+  unsigned ifindex = 0;
+  if (!o.mcast_dev.empty()) {
+    ifindex = ::if_nametoindex(o.mcast_dev.c_str());
+    if (!ifindex) return "group dev " + o.mcast_dev + ": no such interface";
+  }
+  if (o.join_group && ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
+    return err("SO_REUSEADDR");
+  const int hops = o.ttl > 0 ? o.ttl : 1;
+  if (v6) {
+    int idx = int(ifindex);
+    if ((ifindex && ::setsockopt(fd, IPPROTO_IPV6, IPV6_MULTICAST_IF, &idx, sizeof idx) < 0) ||
+        ::setsockopt(fd, IPPROTO_IPV6, IPV6_MULTICAST_LOOP, &zero, sizeof zero) < 0 ||
+        ::setsockopt(fd, IPPROTO_IPV6, IPV6_MULTICAST_HOPS, &hops, sizeof hops) < 0)
+      return err("IPV6_MULTICAST_IF/LOOP/HOPS");
+    return "";
+  }
+  ip_mreqn mr{};
+  mr.imr_ifindex = int(ifindex);
+  if ((ifindex && ::setsockopt(fd, IPPROTO_IP, IP_MULTICAST_IF, &mr, sizeof mr) < 0) ||
+      ::setsockopt(fd, IPPROTO_IP, IP_MULTICAST_LOOP, &zero, sizeof zero) < 0 ||
+      ::setsockopt(fd, IPPROTO_IP, IP_MULTICAST_TTL, &hops, sizeof hops) < 0)
+    return err("IP_MULTICAST_IF/LOOP/TTL");
+  // only the groups this socket joined (not every group any socket of the host joined)
+  ::setsockopt(fd, IPPROTO_IP, IP_MULTICAST_ALL, &zero, sizeof zero);
+  return "";
+}
+
+std::string join_group(int fd, bool v6, const UdpSocketOptions& o) {
+  const unsigned ifindex = o.mcast_dev.empty() ? 0 : ::if_nametoindex(o.mcast_dev.c_str());
+  if (v6) {
+    ipv6_mreq mr{};
+    std::memcpy(&mr.ipv6mr_multiaddr, o.local.bytes.data(), 16);
+    mr.ipv6mr_interface = ifindex;
+    if (::setsockopt(fd, IPPROTO_IPV6, IPV6_JOIN_GROUP, &mr, sizeof mr) < 0)
+      return err(("IPV6_JOIN_GROUP " + o.local.to_string()).c_str());
+    return "";
+  }
+  ip_mreqn mr{};
+  std::memcpy(&mr.imr_multiaddr, o.local.bytes.data(), 4);
+  mr.imr_ifindex = int(ifindex);
+  if (::setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr, sizeof mr) < 0)
+    return err(("IP_ADD_MEMBERSHIP " + o.local.to_string()).c_str());
+  return "";
+}
+
 }  // namespace
 
 Result<UdpSocket> UdpSocket::open(const UdpSocketOptions& o) {
@@ -186,11 +235,15 @@ Result<UdpSocket> UdpSocket::open(const UdpSocketOptions& o) {
     return Result<UdpSocket>::error(err(s.v6_ ? "IPV6_RECVTCLASS" : "IP_RECVTOS"));
   if (o.reuse_port && ::setsockopt(s.fd_, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0)
     return Result<UdpSocket>::error(err("SO_REUSEPORT"));
+  if (o.mcast || o.join_group)
+    if (auto e = set_multicast(s.fd_, s.v6_, o); !e.empty()) return Result<UdpSocket>::error(e);
   sockaddr_storage ss;
   socklen_t sl = make_sa(o.local, o.port, ss);
   if (::bind(s.fd_, reinterpret_cast<sockaddr*>(&ss), sl) < 0)
     return Result<UdpSocket>::error(err(("bind " + o.local.to_string() + " port " +
                                          std::to_string(o.port)).c_str()));
+  if (o.join_group)
+    if (auto e = join_group(s.fd_, s.v6_, o); !e.empty()) return Result<UdpSocket>::error(e);
   sl = sizeof ss;
   ::getsockname(s.fd_, reinterpret_cast<sockaddr*>(&ss), &sl);
   wire::IpAddr dummy;

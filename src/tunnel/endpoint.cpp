@@ -294,7 +294,9 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
     return;
   }
   bool flooded = false;
-  if (fdb_) flooded = fdb_->lookup(mac_at(frame, wire::eth::kDstOffset), now_ns, remotes_);
+  if (fdb_)  // with local learning (EVPN) the source MAC is kept as ours under the same lock
+    flooded = fdb_->lookup_tx(mac_at(frame, wire::eth::kSrcOffset), mac_at(frame, wire::eth::kDstOffset),
+                              now_ns, remotes_);
   else remotes_.assign(1, ip_->remote);
   if (remotes_.empty()) {
     ctr_.drop(Drop::TxNoRemote);

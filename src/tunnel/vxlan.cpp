@@ -17,10 +17,10 @@ namespace ofld::tunnel {
 
 namespace vx = wire::vxlan;
 
-std::optional<std::string> validate(const VxlanConfig& cfg) {
+std::optional<std::string> validate(const VxlanConfig& cfg, bool need_remote) {
   if (cfg.vni > 0xFFFFFF) return "id: VNI " + std::to_string(cfg.vni) + " exceeds 24 bits";
   if (cfg.local.empty()) return std::string("local: an underlay address is required");
-  if (cfg.remotes.empty()) return std::string("remote: at least one remote address is required");
+  if (need_remote && cfg.remotes.empty()) return std::string("remote: at least one remote address is required");
   for (const auto& r : cfg.remotes)
     if (r.family != cfg.local.family)
       return "remote: " + r.to_string() + " is not the address family of local " +

@@ -4,6 +4,7 @@
 //   id VNI local ADDR remote ADDR [remote ADDR ...] [dstport N] [srcport MIN MAX]
 //   [udpcsum|noudpcsum] [udp6zerocsumtx] [udp6zerocsumrx] [remcsumtx] [remcsumrx]
 //   [remcsum-nopartial] [ttl N] [tos N|inherit] [mtu N] [ageing SECONDS] [nolearning]
+//   [group ADDR [dev IF]] [evpn] [evpn-server HOST:PORT]   (docs/evpn.md)
 // TOML (`--config FILE`):
 //   dev = "ofld0"            # optional
 //   address = "192.0.2.1/24" # optional, assigned to the TAP
@@ -27,6 +28,9 @@
 //   mtu = 1450
 //   ageing = 300
 //   learning = true
+//   group = "239.1.1.1"      # underlay multicast group for flooding
+//   dev = "eth0"             # ... joined on this interface
+//   evpn = true              # BGP EVPN through gobgpd (evpn_server = "127.0.0.1:50051")
 //   [[fdb]]                  # static entries
 //   mac = "02:00:00:00:00:01"
 //   remote = "10.0.0.2"
@@ -84,6 +88,15 @@ struct DaemonConfig {
   /// table; VXLAN): inner checksums elided toward peers whose session says they have it too.
   /// Needs the outer UDP checksum both ways (refused otherwise).
   bool integrity = false;
+  /// VXLAN `group ADDR [dev IF]` (iproute2): flood to the underlay multicast group (joined on
+  /// IF) besides any remotes; empty = none.
+  tunnel::IpAddr group;
+  std::string group_dev;
+  /// VXLAN `evpn` / `evpn-server HOST:PORT`: feed the FDB from BGP EVPN through gobgpd's gRPC
+  /// API (docs/evpn.md): advertise local MACs (type-2) and the VNI (type-3), program remote
+  /// MACs and the flood list from the routes received.
+  bool evpn = false;
+  std::string evpn_server = "127.0.0.1:50051";
 };
 
 /// Most queues accepted: the kernel's MAX_TAP_QUEUES (drivers/net/tun.c).

@@ -49,5 +49,9 @@ class TunnelDaemon {
 
 /// Fetch the stats JSON from a running daemon's control socket.
 io::Result<nlohmann::json> query_stats(const std::string& control_path);
+/// Send `request` (one line, e.g. "fdb") on the control socket and parse the JSON answer.
+/// The daemon answers "fdb" with tunnel::SharedFdb::to_json plus "vni" and "evpn" (the
+/// BGP client's state, when configured); an error for a non-VXLAN endpoint.
+io::Result<nlohmann::json> query_control(const std::string& control_path, const std::string& request);
 
 }  // namespace ofld::daemon

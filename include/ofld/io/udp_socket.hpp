@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <span>
 
 #include "ofld/io/result.hpp"
@@ -45,6 +46,16 @@ struct UdpSocketOptions {
   /// IP_RECVTOS / IPV6_RECVTCLASS: report each received datagram's outer TOS / traffic
   /// class (UdpRx::tos), for RFC 6040 ECN decapsulation.
   bool recv_tos = false;
+  /// Underlay multicast (the kernel VXLAN device's `group ADDR dev IF`): the interface that
+  /// datagrams to a multicast group leave by (IP_MULTICAST_IF / IPV6_MULTICAST_IF; empty: the
+  /// routing table decides). With `mcast` set, multicast sends are not looped back to this host
+  /// (IP_MULTICAST_LOOP 0) and leave with hop limit `ttl`, or 1 when ttl is 0 (as
+  /// vxlan_xmit_one does for a multicast destination).
+  bool mcast = false;
+  std::string mcast_dev{};
+  /// Receive a group: `local` is the group address; the socket binds group:port
+  /// (SO_REUSEADDR) and joins it on mcast_dev (IP_ADD_MEMBERSHIP / IPV6_JOIN_GROUP).
+  bool join_group = false;
 };
 
 /// One received buffer: `len` bytes; when gso_size > 0 it holds datagrams of gso_size bytes

@@ -65,7 +65,9 @@ std::uint8_t outer_tos(const VxlanConfig& cfg, std::span<const std::uint8_t> fra
 
 /// Check a configuration. Returns an error naming the bad setting, e.g.
 /// "remcsumtx: needs an outer UDP checksum (spec K-2); drop noudpcsum/udp6zerocsumtx".
-std::optional<std::string> validate(const VxlanConfig& cfg);
+/// need_remote false: no `remote` is required (the flood list comes from a multicast group
+/// or from BGP EVPN type-3 routes).
+std::optional<std::string> validate(const VxlanConfig& cfg, bool need_remote = true);
 
 /// udp_flow_src_port(): map a flow hash into [min, max] (max exclusive as in the kernel's
 /// `((u64)hash * (max - min)) >> 32` + min, after hash ^= hash << 16). Host order.

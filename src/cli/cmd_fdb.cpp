@@ -1,0 +1,65 @@
+// `ofld fdb [--dev NAME | --control PATH] [--json]`: the forwarding database of a running
+// VXLAN `ofld tunnel` — entries with their source (static, learned, evpn), age and remote,
+// the flood list (static remotes, the multicast group, EVPN type-3 members) and, with EVPN,
+// the local MACs it advertises.
+#include <cstdio>
+#include <iostream>
+
+#include "ofld/daemon/config.hpp"
+#include "ofld/daemon/tunnel_daemon.hpp"
+#include "registry.hpp"
+
+namespace {
+
+struct FdbArgs {
+  std::string dev = "ofld0", control;
+  bool json = false;
+};
+
+std::string age_text(const nlohmann::json& e) {
+  if (e.value("source", "") == "static") return "permanent";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1fs", double(e.value("age_ms", 0ull)) / 1000.0);
+  return b;
+}
+
+ofld::cli::Registrar reg([](CLI::App& root) {
+  auto a = std::make_shared<FdbArgs>();
+  auto* s = root.add_subcommand("fdb", "forwarding database of a running VXLAN `ofld tunnel`");
+  s->add_option("--dev", a->dev, "TAP name of the endpoint (default ofld0)");
+  s->add_option("--control", a->control, "control socket path");
+  s->add_flag("--json", a->json, "JSON output");
+  s->callback([a] {
+    auto path = a->control.empty() ? ofld::daemon::default_control_path(a->dev) : a->control;
+    auto r = ofld::daemon::query_control(path, "fdb");
+    if (!r.ok()) {
+      std::cerr << "ofld fdb: " << r.message() << "\n";
+      ofld::cli::exit_code() = 2;
+      return;
+    }
+    const auto& j = r.value();
+    if (j.contains("error") || !j.contains("entries")) {
+      std::cerr << "ofld fdb: " << j.value("error", std::string("the daemon does not answer `fdb` (older version?)")) << "\n";
+      ofld::cli::exit_code() = 2;
+      return;
+    }
+    if (a->json) {
+      std::cout << j.dump(2) << "\n";
+      return;
+    }
+    // like `bridge fdb show`: MAC dst REMOTE, then the source and age
+    for (const auto& e : j["entries"])
+      std::cout << e["mac"].get<std::string>() << " dst " << e["remote"].get<std::string>() << " "
+                << e["source"].get<std::string>() << " " << age_text(e) << "\n";
+    for (const auto& e : j["flood"])
+      std::cout << "00:00:00:00:00:00 dst " << e["remote"].get<std::string>() << " "
+                << e["source"].get<std::string>() << " flood\n";
+    if (j.contains("local"))
+      for (const auto& e : j["local"])
+        std::cout << e["mac"].get<std::string>() << " local " << age_text(e) << " seq "
+                  << e["seq"] << "\n";
+    if (j.contains("evpn")) std::cout << "evpn " << j["evpn"].dump() << "\n";
+  });
+});
+
+}  // namespace

@@ -1,0 +1,58 @@
+// The BGP EVPN client of `ofld tunnel` (docs/evpn.md): talks to a running gobgpd through its
+// gRPC API (GobgpApi: GetBgp, AddPath, DeletePath, WatchEvent). Wiring only — what an entry
+// means is tunnel::SharedFdb's (set_evpn / remove_evpn / add_flood / remove_flood / locals).
+//
+// Advertises (RFC 7432, RFC 8365 VXLAN encapsulation): one type-3 inclusive multicast route
+// for the VNI (RD vtep:vni, ethernet tag 0, originator = VTEP, PMSI tunnel attribute ingress
+// replication with the VNI as label), and one type-2 MAC/IP route per local MAC (the FDB's
+// locals(), learned from frames read from the TAP; label = VNI; MAC Mobility extended
+// community with the local's sequence number when > 0), both with next hop = VTEP, route
+// target ASN:VNI (the ASN from gobgpd) and the VXLAN encapsulation extended community
+// (RFC 9012 tunnel type 8). A local MAC that ages out, or moves away, is withdrawn within one
+// sync period (kSyncMs); every route is withdrawn when the client stops.
+//
+// Receives (WatchEvent, best paths, with the table's current content first): type-2 routes
+// of our VNI from another VTEP program FDB entries (withdrawn: removed); type-3 routes make
+// the flood list. Our own routes (next hop = our VTEP) are ignored.
+//
+// gobgpd down or slow (every call has a deadline of kRpcTimeoutMs; while connected, GetBgp
+// is asked every kRetryMs so that a hung gobgpd is noticed): logged once, retried every kRetryMs; the FDB keeps what it has, so forwarding continues; on reconnection every
+// route is advertised again and the table read again.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "ofld/tunnel/fdb.hpp"
+
+namespace ofld::daemon {
+
+struct EvpnOptions {
+  std::string server;  ///< gobgpd gRPC address, HOST:PORT
+  tunnel::IpAddr vtep; ///< our underlay address (next hop, originator, RD admin)
+  std::uint32_t vni = 0;
+  std::shared_ptr<tunnel::SharedFdb> fdb;
+};
+
+class EvpnClient {
+ public:
+  static constexpr int kSyncMs = 100;        ///< local MACs → routes, at most this late
+  static constexpr int kRpcTimeoutMs = 2000; ///< deadline of each unary call
+  static constexpr int kRetryMs = 1000;      ///< reconnect period while gobgpd is down
+  /// After a reconnection, entries programmed before it that no route has confirmed within
+  /// this time are removed (gobgpd restarted without them).
+  static constexpr int kStaleMs = 15000;
+
+  virtual ~EvpnClient() = default;
+  /// {"server", "connected", "asn", "advertised_macs", "remote_macs", "vteps",
+  ///  "connects", "failures"}.
+  virtual nlohmann::json state() const = 0;
+};
+
+/// Start the client (its threads connect in the background). nullptr with `error` set when
+/// this build has no gRPC (OFLD_HAVE_EVPN off).
+std::unique_ptr<EvpnClient> start_evpn(const EvpnOptions& o, std::string& error);
+
+}  // namespace ofld::daemon

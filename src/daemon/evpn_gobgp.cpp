@@ -1,0 +1,496 @@
+// The BGP EVPN client over gobgpd's gRPC API (src/daemon/evpn.hpp, docs/evpn.md).
+#include "evpn.hpp"
+
+#ifndef OFLD_HAVE_EVPN
+
+namespace ofld::daemon {
+std::unique_ptr<EvpnClient> start_evpn(const EvpnOptions&, std::string& error) {
+  error = "evpn: this ofld was built without the gRPC client (install the packages of "
+          "scripts/deps.sh: libgrpc++-dev, protobuf-compiler-grpc, golang-github-osrg-gobgp-dev; "
+          "then reconfigure)";
+  return nullptr;
+}
+}  // namespace ofld::daemon
+
+#else
+
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include <grpcpp/grpcpp.h>
+#include <spdlog/spdlog.h>
+
+#include "attribute.pb.h"
+#include "gobgp.grpc.pb.h"
+#include "gobgp.pb.h"
+
+namespace ofld::daemon {
+
+namespace {
+
+using tunnel::IpAddr;
+using tunnel::Mac;
+
+std::uint64_t mono_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return std::uint64_t(ts.tv_sec) * 1000000000ull + std::uint64_t(ts.tv_nsec);
+}
+
+std::string mac_str(const Mac& m) {
+  char b[18];
+  std::snprintf(b, sizeof b, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+  return b;
+}
+
+std::optional<Mac> parse_mac(const std::string& s) {
+  unsigned v[6];
+  char tail;
+  if (std::sscanf(s.c_str(), "%x:%x:%x:%x:%x:%x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) != 6)
+    return std::nullopt;
+  Mac m{};
+  for (int i = 0; i < 6; ++i) {
+    if (v[i] > 255) return std::nullopt;
+    m[std::size_t(i)] = std::uint8_t(v[i]);
+  }
+  return m;
+}
+
+apipb::Family evpn_family() {
+  apipb::Family f;
+  f.set_afi(apipb::Family::AFI_L2VPN);
+  f.set_safi(apipb::Family::SAFI_EVPN);
+  return f;
+}
+
+class GobgpClient final : public EvpnClient {
+ public:
+  explicit GobgpClient(EvpnOptions o) : o_(std::move(o)) {
+    // gRPC's reconnect backoff grows to 2 minutes by default: keep it at our retry period, so
+    // a gobgpd that comes (back) up is found within about kRetryMs.
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, kRetryMs / 2);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, kRetryMs / 2);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, kRetryMs);
+    channel_ = grpc::CreateCustomChannel(o_.server, grpc::InsecureChannelCredentials(), args);
+    stub_ = apipb::GobgpApi::NewStub(channel_);
+    sync_ = std::thread([this] { sync_loop(); });
+  }
+
+  ~GobgpClient() override {
+    {
+      std::lock_guard g(mu_);
+      stop_ = true;
+      if (watch_ctx_) watch_ctx_->TryCancel();
+    }
+    cv_.notify_all();
+    if (sync_.joinable()) sync_.join();
+    if (watch_.joinable()) watch_.join();
+  }
+
+  nlohmann::json state() const override {
+    std::lock_guard g(mu_);
+    return {{"server", o_.server}, {"connected", connected_.load()}, {"asn", asn_.load()},
+            {"advertised_macs", advertised_n_.load()}, {"remote_macs", remote_macs_.size()},
+            {"vteps", vteps_.size()}, {"connects", connects_}, {"failures", failures_}};
+  }
+
+ private:
+  // ---- routes we advertise
+  google::protobuf::Any rd() const {
+    apipb::RouteDistinguisherIPAddress r;
+    r.set_admin(o_.vtep.to_string());
+    r.set_assigned(o_.vni & 0xFFFF);
+    google::protobuf::Any a;
+    a.PackFrom(r);
+    return a;
+  }
+
+  void common_attrs(apipb::Path& p, std::uint32_t mac_seq, bool with_seq) const {
+    apipb::OriginAttribute origin;
+    origin.set_origin(0);  // IGP
+    p.add_pattrs()->PackFrom(origin);
+    apipb::NextHopAttribute nh;
+    nh.set_next_hop(o_.vtep.to_string());
+    p.add_pattrs()->PackFrom(nh);
+    apipb::ExtendedCommunitiesAttribute ec;
+    apipb::TwoOctetAsSpecificExtended rt;  // route target ASN:VNI (RFC 8365 §5.1.2.1)
+    rt.set_is_transitive(true);
+    rt.set_sub_type(0x02);
+    rt.set_asn(asn_ & 0xFFFF);
+    rt.set_local_admin(o_.vni);
+    ec.add_communities()->PackFrom(rt);
+    apipb::EncapExtended enc;  // VXLAN (RFC 9012 tunnel type 8, RFC 8365 §5.1.3)
+    enc.set_tunnel_type(8);
+    ec.add_communities()->PackFrom(enc);
+    if (with_seq) {
+      apipb::MacMobilityExtended mm;  // RFC 7432 §7.7
+      mm.set_sequence_num(mac_seq);
+      ec.add_communities()->PackFrom(mm);
+    }
+    p.add_pattrs()->PackFrom(ec);
+  }
+
+  apipb::Path type3_path() const {
+    apipb::Path p;
+    apipb::EVPNInclusiveMulticastEthernetTagRoute r;
+    *r.mutable_rd() = rd();
+    r.set_ethernet_tag(0);
+    r.set_ip_address(o_.vtep.to_string());
+    p.mutable_nlri()->PackFrom(r);
+    *p.mutable_family() = evpn_family();
+    common_attrs(p, 0, false);
+    apipb::PmsiTunnelAttribute pmsi;  // RFC 6514 §5, ingress replication (6), label = VNI
+    pmsi.set_flags(0);
+    pmsi.set_type(6);
+    pmsi.set_label(o_.vni);
+    pmsi.set_id(std::string(reinterpret_cast<const char*>(o_.vtep.bytes.data()), o_.vtep.is_v6() ? 16 : 4));
+    p.add_pattrs()->PackFrom(pmsi);
+    return p;
+  }
+
+  apipb::Path type2_path(const Mac& m, std::uint32_t seq) const {
+    apipb::Path p;
+    apipb::EVPNMACIPAdvertisementRoute r;
+    *r.mutable_rd() = rd();
+    r.mutable_esi()->set_type(0);
+    r.mutable_esi()->set_value(std::string(9, '\0'));
+    r.set_ethernet_tag(0);
+    r.set_mac_address(mac_str(m));
+    r.set_ip_address("");
+    r.add_labels(o_.vni);
+    p.mutable_nlri()->PackFrom(r);
+    *p.mutable_family() = evpn_family();
+    common_attrs(p, seq, seq > 0);
+    return p;
+  }
+
+  bool call_ok(const grpc::Status& s, const char* what) {
+    if (s.ok()) return true;
+    down(std::string(what) + ": " + s.error_message() + " (" + std::to_string(int(s.error_code())) + ")");
+    return false;
+  }
+
+  void deadline(grpc::ClientContext& c, int ms = kRpcTimeoutMs) {
+    c.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(ms));
+  }
+
+  bool add(const apipb::Path& p, const char* what) {
+    apipb::AddPathRequest req;
+    req.set_table_type(apipb::GLOBAL);
+    *req.mutable_path() = p;
+    apipb::AddPathResponse resp;
+    grpc::ClientContext c;
+    deadline(c);
+    return call_ok(stub_->AddPath(&c, req, &resp), what);
+  }
+
+  bool del(const apipb::Path& p, const char* what, int ms = kRpcTimeoutMs) {
+    apipb::DeletePathRequest req;
+    req.set_table_type(apipb::GLOBAL);
+    *req.mutable_family() = evpn_family();
+    *req.mutable_path() = p;
+    google::protobuf::Empty resp;
+    grpc::ClientContext c;
+    deadline(c, ms);
+    return call_ok(stub_->DeletePath(&c, req, &resp), what);
+  }
+
+  // ---- connection state: logged once per outage
+  void down(const std::string& why) {
+    bool was;
+    {
+      std::lock_guard g(mu_);
+      ++failures_;
+      was = connected_.exchange(false);
+      if (watch_ctx_) watch_ctx_->TryCancel();
+    }
+    const bool first = !warned_.exchange(true);
+    if (was || first) {
+      spdlog::warn("evpn: gobgpd at {}: {}; retrying every {} ms, forwarding continues on the FDB as it is",
+                   o_.server, why, kRetryMs);
+    } else {
+      spdlog::debug("evpn: gobgpd at {}: {}", o_.server, why);
+    }
+  }
+
+  bool connect() {
+    apipb::GetBgpRequest req;
+    apipb::GetBgpResponse resp;
+    grpc::ClientContext c;
+    deadline(c);
+    if (!call_ok(stub_->GetBgp(&c, req, &resp), "GetBgp")) return false;
+    if (resp.global().asn() == 0) {
+      down("BGP not started in gobgpd (no global AS)");
+      return false;
+    }
+    asn_ = resp.global().asn();
+    if (watch_.joinable()) watch_.join();  // the previous stream ended
+    advertised_.clear();                    // advertise everything again
+    {
+      // What the previous session programmed stays (forwarding continues) but is stale until
+      // a route confirms it; what is still unconfirmed after kStaleMs is removed (a gobgpd that
+      // restarted may never withdraw routes it no longer has).
+      std::lock_guard g(mu_);
+      stale_macs_.insert(remote_macs_.begin(), remote_macs_.end());
+      stale_vteps_.insert(vteps_.begin(), vteps_.end());
+      remote_macs_.clear();
+      vteps_.clear();
+      stale_until_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(kStaleMs);
+    }
+    if (!add(type3_path(), "AddPath type-3")) return false;
+    {
+      std::lock_guard g(mu_);
+      watch_ctx_ = std::make_unique<grpc::ClientContext>();
+      ++connects_;
+      connected_ = true;
+    }
+    watch_ = std::thread([this] { watch_loop(); });
+    spdlog::info("evpn: gobgpd at {}: connected (AS {}), VNI {} advertised from VTEP {}", o_.server,
+                 asn_.load(), o_.vni, o_.vtep.to_string());
+    warned_ = false;
+    return true;
+  }
+
+  // Local MACs → type-2 routes (new or re-sequenced: AddPath; gone: DeletePath).
+  bool sync_locals() {
+    const auto locals = o_.fdb->locals();
+    for (auto it = advertised_.begin(); it != advertised_.end();) {
+      auto l = locals.find(it->first);
+      if (l != locals.end() && l->second.seq == it->second) {
+        ++it;
+        continue;
+      }
+      if (!del(type2_path(it->first, it->second), "DeletePath type-2")) return false;
+      it = advertised_.erase(it);
+    }
+    for (const auto& [mac, l] : locals) {
+      if (advertised_.count(mac)) continue;
+      if (!add(type2_path(mac, l.seq), "AddPath type-2")) return false;
+      advertised_[mac] = l.seq;
+    }
+    advertised_n_ = advertised_.size();
+    return true;
+  }
+
+  void withdraw_all() {
+    if (!connected_) return;
+    for (const auto& [mac, seq] : advertised_)
+      if (!del(type2_path(mac, seq), "DeletePath type-2", 500)) return;
+    advertised_.clear();
+    advertised_n_ = 0;
+    del(type3_path(), "DeletePath type-3", 500);
+  }
+
+  // A gobgpd that hangs (stopped, overloaded) answers nothing, and a quiet watch stream does
+  // not tell: ask it something about every kRetryMs while connected.
+  bool alive() {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_check_ < std::chrono::milliseconds(kRetryMs)) return true;
+    last_check_ = now;
+    apipb::GetBgpRequest req;
+    apipb::GetBgpResponse resp;
+    grpc::ClientContext c;
+    deadline(c);
+    return call_ok(stub_->GetBgp(&c, req, &resp), "GetBgp");
+  }
+
+  void sweep_stale() {
+    std::lock_guard g(mu_);
+    if (stale_macs_.empty() && stale_vteps_.empty()) return;
+    if (!connected_ || std::chrono::steady_clock::now() < stale_until_) return;
+    for (const auto& [mac, nh] : stale_macs_)
+      if (!remote_macs_.count({mac, nh})) o_.fdb->remove_evpn(mac, nh);
+    for (const auto& v : stale_vteps_)
+      if (!vteps_.count(v)) o_.fdb->remove_flood(v, tunnel::FdbSource::Evpn);
+    stale_macs_.clear();
+    stale_vteps_.clear();
+  }
+
+  void sync_loop() {
+    std::unique_lock lk(mu_);
+    while (!stop_) {
+      lk.unlock();
+      sweep_stale();
+      bool ok = connected_ ? alive() && sync_locals() : connect() && sync_locals();
+      lk.lock();
+      cv_.wait_for(lk, std::chrono::milliseconds(ok ? kSyncMs : kRetryMs), [this] { return stop_; });
+    }
+    lk.unlock();
+    withdraw_all();
+  }
+
+  // ---- routes we receive
+  static std::string next_hop(const apipb::Path& p) {
+    for (const auto& a : p.pattrs()) {
+      if (a.Is<apipb::NextHopAttribute>()) {
+        apipb::NextHopAttribute nh;
+        a.UnpackTo(&nh);
+        return nh.next_hop();
+      }
+      if (a.Is<apipb::MpReachNLRIAttribute>()) {
+        apipb::MpReachNLRIAttribute mp;
+        a.UnpackTo(&mp);
+        if (mp.next_hops_size() > 0) return mp.next_hops(0);
+      }
+    }
+    return "";
+  }
+  /// MAC Mobility sequence number, route target local admins, PMSI label.
+  struct Attrs {
+    std::uint32_t seq = 0;
+    std::set<std::uint32_t> rts;
+    std::optional<std::uint32_t> pmsi_label;
+    std::string pmsi_id;
+  };
+  static Attrs attrs(const apipb::Path& p) {
+    Attrs r;
+    for (const auto& a : p.pattrs()) {
+      if (a.Is<apipb::ExtendedCommunitiesAttribute>()) {
+        apipb::ExtendedCommunitiesAttribute ec;
+        a.UnpackTo(&ec);
+        for (const auto& c : ec.communities()) {
+          if (c.Is<apipb::MacMobilityExtended>()) {
+            apipb::MacMobilityExtended mm;
+            c.UnpackTo(&mm);
+            r.seq = mm.sequence_num();
+          } else if (c.Is<apipb::TwoOctetAsSpecificExtended>()) {
+            apipb::TwoOctetAsSpecificExtended t;
+            c.UnpackTo(&t);
+            if (t.sub_type() == 0x02) r.rts.insert(t.local_admin());
+          } else if (c.Is<apipb::FourOctetAsSpecificExtended>()) {
+            apipb::FourOctetAsSpecificExtended t;
+            c.UnpackTo(&t);
+            if (t.sub_type() == 0x02) r.rts.insert(t.local_admin());
+          }
+        }
+      } else if (a.Is<apipb::PmsiTunnelAttribute>()) {
+        apipb::PmsiTunnelAttribute pm;
+        a.UnpackTo(&pm);
+        r.pmsi_label = pm.label();
+        r.pmsi_id = pm.id();
+      }
+    }
+    return r;
+  }
+
+  void on_path(const apipb::Path& p) {
+    auto nh = IpAddr::parse(next_hop(p));
+    if (!nh || *nh == o_.vtep) return;  // ours, or no usable next hop
+    const Attrs at = attrs(p);
+    const std::uint64_t now = mono_ns();
+    if (p.nlri().Is<apipb::EVPNMACIPAdvertisementRoute>()) {
+      apipb::EVPNMACIPAdvertisementRoute r;
+      p.nlri().UnpackTo(&r);
+      const bool ours = (r.labels_size() > 0 && r.labels(0) == o_.vni) || r.ethernet_tag() == o_.vni ||
+                        at.rts.count(o_.vni);
+      auto mac = parse_mac(r.mac_address());
+      if (!ours || !mac) return;
+      std::lock_guard g(mu_);
+      if (p.is_withdraw()) {
+        o_.fdb->remove_evpn(*mac, *nh);
+        remote_macs_.erase({*mac, *nh});
+      } else {
+        o_.fdb->set_evpn(*mac, *nh, at.seq, now);
+        remote_macs_.insert({*mac, *nh});
+      }
+    } else if (p.nlri().Is<apipb::EVPNInclusiveMulticastEthernetTagRoute>()) {
+      apipb::EVPNInclusiveMulticastEthernetTagRoute r;
+      p.nlri().UnpackTo(&r);
+      const bool ours = (at.pmsi_label && *at.pmsi_label == o_.vni) || r.ethernet_tag() == o_.vni ||
+                        at.rts.count(o_.vni);
+      if (!ours) return;
+      // the replication target: the PMSI tunnel identifier, else the originator
+      IpAddr vtep = *nh;
+      if (at.pmsi_id.size() == 4 || at.pmsi_id.size() == 16) {
+        vtep.family = at.pmsi_id.size() == 4 ? 4 : 6;
+        vtep.bytes = {};
+        std::copy(at.pmsi_id.begin(), at.pmsi_id.end(), vtep.bytes.begin());
+      } else if (auto o = IpAddr::parse(r.ip_address())) {
+        vtep = *o;
+      }
+      if (vtep == o_.vtep) return;
+      std::lock_guard g(mu_);
+      if (p.is_withdraw()) {
+        o_.fdb->remove_flood(vtep, tunnel::FdbSource::Evpn);
+        vteps_.erase(vtep);
+      } else {
+        o_.fdb->add_flood(vtep, tunnel::FdbSource::Evpn);
+        vteps_.insert(vtep);
+      }
+    }
+  }
+
+  void watch_loop() {
+    apipb::WatchEventRequest req;
+    auto* f = req.mutable_table()->add_filters();
+    f->set_type(apipb::WatchEventRequest::Table::Filter::BEST);
+    f->set_init(true);  // the table as it is, then the changes
+    grpc::ClientContext* ctx;
+    {
+      std::lock_guard g(mu_);
+      ctx = watch_ctx_.get();
+      if (stop_) return;
+    }
+    auto reader = stub_->WatchEvent(ctx, req);
+    apipb::WatchEventResponse ev;
+    while (reader->Read(&ev)) {
+      if (!ev.has_table()) continue;
+      for (const auto& p : ev.table().paths())
+        if (p.family().afi() == apipb::Family::AFI_L2VPN && p.family().safi() == apipb::Family::SAFI_EVPN) on_path(p);
+    }
+    auto st = reader->Finish();
+    bool stopping;
+    {
+      std::lock_guard g(mu_);
+      stopping = stop_;
+    }
+    if (!stopping) down("WatchEvent ended: " + st.error_message());
+  }
+
+  EvpnOptions o_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<apipb::GobgpApi::Stub> stub_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::atomic<bool> connected_{false};
+  std::atomic<bool> warned_{false};
+  std::atomic<std::uint32_t> asn_{0};
+  std::atomic<std::size_t> advertised_n_{0};
+  std::unique_ptr<grpc::ClientContext> watch_ctx_;  // under mu_
+  std::map<Mac, std::uint32_t> advertised_;         // sync thread: MAC → seq advertised
+  std::set<std::pair<Mac, IpAddr>> remote_macs_;    // under mu_
+  std::set<IpAddr> vteps_;                          // under mu_
+  std::set<std::pair<Mac, IpAddr>> stale_macs_;     // under mu_: programmed before a reconnect
+  std::set<IpAddr> stale_vteps_;                    // under mu_
+  std::chrono::steady_clock::time_point stale_until_{};
+  std::uint64_t connects_ = 0, failures_ = 0;
+  std::chrono::steady_clock::time_point last_check_{};  // sync thread
+  std::thread sync_, watch_;
+};
+
+}  // namespace
+
+std::unique_ptr<EvpnClient> start_evpn(const EvpnOptions& o, std::string& error) {
+  if (!o.fdb || o.vtep.empty()) {
+    error = "evpn: needs the FDB and the local VTEP address";
+    return nullptr;
+  }
+  o.fdb->set_local_learning(true);
+  return std::make_unique<GobgpClient>(o);
+}
+
+}  // namespace ofld::daemon
+
+#endif
