@@ -37,8 +37,8 @@ ofld::cli::Registrar reg([](CLI::App& root) {
   auto integrity = std::make_shared<bool>(false);
   auto integrity_side = std::make_shared<std::string>();
   d->add_flag("--integrity", *integrity,
-              "integrity mode on both endpoints (vxlan): inner checksums elided toward a peer "
-              "that has it too, the outer UDP checksum protects the frame");
+              "integrity mode on both endpoints: inner checksums elided toward a peer that has it "
+              "too, the outer checksum protects the frame (UDP; gre/ip6gre: csum, turned on)");
   d->add_option("--integrity-side", *integrity_side,
                 "integrity mode on endpoint a or b only (the benchmark matrix)")
       ->check(CLI::IsMember({"a", "b"}));

@@ -263,7 +263,7 @@ const std::vector<Setting>& settings() {
       {"learning", {}, "nolearning", Arity::Flag, Value::Any, kVx, {"learning"},
        SET(c.cfg.vxlan.learning = on)},
       // issue 15: integrity mode (inner checksums elided toward peers that have it too)
-      {"integrity", {}, nullptr, Arity::Flag, Value::Any, kVx, {"integrity"}, SET(c.cfg.integrity = on)},
+      {"integrity", {}, nullptr, Arity::Flag, Value::Any, kVx | kL3, {"integrity"}, SET(c.cfg.integrity = on)},
       // underlay multicast group for flooding: `group ADDR dev IF` (iproute2 vxlan)
       {"group", {}, nullptr, Arity::One, Value::Str, kVx, {"group"},
        SET(if (auto e = addr_arg(k, v[0], c.cfg.group)) return e;
@@ -397,7 +397,20 @@ std::optional<std::string> finish(Ctx& c) {
         return std::string(which) + ": " + a->to_string() + " is IPv6; gre needs IPv4 addresses (use ip6gre)";
     }
   }
-  return tunnel::validate(cfg.ip);
+  if (auto e = tunnel::validate(cfg.ip)) return e;
+  // Issue 15 in the L3 modes: the outer checksum protects the inner packet once its own
+  // checksum is elided — GUE's UDP checksum as for VXLAN, GRE's own checksum (V-13) both ways.
+  const auto& ip = cfg.ip;
+  if (cfg.integrity && c.mode == kGue && (!ip.tx_outer_csum() || ip.udp6_zero_csum_rx))
+    return std::string("integrity: needs the outer UDP checksum in both directions (it is "
+                       "what protects the inner packet once the inner checksum is elided); "
+                       "remove ") +
+           (!ip.tx_outer_csum() ? (ip.ipv6() ? "udp6zerocsumtx" : "noudpcsum") : "udp6zerocsumrx");
+  if (cfg.integrity && c.mode == kGre && !(ip.icsum && ip.ocsum))
+    return std::string("integrity needs csum: the GRE checksum is what protects the inner packet "
+                       "once the inner checksum is elided (add csum, or ") +
+           (ip.icsum ? "ocsum" : ip.ocsum ? "icsum" : "icsum and ocsum") + ")";
+  return std::nullopt;
 }
 
 /// Start a mode in cfg (its table reset to the defaults).

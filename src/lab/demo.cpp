@@ -164,8 +164,6 @@ std::optional<std::string> demo_refusal(const DemoOptions& o) {
            "kernel's fou and GRE modules are not used)";
   if (o.rco && (o.encap == "gre" || o.encap == "ip6gre"))
     return "--rco with --encap " + o.encap + ": GRE has no remote checksum offload (vxlan and gue have)";
-  if ((o.integrity_a || o.integrity_b) && o.encap != "vxlan")
-    return "--integrity with --encap " + o.encap + ": integrity mode is a vxlan setting (so far)";
   if (o.encap == "gre" && o.ipv6_underlay)
     return std::string("--encap gre --ipv6: gre runs over IPv4; use --encap ip6gre for an IPv6 underlay");
   if (o.rco && (o.kernel_peer || o.kernel_both))
@@ -237,6 +235,9 @@ io::Result<json> run_demo(const DemoOptions& o) {
     if (o.encap == "gue") a.insert(a.end(), {"port", "5555"});
     if (o.encap == "vxlan" || o.encap == "gue") a.push_back("udpcsum");
     if (o.rco) a.insert(a.end(), {"remcsumtx", "remcsumrx"});
+    // GRE integrity needs the GRE checksum (it protects the inner packet); both ends carry it,
+    // so that a side without integrity still takes the other's packets (ip_tunnel_rcv).
+    if ((o.integrity_a || o.integrity_b) && (o.encap == "gre" || o.encap == "ip6gre")) a.push_back("csum");
     if (integrity) a.push_back("integrity");
     return a;
   };

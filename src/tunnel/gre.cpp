@@ -7,6 +7,8 @@
 #include "ofld/wire/layout.hpp"
 #include "ofld/wire/tunnel.hpp"
 
+#include "rx_seed.hpp"
+
 namespace ofld::tunnel {
 
 std::size_t gre_build_header(std::uint16_t proto, const IpTunnelConfig& cfg,
@@ -69,6 +71,10 @@ DecapResult gre_decap(std::span<const std::uint8_t> payload, const IpTunnelConfi
   r.pkt = core::Packet::from_bytes(inner);
   // A verified GRE checksum gives the inner packet's sum for free (CHECKSUM_COMPLETE).
   if (h.csum_present()) r.pkt.csum = core::CsumComplete{inner_sum};
+  // K-9 (issue 15, integrity mode): a seed in the inner field is CHECKSUM_PARTIAL when the
+  // GRE checksum, verified above, covers the bytes; without a GRE checksum it is not trusted
+  // (rx_seed.hpp). A COMPLETE sum would fail the inner verification against a seed.
+  detail::take_seed(r.pkt, seed_partial_ip(inner), h.csum_present(), c);
   // ip_tunnel_rcv / __ip6_tnl_rcv → IP_ECN_decapsulate (RFC 6040 §4.2); an IPv6 inner's
   // COMPLETE sum follows the traffic-class change.
   if (outer_tos >= 0 &&

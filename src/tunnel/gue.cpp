@@ -6,6 +6,8 @@
 #include "ofld/wire/layout.hpp"
 #include "ofld/wire/tunnel.hpp"
 
+#include "rx_seed.hpp"
+
 namespace ofld::tunnel {
 
 std::size_t gue_build_header(const core::Packet& inner, const IpTunnelConfig& cfg,
@@ -102,6 +104,10 @@ DecapResult gue_decap(std::span<const std::uint8_t> payload, const IpTunnelConfi
     r.rco = true;
   } else {
     r.pkt = core::Packet::from_bytes(inner);
+    // K-9 (issue 15, integrity mode): a seed in the inner field is CHECKSUM_PARTIAL under an
+    // outer UDP checksum the kernel verified before the socket saw the datagram; under a
+    // zero one it is not trusted (rx_seed.hpp).
+    detail::take_seed(r.pkt, seed_partial_ip(inner), outer != OuterCsum::Zero, c);
   }
   // ip_tunnel_rcv → IP_ECN_decapsulate (RFC 6040 §4.2), after gue_remcsum as in the kernel.
   if (outer_tos >= 0 &&

@@ -12,6 +12,7 @@
 #include "ofld/wire/tunnel.hpp"
 
 #include "append_bytes.hpp"
+#include "rx_seed.hpp"
 
 namespace ofld::tunnel {
 
@@ -69,70 +70,13 @@ std::optional<InnerL3> inner_l3(std::span<const std::uint8_t> f) noexcept {
   return std::nullopt;
 }
 
-/// Where an inner TCP/UDP checksum field holds exactly its packet's pseudo-header seed (C-6:
-/// fold of the pseudo-header sum, not complemented — what the kernel stores in a
-/// CHECKSUM_PARTIAL packet): the L4 offset and csum_offset. nullopt otherwise, and for what
-/// cannot carry such a seed: an IPv4 fragment (MF or offset), a UDP checksum of 0, IPv6 with
-/// a fragment header or a routing header with segments left (another pseudo destination),
-/// lengths that disagree with the frame.
-struct SeedAt {
-  std::size_t l4 = 0;
-  std::uint16_t off = 0;
-};
+/// seed_partial_ip (inner_ip.hpp) for an inner Ethernet frame: offsets from the frame's start.
 std::optional<SeedAt> seed_partial(std::span<const std::uint8_t> f) noexcept {
   const auto l3 = inner_l3(f);
   if (!l3) return std::nullopt;
-  const auto ipb = f.subspan(l3->off);
-  std::size_t l4 = 0, end = 0;  // from the IP header
-  std::uint8_t proto = 0;
-  csum::wsum pseudo_part = 0;  // addresses only
-  if (!l3->v6) {
-    const Ip4 ip = Ip4::parse(ipb).value();
-    const std::size_t hl = ip.header().size(), tot = ip.total_len();
-    if (tot < hl || tot > ipb.size() || ip.is_fragment()) return std::nullopt;
-    proto = ip.protocol();
-    l4 = hl;
-    end = tot;
-    pseudo_part = csum::csum_partial(ipb.data() + Ip4::kSaddrOffset, 8, 0);
-  } else {
-    const Ip6 ip = Ip6::parse(ipb).value();
-    end = Ip6::kLen + ip.payload_len();
-    if (ip.payload_len() == 0 || end > ipb.size()) return std::nullopt;  // jumbogram / cut short
-    proto = ip.next_header();
-    l4 = Ip6::kLen;
-    for (int n = 0; n < 8 && (proto == ipp::kHopOpts || proto == ipp::kDstOpts ||
-                              proto == ipp::kRouting); ++n) {
-      auto x = wire::Ipv6ExtHeader<>::parse(ipb.subspan(l4, end - l4));
-      if (!x.ok()) return std::nullopt;
-      if (proto == ipp::kRouting && x.value().segments_left() != 0) return std::nullopt;
-      proto = x.value().next_header();
-      l4 += x.value().header().size();
-    }
-    pseudo_part = csum::csum_partial(ipb.data() + 8, 32, 0);  // saddr, daddr
-  }
-  const auto l4b = ipb.subspan(l4, end - l4);
-  std::uint16_t off = 0, field = 0;
-  if (proto == ipp::kTcp) {
-    auto th = wire::TcpHeader<>::parse(l4b);
-    if (!th.ok()) return std::nullopt;
-    off = wire::TcpHeader<>::kCheckOffset;
-    field = th.value().check();
-  } else if (proto == ipp::kUdp) {
-    auto uh = wire::UdpHeader<>::parse(l4b);
-    if (!uh.ok() || uh.value().len() != l4b.size()) return std::nullopt;
-    off = wire::UdpHeader<>::kCheckOffset;
-    field = uh.value().check();
-    if (field == 0) return std::nullopt;  // "no checksum" (RFC 768)
-  } else {
-    return std::nullopt;
-  }
-  // csum_tcpudp_nofold / csum_ipv6_nofold: addresses + protocol + L4 length.
-  const std::uint32_t len = std::uint32_t(l4b.size());
-  const std::uint8_t tail[8] = {std::uint8_t(len >> 24), std::uint8_t(len >> 16),
-                                std::uint8_t(len >> 8), std::uint8_t(len), 0, 0, 0, proto};
-  const csum::wsum ps = csum::csum_partial(tail, 8, pseudo_part);
-  if (field != csum::csum_fold16(ps)) return std::nullopt;
-  return SeedAt{l3->off + l4, off};
+  auto s = seed_partial_ip(f.subspan(l3->off));
+  if (s) s->l4 += l3->off;
+  return s;
 }
 
 /// RFC 6040 decapsulation of the inner IP header of `p` (INET_ECN_decapsulate followed by
@@ -327,14 +271,7 @@ DecapResult decap(std::span<const std::uint8_t> payload, const VxlanConfig& cfg,
     // the kernel itself never takes a seed from the wire as valid — so it is not trusted; the
     // frame stays NONE and is verified like any other (public bug E2). An intact packet whose
     // true checksum happens to equal its seed passes that verification, so nothing is lost.
-    if (const auto s = seed_partial(inner)) {
-      if (outer == OuterCsum::Zero) {
-        ++c.rx_csum_seed_nocsum;
-      } else {
-        r.pkt.set_partial(int(s->l4), s->off);
-        ++c.rx_csum_partial_seed;
-      }
-    }
+    detail::take_seed(r.pkt, seed_partial(inner), outer != OuterCsum::Zero, c);
   }
   if (outer_tos >= 0 && !ecn_decap_packet(r.pkt, std::uint8_t(outer_tos), c))
     return fail(Drop::RxEcnNotEct);  // RFC 6040 §4.2: outer CE over a Not-ECT inner

@@ -98,3 +98,18 @@ TEST(Issue14_DemoEncapRefusal, ImpossibleCombinationsNamed) {
 }
 
 }  // namespace
+
+// Issue 15: integrity mode is available in every encapsulation between two ofld endpoints
+// (GUE with its outer UDP checksum, GRE/ip6gre with csum, which the demo then turns on).
+TEST(Issue15_DemoIntegrity, EveryEncapTakesIntegrity) {
+  ofld::daemon::DemoOptions o;
+  for (const char* e : ofld::daemon::kDemoEncaps) {
+    o.encap = e;
+    o.ipv6_underlay = std::string(e) == "ip6gre";
+    o.integrity_a = true;
+    o.integrity_b = true;
+    EXPECT_EQ(ofld::daemon::demo_refusal(o).value_or(""), "") << e;
+    o.integrity_b = false;  // one side only: the other computes (I-7)
+    EXPECT_EQ(ofld::daemon::demo_refusal(o).value_or(""), "") << e;
+  }
+}

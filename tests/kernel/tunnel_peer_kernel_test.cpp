@@ -119,15 +119,14 @@ std::string make_lab(Lab& l, bool& skipped) {
   return "";
 }
 
-std::string start_ofld(Endpoint& e, const io::Netns& ns, const std::string& local,
-                       const std::string& remote, const std::string& ovl, bool integrity,
-                       const std::string& tag) {
+/// `ofld tunnel` in `ns` with the mode words `words` (mode first) and overlay address `ovl`.
+std::string start_ofld_words(Endpoint& e, const io::Netns& ns, const std::vector<std::string>& words,
+                             const std::string& ovl, const std::string& tag) {
   e.ctl = "/run/ofld/pk-" + std::to_string(::getpid()) + "-" + ns.name() + tag + ".sock";
   e.log = "/tmp/ofld-pk-" + ns.name() + tag + ".log";
   std::vector<std::string> cmd = {"ip", "netns", "exec", ns.name(), OFLD_CLI_PATH, "tunnel",
-                                  "--dev", "ofld0", "--address", ovl, "--control", e.ctl,
-                                  "vxlan", "id", "42", "local", local, "remote", remote, "udpcsum"};
-  if (integrity) cmd.push_back("integrity");
+                                  "--dev", "ofld0", "--address", ovl, "--control", e.ctl};
+  cmd.insert(cmd.end(), words.begin(), words.end());
   e.pid = spawn(cmd, e.log);
   for (int i = 0; i < 100; ++i) {
     if (daemon::query_stats(e.ctl).ok()) return "";
@@ -138,6 +137,14 @@ std::string start_ofld(Endpoint& e, const io::Netns& ns, const std::string& loca
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return "ofld tunnel did not come up: " + slurp(e.log);
+}
+
+std::string start_ofld(Endpoint& e, const io::Netns& ns, const std::string& local,
+                       const std::string& remote, const std::string& ovl, bool integrity,
+                       const std::string& tag) {
+  std::vector<std::string> w = {"vxlan", "id", "42", "local", local, "remote", remote, "udpcsum"};
+  if (integrity) w.push_back("integrity");
+  return start_ofld_words(e, ns, w, ovl, tag);
 }
 
 json stats(const Endpoint& e) {
@@ -392,4 +399,71 @@ TEST(TunnelPeerKernel, Issue15_PeerRestartedWithoutCapabilityDowngraded) {
   EXPECT_GT(peer_ctr(st, kUb, "tx_csum_full"), 100u);
   EXPECT_GE(session(l.a, kUb).value("downgrades", 0), 1);
   EXPECT_EQ(snmp(*l.B, "Tcp", "InCsumErrors") - eb, 0);
+}
+
+// Issue 15 in the L3 modes: two ofld endpoints, GUE (IPv4 underlay, outer UDP checksum on, the
+// default) or ip6gre with `key 42 csum` (the GRE checksum, V-13, protects the inner packet),
+// integrity on both, the kernel in its default settings. Every data datagram leaves with its
+// inner checksum elided and arrives as a seed taken without summing (K-9); nothing is summed
+// on either side; both kernels accept every segment (the TUN hands them NEEDS_CSUM, S-8);
+// the transfers are hash-checked.
+void l3_both_integrity(const std::string& mode, bool v6, const std::vector<std::string>& extra) {
+  LAB_OR_SKIP(l);
+  std::string ua = kUa, ub = kUb;
+  if (v6) {  // the lab's underlay is IPv4 (IPv6 off by default): add an IPv6 pair on the veth
+    ua = "fd00:78::1", ub = "fd00:78::2";
+    for (auto [ns, ad] : {std::pair{&*l.A, ua}, std::pair{&*l.B, ub}}) {
+      ASSERT_TRUE(ns->sysctl("net.ipv6.conf.veth0.disable_ipv6", "0").ok());
+      ASSERT_TRUE(ns->ip({"addr", "add", ad + "/64", "dev", "veth0", "nodad"}).ok());
+    }
+  }
+  auto words = [&](const std::string& local, const std::string& remote) {
+    std::vector<std::string> w = {mode, "local", local, "remote", remote};
+    w.insert(w.end(), extra.begin(), extra.end());
+    w.push_back("integrity");
+    return w;
+  };
+  ASSERT_EQ(start_ofld_words(l.a, *l.A, words(ua, ub), "192.168.78.1/24", ""), "");
+  ASSERT_EQ(start_ofld_words(l.b, *l.B, words(ub, ua), "192.168.78.2/24", ""), "");
+  const double t = wait_for([&] {
+    return session(l.a, ub).value("state", "") == "established" &&
+           session(l.b, ua).value("state", "") == "established";
+  }, 5);
+  ASSERT_LE(t, 5) << stats(l.a).dump() << slurp(l.a.log) << slurp(l.b.log);
+  const long ea = snmp(*l.A, "Tcp", "InCsumErrors"), eb = snmp(*l.B, "Tcp", "InCsumErrors");
+  ASSERT_GE(ea, 0);
+  ASSERT_GE(eb, 0);
+  transfer_both_ways(l, 16);
+  for (auto [e, remote] : {std::pair{&l.a, ub}, std::pair{&l.b, ua}}) {
+    const json st = stats(*e);
+    const json s = session(*e, remote);
+    SCOPED_TRACE(st.dump());
+    EXPECT_EQ(s.value("integrity", false), true) << s.dump();
+    EXPECT_EQ(st["tx"]["csum_sw"].get<std::uint64_t>(), 0u) << "inner checksums summed on transmit";
+    EXPECT_GT(peer_ctr(st, remote, "tx_csum_elided"), 1000u);
+    EXPECT_EQ(peer_ctr(st, remote, "tx_csum_full"), 0u);
+    // Received: every data datagram's inner checksum was a seed, none left to verify.
+    const std::uint64_t rx = st["rx"]["datagrams"].get<std::uint64_t>();
+    const std::uint64_t seeds = peer_ctr(st, remote, "rx_csum_seed");
+    EXPECT_GT(seeds, 1000u);
+    EXPECT_EQ(st["rx"]["csum_partial_seed"].get<std::uint64_t>(), seeds);
+    EXPECT_LE(rx - seeds, 4u);
+    EXPECT_EQ(st["rx"]["csum_seed_no_outer_csum"].get<std::uint64_t>(), 0u);
+    if (mode != "gue") {
+      EXPECT_GE(st["rx"]["gre_csum_ok"].get<std::uint64_t>(), rx);  // V-13
+    }
+    EXPECT_EQ(st["drops_total"].get<std::uint64_t>(), 0u) << st["drops"].dump();
+  }
+  EXPECT_EQ(snmp(*l.A, "Tcp", "InCsumErrors") - ea, 0);
+  EXPECT_EQ(snmp(*l.B, "Tcp", "InCsumErrors") - eb, 0);
+  EXPECT_EQ(stop(l.a.pid), 0) << slurp(l.a.log);
+  EXPECT_EQ(stop(l.b.pid), 0) << slurp(l.b.log);
+}
+
+TEST(TunnelPeerKernel, Issue15_GueBothIntegrity_NoInnerChecksumComputed) {
+  l3_both_integrity("gue", false, {"port", "5555"});
+}
+
+TEST(TunnelPeerKernel, Issue15_Ip6greKeyCsumBothIntegrity_NoInnerChecksumComputed) {
+  l3_both_integrity("ip6gre", true, {"key", "42", "csum"});
 }

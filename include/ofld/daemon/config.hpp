@@ -85,8 +85,9 @@ struct DaemonConfig {
   tunnel::IpTunnelConfig ip;      ///< mode Gue or Gre (gre / ip6gre by the address family)
   std::vector<std::pair<tunnel::Mac, tunnel::IpAddr>> static_fdb;
   /// Integrity mode (issue 15; word `integrity`, TOML `integrity = true` in the tunnel
-  /// table; VXLAN): inner checksums elided toward peers whose session says they have it too.
-  /// Needs the outer UDP checksum both ways (refused otherwise).
+  /// table; every mode): inner checksums elided toward peers whose session says they have it
+  /// too. Needs the outer checksum both ways (refused otherwise): VXLAN/GUE the outer UDP
+  /// checksum, GRE/ip6gre the GRE checksum (`csum`).
   bool integrity = false;
   /// VXLAN `group ADDR [dev IF]` (iproute2): flood to the underlay multicast group (joined on
   /// IF) besides any remotes; empty = none.

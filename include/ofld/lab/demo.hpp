@@ -33,7 +33,8 @@ struct DemoOptions {
   bool gro = true;              ///< GRO after decapsulation
   bool rco = false;             ///< remcsumtx + remcsumrx on both endpoints
   /// Integrity mode (issue 15, `integrity` word) on endpoint A / B (`--integrity`: both;
-  /// `--integrity-side a|b`: one). VXLAN only. The stream starts once the sessions answered.
+  /// `--integrity-side a|b`: one). Every encapsulation; gre/ip6gre endpoints then also get
+  /// `csum` (both). The stream starts once the sessions answered.
   bool integrity_a = false, integrity_b = false;
   bool kernel_peer = false;     ///< side B is the kernel's VXLAN device, not ofld
   bool kernel_both = false;     ///< both sides kernel VXLAN (reference for benchmarks)

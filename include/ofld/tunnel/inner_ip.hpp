@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 
 namespace ofld::tunnel {
@@ -42,5 +43,23 @@ InnerIpCheck check_inner_ip(std::span<const std::uint8_t> l3, std::uint16_t ethe
 /// `len` counts from the start of the frame. A frame shorter than its link header, or not
 /// IP, is Ok with every byte kept (the kernel's tunnel pulls nothing for it).
 InnerIpCheck check_inner_frame(std::span<const std::uint8_t> frame) noexcept;
+
+/// Where a TCP/UDP checksum field holds the pseudo-header seed, and which bytes it covers.
+struct SeedAt {
+  std::size_t l4 = 0;       ///< offset of the TCP/UDP header, from the start of the bytes given
+  std::uint16_t off = 0;    ///< csum_offset: the field's offset inside that header (16 / 6)
+};
+
+/// The receive form of CHECKSUM_PARTIAL (spec K-9, C-6/C-12): whether the TCP or UDP checksum
+/// field of the IPv4/IPv6 packet `ip` (from its IP header; version from the first nibble)
+/// holds exactly its pseudo-header seed — the folded, uncomplemented sum of addresses,
+/// protocol and L4 length (csum_tcpudp_nofold / csum_ipv6_nofold), what the kernel leaves in
+/// a CHECKSUM_PARTIAL packet. nullopt otherwise, and for what cannot carry such a seed: an
+/// IPv4 fragment (MF or offset), a UDP checksum of 0 ("none", RFC 768), IPv6 with a fragment
+/// header or a routing header with segments left (another pseudo destination), a jumbogram,
+/// lengths that disagree with the bytes. Only the headers are read; nothing is summed but
+/// the pseudo-header. Whether a seed may be trusted (an outer checksum protects the bytes)
+/// is the caller's decision.
+std::optional<SeedAt> seed_partial_ip(std::span<const std::uint8_t> ip) noexcept;
 
 }  // namespace ofld::tunnel
