@@ -18,12 +18,14 @@
 #include "ofld/daemon/tunnel_daemon.hpp"
 #include "ofld/io/netns.hpp"
 #include "proc_util.hpp"
+#include "snmp_util.hpp"
 
 namespace {
 
 using namespace ofld;
 using json = nlohmann::json;
 using ktest::slurp;
+using ktest::snmp;
 using ktest::spawn;
 using ktest::stop;
 
@@ -51,22 +53,6 @@ std::string client(const std::string& dst, int mb, int seed) {
          "  except (ConnectionRefusedError,OSError): time.sleep(0.1)\n"
          "s.sendall(data);s.shutdown(socket.SHUT_WR);s.recv(1);s.close()\n"
          "print(len(data),hashlib.sha256(data).hexdigest())\n";
-}
-
-/// One value of /proc/net/snmp in `ns` ("Tcp", "InCsumErrors"); -1 when not found.
-long snmp(const io::Netns& ns, const std::string& proto, const std::string& field) {
-  auto r = ns.exec({"cat", "/proc/net/snmp"});
-  if (!r.ok()) return -1;
-  std::istringstream in(r.value().out);
-  std::string names, values, line;
-  const std::string tag = proto + ":";
-  while (std::getline(in, line))
-    if (line.rfind(tag, 0) == 0) (names.empty() ? names : values) = line;
-  std::istringstream n(names), v(values);
-  std::string a, b;
-  while (n >> a && v >> b)
-    if (a == field) return std::stol(b);
-  return -1;
 }
 
 /// A device counter from `ip -s -j link show DEV` (stats64 rx/tx FIELD).
