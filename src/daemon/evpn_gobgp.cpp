@@ -208,15 +208,18 @@ class GobgpClient final : public EvpnClient {
 
   // ---- connection state: logged once per outage
   void down(const std::string& why) {
-    bool was;
+    // One decision under mu_: the sync thread's failed call and the watch stream it cancels
+    // (or that ends by itself) report the same outage, often at the same moment.
+    bool log;
     {
       std::lock_guard g(mu_);
       ++failures_;
-      was = connected_.exchange(false);
+      const bool was = connected_.exchange(false);
       if (watch_ctx_) watch_ctx_->TryCancel();
+      log = was || !warned_;
+      warned_ = true;
     }
-    const bool first = !warned_.exchange(true);
-    if (was || first) {
+    if (log) {
       spdlog::warn("evpn: gobgpd at {}: {}; retrying every {} ms, forwarding continues on the FDB as it is",
                    o_.server, why, kRetryMs);
     } else {
@@ -254,11 +257,11 @@ class GobgpClient final : public EvpnClient {
       watch_ctx_ = std::make_unique<grpc::ClientContext>();
       ++connects_;
       connected_ = true;
+      warned_ = false;  // the next failure is a new outage
     }
     watch_ = std::thread([this] { watch_loop(); });
     spdlog::info("evpn: gobgpd at {}: connected (AS {}), VNI {} advertised from VTEP {}", o_.server,
                  asn_.load(), o_.vni, o_.vtep.to_string());
-    warned_ = false;
     return true;
   }
 
@@ -465,7 +468,7 @@ class GobgpClient final : public EvpnClient {
   std::condition_variable cv_;
   bool stop_ = false;
   std::atomic<bool> connected_{false};
-  std::atomic<bool> warned_{false};
+  bool warned_ = false;  // under mu_: this outage is logged
   std::atomic<std::uint32_t> asn_{0};
   std::atomic<std::size_t> advertised_n_{0};
   std::unique_ptr<grpc::ClientContext> watch_ctx_;  // under mu_
