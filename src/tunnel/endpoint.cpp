@@ -215,7 +215,7 @@ Endpoint::Endpoint(VxlanConfig cfg, EndpointOptions opts) : vx_(std::move(cfg)),
                    : std::make_shared<SharedFdb>(std::uint64_t(vx_->ageing_s) * 1000000000ull);
   for (const auto& r : vx_->remotes) {
     fdb_->add_default_remote(r);
-    peers_[r] = Peer{r, true, {}, {}};
+    peers_[r] = Peer{r, true, {}};
   }
   init();
 }
@@ -223,7 +223,7 @@ Endpoint::Endpoint(VxlanConfig cfg, EndpointOptions opts) : vx_(std::move(cfg)),
 Endpoint::Endpoint(IpTunnelConfig cfg, EndpointOptions opts) : ip_(std::move(cfg)), opts_(std::move(opts)) {
   if (ip_->gue()) enc_ = std::make_unique<GueEncap>(*ip_);
   else enc_ = std::make_unique<GreEncap>(*ip_);
-  peers_[ip_->remote] = Peer{ip_->remote, true, {}, {}};
+  peers_[ip_->remote] = Peer{ip_->remote, true, {}};
   init();
 }
 
@@ -263,7 +263,7 @@ Peer* Endpoint::find_peer(const IpAddr& a, bool create) {
   auto it = peers_.find(a);
   if (it == peers_.end()) {
     if (!create || peers_.size() >= kMaxPeers) return nullptr;
-    it = peers_.emplace(a, Peer{a, false, {}, {}}).first;
+    it = peers_.emplace(a, Peer{a, false, {}}).first;
   }
   last_peer_ = &it->second;
   return last_peer_;

@@ -307,7 +307,7 @@ TEST(Issue14Endpoint, PeersAreOwnedByTheEndpoint) {
   ASSERT_EQ(ep.peers().size(), 2u);
   for (const auto& [a, p] : ep.peers()) {
     EXPECT_TRUE(p.configured);
-    EXPECT_FALSE(p.session.established);  // reserved for the per-peer session
+    EXPECT_EQ(p.addr, a);
   }
   // One frame to an unknown MAC is flooded: one datagram to each configured peer.
   std::vector<tunnel::TxTrain> out;

@@ -181,26 +181,15 @@ struct PeerCounters {
   std::uint64_t tx_csum_elided = 0, tx_csum_full = 0, rx_csum_seed = 0;
 };
 
-/// RESERVED for the per-peer session (a later issue negotiates these with the remote; until
-/// then nothing sets them and the endpoint's configuration applies to every peer). Plain
-/// fields so the session code can fill them without changing the Endpoint's API:
-struct PeerSession {
-  bool established = false;     ///< a session agreed the fields below (false: all ignored)
-  bool rco = false;             ///< remote checksum offload agreed in both directions (W-25..W-28)
-  bool csum_elision = false;    ///< peer accepts datagrams without an outer UDP checksum
-  int mtu = 0;                  ///< path MTU agreed for the inner packets (bytes of inner L3; 0 = unknown)
-  std::uint16_t gso_size = 0;   ///< largest segment the peer takes in one GRO/UDP_GRO train (0 = unknown)
-};
-
 /// One remote endpoint, owned by the Endpoint: its underlay address, whether it came from
 /// the configuration (`remote` / `remotes`) or was learned (a VXLAN datagram that decapsulated
-/// from it, or a static FDB entry sent to), its counters and its (reserved) session. Its FDB
-/// entries are the FDB's entries whose remote is `addr` (Endpoint::fdb_entries()).
+/// from it, or a static FDB entry sent to) and its counters. Its FDB entries are the FDB's
+/// entries whose remote is `addr` (Endpoint::fdb_entries()); its negotiated session state is
+/// in the PeerTable (EndpointOptions::peer_sessions, `ofld peers`).
 struct Peer {
   IpAddr addr;
   bool configured = false;
   PeerCounters ctr;
-  PeerSession session;
 };
 
 /// Settings of an Endpoint that are not the tunnel's configuration (documented settings,

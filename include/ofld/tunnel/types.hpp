@@ -73,7 +73,9 @@ struct Counters {
   std::uint64_t tx_gso_super = 0;                     ///< device super-packets segmented by GSO
   std::uint64_t tx_rco = 0;                           ///< datagrams sent with an RCO header/option
   std::uint64_t tx_csum_sw = 0;                       ///< inner checksums computed in software
-  std::uint64_t tx_csum_skipped = 0;                  ///< inner checksums left as a seed (RCO)
+  /// Inner checksums left as the pseudo-header seed: RCO (the receiver completes them) and
+  /// integrity mode toward a peer that has it (issue 15; per peer in PeerCounters).
+  std::uint64_t tx_csum_skipped = 0;
   std::uint64_t tx_gre_csum = 0;                      ///< GRE checksums written
   std::uint64_t tx_flooded = 0;                       ///< frames flooded to every remote (VXLAN)
   std::uint64_t rx_datagrams = 0, rx_dgram_bytes = 0; ///< datagrams received
@@ -81,7 +83,10 @@ struct Counters {
   std::uint64_t rx_rco = 0;                           ///< RCO frames accepted (C-33)
   std::uint64_t rx_rco_nocsum = 0;                    ///< RCO frames whose outer UDP checksum was 0 (K-2)
   std::uint64_t rx_gre_csum_ok = 0;                   ///< GRE checksums verified
-  std::uint64_t rx_csum_validated = 0;                ///< inner checksums verified in software
+  /// Frames written to the device as verified: CHECKSUM_UNNECESSARY, GRO aggregates (whose
+  /// segments GRO verified, or took as PARTIAL — see rx_csum_partial_seed / the peers'
+  /// rx_csum_seed), and PARTIAL frames completed in software for a device without a vnet header.
+  std::uint64_t rx_csum_validated = 0;
   std::uint64_t rx_csum_skipped = 0;                  ///< inner checksums not summed (RCO partial)
   /// Inner TCP/UDP checksum fields holding exactly their pseudo-header seed, taken as
   /// CHECKSUM_PARTIAL (a kernel peer over veth, spec K-9) and written NEEDS_CSUM.
