@@ -132,6 +132,10 @@ struct Worker : detail::WorkerBase, io::FrameSink {
   void frame(const wire::virtio_net::Hdr& h, std::span<const std::uint8_t> b) override {
     path->transmit(h, b, tx_now, trains);
   }
+  void frame(const wire::virtio_net::Hdr& h, std::span<const std::uint8_t> b,
+             const core::BufferRef& owner) override {
+    path->transmit(h, b, tx_now, trains, &owner);
+  }
 
   void handle_dev() {
     std::lock_guard g(mu);

@@ -13,12 +13,12 @@ namespace ofld::io::detail {
 namespace wv = wire::virtio_net;
 
 std::size_t read_batch(int fd, bool vnet_hdr, const char* kind, const std::string& dev,
-                       std::vector<std::uint8_t>& buf,
+                       core::BufferRef& buf,
                        std::size_t max, FrameSink& sink, DeviceReadStats& st) {
-  if (buf.size() < kDeviceReadBuf) buf.resize(kDeviceReadBuf);
   std::size_t n = 0;
   for (; n < max; ++n) {
-    const ssize_t r = ::read(fd, buf.data(), buf.size());
+    if (!buf || buf.use_count() > 1) buf = core::Buffer::create(kDeviceReadBuf);
+    const ssize_t r = ::read(fd, buf->bytes.data(), buf->bytes.size());
     if (r < 0) {
       if (errno == EINTR) continue;
       if (errno != EAGAIN) {
@@ -28,7 +28,7 @@ std::size_t read_batch(int fd, bool vnet_hdr, const char* kind, const std::strin
       }
       break;
     }
-    std::span<const std::uint8_t> b(buf.data(), std::size_t(r));
+    std::span<const std::uint8_t> b(buf->bytes.data(), std::size_t(r));
     wv::Hdr h{};
     if (vnet_hdr) {
       auto p = wv::parse(b, wv::kHdrLen, wv::ByteOrder::Little);
@@ -41,7 +41,7 @@ std::size_t read_batch(int fd, bool vnet_hdr, const char* kind, const std::strin
     }
     ++st.frames;
     st.bytes += b.size();
-    sink.frame(h, b);
+    sink.frame(h, b, buf);
   }
   return n;
 }

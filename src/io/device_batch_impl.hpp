@@ -11,12 +11,13 @@
 
 namespace ofld::io::detail {
 
-/// Up to `max` non-blocking reads of `fd` into `buf` (resized to kDeviceReadBuf on first use);
+/// Up to `max` non-blocking reads of `fd` into `buf` (a new kDeviceReadBuf buffer when it is
+/// null or the sink kept a reference to it);
 /// each frame, its vnet header decoded when `vnet_hdr`, goes to `sink`. Stops at EAGAIN (or
 /// a read error, counted in `st`, logged once, naming `kind` and `dev`).
 /// Returns the number of reads that returned a frame (including frames dropped as bad).
 std::size_t read_batch(int fd, bool vnet_hdr, const char* kind, const std::string& dev,
-                       std::vector<std::uint8_t>& buf,
+                       core::BufferRef& buf,
                        std::size_t max, FrameSink& sink, DeviceReadStats& st);
 
 /// Write every frame through `w` (created on first use with `defaults`); the sum of the

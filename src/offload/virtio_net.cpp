@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "ofld/wire/l4.hpp"
+
 namespace ofld::offload::virtio {
 
 namespace vn = wire::virtio_net;
@@ -31,7 +33,7 @@ std::string_view to_string(VnetReject r) noexcept {
 }
 
 ToPacket to_packet(const VnetHdr& h, std::span<const std::uint8_t> frame, wire::LinkType link,
-                   VnetCounters* counters) {
+                   VnetCounters* counters, const core::BufferRef* owner) {
   ToPacket r;
   auto reject = [&](VnetReject why) {
     r.reason = why;
@@ -106,7 +108,24 @@ ToPacket to_packet(const VnetHdr& h, std::span<const std::uint8_t> frame, wire::
         break;
     }
     if (gso_size == core::kGsoByFrags) return reject(VnetReject::GsoByFrags);
-    r.pkt = core::Packet::from_bytes(frame);
+    // With the read buffer's owner: every header in the head (TCP with its options), the
+    // payload a reference into the buffer (no copy).
+    std::size_t head = 0;
+    const std::uint8_t* const base = owner && *owner ? (*owner)->bytes.data() : nullptr;
+    if (base && frame.data() >= base && frame.data() + len <= base + (*owner)->bytes.size()) {
+      head = p_off;
+      if (ip_proto == 6) {
+        auto th = wire::TcpHeader<const std::uint8_t>::parse(frame.subspan(p_off - thlen));
+        head = th.ok() ? p_off - thlen + th.value().header().size() : 0;
+      }
+      if (head >= len) head = 0;
+    }
+    if (head) {
+      r.pkt = core::Packet::from_bytes(frame.first(head));
+      r.pkt.add_frag_unchecked(*owner, std::uint32_t(frame.data() - base + head), std::uint32_t(len - head));
+    } else {
+      r.pkt = core::Packet::from_bytes(frame);
+    }
     if (len - nh_off > gso_size) {  // S-5: only then is it a GSO packet
       r.pkt.gso.size = gso_size;
       r.pkt.gso.type = gso_type | sg::DODGY;

@@ -276,7 +276,7 @@ std::size_t Endpoint::fdb_entries(const Peer& p) const {
 // ---- transmit ---------------------------------------------------------------------------------
 
 void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::uint8_t> frame,
-                        std::uint64_t now_ns, std::vector<TxTrain>& out) {
+                        std::uint64_t now_ns, std::vector<TxTrain>& out, const core::BufferRef* owner) {
   ++ctr_.tx_frames;
   ctr_.tx_bytes += frame.size();
   if (auto d = enc_->tx_check(frame)) {
@@ -288,7 +288,7 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
     ctr_.drop(Drop::TxTooBig);  // B4
     return;
   }
-  auto tp = offload::virtio::to_packet(vnet, frame, enc_->link());
+  auto tp = offload::virtio::to_packet(vnet, frame, enc_->link(), nullptr, owner);
   if (!tp.ok()) {
     ctr_.drop(Drop::TxVnetRejected);
     return;
@@ -381,6 +381,7 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
       (elide ? p->ctr.tx_csum_elided : p->ctr.tx_csum_full) += out[i].count;
     }
   }
+  segs_.clear();  // segments may reference the device's read buffer (`owner`): let it go
 }
 
 void Endpoint::sent(const TxTrain& t, bool ok, bool udp_segment) noexcept {

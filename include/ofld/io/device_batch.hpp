@@ -4,7 +4,7 @@
 //
 // Read: Tap::read_batch / Tun::read_batch read up to `max` frames without blocking (one
 // read(2) each into the device's own 64 KiB + 64 buffer, reused frame after frame so that it
-// stays in cache) and hand each to a FrameSink with its virtio_net_hdr decoded (little-endian
+// stays in cache, unless the sink kept a reference to it) and hand each to a FrameSink with its virtio_net_hdr decoded (little-endian
 // fields, TUNSETVNETLE; wire::virtio_net::parse). A frame shorter than the vnet header, or
 // whose header does not decode, is not handed on: it is counted (DeviceReadStats::bad_vnet_hdr).
 // Write: Tap::write_batch / Tun::write_batch write frames with their virtio_net_hdr through the
@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <span>
 
+#include "ofld/core/packet.hpp"
 #include "ofld/wire/virtio_net.hpp"
 
 namespace ofld::io {
@@ -28,6 +29,14 @@ class FrameSink {
   /// `vnet`: the decoded header (all zero when the device has no vnet header); `frame`: the
   /// Ethernet frame (TAP) or IP packet (TUN), without the header.
   virtual void frame(const wire::virtio_net::Hdr& vnet, std::span<const std::uint8_t> frame) = 0;
+  /// The same, with the read buffer that holds `frame`: a sink may keep references to it
+  /// (packets whose fragments point into it) past the call; the device then reads the next
+  /// frame into a new buffer. Default: frame(vnet, frame).
+  virtual void frame(const wire::virtio_net::Hdr& vnet, std::span<const std::uint8_t> frame,
+                     const core::BufferRef& owner) {
+    (void)owner;
+    this->frame(vnet, frame);
+  }
 };
 
 /// Counters of a device's read_batch calls (one device queue; not thread-safe).

@@ -139,7 +139,7 @@ class Tap {
   bool vnet_hdr_ = false;
   bool vnet_le_ = true;
   int vnet_hdr_size_ = 10;
-  std::vector<std::uint8_t> rbuf_;      // read_batch buffer (kDeviceReadBuf)
+  core::BufferRef rbuf_;                // read_batch buffer (kDeviceReadBuf)
   DeviceReadStats rstats_;
   std::unique_ptr<VnetWriter> writer_;  // write_batch
 };

@@ -66,7 +66,7 @@ class Tun {
   int fd_ = -1, ctl_ = -1;
   std::string name_;
   bool vnet_hdr_ = false;
-  std::vector<std::uint8_t> rbuf_;      // read_batch buffer (kDeviceReadBuf)
+  core::BufferRef rbuf_;                // read_batch buffer (kDeviceReadBuf)
   DeviceReadStats rstats_;
   std::unique_ptr<VnetWriter> writer_;  // write_batch
 };

@@ -70,9 +70,13 @@ struct ToPacket {
 /// DODGY, gso_segs 0, only when the payload exceeds gso_size), and the header positions /
 /// protocol from dissecting the frame (wire::parse_frame, tunnels not followed).
 /// DATA_VALID is ignored (S-6, TAP semantics). Counts into `counters` when given.
+/// `owner`: when given, `frame` lies inside *owner (the device read buffer) and a GSO
+/// packet's payload after its headers stays there as one fragment (a reference, no copy;
+/// tun_get_user's zero-copy frags), the headers being copied into the head; otherwise, and
+/// for a non-GSO frame, every byte is copied into the head.
 ToPacket to_packet(const VnetHdr& h, std::span<const std::uint8_t> frame,
                    wire::LinkType link = wire::LinkType::Ethernet,
-                   VnetCounters* counters = nullptr);
+                   VnetCounters* counters = nullptr, const core::BufferRef* owner = nullptr);
 
 /// virtio_net_hdr_from_skb (S-7, S-8). `has_data_valid`: report UNNECESSARY as DATA_VALID.
 /// `vlan_hlen`: bytes of a VLAN tag inserted inline in front (added to csum_start).

@@ -244,9 +244,12 @@ class Endpoint {
 
   /// One frame read from the device (its virtio_net_hdr decoded). Appends trains to `out`
   /// (buffers taken from recycle()d ones when there are any, so a steady stream does not
-  /// allocate). Drops are counted (Counters::drops), never thrown.
+  /// allocate). Drops are counted (Counters::drops), never thrown. `owner`: the device read
+  /// buffer holding `frame`, when there is one: a TSO frame's payload is then segmented from
+  /// it in place instead of being copied first (offload::virtio::to_packet); no reference to
+  /// it outlives the call.
   void transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::uint8_t> frame,
-                std::uint64_t now_ns, std::vector<TxTrain>& out);
+                std::uint64_t now_ns, std::vector<TxTrain>& out, const core::BufferRef* owner = nullptr);
   /// The daemon's report of one train's send: `ok` false → every datagram counted as
   /// TxSendFailed; `udp_segment` true when it went out as one UDP_SEGMENT sendmsg.
   void sent(const TxTrain& t, bool ok, bool udp_segment) noexcept;
