@@ -176,6 +176,17 @@ PacketError checksum_help(Packet& p) {
   return PacketError::Ok;
 }
 
+PacketError checksum_help_bytes(std::span<std::uint8_t> bytes, std::size_t csum_start,
+                                std::size_t csum_offset) noexcept {
+  if (csum_start >= bytes.size() || csum_offset > bytes.size() - csum_start ||
+      bytes.size() - csum_start - csum_offset < 2)
+    return PacketError::OutOfRange;
+  const std::uint16_t v =
+      csum::csum_fold(csum::csum_partial(bytes.data() + csum_start, bytes.size() - csum_start, 0));
+  store_be16(bytes.data() + csum_start + csum_offset, v == 0 ? 0xFFFF : v);
+  return PacketError::Ok;
+}
+
 wsum remcsum_adjust(std::span<std::uint8_t> region, wsum c, std::size_t start,
                     std::size_t offset) noexcept {
   if (start > region.size() || offset > region.size() || region.size() - offset < 2) return 0;

@@ -310,9 +310,14 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
   // GSO of the inner super-packet; the tunnel header goes on each segment below.
   segs_.clear();
   const bool gso = tp.pkt.is_gso();
+  // Where nothing else needs the segments' inner checksums (no RCO possible, not elided),
+  // the train builder is the "device" with NETIF_F_SG | NETIF_F_HW_CSUM: GSO neither copies
+  // nor sums, and each segment's checksum is summed over its copy in the train, just written
+  // and still in L1 — one copy of the payload instead of two (issue 16).
+  const bool sum_in_train = !elide && enc_->gso_features() == core::Features{};
   if (gso) {
     core::Device dev;
-    dev.features = elide ? elide_features(enc_->gso_features()) : enc_->gso_features();
+    dev.features = elide || sum_in_train ? elide_features(enc_->gso_features()) : enc_->gso_features();
     auto r = gso::gso_segment(std::move(tp.pkt), dev.features, dev, gso_ctr_.get());
     if (!r.ok()) {
       ctr_.drop(Drop::TxGsoFailed);
@@ -333,6 +338,18 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
   for (auto& s : segs_) {
     const bool was_partial = s.ip_summed() == core::IpSummed::Partial;
     const bool elided = elide && elide_inner_csum(s);
+    // sum_in_train: the PARTIAL segment's checksum is finished in the train below (the
+    // encapsulation then sees it as NONE and sums nothing itself).
+    int sum_start = -1;
+    std::uint16_t sum_offset = 0;
+    if (sum_in_train && was_partial) {
+      const auto& cp = std::get<core::CsumPartial>(s.csum);
+      if (!cp.not_inet && s.csum_start_offset() >= 0) {
+        sum_start = s.csum_start_offset();
+        sum_offset = cp.csum_offset;
+        s.csum = core::CsumNone{};
+      }
+    }
     EncapInfo e = enc_->encap(s, hdr);
     if (!e.ok) {
       ctr_.drop(e.reason);
@@ -356,6 +373,20 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
     if (cur->buf.size() != at + sz) {  // defensive: the pieces must add up to len()
       cur->buf.resize(at + sz);
       s.copy_bits(0, std::span<std::uint8_t>(cur->buf.data() + at + e.hdr_len, s.len()));
+    }
+    if (sum_start >= 0) {
+      const std::span<std::uint8_t> seg_bytes(cur->buf.data() + at + e.hdr_len, s.len());
+      if (core::checksum_help_bytes(seg_bytes, std::size_t(sum_start), sum_offset) != core::PacketError::Ok) {
+        cur->buf.resize(at);  // take the datagram back out of the train
+        if (cur->count == 0) {
+          buf_pool_.push_back(std::move(cur->buf));
+          out.pop_back();
+          cur = nullptr;
+        }
+        ctr_.drop(Drop::TxCsumFailed);
+        continue;
+      }
+      e.csum_sw = true;
     }
     if (enc_->finish(std::span<std::uint8_t>(cur->buf.data() + at, sz))) ++ctr_.tx_gre_csum;
     ++cur->count;

@@ -833,6 +833,14 @@ void checksum_try_convert(Packet& p, wsum pseudo) noexcept;
 /// data(). Shared fragments are linearized first. A folded result of 0 is written as 0xFFFF
 /// for every protocol, as 6.12 dev.c does (CSUM_MANGLED_0 unconditionally).
 PacketError checksum_help(Packet& p);
+/// checksum_help on a packet's bytes laid out flat elsewhere (`bytes`: [data, end) of a
+/// PARTIAL packet, e.g. its copy in a train buffer — the sum runs over bytes just written,
+/// as a device that sums after its DMA read): the sum from `csum_start` (offset from the
+/// first byte) to the end, the field holding the pseudo-header seed included, folded into
+/// the 16-bit field at csum_start + csum_offset (big-endian; 0 written as 0xFFFF).
+/// Errors: OutOfRange when the field does not fit in `bytes`.
+PacketError checksum_help_bytes(std::span<std::uint8_t> bytes, std::size_t csum_start,
+                                std::size_t csum_offset) noexcept;
 
 /// C-31 remcsum_adjust over raw bytes: `region` starts at ptr (the encapsulated payload);
 /// `csum` = COMPLETE sum beginning at ptr. Writes fold(csum − sum(region[0,start))) at
