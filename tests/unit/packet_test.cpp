@@ -473,6 +473,34 @@ TEST(PacketCsum, C28_ChecksumHelpErrorsAndComplete) {
   EXPECT_EQ(c.to_bytes(), b);
 }
 
+// checksum_help on flat bytes (the train builder's sum after its copy, issue 16): the same
+// field value as checksum_help on the packet; RFC 1071 §3's example (words 0001 f203 f4f5 f6f7
+// sum to 0xddf2, checksum 0x220d); C-29's 0 → 0xFFFF; a field outside the bytes refused.
+TEST(PacketCsum, C28_C29_ChecksumHelpBytes) {
+  Bytes r = {0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7, 0x00, 0x00};
+  ASSERT_EQ(checksum_help_bytes(r, 0, 8), PacketError::Ok);
+  EXPECT_EQ(r[8], 0x22);
+  EXPECT_EQ(r[9], 0x0d);
+  Bytes z = {0xff, 0xff, 0x00, 0x00};
+  ASSERT_EQ(checksum_help_bytes(z, 0, 2), PacketError::Ok);
+  EXPECT_EQ(z, (Bytes{0xff, 0xff, 0xff, 0xff}));
+  Bytes b = ipv4_tcp(333, 11);
+  const std::uint16_t seed = pseudo4(b, b.size() - 20);
+  b[36] = std::uint8_t(seed >> 8);
+  b[37] = std::uint8_t(seed);
+  Bytes flat = b;
+  ASSERT_EQ(checksum_help_bytes(flat, 20, 16), PacketError::Ok);
+  EXPECT_TRUE(tcp4_valid(flat));
+  Packet p = Packet::from_bytes(b);
+  p.set_partial(20, 16);
+  ASSERT_EQ(checksum_help(p), PacketError::Ok);
+  EXPECT_EQ(p.to_bytes(), flat);
+  Bytes s(10, 0);
+  EXPECT_EQ(checksum_help_bytes(s, 10, 0), PacketError::OutOfRange);
+  EXPECT_EQ(checksum_help_bytes(s, 4, 5), PacketError::OutOfRange);  // field [9,11)
+  EXPECT_EQ(checksum_help_bytes(s, 4, 4), PacketError::Ok);          // field [8,10)
+}
+
 TEST(PacketCsum, C28_SharedFragsLinearizedFirst) {
   Bytes b = ipv4_tcp(200);
   std::uint16_t seed = pseudo4(b, b.size() - 20);
