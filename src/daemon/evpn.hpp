@@ -47,7 +47,7 @@ class EvpnClient {
 
   virtual ~EvpnClient() = default;
   /// {"server", "connected", "asn", "advertised_macs", "remote_macs", "vteps",
-  ///  "connects", "failures"}.
+  ///  "connects", "failures", "ignored": {reason: routes}} (reasons: evpn_route.hpp).
   virtual nlohmann::json state() const = 0;
 };
 

@@ -34,6 +34,8 @@ std::unique_ptr<EvpnClient> start_evpn(const EvpnOptions&, std::string& error) {
 #include "gobgp.grpc.pb.h"
 #include "gobgp.pb.h"
 
+#include "evpn_route.hpp"
+
 namespace ofld::daemon {
 
 namespace {
@@ -51,19 +53,6 @@ std::string mac_str(const Mac& m) {
   char b[18];
   std::snprintf(b, sizeof b, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
   return b;
-}
-
-std::optional<Mac> parse_mac(const std::string& s) {
-  unsigned v[6];
-  char tail;
-  if (std::sscanf(s.c_str(), "%x:%x:%x:%x:%x:%x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) != 6)
-    return std::nullopt;
-  Mac m{};
-  for (int i = 0; i < 6; ++i) {
-    if (v[i] > 255) return std::nullopt;
-    m[std::size_t(i)] = std::uint8_t(v[i]);
-  }
-  return m;
 }
 
 apipb::Family evpn_family() {
@@ -102,7 +91,8 @@ class GobgpClient final : public EvpnClient {
     std::lock_guard g(mu_);
     return {{"server", o_.server}, {"connected", connected_.load()}, {"asn", asn_.load()},
             {"advertised_macs", advertised_n_.load()}, {"remote_macs", remote_macs_.size()},
-            {"vteps", vteps_.size()}, {"connects", connects_}, {"failures", failures_}};
+            {"vteps", vteps_.size()}, {"connects", connects_}, {"failures", failures_},
+            {"ignored", ignored_}};
   }
 
  private:
@@ -333,103 +323,31 @@ class GobgpClient final : public EvpnClient {
     withdraw_all();
   }
 
-  // ---- routes we receive
-  static std::string next_hop(const apipb::Path& p) {
-    for (const auto& a : p.pattrs()) {
-      if (a.Is<apipb::NextHopAttribute>()) {
-        apipb::NextHopAttribute nh;
-        a.UnpackTo(&nh);
-        return nh.next_hop();
-      }
-      if (a.Is<apipb::MpReachNLRIAttribute>()) {
-        apipb::MpReachNLRIAttribute mp;
-        a.UnpackTo(&mp);
-        if (mp.next_hops_size() > 0) return mp.next_hops(0);
-      }
-    }
-    return "";
-  }
-  /// MAC Mobility sequence number, route target local admins, PMSI label.
-  struct Attrs {
-    std::uint32_t seq = 0;
-    std::set<std::uint32_t> rts;
-    std::optional<std::uint32_t> pmsi_label;
-    std::string pmsi_id;
-  };
-  static Attrs attrs(const apipb::Path& p) {
-    Attrs r;
-    for (const auto& a : p.pattrs()) {
-      if (a.Is<apipb::ExtendedCommunitiesAttribute>()) {
-        apipb::ExtendedCommunitiesAttribute ec;
-        a.UnpackTo(&ec);
-        for (const auto& c : ec.communities()) {
-          if (c.Is<apipb::MacMobilityExtended>()) {
-            apipb::MacMobilityExtended mm;
-            c.UnpackTo(&mm);
-            r.seq = mm.sequence_num();
-          } else if (c.Is<apipb::TwoOctetAsSpecificExtended>()) {
-            apipb::TwoOctetAsSpecificExtended t;
-            c.UnpackTo(&t);
-            if (t.sub_type() == 0x02) r.rts.insert(t.local_admin());
-          } else if (c.Is<apipb::FourOctetAsSpecificExtended>()) {
-            apipb::FourOctetAsSpecificExtended t;
-            c.UnpackTo(&t);
-            if (t.sub_type() == 0x02) r.rts.insert(t.local_admin());
-          }
-        }
-      } else if (a.Is<apipb::PmsiTunnelAttribute>()) {
-        apipb::PmsiTunnelAttribute pm;
-        a.UnpackTo(&pm);
-        r.pmsi_label = pm.label();
-        r.pmsi_id = pm.id();
-      }
-    }
-    return r;
-  }
-
+  // ---- routes we receive: the mapping is evpn_route.cpp's; here only the FDB and our sets
   void on_path(const apipb::Path& p) {
-    auto nh = IpAddr::parse(next_hop(p));
-    if (!nh || *nh == o_.vtep) return;  // ours, or no usable next hop
-    const Attrs at = attrs(p);
+    const EvpnRouteDecision d = map_evpn_route(p, {o_.vtep, o_.vni});
     const std::uint64_t now = mono_ns();
-    if (p.nlri().Is<apipb::EVPNMACIPAdvertisementRoute>()) {
-      apipb::EVPNMACIPAdvertisementRoute r;
-      p.nlri().UnpackTo(&r);
-      const bool ours = (r.labels_size() > 0 && r.labels(0) == o_.vni) || r.ethernet_tag() == o_.vni ||
-                        at.rts.count(o_.vni);
-      auto mac = parse_mac(r.mac_address());
-      if (!ours || !mac) return;
-      std::lock_guard g(mu_);
-      if (p.is_withdraw()) {
-        o_.fdb->remove_evpn(*mac, *nh);
-        remote_macs_.erase({*mac, *nh});
+    std::lock_guard g(mu_);
+    if (!d.action) {
+      ++ignored_[std::string(to_string(d.reason))];  // our own routes come back too: "own"
+      return;
+    }
+    const EvpnRouteAction& a = *d.action;
+    if (a.kind == EvpnRouteAction::Kind::MacIp) {
+      if (a.withdraw) {
+        o_.fdb->remove_evpn(a.mac, a.vtep);
+        remote_macs_.erase({a.mac, a.vtep});
       } else {
-        o_.fdb->set_evpn(*mac, *nh, at.seq, now);
-        remote_macs_.insert({*mac, *nh});
+        o_.fdb->set_evpn(a.mac, a.vtep, a.seq, now);
+        remote_macs_.insert({a.mac, a.vtep});
       }
-    } else if (p.nlri().Is<apipb::EVPNInclusiveMulticastEthernetTagRoute>()) {
-      apipb::EVPNInclusiveMulticastEthernetTagRoute r;
-      p.nlri().UnpackTo(&r);
-      const bool ours = (at.pmsi_label && *at.pmsi_label == o_.vni) || r.ethernet_tag() == o_.vni ||
-                        at.rts.count(o_.vni);
-      if (!ours) return;
-      // the replication target: the PMSI tunnel identifier, else the originator
-      IpAddr vtep = *nh;
-      if (at.pmsi_id.size() == 4 || at.pmsi_id.size() == 16) {
-        vtep.family = at.pmsi_id.size() == 4 ? 4 : 6;
-        vtep.bytes = {};
-        std::copy(at.pmsi_id.begin(), at.pmsi_id.end(), vtep.bytes.begin());
-      } else if (auto o = IpAddr::parse(r.ip_address())) {
-        vtep = *o;
-      }
-      if (vtep == o_.vtep) return;
-      std::lock_guard g(mu_);
-      if (p.is_withdraw()) {
-        o_.fdb->remove_flood(vtep, tunnel::FdbSource::Evpn);
-        vteps_.erase(vtep);
+    } else {
+      if (a.withdraw) {
+        o_.fdb->remove_flood(a.vtep, tunnel::FdbSource::Evpn);
+        vteps_.erase(a.vtep);
       } else {
-        o_.fdb->add_flood(vtep, tunnel::FdbSource::Evpn);
-        vteps_.insert(vtep);
+        o_.fdb->add_flood(a.vtep, tunnel::FdbSource::Evpn);
+        vteps_.insert(a.vtep);
       }
     }
   }
@@ -449,8 +367,7 @@ class GobgpClient final : public EvpnClient {
     apipb::WatchEventResponse ev;
     while (reader->Read(&ev)) {
       if (!ev.has_table()) continue;
-      for (const auto& p : ev.table().paths())
-        if (p.family().afi() == apipb::Family::AFI_L2VPN && p.family().safi() == apipb::Family::SAFI_EVPN) on_path(p);
+      for (const auto& p : ev.table().paths()) on_path(p);  // other families: ignored there
     }
     auto st = reader->Finish();
     bool stopping;
@@ -479,6 +396,7 @@ class GobgpClient final : public EvpnClient {
   std::set<IpAddr> stale_vteps_;                    // under mu_
   std::chrono::steady_clock::time_point stale_until_{};
   std::uint64_t connects_ = 0, failures_ = 0;
+  std::map<std::string, std::uint64_t> ignored_;  // under mu_: routes not taken, by reason
   std::chrono::steady_clock::time_point last_check_{};  // sync thread
   std::thread sync_, watch_;
 };
