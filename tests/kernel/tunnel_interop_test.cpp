@@ -224,9 +224,16 @@ void run_variant(const Variant& v) {
 // Request/response rounds whose requests are just above one MSS (and up to three), over one TCP
 // connection through the tunnel, in both directions (ofld's TAP → GSO → kernel VXLAN, and
 // kernel VXLAN → ofld's GRO → TAP): every response must be the SHA-256 of its request, and
-// neither TCP stack may have had to retransmit (RetransSegs in the namespace's /proc/net/snmp;
-// a tolerance of 2 segments over 120 rounds absorbs a rare scheduler stall on a loaded machine,
-// while lost ACKs after every large request, the fault's kind, retransmit in every round).
+// neither TCP stack may have had to retransmit (RetransSegs in the namespace's /proc/net/snmp).
+// The fault's kind (ACKs lost after every request above one MSS) retransmits in every one of the
+// 120 rounds of a direction. A scheduler stall retransmits too: with two or more segments out, a
+// tail loss probe fires 2 x SRTT + 2 ms after the last send when no ACK came (RFC 8985 §7.2;
+// tcp_schedule_loss_probe, TCP_TIMEOUT_MIN_US; SRTT here is well under a millisecond), so
+// a few ms of stall in ofld (the ASan build on a loaded 2-core machine) sends a probe whose
+// original arrived; TCP cannot tell that from a lost ACK, only the rate can. Measured with the
+// ASan build, per namespace: 0 on an idle machine, up to 4 beside two busy loops (CI failed at 3
+// with the former tolerance of 2), up to 19 beside four. Tolerance: fewer than one retransmission
+// in four rounds (30 per namespace), a quarter of what the fault's kind costs (120).
 const char* kEchoServer =
     "import socket,hashlib,struct\n"
     "s=socket.socket(socket.AF_INET,socket.SOCK_STREAM)\n"
@@ -291,8 +298,11 @@ TEST(TunnelInterop, G2_RequestsJustAboveOneMssBothWaysNoRetransmits) {
   std::string out2 = request_response(*p.B, *p.A, "192.168.77.1");  // requests: ofld GRO side
   EXPECT_EQ(out2.substr(0, 11), "rounds 120 ") << out2 << slurp(p.log);
   const long da = snmp(*p.A, "Tcp", "RetransSegs") - a0, db = snmp(*p.B, "Tcp", "RetransSegs") - b0;
-  EXPECT_LE(da, 2) << "retransmissions in the ofld namespace";
-  EXPECT_LE(db, 2) << "retransmissions in the kernel-VXLAN namespace";
+  RecordProperty("retrans_ofld_ns", std::to_string(da));
+  RecordProperty("retrans_kernel_ns", std::to_string(db));
+  constexpr long kRounds = 120, kTolerance = kRounds / 4;
+  EXPECT_LE(da, kTolerance) << "retransmissions in the ofld namespace";
+  EXPECT_LE(db, kTolerance) << "retransmissions in the kernel-VXLAN namespace";
   auto st = daemon::query_stats(p.ctl);
   ASSERT_TRUE(st.ok());
   // The requests did take the GSO path: TSO super-packets came from the TAP.
