@@ -318,6 +318,14 @@ long nft_count(const io::Netns& ns, const std::string& family, const std::string
   return std::stol(m[1]);
 }
 
+/// Poll `pred` every 50 ms until it holds or `limit` passes (the caller checks afterwards).
+template <class P>
+void wait_until(P pred, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (!pred() && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
 void ecn_l3_variant(const Variant& v) {
   if (!io::check_command({"nft", "--version"}).ok()) GTEST_SKIP() << "nft (nftables) not installed";
   Pair p;
@@ -367,10 +375,22 @@ void ecn_l3_variant(const Variant& v) {
     auto s = B.exec({"python3", "-c", kEcnSender, "192.168.78.1", std::to_string(rd.tos),
                      std::to_string(rd.port)}, std::chrono::seconds(15));
     ASSERT_TRUE(s.ok()) << s.message();
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    // The 20 datagrams cross two endpoints after the sender is done (slow under ASan): wait
+    // for them rather than a fixed time.
+    wait_until([&] { return nft_count(A, fam, "ofldout", rd.outer) - before >= 20; });
     EXPECT_GE(nft_count(A, fam, "ofldout", rd.outer) - before, 20)
         << "inner tos " << rd.tos << ": outer ECN as encapsulated (RFC 6040 §4.1)";
   }
+  // Every datagram has been decapsulated and either delivered or dropped before the counts
+  // below are read (exact: none lost, none doubled).
+  auto rx_dropped_not_ect = [&] {
+    auto st = daemon::query_stats(p.ctl_a);
+    return st.ok() ? st.value()["drops"].value("rx_ecn_not_ect", std::uint64_t(0)) : 0;
+  };
+  wait_until([&] {
+    return nft_count(A, "ip", "ofldin", "p6001_ce") >= 20 && nft_count(A, "ip", "ofldin", "p6003_ce") >= 20 &&
+           rx_dropped_not_ect() >= 20;
+  });
   EXPECT_EQ(nft_count(A, fam, "ofldout", "ect1"), 0);
   EXPECT_EQ(nft_count(A, fam, "ofldout", "ce"), 0) << "an encapsulator never sends CE outside";
   EXPECT_EQ(nft_count(A, "ip", "ofldin", "p6001"), 20);
