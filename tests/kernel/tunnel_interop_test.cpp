@@ -474,6 +474,14 @@ std::string ecn_rules(bool v6, const std::string& dev) {
   return r;
 }
 
+/// Poll `pred` every 50 ms until it holds or `limit` passes (the caller checks afterwards).
+template <class P>
+void wait_until(P pred, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (!pred() && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
 /// One direction: `snd` sends through the overlay to `dst`; `rcv` (device `dev`) has the rules.
 void ecn_direction(Pair& p, bool v6, bool ofld_receives, bool inherit) {
   const io::Netns& snd = ofld_receives ? *p.B : *p.A;
@@ -496,17 +504,36 @@ void ecn_direction(Pair& p, bool v6, bool ofld_receives, bool inherit) {
     auto s = snd.exec({"python3", "-c", kEcnSender, dst, std::to_string(r.tos), std::to_string(r.port)},
                       std::chrono::seconds(15));
     ASSERT_TRUE(s.ok()) << s.message();
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    // The 20 datagrams may still be inside the endpoints when the sender is done (ASan, a
+    // loaded machine): wait for them rather than a fixed time.
+    wait_until([&] { return nft_counter(rcv, out, r.outer) - before >= 20; });
     EXPECT_GE(nft_counter(rcv, out, r.outer) - before, 20)
         << "inner tos " << r.tos << ": outer ECN as encapsulated (RFC 6040 §4.1)";
   }
   // DSCP EF (46) + ECT(0) from the application: the outer DSCP is EF only with tos inherit
   // (vxlan_xmit_one: tos 1 = ip_tunnel_get_dsfield), 0 (the configured tos) otherwise.
-  const long ef0 = nft_counter(rcv, out, "ef");
+  const long ef0 = nft_counter(rcv, out, "ef"), ect0 = nft_counter(rcv, out, "ect0");
   auto s = snd.exec({"python3", "-c", kEcnSender, dst, std::to_string(46 << 2 | 2), "6004"},
                     std::chrono::seconds(15));
   ASSERT_TRUE(s.ok()) << s.message();
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // all 20 arrived (their outer ECN is ECT(0) either way) before the DSCP count is read
+  wait_until([&] { return nft_counter(rcv, out, "ect0") - ect0 >= 20; });
+  EXPECT_GE(nft_counter(rcv, out, "ect0") - ect0, 20);
+  // Every datagram decapsulated and delivered or dropped before the exact counts below.
+  auto not_ect_dropped = [&]() -> long {
+    if (ofld_receives) {
+      auto st = daemon::query_stats(p.ctl);
+      return st.ok() ? long(st.value()["drops"].value("rx_ecn_not_ect", std::uint64_t(0))) : 0;
+    }
+    auto l = rcv.exec({"ip", "-j", "-s", "-s", "link", "show", "vx0"});
+    if (!l.ok()) return 0;
+    auto j = nlohmann::json::parse(l.value().out, nullptr, false);
+    return j.is_array() && !j.empty() ? long(j[0]["stats64"]["rx"].value("frame_errors", 0)) : 0;
+  };
+  wait_until([&] {
+    return nft_counter(rcv, "in", "p6001_ce") >= 20 && nft_counter(rcv, "in", "p6003_ce") >= 20 &&
+           not_ect_dropped() >= 20;
+  });
   if (inherit) {
     EXPECT_GE(nft_counter(rcv, out, "ef") - ef0, 20) << "tos inherit: outer DSCP from the inner";
   } else {
