@@ -224,9 +224,16 @@ void run_variant(const Variant& v) {
 // Request/response rounds whose requests are just above one MSS (and up to three), over one TCP
 // connection through the tunnel, in both directions (ofld's TAP → GSO → kernel VXLAN, and
 // kernel VXLAN → ofld's GRO → TAP): every response must be the SHA-256 of its request, and
-// neither TCP stack may have had to retransmit (RetransSegs in the namespace's /proc/net/snmp;
-// a tolerance of 2 segments over 120 rounds absorbs a rare scheduler stall on a loaded machine,
-// while lost ACKs after every large request, the fault's kind, retransmit in every round).
+// neither TCP stack may have had to retransmit (RetransSegs in the namespace's /proc/net/snmp).
+// The fault's kind (ACKs lost after every request above one MSS) retransmits in every one of the
+// 120 rounds of a direction. A scheduler stall retransmits too: with two or more segments out, a
+// tail loss probe fires 2 x SRTT + 2 ms after the last send when no ACK came (RFC 8985 §7.2;
+// tcp_schedule_loss_probe, TCP_TIMEOUT_MIN_US; SRTT here is well under a millisecond), so
+// a few ms of stall in ofld (the ASan build on a loaded 2-core machine) sends a probe whose
+// original arrived; TCP cannot tell that from a lost ACK, only the rate can. Measured with the
+// ASan build, per namespace: 0 on an idle machine, up to 4 beside two busy loops (CI failed at 3
+// with the former tolerance of 2), up to 19 beside four. Tolerance: fewer than one retransmission
+// in four rounds (30 per namespace), a quarter of what the fault's kind costs (120).
 const char* kEchoServer =
     "import socket,hashlib,struct\n"
     "s=socket.socket(socket.AF_INET,socket.SOCK_STREAM)\n"
@@ -291,8 +298,11 @@ TEST(TunnelInterop, G2_RequestsJustAboveOneMssBothWaysNoRetransmits) {
   std::string out2 = request_response(*p.B, *p.A, "192.168.77.1");  // requests: ofld GRO side
   EXPECT_EQ(out2.substr(0, 11), "rounds 120 ") << out2 << slurp(p.log);
   const long da = snmp(*p.A, "Tcp", "RetransSegs") - a0, db = snmp(*p.B, "Tcp", "RetransSegs") - b0;
-  EXPECT_LE(da, 2) << "retransmissions in the ofld namespace";
-  EXPECT_LE(db, 2) << "retransmissions in the kernel-VXLAN namespace";
+  RecordProperty("retrans_ofld_ns", std::to_string(da));
+  RecordProperty("retrans_kernel_ns", std::to_string(db));
+  constexpr long kRounds = 120, kTolerance = kRounds / 4;
+  EXPECT_LE(da, kTolerance) << "retransmissions in the ofld namespace";
+  EXPECT_LE(db, kTolerance) << "retransmissions in the kernel-VXLAN namespace";
   auto st = daemon::query_stats(p.ctl);
   ASSERT_TRUE(st.ok());
   // The requests did take the GSO path: TSO super-packets came from the TAP.
@@ -464,6 +474,14 @@ std::string ecn_rules(bool v6, const std::string& dev) {
   return r;
 }
 
+/// Poll `pred` every 50 ms until it holds or `limit` passes (the caller checks afterwards).
+template <class P>
+void wait_until(P pred, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (!pred() && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
 /// One direction: `snd` sends through the overlay to `dst`; `rcv` (device `dev`) has the rules.
 void ecn_direction(Pair& p, bool v6, bool ofld_receives, bool inherit) {
   const io::Netns& snd = ofld_receives ? *p.B : *p.A;
@@ -486,17 +504,36 @@ void ecn_direction(Pair& p, bool v6, bool ofld_receives, bool inherit) {
     auto s = snd.exec({"python3", "-c", kEcnSender, dst, std::to_string(r.tos), std::to_string(r.port)},
                       std::chrono::seconds(15));
     ASSERT_TRUE(s.ok()) << s.message();
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    // The 20 datagrams may still be inside the endpoints when the sender is done (ASan, a
+    // loaded machine): wait for them rather than a fixed time.
+    wait_until([&] { return nft_counter(rcv, out, r.outer) - before >= 20; });
     EXPECT_GE(nft_counter(rcv, out, r.outer) - before, 20)
         << "inner tos " << r.tos << ": outer ECN as encapsulated (RFC 6040 §4.1)";
   }
   // DSCP EF (46) + ECT(0) from the application: the outer DSCP is EF only with tos inherit
   // (vxlan_xmit_one: tos 1 = ip_tunnel_get_dsfield), 0 (the configured tos) otherwise.
-  const long ef0 = nft_counter(rcv, out, "ef");
+  const long ef0 = nft_counter(rcv, out, "ef"), ect0 = nft_counter(rcv, out, "ect0");
   auto s = snd.exec({"python3", "-c", kEcnSender, dst, std::to_string(46 << 2 | 2), "6004"},
                     std::chrono::seconds(15));
   ASSERT_TRUE(s.ok()) << s.message();
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // all 20 arrived (their outer ECN is ECT(0) either way) before the DSCP count is read
+  wait_until([&] { return nft_counter(rcv, out, "ect0") - ect0 >= 20; });
+  EXPECT_GE(nft_counter(rcv, out, "ect0") - ect0, 20);
+  // Every datagram decapsulated and delivered or dropped before the exact counts below.
+  auto not_ect_dropped = [&]() -> long {
+    if (ofld_receives) {
+      auto st = daemon::query_stats(p.ctl);
+      return st.ok() ? long(st.value()["drops"].value("rx_ecn_not_ect", std::uint64_t(0))) : 0;
+    }
+    auto l = rcv.exec({"ip", "-j", "-s", "-s", "link", "show", "vx0"});
+    if (!l.ok()) return 0;
+    auto j = nlohmann::json::parse(l.value().out, nullptr, false);
+    return j.is_array() && !j.empty() ? long(j[0]["stats64"]["rx"].value("frame_errors", 0)) : 0;
+  };
+  wait_until([&] {
+    return nft_counter(rcv, "in", "p6001_ce") >= 20 && nft_counter(rcv, "in", "p6003_ce") >= 20 &&
+           not_ect_dropped() >= 20;
+  });
   if (inherit) {
     EXPECT_GE(nft_counter(rcv, out, "ef") - ef0, 20) << "tos inherit: outer DSCP from the inner";
   } else {

@@ -247,34 +247,44 @@ void run_variant(const Variant& v) {
     EXPECT_EQ(good, lines.size()) << "outer UDP checksums not all good";
   } else {
     auto lines = tshark_fields(p.pcap, "gre", {"gre.checksum.status", "gre.key", "tcp.checksum.status",
-                                                "frame.number", "frame.len", "frame.cap_len", "_ws.col.Info"});
+                                                "tcp.checksum", "tcp.checksum_calculated", "frame.number",
+                                                "frame.len", "frame.cap_len", "_ws.col.Info"});
     ASSERT_GT(lines.size(), 100u);
-    std::size_t good_gre = 0, good_tcp = 0, bad_tcp = 0, tcp = 0, key = 0;
+    std::size_t good_gre = 0, good_tcp = 0, zero_tcp = 0, tcp = 0, key = 0;
     std::string bad;  // the frames that fail, for the failure message
     for (auto& l : lines) {
       std::istringstream in(l);
-      std::string g, k, t;
+      std::string g, k, t, field, calc;
       std::getline(in, g, '\t');
       std::getline(in, k, '\t');
       std::getline(in, t, '\t');
+      std::getline(in, field, '\t');
+      std::getline(in, calc, '\t');
       good_gre += g == "1";
       key += k == "0x0000002a";
-      if (!t.empty()) ++tcp, good_tcp += t == "1", bad_tcp += t == "0";
-      if (g != "1" || k != "0x0000002a" || (!t.empty() && t != "1")) bad += l + "\n";
+      // C-14/C-29: software that finishes a checksum (skb_checksum_help, and ofld as it) writes
+      // a folded 0 as 0xFFFF, TCP included. 0xFFFF and 0x0000 are the same ones'-complement
+      // value (−0 and +0; every receiver's sum over the segment is 0xFFFF with either), but
+      // tshark calls 0xFFFF "bad" for TCP (its RFC 1624 note) with calculated 0x0000: one
+      // ACK in ~65536 (seen in CI: 1 of 2989). That form, and only it, is a good checksum here.
+      const bool zero = t == "0" && field == "0xffff" && calc == "0x0000";
+      if (!t.empty()) ++tcp, good_tcp += t == "1" || zero, zero_tcp += zero;
+      if (g != "1" || k != "0x0000002a" || (!t.empty() && t != "1" && !zero)) bad += l + "\n";
     }
+    ::testing::Test::RecordProperty("tcp_csum_zero_as_ffff", std::to_string(zero_tcp));
     if (!bad.empty()) {  // keep the capture for a look; the frames are named in the message
       const std::string kept = p.pcap + ".failed";
       ::rename(p.pcap.c_str(), kept.c_str());
-      ADD_FAILURE() << "frames failing (gre status, key, tcp status, number, len, caplen, info), capture kept in "
+      ADD_FAILURE() << "frames failing (gre status, key, tcp status, tcp checksum, calculated, number, len, "
+                       "caplen, info), capture kept in "
                     << kept << ":\n" << bad;
     }
     EXPECT_EQ(good_gre, lines.size()) << "GRE checksums not all good";
     EXPECT_EQ(key, lines.size()) << "GRE key not 42 everywhere";
     EXPECT_GT(tcp, 100u);
-    // tshark's verdict: 1 good, 0 bad, 2 unverified (it could not sum the segment, e.g. an
-    // incomplete frame). A bad one is ofld's fault; an unverified one is named above but is
-    // not a verdict, and the kernel's own count below is the second witness.
-    EXPECT_EQ(bad_tcp, 0u) << "inner TCP checksums bad";
+    // tshark's verdict on every inner TCP checksum: good (status 1, or the 0xFFFF form of 0
+    // above); a bad or unverified one (status 0, 2) is a failure, named above.
+    EXPECT_EQ(good_tcp, tcp) << "inner TCP checksums not all good";
     EXPECT_GT(good_tcp, 100u);
   }
 }
@@ -306,6 +316,14 @@ long nft_count(const io::Netns& ns, const std::string& family, const std::string
   const std::string out = r.value().out;
   if (!std::regex_search(out, m, std::regex("packets ([0-9]+)"))) return -1;
   return std::stol(m[1]);
+}
+
+/// Poll `pred` every 50 ms until it holds or `limit` passes (the caller checks afterwards).
+template <class P>
+void wait_until(P pred, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (!pred() && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
 }
 
 void ecn_l3_variant(const Variant& v) {
@@ -357,10 +375,22 @@ void ecn_l3_variant(const Variant& v) {
     auto s = B.exec({"python3", "-c", kEcnSender, "192.168.78.1", std::to_string(rd.tos),
                      std::to_string(rd.port)}, std::chrono::seconds(15));
     ASSERT_TRUE(s.ok()) << s.message();
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    // The 20 datagrams cross two endpoints after the sender is done (slow under ASan): wait
+    // for them rather than a fixed time.
+    wait_until([&] { return nft_count(A, fam, "ofldout", rd.outer) - before >= 20; });
     EXPECT_GE(nft_count(A, fam, "ofldout", rd.outer) - before, 20)
         << "inner tos " << rd.tos << ": outer ECN as encapsulated (RFC 6040 §4.1)";
   }
+  // Every datagram has been decapsulated and either delivered or dropped before the counts
+  // below are read (exact: none lost, none doubled).
+  auto rx_dropped_not_ect = [&] {
+    auto st = daemon::query_stats(p.ctl_a);
+    return st.ok() ? st.value()["drops"].value("rx_ecn_not_ect", std::uint64_t(0)) : 0;
+  };
+  wait_until([&] {
+    return nft_count(A, "ip", "ofldin", "p6001_ce") >= 20 && nft_count(A, "ip", "ofldin", "p6003_ce") >= 20 &&
+           rx_dropped_not_ect() >= 20;
+  });
   EXPECT_EQ(nft_count(A, fam, "ofldout", "ect1"), 0);
   EXPECT_EQ(nft_count(A, fam, "ofldout", "ce"), 0) << "an encapsulator never sends CE outside";
   EXPECT_EQ(nft_count(A, "ip", "ofldin", "p6001"), 20);
