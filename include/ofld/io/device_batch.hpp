@@ -4,8 +4,8 @@
 //
 // Read: Tap::read_batch / Tun::read_batch read up to `max` frames without blocking (one
 // read(2) each into the device's own 64 KiB + 64 buffer, reused frame after frame so that it
-// stays in cache, unless the sink kept a reference to it) and hand each to a FrameSink with its virtio_net_hdr decoded (little-endian
-// fields, TUNSETVNETLE; wire::virtio_net::parse). A frame shorter than the vnet header, or
+// stays in cache, unless the sink kept a reference to it) and hand each to a FrameSink with
+// its virtio_net_hdr decoded (little-endian fields, TUNSETVNETLE; wire::virtio_net::parse). A frame shorter than the vnet header, or
 // whose header does not decode, is not handed on: it is counted (DeviceReadStats::bad_vnet_hdr).
 // Write: Tap::write_batch / Tun::write_batch write frames with their virtio_net_hdr through the
 // device's io::VnetWriter (EAGAIN waits, short-write retries, software GSO fallback when the
