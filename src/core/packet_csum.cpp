@@ -177,13 +177,13 @@ PacketError checksum_help(Packet& p) {
 }
 
 PacketError checksum_help_bytes(std::span<std::uint8_t> bytes, std::size_t csum_start,
-                                std::size_t csum_offset) noexcept {
+                                std::size_t csum_offset, bool zero_as_ffff) noexcept {
   if (csum_start >= bytes.size() || csum_offset > bytes.size() - csum_start ||
       bytes.size() - csum_start - csum_offset < 2)
     return PacketError::OutOfRange;
   const std::uint16_t v =
       csum::csum_fold(csum::csum_partial(bytes.data() + csum_start, bytes.size() - csum_start, 0));
-  store_be16(bytes.data() + csum_start + csum_offset, v == 0 ? 0xFFFF : v);
+  store_be16(bytes.data() + csum_start + csum_offset, v == 0 && zero_as_ffff ? 0xFFFF : v);
   return PacketError::Ok;
 }
 

@@ -315,6 +315,10 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
   // nor sums, and each segment's checksum is summed over its copy in the train, just written
   // and still in L1 — one copy of the payload instead of two (issue 16).
   const bool sum_in_train = !elide && enc_->gso_features() == core::Features{};
+  // The value the kernel's software path writes for a sum that folds to 0: TCP segments keep
+  // 0 (tcp_gso_segment), UDP segments and a lone frame's checksum_help write 0xFFFF.
+  const bool zero_as_ffff =
+      !(gso && (tp.pkt.gso.type & (core::skb_gso::TCPV4 | core::skb_gso::TCPV6)) != 0);
   if (gso) {
     core::Device dev;
     dev.features = elide || sum_in_train ? elide_features(enc_->gso_features()) : enc_->gso_features();
@@ -376,7 +380,8 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
     }
     if (sum_start >= 0) {
       const std::span<std::uint8_t> seg_bytes(cur->buf.data() + at + e.hdr_len, s.len());
-      if (core::checksum_help_bytes(seg_bytes, std::size_t(sum_start), sum_offset) != core::PacketError::Ok) {
+      if (core::checksum_help_bytes(seg_bytes, std::size_t(sum_start), sum_offset, zero_as_ffff) !=
+          core::PacketError::Ok) {
         cur->buf.resize(at);  // take the datagram back out of the train
         if (cur->count == 0) {
           buf_pool_.push_back(std::move(cur->buf));

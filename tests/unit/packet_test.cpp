@@ -484,6 +484,9 @@ TEST(PacketCsum, C28_C29_ChecksumHelpBytes) {
   Bytes z = {0xff, 0xff, 0x00, 0x00};
   ASSERT_EQ(checksum_help_bytes(z, 0, 2), PacketError::Ok);
   EXPECT_EQ(z, (Bytes{0xff, 0xff, 0xff, 0xff}));
+  Bytes t = {0xff, 0xff, 0x00, 0x00};  // TCP segments (gso_make_checksum): 0 stays 0
+  ASSERT_EQ(checksum_help_bytes(t, 0, 2, false), PacketError::Ok);
+  EXPECT_EQ(t, (Bytes{0xff, 0xff, 0x00, 0x00}));
   Bytes b = ipv4_tcp(333, 11);
   const std::uint16_t seed = pseudo4(b, b.size() - 20);
   b[36] = std::uint8_t(seed >> 8);

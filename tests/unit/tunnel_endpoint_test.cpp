@@ -276,6 +276,35 @@ TEST(Issue16Endpoint, SegsPerTrainIsWhatOneUdpSegmentSendCarries) {
   }
 }
 
+// Issue 16 (checksum summed in the train): a TCP segment whose sum folds to 0 carries 0x0000,
+// as tcp_gso_segment writes it (gso_make_checksum, no CSUM_MANGLED_0; include/net/gso.h), and
+// is valid (RFC 1071: the sum over the segment, field included, is 0xFFFF). The input is
+// made so: a zero payload word of the first segment is set to that segment's checksum, which
+// makes its sum +0 (RFC 1624 §3: 0xFFFF and 0x0000 are the two zeros).
+TEST(Issue16Endpoint, TcpSegmentWhoseSumIsZeroCarriesZero) {
+  const Mode m = kModes[0];  // vxlan
+  auto [h, f] = tso(m, false, 2400, 1200);
+  const std::size_t pay = 14 + 20 + 20, field_in_dgram = 8 + 14 + 20 + 16;
+  f[pay] = f[pay + 1] = 0;
+  std::vector<tunnel::TxTrain> trains;
+  make(m, true)->transmit(h, f, 1, trains);
+  ASSERT_FALSE(trains.empty());
+  const std::uint16_t c = get16(trains[0].buf.data() + field_in_dgram);
+  ASSERT_NE(c, 0u);
+  f[pay] = std::uint8_t(c >> 8), f[pay + 1] = std::uint8_t(c);
+  for (bool in_place : {false, true}) {
+    SCOPED_TRACE(in_place ? "in the read buffer" : "copied");
+    const auto owner = core::Buffer::make(f);
+    std::vector<tunnel::TxTrain> t2;
+    make(m, true)->transmit(h, owner->bytes, 1, t2, in_place ? &owner : nullptr);
+    ASSERT_FALSE(t2.empty());
+    const std::uint8_t* d = t2[0].buf.data();
+    EXPECT_EQ(get16(d + field_in_dgram), 0x0000);
+    std::vector<std::uint8_t> seg(d + 8, d + t2[0].seg_size);
+    EXPECT_TRUE(tcp_csum_ok(seg.data(), seg.size()));
+  }
+}
+
 // Issue 14 item 1: one stats document. The same keys for every encapsulation, the counters
 // behind them, drops by name (every reason's to_string is distinct), and the per-peer part.
 TEST(Issue14Endpoint, OneStatsDocumentForEveryEncapsulation) {

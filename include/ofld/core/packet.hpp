@@ -837,10 +837,12 @@ PacketError checksum_help(Packet& p);
 /// PARTIAL packet, e.g. its copy in a train buffer — the sum runs over bytes just written,
 /// as a device that sums after its DMA read): the sum from `csum_start` (offset from the
 /// first byte) to the end, the field holding the pseudo-header seed included, folded into
-/// the 16-bit field at csum_start + csum_offset (big-endian; 0 written as 0xFFFF).
+/// the 16-bit field at csum_start + csum_offset (big-endian). A folded 0 is written as 0xFFFF
+/// when `zero_as_ffff` (skb_checksum_help, C-29; UDP segments, __udp_gso_segment), as 0 when
+/// not (TCP segments: tcp_gso_segment's gso_make_checksum does not mangle).
 /// Errors: OutOfRange when the field does not fit in `bytes`.
 PacketError checksum_help_bytes(std::span<std::uint8_t> bytes, std::size_t csum_start,
-                                std::size_t csum_offset) noexcept;
+                                std::size_t csum_offset, bool zero_as_ffff = true) noexcept;
 
 /// C-31 remcsum_adjust over raw bytes: `region` starts at ptr (the encapsulated payload);
 /// `csum` = COMPLETE sum beginning at ptr. Writes fold(csum − sum(region[0,start))) at
