@@ -172,6 +172,17 @@ std::optional<std::string> demo_refusal(const DemoOptions& o) {
         "kernel's RCO receive is broken on this kernel (spec K-1: TCP stalls, TcpInCsumErrors "
         "grows), so the run could only time out. Use --rco between two ofld endpoints, or drop "
         "--rco");
+  if (!o.congestion.empty()) {
+    if (o.latency)
+      return std::string("--congestion with --latency: sockperf has no congestion control option; "
+                         "set net.ipv4.tcp_congestion_control instead");
+    bool name_ok = o.congestion.size() <= 15;
+    for (char c : o.congestion)
+      name_ok &= (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    if (!name_ok)
+      return "--congestion '" + o.congestion + "': not a congestion control name (see "
+             "net.ipv4.tcp_available_congestion_control)";
+  }
   return std::nullopt;
 }
 
@@ -291,6 +302,15 @@ io::Result<json> run_demo(const DemoOptions& o) {
     }
   }
   const std::string tool = o.latency ? "sockperf" : "iperf3";
+  // The stream's congestion control: the one asked for, else the namespace's default (a new
+  // namespace starts with the host's net.ipv4.tcp_congestion_control). It changes the kernel
+  // pair's figures by 2x on a veth (bbr paces, cubic does not), so the result says which ran.
+  std::string congestion = o.congestion;
+  if (congestion.empty() && !o.latency) {
+    auto r = io::run_command({"ip", "netns", "exec", A.name(), "sysctl", "-n", "net.ipv4.tcp_congestion_control"});
+    if (r.ok() && r.value().exit_code == 0) congestion = r.value().out.substr(0, r.value().out.find_first_of(" \n"));
+    if (congestion.empty()) congestion = "cubic";  // Linux's own default
+  }
   const std::string srv_log = "/tmp/ofld-demo-" + tag + "-" + tool + "s.log";
   logs.paths.push_back(srv_log);
   Child srv = o.latency
@@ -316,7 +336,7 @@ io::Result<json> run_demo(const DemoOptions& o) {
                                  cl_log)
                   : Child::spawn({"ip", "netns", "exec", A.name(), "iperf3", "-c", "192.168.231.2",
                                   "-t", std::to_string(o.seconds), "-P", std::to_string(o.streams),
-                                  "-J"},
+                                  "-J", "-C", congestion},
                                  cl_log);
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(o.seconds + 20);
     int st = 0;
@@ -342,6 +362,7 @@ io::Result<json> run_demo(const DemoOptions& o) {
                    {"offload", o.offload}, {"gro", o.gro}, {"rco", o.rco},
                    {"integrity", {{"a", o.integrity_a}, {"b", o.integrity_b}}},
                    {"side_a", a_kernel ? "kernel" : "ofld"}, {"side_b", b_kernel ? "kernel" : "ofld"}};
+  if (!o.latency) out["config"]["tcp_congestion"] = congestion;
   if (g_demo_signal) {
     out["interrupted"] = int(g_demo_signal);
     out["error"] = std::string("interrupted by ") + (g_demo_signal == SIGINT ? "SIGINT" : "SIGTERM");
@@ -362,6 +383,9 @@ io::Result<json> run_demo(const DemoOptions& o) {
       out["gbit_per_s"] = bps / 1e9;
       out["bytes"] = bytes;
       out["retransmits"] = j["end"]["sum_sent"].value("retransmits", 0);
+      // What the sender's socket ran, as iperf3 read it back (TCP_CONGESTION): the kernel's word.
+      if (j["end"].contains("sender_tcp_congestion") && j["end"]["sender_tcp_congestion"].is_string())
+        out["config"]["tcp_congestion"] = j["end"]["sender_tcp_congestion"];
       out["cpu_s"] = {{"a", cpu_a}, {"b", cpu_b}};
       if (gb > 0) out["cpu_s_per_gb"] = {{"a", cpu_a / gb}, {"b", cpu_b / gb}};
     }

@@ -97,6 +97,52 @@ TEST(Issue14_DemoEncapRefusal, ImpossibleCombinationsNamed) {
   EXPECT_EQ(refuse(o), "");
 }
 
+// Issue 16: --congestion is a name (TCP_CA_NAME_MAX 16 with the NUL) and only for iperf3.
+TEST(Issue16_DemoCongestion, RefusedWhereItCannotApply) {
+  ofld::daemon::DemoOptions o;
+  o.congestion = "cubic";
+  EXPECT_FALSE(ofld::daemon::demo_refusal(o));
+  o.congestion = "bbr; rm";  // passed to iperf3 as one argument, but still not a name
+  EXPECT_NE(ofld::daemon::demo_refusal(o).value_or("").find("--congestion"), std::string::npos);
+  o.congestion = std::string(16, 'a');
+  EXPECT_NE(ofld::daemon::demo_refusal(o).value_or("").find("--congestion"), std::string::npos);
+  o.congestion = "cubic";
+  o.latency = true;
+  EXPECT_NE(ofld::daemon::demo_refusal(o).value_or("").find("sockperf"), std::string::npos);
+}
+
+// Issue 16: the result says which congestion control the stream ran, as iperf3 read it back
+// from the socket: the one asked for, else the kernel's default (the bench tables depend on it:
+// bbr paces, cubic does not, and the kernel pair's rate differs ~2x between them on a veth).
+TEST(Issue16_DemoCongestion, ResultNamesTheAlgorithmTheSocketRan) {
+  if (::geteuid() != 0) GTEST_SKIP() << "ofld demo needs root (namespaces, veth, TAP/TUN)";
+  if (auto s = ofld::io::netns_available(); !s.ok()) GTEST_SKIP() << s.message();
+  auto which = ofld::io::run_command({"sh", "-c", "command -v iperf3"});
+  if (!which.ok() || which.value().exit_code != 0) GTEST_SKIP() << "iperf3 is not installed";
+  auto avail = ofld::io::run_command({"cat", "/proc/sys/net/ipv4/tcp_available_congestion_control"});
+  auto dflt = ofld::io::run_command({"cat", "/proc/sys/net/ipv4/tcp_congestion_control"});
+  ASSERT_TRUE(avail.ok() && dflt.ok());
+  std::string host_default = dflt.value().out.substr(0, dflt.value().out.find('\n'));
+  // Ask for one that is not the default, so that the answer cannot come from the default.
+  std::string other;
+  for (const char* c : {"cubic", "reno", "bbr"})
+    if (avail.value().out.find(c) != std::string::npos && c != host_default) { other = c; break; }
+  if (other.empty()) GTEST_SKIP() << "only one congestion control is available";
+  ofld::daemon::DemoOptions o;
+  o.kernel_both = true;  // the option is the stream's, whatever carries it
+  o.seconds = 1;
+  o.congestion = other;
+  auto r = ofld::daemon::run_demo(o);
+  ASSERT_TRUE(r.ok()) << r.message();
+  ASSERT_FALSE(r.value().contains("error")) << r.value().dump();
+  EXPECT_EQ(r.value()["config"].value("tcp_congestion", ""), other);
+  o.congestion.clear();
+  r = ofld::daemon::run_demo(o);
+  ASSERT_TRUE(r.ok()) << r.message();
+  ASSERT_FALSE(r.value().contains("error")) << r.value().dump();
+  EXPECT_EQ(r.value()["config"].value("tcp_congestion", ""), host_default);
+}
+
 }  // namespace
 
 // Issue 15: integrity mode is available in every encapsulation between two ofld endpoints

@@ -40,13 +40,18 @@ struct DemoOptions {
   bool kernel_both = false;     ///< both sides kernel VXLAN (reference for benchmarks)
   unsigned queues = 1;          ///< ofld endpoints' --queues (TAP queues / worker threads)
   bool latency = false;          ///< sockperf TCP ping-pong (64 B) instead of the iperf3 stream
+  /// TCP congestion control of the iperf3 stream (iperf3 -C, setsockopt TCP_CONGESTION), e.g.
+  /// "cubic" or "bbr"; "" = the kernel's default (net.ipv4.tcp_congestion_control). The result's
+  /// config says which one ran ("tcp_congestion"). Not with `latency` (sockperf has no such option).
+  std::string congestion;
   std::string self_exe;         ///< path of the ofld binary ("" = /proc/self/exe)
 };
 
 /// Combinations refused before anything is made, with the reason: an unknown encap; --rco with
 /// a kernel VXLAN endpoint (spec K-1) or with gre/ip6gre (GRE has no RCO); a kernel endpoint
 /// with an encap other than vxlan (the kernel's fou/GRE modules are not used); gre with an
-/// IPv6 underlay (that is ip6gre). nullopt when the options are acceptable.
+/// IPv6 underlay (that is ip6gre); a congestion control name that is not one (letters, digits,
+/// '_', at most 15: TCP_CA_NAME_MAX) or given with --latency. nullopt when the options are acceptable.
 std::optional<std::string> demo_refusal(const DemoOptions& o);
 
 /// Run the demo (with `latency`: "latency_us" {avg, p50, p90, p99, p99_9, max} instead of
@@ -54,7 +59,7 @@ std::optional<std::string> demo_refusal(const DemoOptions& o);
 /// removes everything made and sets "interrupted" (the signal number) and "error". Result JSON
 /// (every encap): {"gbit_per_s", "bytes", "retransmits", "cpu_s" {a,b}, "cpu_s_per_gb" {a,b},
 /// "stats" {a,b} (the endpoints' `ofld stats --json`), "endpoint_exit" {a,b}, "config"
-/// {"encap", ...}}. Skipped when not root.
+/// {"encap", ..., "tcp_congestion"}}. Skipped when not root.
 io::Result<nlohmann::json> run_demo(const DemoOptions& o);
 
 }  // namespace ofld::daemon
