@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 
+#include "ofld/core/skb_copy_csum.hpp"
 #include "ofld/gro/engine.hpp"
 #include "ofld/gso/gso.hpp"
 #include "ofld/offload/gro_context.hpp"
@@ -14,8 +16,6 @@
 #include "ofld/wire/l4.hpp"
 #include "ofld/wire/layout.hpp"
 #include "ofld/wire/tunnel.hpp"
-
-#include "append_bytes.hpp"
 
 namespace ofld::tunnel {
 
@@ -191,8 +191,6 @@ class GreEncap final : public Encapsulation {
   const IpTunnelConfig& c_;
 };
 
-using detail::append_bytes;
-
 void packet_pieces(const core::Packet& p, std::vector<std::span<const std::uint8_t>>& out) {
   if (p.headlen()) out.push_back(p.head());
   for (const auto& f : p.frags())
@@ -312,8 +310,8 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
   const bool gso = tp.pkt.is_gso();
   // Where nothing else needs the segments' inner checksums (no RCO possible, not elided),
   // the train builder is the "device" with NETIF_F_SG | NETIF_F_HW_CSUM: GSO neither copies
-  // nor sums, and each segment's checksum is summed over its copy in the train, just written
-  // and still in L1 — one copy of the payload instead of two (issue 16).
+  // nor sums, and each segment's checksum is summed while it is copied into the train
+  // (copy_and_checksum_help, one pass) — one copy of the payload instead of two (issue 16).
   const bool sum_in_train = !elide && enc_->gso_features() == core::Features{};
   // The value the kernel's software path writes for a sum that folds to 0: TCP segments keep
   // 0 (tcp_gso_segment), UDP segments and a lone frame's checksum_help write 0xFFFF.
@@ -337,6 +335,10 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
   // sizes, a shorter one closes its train, at most kMaxTrainSegs / kMaxTrainBytes per train.
   const std::size_t first = out.size();
   TxTrain* cur = nullptr;
+  // Bytes of cur->buf written so far. A pooled buffer keeps its previous length (take_buf), so
+  // resize zero-fills only what no earlier train used; each train is trimmed to `used` when
+  // the next one opens and after the loop.
+  std::size_t used = 0;
   bool closed = true;
   std::array<std::uint8_t, kMaxTunnelHdr> hdr{};
   for (auto& s : segs_) {
@@ -365,25 +367,27 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
       continue;
     }
     const bool fits = cur && !closed && sz <= cur->seg_size && cur->count < kMaxTrainSegs &&
-                      cur->buf.size() + sz <= kMaxTrainBytes;
+                      used + sz <= kMaxTrainBytes;
     if (!fits) {
+      if (cur) cur->buf.resize(used);  // before push_back moves the trains
       out.push_back(TxTrain{remotes_[0], sport, std::uint16_t(sz), 0, take_buf(), tos});
       cur = &out.back();
+      used = 0;
       closed = false;
     }
-    const std::size_t at = cur->buf.size();
-    cur->buf.insert(cur->buf.end(), hdr.begin(), hdr.begin() + long(e.hdr_len));
-    append_bytes(s, cur->buf);
-    if (cur->buf.size() != at + sz) {  // defensive: the pieces must add up to len()
-      cur->buf.resize(at + sz);
-      s.copy_bits(0, std::span<std::uint8_t>(cur->buf.data() + at + e.hdr_len, s.len()));
-    }
+    const std::size_t at = used;
+    if (cur->buf.size() < at + sz) cur->buf.resize(at + sz);
+    std::uint8_t* const d = cur->buf.data() + at;
+    std::memcpy(d, hdr.data(), e.hdr_len);
+    const std::span<std::uint8_t> seg_bytes(d + e.hdr_len, s.len());
     if (sum_start >= 0) {
-      const std::span<std::uint8_t> seg_bytes(cur->buf.data() + at + e.hdr_len, s.len());
-      if (core::checksum_help_bytes(seg_bytes, std::size_t(sum_start), sum_offset, zero_as_ffff) !=
-          core::PacketError::Ok) {
-        cur->buf.resize(at);  // take the datagram back out of the train
-        if (cur->count == 0) {
+      // Copy the segment into the train and sum its L4 bytes in the same pass, as a device
+      // without checksum offload does (skb_copy_and_csum_dev): the same bytes as a copy
+      // followed by checksum_help_bytes over it.
+      if (core::copy_and_checksum_help(s, seg_bytes, std::size_t(sum_start), sum_offset,
+                                       zero_as_ffff) != core::PacketError::Ok) {
+        if (cur->count == 0) {  // take the empty train back out
+          cur->buf.clear();
           buf_pool_.push_back(std::move(cur->buf));
           out.pop_back();
           cur = nullptr;
@@ -392,14 +396,18 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
         continue;
       }
       e.csum_sw = true;
+    } else {
+      s.copy_bits(0, seg_bytes);  // head, frags, frag_list: exactly len() bytes
     }
-    if (enc_->finish(std::span<std::uint8_t>(cur->buf.data() + at, sz))) ++ctr_.tx_gre_csum;
+    if (enc_->finish(std::span<std::uint8_t>(d, sz))) ++ctr_.tx_gre_csum;
+    used += sz;
     ++cur->count;
     if (sz < cur->seg_size) closed = true;  // a short datagram ends its train
     if (elided) ++ctr_.tx_csum_skipped;
     else if (e.rco) ++ctr_.tx_rco, ++ctr_.tx_csum_skipped;
     else if (e.csum_sw || (gso && !was_partial)) ++ctr_.tx_csum_sw;  // summed here or by GSO
   }
+  if (cur) cur->buf.resize(used);
   const std::size_t last = out.size();
   // Flooding (VXLAN): the same trains to every other remote.
   for (std::size_t r = 1; r < remotes_.size(); ++r)
@@ -431,9 +439,10 @@ std::vector<std::uint8_t> Endpoint::take_buf() {
     b.reserve(kMaxTrainBytes);
     return b;
   }
+  // Not cleared: its old length stays, so refilling it zero-fills nothing (transmit writes
+  // from the front and trims; the flooding copy assigns).
   auto b = std::move(buf_pool_.back());
   buf_pool_.pop_back();
-  b.clear();
   return b;
 }
 
@@ -442,7 +451,10 @@ void Endpoint::recycle_one(std::vector<std::uint8_t>& b) {
 }
 
 void Endpoint::recycle(std::vector<TxTrain>& sent) {
-  for (auto& t : sent) recycle_one(t.buf);
+  // In reverse: the pool is taken from the back, so the next transmit gets the buffers in the
+  // order they were filled, each already as long as the train it held (take_buf keeps the
+  // length), and a steady stream refills them without zero-filling (resize) first.
+  for (auto it = sent.rbegin(); it != sent.rend(); ++it) recycle_one(it->buf);
   sent.clear();
 }
 
