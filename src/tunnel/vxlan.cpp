@@ -14,6 +14,7 @@
 #include "ofld/wire/tunnel.hpp"
 
 #include "append_bytes.hpp"
+#include "rx_inner.hpp"
 #include "rx_seed.hpp"
 
 namespace ofld::tunnel {
@@ -188,10 +189,12 @@ std::size_t inner_header_len(std::span<const std::uint8_t> f) noexcept {
 }
 
 namespace {
-/// The inner frame as a packet: linear copy, or headers + a fragment of `owner`.
-core::Packet inner_packet(std::span<const std::uint8_t> inner, const core::BufferRef* owner) {
+/// The inner frame as a packet: linear copy, or headers + a fragment of `owner`. `hl`:
+/// inner_header_len(inner) when the caller knows it, 0 to have it computed.
+core::Packet inner_packet(std::span<const std::uint8_t> inner, const core::BufferRef* owner,
+                          std::size_t hl = 0) {
   if (!owner || !*owner) return core::Packet::from_bytes(inner);
-  const std::size_t hl = inner_header_len(inner);
+  if (hl == 0) hl = inner_header_len(inner);
   if (hl >= inner.size()) return core::Packet::from_bytes(inner);
   const auto* base = (*owner)->bytes.data();
   const std::size_t off = std::size_t(inner.data() - base);
@@ -280,12 +283,21 @@ DecapResult decap(std::span<const std::uint8_t> payload, const VxlanConfig& cfg,
   }
   // pskb_inet_may_pull (vxlan_rcv) and ip_rcv_core / ip6_rcv_core: the inner IP header is
   // present and its lengths hold; link-layer padding after the IP packet is trimmed.
-  const InnerIpCheck ip = check_inner_frame(inner);
-  if (ip.verdict == InnerIpVerdict::TooSmall) return decap_fail(Drop::RxInnerTooSmall, c);
-  if (ip.verdict == InnerIpVerdict::HdrError) return decap_fail(Drop::RxInnerHdrError, c);
-  inner = inner.first(ip.len);
+  // A TCP stream's frame (untagged Ethernet, IPv4 without options, TCP) is read once for
+  // the length check, the header split and the seed (rx_inner.hpp); any other frame, and
+  // RCO, goes through check_inner_frame, inner_header_len and seed_partial.
+  const std::optional<detail::FastInner> fast =
+      rco ? std::nullopt : detail::fast_inner_tcp4(inner);
+  if (fast) {
+    inner = inner.first(fast->len);
+  } else {
+    const InnerIpCheck ip = check_inner_frame(inner);
+    if (ip.verdict == InnerIpVerdict::TooSmall) return decap_fail(Drop::RxInnerTooSmall, c);
+    if (ip.verdict == InnerIpVerdict::HdrError) return decap_fail(Drop::RxInnerHdrError, c);
+    inner = inner.first(ip.len);
+  }
   if (rco) return decap_rco(inner, cfg, d, off, c, outer_tos);
-  DecapResult r{false, Drop::RxTruncated, false, inner_packet(inner, owner)};
+  DecapResult r{false, Drop::RxTruncated, false, inner_packet(inner, owner, fast ? fast->hdr_len : 0)};
   // Issue 11 item 1, spec K-9: a field holding exactly its pseudo-header seed is the
   // receive form of CHECKSUM_PARTIAL. A kernel peer whose skb crossed a veth still PARTIAL
   // sends it so (its NIC never ran), and a kernel receiver accepts it because it sees the
@@ -297,7 +309,10 @@ DecapResult decap(std::span<const std::uint8_t> payload, const VxlanConfig& cfg,
   // the kernel itself never takes a seed from the wire as valid — so it is not trusted; the
   // frame stays NONE and is verified like any other (public bug E2). An intact packet whose
   // true checksum happens to equal its seed passes that verification, so nothing is lost.
-  detail::take_seed(r.pkt, seed_partial(inner), outer != OuterCsum::Zero, c);
+  constexpr SeedAt kFastSeed{wire::eth::kHdrLen + wire::ipv4::kMinLen, wire::tcp::kCheckOffset};
+  detail::take_seed(r.pkt, fast ? (fast->seed ? std::optional<SeedAt>(kFastSeed) : std::nullopt)
+                                : seed_partial(inner),
+                    outer != OuterCsum::Zero, c);
   if (outer_tos >= 0 && !ecn_decap_packet(r.pkt, std::uint8_t(outer_tos), c)) {
     r.reason = Drop::RxEcnNotEct;  // RFC 6040 §4.2: outer CE over a Not-ECT inner
     c.drop(r.reason);
