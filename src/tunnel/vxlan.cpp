@@ -189,24 +189,31 @@ std::size_t inner_header_len(std::span<const std::uint8_t> f) noexcept {
 }
 
 namespace {
+/// Default packet metadata, built once (a PacketMeta{} temporary per packet is zeroed whole
+/// before its members are set).
+const core::PacketMeta kDefaultMeta{};
+
 /// The inner frame as a packet: linear copy, or headers + a fragment of `owner`. `hl`:
-/// inner_header_len(inner) when the caller knows it, 0 to have it computed.
+/// inner_header_len(inner) when the caller knows it, 0 to have it computed. One packet,
+/// built in the caller's result (a single return): default metadata, the head copied with
+/// the segment constructor's inline copies (the same packet as from_bytes).
 core::Packet inner_packet(std::span<const std::uint8_t> inner, const core::BufferRef* owner,
                           std::size_t hl = 0) {
-  if (!owner || !*owner) return core::Packet::from_bytes(inner);
-  if (hl == 0) hl = inner_header_len(inner);
-  if (hl >= inner.size()) return core::Packet::from_bytes(inner);
-  const auto* base = (*owner)->bytes.data();
-  const std::size_t off = std::size_t(inner.data() - base);
-  if (inner.data() < base || off + inner.size() > (*owner)->bytes.size() ||
-      off + inner.size() > UINT32_MAX)  // a fragment's offset and length are 32-bit
-    return core::Packet::from_bytes(inner);
-  // The headers with inline fixed-size copies (the segment constructor, default metadata:
-  // the same packet as from_bytes), then the payload as a reference to `owner`: the slice
-  // was checked above and lies inside it, is not empty (hl < size) and the new packet has no
-  // frag_list, which is everything add_frag checks.
-  core::Packet p(core::PacketMeta{}, inner.first(hl), core::kDefaultHeadroom);
-  p.add_frag_unchecked(*owner, std::uint32_t(off + hl), std::uint32_t(inner.size() - hl));
+  std::size_t off = 0;
+  bool split = owner && *owner;
+  if (split) {
+    if (hl == 0) hl = inner_header_len(inner);
+    const auto* base = (*owner)->bytes.data();
+    off = std::size_t(inner.data() - base);
+    split = hl < inner.size() && inner.data() >= base &&
+            off + inner.size() <= (*owner)->bytes.size() &&
+            off + inner.size() <= UINT32_MAX;  // a fragment's offset and length are 32-bit
+  }
+  core::Packet p(kDefaultMeta, split ? inner.first(hl) : inner, core::kDefaultHeadroom);
+  // The payload as a reference to `owner`: the slice lies inside it, is not empty (hl <
+  // size) and the new packet has no frag_list, which is everything add_frag checks.
+  if (split)
+    p.add_frag_unchecked(*owner, std::uint32_t(off + hl), std::uint32_t(inner.size() - hl));
   return p;
 }
 }  // namespace
@@ -247,12 +254,43 @@ DecapResult decap_rco(std::span<const std::uint8_t> inner, const VxlanConfig& cf
   r.ok = true;
   return r;
 }
+
+/// The non-RCO half of decap: the packet, the K-9 seed and RFC 6040. Every return names `r`
+/// (GCC applies NRVO only then), so the result is built in the caller's slot.
+DecapResult decap_plain(std::span<const std::uint8_t> inner,
+                        const std::optional<detail::FastInner>& fast, OuterCsum outer,
+                        Counters& c, const core::BufferRef* owner, int outer_tos) {
+  DecapResult r(std::in_place,
+                [&] { return inner_packet(inner, owner, fast ? fast->hdr_len : 0); });
+  // Issue 11 item 1, spec K-9: a field holding exactly its pseudo-header seed is the
+  // receive form of CHECKSUM_PARTIAL. A kernel peer whose skb crossed a veth still PARTIAL
+  // sends it so (its NIC never ran), and a kernel receiver accepts it because it sees the
+  // PARTIAL skb; the TAP gets it as NEEDS_CSUM, so local delivery accepts it and forwarding
+  // completes it, and GRO takes it as verified (G-11). The bytes are vouched for by the
+  // outer UDP checksum, which the kernel verified before our socket saw the datagram (or,
+  // over veth, which never left memory). With the outer checksum known to be ZERO nothing
+  // covers them: a seed there is as likely a corrupted field as a skipped completion, and
+  // the kernel itself never takes a seed from the wire as valid — so it is not trusted; the
+  // frame stays NONE and is verified like any other (public bug E2). An intact packet whose
+  // true checksum happens to equal its seed passes that verification, so nothing is lost.
+  constexpr SeedAt kFastSeed{wire::eth::kHdrLen + wire::ipv4::kMinLen, wire::tcp::kCheckOffset};
+  detail::take_seed(r.pkt, fast ? (fast->seed ? std::optional<SeedAt>(kFastSeed) : std::nullopt)
+                                : seed_partial(inner),
+                    outer != OuterCsum::Zero, c);
+  if (outer_tos >= 0 && !ecn_decap_packet(r.pkt, std::uint8_t(outer_tos), c)) {
+    r.reason = Drop::RxEcnNotEct;  // RFC 6040 §4.2: outer CE over a Not-ECT inner
+    c.drop(r.reason);
+    return r;
+  }
+  r.ok = true;
+  return r;
+}
 }  // namespace
 
 DecapResult decap(std::span<const std::uint8_t> payload, const VxlanConfig& cfg, OuterCsum outer,
                   Counters& c, const core::BufferRef* owner, int outer_tos) {
-  // Failures before the packet exists return a fresh result (decap_fail); from the packet
-  // on, every return names `r`, so the result is built in place (no Packet moves).
+  // Failures before the packet exists return a fresh result (decap_fail); the packet is
+  // built in the result (decap_plain, decap_rco), never moved into it.
   // RFC 6935 §5 / udp(7) UDP_NO_CHECK6_RX: IPv6 allows a zero UDP checksum only where the
   // endpoint agreed to it (udp6zerocsumrx). The daemon's socket has the kernel enforce it;
   // here it holds for every caller that knows the checksum (issue 11 item 6).
@@ -297,29 +335,7 @@ DecapResult decap(std::span<const std::uint8_t> payload, const VxlanConfig& cfg,
     inner = inner.first(ip.len);
   }
   if (rco) return decap_rco(inner, cfg, d, off, c, outer_tos);
-  DecapResult r{false, Drop::RxTruncated, false, inner_packet(inner, owner, fast ? fast->hdr_len : 0)};
-  // Issue 11 item 1, spec K-9: a field holding exactly its pseudo-header seed is the
-  // receive form of CHECKSUM_PARTIAL. A kernel peer whose skb crossed a veth still PARTIAL
-  // sends it so (its NIC never ran), and a kernel receiver accepts it because it sees the
-  // PARTIAL skb; the TAP gets it as NEEDS_CSUM, so local delivery accepts it and forwarding
-  // completes it, and GRO takes it as verified (G-11). The bytes are vouched for by the
-  // outer UDP checksum, which the kernel verified before our socket saw the datagram (or,
-  // over veth, which never left memory). With the outer checksum known to be ZERO nothing
-  // covers them: a seed there is as likely a corrupted field as a skipped completion, and
-  // the kernel itself never takes a seed from the wire as valid — so it is not trusted; the
-  // frame stays NONE and is verified like any other (public bug E2). An intact packet whose
-  // true checksum happens to equal its seed passes that verification, so nothing is lost.
-  constexpr SeedAt kFastSeed{wire::eth::kHdrLen + wire::ipv4::kMinLen, wire::tcp::kCheckOffset};
-  detail::take_seed(r.pkt, fast ? (fast->seed ? std::optional<SeedAt>(kFastSeed) : std::nullopt)
-                                : seed_partial(inner),
-                    outer != OuterCsum::Zero, c);
-  if (outer_tos >= 0 && !ecn_decap_packet(r.pkt, std::uint8_t(outer_tos), c)) {
-    r.reason = Drop::RxEcnNotEct;  // RFC 6040 §4.2: outer CE over a Not-ECT inner
-    c.drop(r.reason);
-    return r;
-  }
-  r.ok = true;
-  return r;
+  return decap_plain(inner, fast, outer, c, owner, outer_tos);
 }
 
 }  // namespace ofld::tunnel
