@@ -3,11 +3,12 @@
 // check_inner_frame (ip_rcv_core lengths, spec V-/K-9 callers), inner_header_len and
 // seed_partial_ip (K-9) — or decline. Expected values: the frame's construction (header sizes
 // of RFC 791 / RFC 9293, the builder's own seed) and the general functions, which parse each
-// header separately.
+// header separately. Plus the endpoint checks after decap (loop drop, snoop).
 #include <gtest/gtest.h>
 
 #include <initializer_list>
 
+#include "ofld/tunnel/endpoint.hpp"
 #include "ofld/tunnel/inner_ip.hpp"
 #include "ofld/tunnel/vxlan.hpp"
 #include "tunnel_test_util.hpp"
@@ -132,6 +133,54 @@ TEST(Issue16RxInner, AgreesWithTheGeneralFunctions) {
   EXPECT_GT(taken, 1000u);
   EXPECT_GT(seeds, 100u);
   EXPECT_GT(linear, 10u);
+}
+
+}  // namespace
+
+namespace {
+
+ofld::tunnel::IpAddr addr(const char* s) { return *ofld::tunnel::IpAddr::parse(s); }
+
+// The per-datagram checks after decap that the receive path made cheaper: vxlan_rcv drops a
+// frame carrying the device's own source MAC (a loop; none is configured = nothing is
+// dropped, even a zero source), and vxlan_snoop learns a new station and a station that
+// moved to another remote at once, even within the snoop refresh interval.
+TEST(Issue16RxInner, LoopDropAndSnoopAfterDecap) {
+  namespace tn = ofld::tunnel;
+  tn::VxlanConfig c;
+  c.vni = 42;
+  c.local = addr("10.0.0.2");
+  c.remotes = {addr("10.0.0.1")};
+  auto dgram = [](std::uint8_t src_last) {
+    Bytes d = {0x08, 0, 0, 0, 0, 0, 42, 0};  // RFC 7348 §5: I flag, VNI 42
+    const Bytes f = tcp_frame(100, false, false, 1000, src_last);  // source 02:00:00:00:00:xx
+    d.insert(d.end(), f.begin(), f.end());
+    return d;
+  };
+  tn::EndpointOptions o;
+  o.own_mac = {0x02, 0, 0, 0, 0, 7};
+  tn::Endpoint ep(c, o);
+  const auto loop = std::size_t(tn::Drop::RxLoop);
+  ep.receive(dgram(7), addr("10.0.0.1"), tn::OuterCsum::Present, 1);
+  EXPECT_EQ(ep.counters().drops[loop], 1u);
+  EXPECT_EQ(ep.counters().fdb_learned, 0u);
+  ep.receive(dgram(8), addr("10.0.0.1"), tn::OuterCsum::Present, 2);
+  EXPECT_EQ(ep.counters().fdb_learned, 1u);  // new station
+  ep.receive(dgram(8), addr("10.0.0.1"), tn::OuterCsum::Present, 3);
+  EXPECT_EQ(ep.counters().fdb_learned, 1u);  // same station, same remote
+  ep.receive(dgram(8), addr("10.0.0.9"), tn::OuterCsum::Present, 4);
+  EXPECT_EQ(ep.counters().fdb_learned, 2u);  // moved to 10.0.0.9, 2 ns later
+  ep.receive(dgram(8), addr("10.0.0.1"), tn::OuterCsum::Present, 5);
+  EXPECT_EQ(ep.counters().fdb_learned, 3u);  // and back
+  EXPECT_EQ(ep.counters().drops[loop], 1u);
+  EXPECT_EQ(ep.counters().drops_total(), 1u);
+
+  tn::Endpoint none(c, {});  // no own MAC configured
+  Bytes zero = dgram(8);
+  for (std::size_t i = 8 + 6; i < 8 + 12; ++i) zero[i] = 0;  // source 00:00:00:00:00:00
+  none.receive(zero, addr("10.0.0.1"), tn::OuterCsum::Present, 1);
+  EXPECT_EQ(none.counters().drops_total(), 0u);
+  EXPECT_EQ(none.counters().rx_datagrams, 1u);
 }
 
 }  // namespace
