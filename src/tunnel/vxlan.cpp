@@ -289,8 +289,8 @@ DecapResult decap_plain(std::span<const std::uint8_t> inner,
 
 DecapResult decap(std::span<const std::uint8_t> payload, const VxlanConfig& cfg, OuterCsum outer,
                   Counters& c, const core::BufferRef* owner, int outer_tos) {
-  // Failures before the packet exists return a fresh result (decap_fail); the packet is
-  // built in the result (decap_plain, decap_rco), never moved into it.
+  // Failures before the packet exists return a fresh result (decap_fail); the non-RCO
+  // packet is built in the result (decap_plain), never moved into it.
   // RFC 6935 §5 / udp(7) UDP_NO_CHECK6_RX: IPv6 allows a zero UDP checksum only where the
   // endpoint agreed to it (udp6zerocsumrx). The daemon's socket has the kernel enforce it;
   // here it holds for every caller that knows the checksum (issue 11 item 6).
