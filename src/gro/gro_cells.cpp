@@ -37,7 +37,7 @@ bool GroCells::receive(core::Packet inner, std::uint64_t) {
   return true;
 }
 
-bool GroCells::receive_polled(core::Packet inner, std::uint64_t now_ns) {
+bool GroCells::receive_polled(core::Packet&& inner, std::uint64_t now_ns) {
   const Admit a = admit(inner);
   if (a != Admit::Gro) return a == Admit::Bypassed;
   ctr_.queued++;

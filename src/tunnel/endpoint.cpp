@@ -37,6 +37,22 @@ Mac mac_at(std::span<const std::uint8_t> f, std::size_t off) {
   return m;
 }
 
+/// a == b for the per-datagram receive checks, as fixed-size loads (the defaulted
+/// operator== of std::array calls memcmp).
+bool same_mac(const Mac& a, const Mac& b) noexcept {
+  std::uint32_t a0, b0;
+  std::uint16_t a1, b1;
+  std::memcpy(&a0, a.data(), 4), std::memcpy(&b0, b.data(), 4);
+  std::memcpy(&a1, a.data() + 4, 2), std::memcpy(&b1, b.data() + 4, 2);
+  return a0 == b0 && a1 == b1;
+}
+bool same_ip(const IpAddr& a, const IpAddr& b) noexcept {
+  std::uint64_t a0, a1, b0, b1;
+  std::memcpy(&a0, a.bytes.data(), 8), std::memcpy(&b0, b.bytes.data(), 8);
+  std::memcpy(&a1, a.bytes.data() + 8, 8), std::memcpy(&b1, b.bytes.data() + 8, 8);
+  return a.family == b.family && a0 == b0 && a1 == b1;
+}
+
 /// IP version of a raw IP packet (the first header's version nibble; RFC 791 / RFC 8200).
 unsigned ip_version(std::span<const std::uint8_t> p) { return p.empty() ? 0 : p[0] >> 4; }
 
@@ -486,7 +502,7 @@ void Endpoint::receive_one(std::span<const std::uint8_t> payload, const IpAddr& 
   if (peer && !d.rco && d.pkt.ip_summed() == core::IpSummed::Partial) ++peer->ctr.rx_csum_seed;
   if (fdb_) {  // VXLAN: loop check and vxlan_snoop
     Mac src = mac_at(d.pkt.head(), wire::eth::kSrcOffset);
-    if (src == opts_.own_mac && opts_.own_mac != Mac{}) {
+    if (same_mac(src, opts_.own_mac) && !same_mac(opts_.own_mac, Mac{})) {
       ctr_.drop(Drop::RxLoop);
       if (peer) ++peer->ctr.rx_dropped;
       return;
@@ -495,7 +511,7 @@ void Endpoint::receive_one(std::span<const std::uint8_t> payload, const IpAddr& 
     // kernel refreshes an entry's `updated` at most once per jiffy, and a station that moves
     // shows up from another remote, which is looked up at once.
     if (vx_->learning &&
-        !(snoop_valid_ && src == snoop_mac_ && from == snoop_from_ &&
+        !(snoop_valid_ && same_mac(src, snoop_mac_) && same_ip(from, snoop_from_) &&
           now_ns - snoop_ns_ < kSnoopRefreshNs)) {
       if (fdb_->learn(src, from, now_ns)) {
         ++ctr_.fdb_learned;

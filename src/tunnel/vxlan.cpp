@@ -1,6 +1,8 @@
 // VXLAN encapsulation / decapsulation (vxlan_build_skb, vxlan_rcv, vxlan_remcsum).
 #include "ofld/tunnel/vxlan.hpp"
 
+#include <climits>
+
 #include "ofld/core/csum.hpp"
 #include "ofld/gro/engine.hpp"
 #include "ofld/tunnel/inner_ip.hpp"
@@ -12,6 +14,7 @@
 #include "ofld/wire/tunnel.hpp"
 
 #include "append_bytes.hpp"
+#include "rx_inner.hpp"
 #include "rx_seed.hpp"
 
 namespace ofld::tunnel {
@@ -186,45 +189,123 @@ std::size_t inner_header_len(std::span<const std::uint8_t> f) noexcept {
 }
 
 namespace {
-/// The inner frame as a packet: linear copy, or headers + a fragment of `owner`.
-core::Packet inner_packet(std::span<const std::uint8_t> inner, const core::BufferRef* owner) {
-  if (!owner || !*owner) return core::Packet::from_bytes(inner);
-  const std::size_t hl = inner_header_len(inner);
-  if (hl >= inner.size()) return core::Packet::from_bytes(inner);
-  const auto* base = (*owner)->bytes.data();
-  const std::size_t off = std::size_t(inner.data() - base);
-  if (inner.data() < base || off + inner.size() > (*owner)->bytes.size())
-    return core::Packet::from_bytes(inner);
-  core::Packet p = core::Packet::from_bytes(inner.first(hl));
-  if (p.add_frag(*owner, off + hl, inner.size() - hl) != core::PacketError::Ok)
-    return core::Packet::from_bytes(inner);
+/// Default packet metadata, built once (a PacketMeta{} temporary per packet is zeroed whole
+/// before its members are set).
+const core::PacketMeta kDefaultMeta{};
+
+/// The inner frame as a packet: linear copy, or headers + a fragment of `owner`. `hl`:
+/// inner_header_len(inner) when the caller knows it, 0 to have it computed. One packet,
+/// built in the caller's result (a single return): default metadata, the head copied with
+/// the segment constructor's inline copies (the same packet as from_bytes).
+core::Packet inner_packet(std::span<const std::uint8_t> inner, const core::BufferRef* owner,
+                          std::size_t hl = 0) {
+  std::size_t off = 0;
+  bool split = owner && *owner;
+  if (split) {
+    if (hl == 0) hl = inner_header_len(inner);
+    const auto* base = (*owner)->bytes.data();
+    off = std::size_t(inner.data() - base);
+    split = hl < inner.size() && inner.data() >= base &&
+            off + inner.size() <= (*owner)->bytes.size() &&
+            off + inner.size() <= UINT32_MAX;  // a fragment's offset and length are 32-bit
+  }
+  core::Packet p(kDefaultMeta, split ? inner.first(hl) : inner, core::kDefaultHeadroom);
+  // The payload as a reference to `owner`: the slice lies inside it, is not empty (hl <
+  // size) and the new packet has no frag_list, which is everything add_frag checks.
+  if (split)
+    p.add_frag_unchecked(*owner, std::uint32_t(off + hl), std::uint32_t(inner.size() - hl));
   return p;
+}
+}  // namespace
+
+namespace {
+/// A failed decapsulation: `d` counted, no packet.
+DecapResult decap_fail(Drop d, Counters& c) {
+  DecapResult r;
+  r.reason = d;
+  c.drop(d);
+  return r;
+}
+
+/// The RCO half of decap (vxlan_remcsum): `inner` trimmed, `off` the checksum field's offset.
+DecapResult decap_rco(std::span<const std::uint8_t> inner, const VxlanConfig& cfg,
+                      const vx::Rco& d, std::size_t off, Counters& c, int outer_tos) {
+  DecapResult r;
+  auto fail = [&](Drop why) {
+    r.reason = why;
+    c.drop(why);
+    return std::move(r);
+  };
+  // A field in the trimmed padding is not part of the packet it claims to complete.
+  if (off + 2 > inner.size()) return fail(Drop::RxRcoBadOffset);
+  r.pkt = core::Packet::from_bytes(inner);
+  // C-33 / W-25: the outer UDP checksum (verified by the kernel before the socket saw the
+  // datagram) covers the whole payload, so the frame's sum is known to be intact.
+  if (cfg.remcsum_nopartial) r.pkt.csum = core::CsumComplete{r.pkt.checksum(0, r.pkt.len())};
+  if (core::remcsum_process(r.pkt, 0, d.start, off, cfg.remcsum_nopartial) !=
+      core::PacketError::Ok)
+    return fail(Drop::RxRcoBadOffset);
+  if (cfg.remcsum_nopartial) ++c.rx_csum_validated;
+  else ++c.rx_csum_skipped;
+  ++c.rx_rco;
+  r.rco = true;
+  if (outer_tos >= 0 && !ecn_decap_packet(r.pkt, std::uint8_t(outer_tos), c))
+    return fail(Drop::RxEcnNotEct);  // RFC 6040 §4.2: outer CE over a Not-ECT inner
+  r.ok = true;
+  return r;
+}
+
+/// The non-RCO half of decap: the packet, the K-9 seed and RFC 6040. Every return names `r`
+/// (GCC applies NRVO only then), so the result is built in the caller's slot.
+DecapResult decap_plain(std::span<const std::uint8_t> inner,
+                        const std::optional<detail::FastInner>& fast, OuterCsum outer,
+                        Counters& c, const core::BufferRef* owner, int outer_tos) {
+  DecapResult r(std::in_place,
+                [&] { return inner_packet(inner, owner, fast ? fast->hdr_len : 0); });
+  // Issue 11 item 1, spec K-9: a field holding exactly its pseudo-header seed is the
+  // receive form of CHECKSUM_PARTIAL. A kernel peer whose skb crossed a veth still PARTIAL
+  // sends it so (its NIC never ran), and a kernel receiver accepts it because it sees the
+  // PARTIAL skb; the TAP gets it as NEEDS_CSUM, so local delivery accepts it and forwarding
+  // completes it, and GRO takes it as verified (G-11). The bytes are vouched for by the
+  // outer UDP checksum, which the kernel verified before our socket saw the datagram (or,
+  // over veth, which never left memory). With the outer checksum known to be ZERO nothing
+  // covers them: a seed there is as likely a corrupted field as a skipped completion, and
+  // the kernel itself never takes a seed from the wire as valid — so it is not trusted; the
+  // frame stays NONE and is verified like any other (public bug E2). An intact packet whose
+  // true checksum happens to equal its seed passes that verification, so nothing is lost.
+  constexpr SeedAt kFastSeed{wire::eth::kHdrLen + wire::ipv4::kMinLen, wire::tcp::kCheckOffset};
+  detail::take_seed(r.pkt, fast ? (fast->seed ? std::optional<SeedAt>(kFastSeed) : std::nullopt)
+                                : seed_partial(inner),
+                    outer != OuterCsum::Zero, c);
+  if (outer_tos >= 0 && !ecn_decap_packet(r.pkt, std::uint8_t(outer_tos), c)) {
+    r.reason = Drop::RxEcnNotEct;  // RFC 6040 §4.2: outer CE over a Not-ECT inner
+    c.drop(r.reason);
+    return r;
+  }
+  r.ok = true;
+  return r;
 }
 }  // namespace
 
 DecapResult decap(std::span<const std::uint8_t> payload, const VxlanConfig& cfg, OuterCsum outer,
                   Counters& c, const core::BufferRef* owner, int outer_tos) {
-  DecapResult r;
-  auto fail = [&](Drop d) {
-    r.reason = d;
-    c.drop(d);
-    return std::move(r);
-  };
+  // Failures before the packet exists return a fresh result (decap_fail); the non-RCO
+  // packet is built in the result (decap_plain), never moved into it.
   // RFC 6935 §5 / udp(7) UDP_NO_CHECK6_RX: IPv6 allows a zero UDP checksum only where the
   // endpoint agreed to it (udp6zerocsumrx). The daemon's socket has the kernel enforce it;
   // here it holds for every caller that knows the checksum (issue 11 item 6).
   if (outer == OuterCsum::Zero && cfg.ipv6() && !cfg.udp6_zero_csum_rx)
-    return fail(Drop::RxUdp6ZeroCsum);
-  if (payload.size() < vx::kLen + 14) return fail(Drop::RxTruncated);
+    return decap_fail(Drop::RxUdp6ZeroCsum, c);
+  if (payload.size() < vx::kLen + 14) return decap_fail(Drop::RxTruncated, c);
   auto h = wire::VxlanHeader<>::parse(payload).value();
   std::uint32_t w0 = h.word0();
-  if (!(w0 & vx::kFlagVni)) return fail(Drop::RxNoVniFlag);
+  if (!(w0 & vx::kFlagVni)) return decap_fail(Drop::RxNoVniFlag, c);
   bool rco = w0 & vx::kFlagRco;
-  if (rco && !cfg.remcsum_rx) return fail(Drop::RxRcoNotEnabled);  // V-4
+  if (rco && !cfg.remcsum_rx) return decap_fail(Drop::RxRcoNotEnabled, c);  // V-4
   std::uint32_t known = vx::kFlagVni | (cfg.remcsum_rx ? vx::kFlagRco : 0u);
-  if (w0 & ~known) return fail(Drop::RxBadFlags);
-  if (!rco && h.low_byte() != 0) return fail(Drop::RxBadFlags);
-  if (h.vni() != cfg.vni) return fail(Drop::RxWrongVni);
+  if (w0 & ~known) return decap_fail(Drop::RxBadFlags, c);
+  if (!rco && h.low_byte() != 0) return decap_fail(Drop::RxBadFlags, c);
+  if (h.vni() != cfg.vni) return decap_fail(Drop::RxWrongVni, c);
   auto inner = payload.subspan(vx::kLen);
   std::size_t off = 0;
   vx::Rco d{};
@@ -232,51 +313,29 @@ DecapResult decap(std::span<const std::uint8_t> payload, const VxlanConfig& cfg,
     // vxlan_remcsum: the checksum field (start + offset, 2 bytes) must lie in the frame.
     d = h.rco_data();
     off = std::size_t(d.start) + d.csum_offset;
-    if (off + 2 > inner.size()) return fail(Drop::RxRcoBadOffset);
+    if (off + 2 > inner.size()) return decap_fail(Drop::RxRcoBadOffset, c);
     if (outer == OuterCsum::Zero) {  // K-2: nothing protects the inner packet
       ++c.rx_rco_nocsum;
-      return fail(Drop::RxRcoNoOuterCsum);
+      return decap_fail(Drop::RxRcoNoOuterCsum, c);
     }
   }
   // pskb_inet_may_pull (vxlan_rcv) and ip_rcv_core / ip6_rcv_core: the inner IP header is
   // present and its lengths hold; link-layer padding after the IP packet is trimmed.
-  const InnerIpCheck ip = check_inner_frame(inner);
-  if (ip.verdict == InnerIpVerdict::TooSmall) return fail(Drop::RxInnerTooSmall);
-  if (ip.verdict == InnerIpVerdict::HdrError) return fail(Drop::RxInnerHdrError);
-  inner = inner.first(ip.len);
-  if (rco) {
-    // A field in the trimmed padding is not part of the packet it claims to complete.
-    if (off + 2 > inner.size()) return fail(Drop::RxRcoBadOffset);
-    r.pkt = core::Packet::from_bytes(inner);
-    // C-33 / W-25: the outer UDP checksum (verified by the kernel before the socket saw the
-    // datagram) covers the whole payload, so the frame's sum is known to be intact.
-    if (cfg.remcsum_nopartial) r.pkt.csum = core::CsumComplete{r.pkt.checksum(0, r.pkt.len())};
-    if (core::remcsum_process(r.pkt, 0, d.start, off, cfg.remcsum_nopartial) !=
-        core::PacketError::Ok)
-      return fail(Drop::RxRcoBadOffset);
-    if (cfg.remcsum_nopartial) ++c.rx_csum_validated;
-    else ++c.rx_csum_skipped;
-    ++c.rx_rco;
-    r.rco = true;
+  // A TCP stream's frame (untagged Ethernet, IPv4 without options, TCP) is read once for
+  // the length check, the header split and the seed (rx_inner.hpp); any other frame, and
+  // RCO, goes through check_inner_frame, inner_header_len and seed_partial.
+  const std::optional<detail::FastInner> fast =
+      rco ? std::nullopt : detail::fast_inner_tcp4(inner);
+  if (fast) {
+    inner = inner.first(fast->len);
   } else {
-    r.pkt = inner_packet(inner, owner);
-    // Issue 11 item 1, spec K-9: a field holding exactly its pseudo-header seed is the
-    // receive form of CHECKSUM_PARTIAL. A kernel peer whose skb crossed a veth still PARTIAL
-    // sends it so (its NIC never ran), and a kernel receiver accepts it because it sees the
-    // PARTIAL skb; the TAP gets it as NEEDS_CSUM, so local delivery accepts it and forwarding
-    // completes it, and GRO takes it as verified (G-11). The bytes are vouched for by the
-    // outer UDP checksum, which the kernel verified before our socket saw the datagram (or,
-    // over veth, which never left memory). With the outer checksum known to be ZERO nothing
-    // covers them: a seed there is as likely a corrupted field as a skipped completion, and
-    // the kernel itself never takes a seed from the wire as valid — so it is not trusted; the
-    // frame stays NONE and is verified like any other (public bug E2). An intact packet whose
-    // true checksum happens to equal its seed passes that verification, so nothing is lost.
-    detail::take_seed(r.pkt, seed_partial(inner), outer != OuterCsum::Zero, c);
+    const InnerIpCheck ip = check_inner_frame(inner);
+    if (ip.verdict == InnerIpVerdict::TooSmall) return decap_fail(Drop::RxInnerTooSmall, c);
+    if (ip.verdict == InnerIpVerdict::HdrError) return decap_fail(Drop::RxInnerHdrError, c);
+    inner = inner.first(ip.len);
   }
-  if (outer_tos >= 0 && !ecn_decap_packet(r.pkt, std::uint8_t(outer_tos), c))
-    return fail(Drop::RxEcnNotEct);  // RFC 6040 §4.2: outer CE over a Not-ECT inner
-  r.ok = true;
-  return r;
+  if (rco) return decap_rco(inner, cfg, d, off, c, outer_tos);
+  return decap_plain(inner, fast, outer, c, owner, outer_tos);
 }
 
 }  // namespace ofld::tunnel

@@ -35,8 +35,9 @@ class GroCells {
   /// still in cache, instead of waiting in the backlog. The next poll() ends the batch (poll
   /// end, output). Same aggregates as receive() + poll(): GRO flushes only at poll end.
   /// Frames already in the backlog go first, so delivery order is kept. Returns false when
-  /// the frame was dropped (device down; counted).
-  bool receive_polled(core::Packet inner, std::uint64_t now_ns = 0);
+  /// the frame was dropped (device down; counted; `inner` is then left as it was). Taken by
+  /// reference: no per-frame move of the packet on the way in.
+  bool receive_polled(core::Packet&& inner, std::uint64_t now_ns = 0);
   /// The cell's NAPI poll: up to `budget` queued frames through GRO, then poll end.
   /// Returns the number of frames processed.
   std::size_t poll(std::size_t budget = 64, std::uint64_t now_ns = 0);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "ofld/core/packet.hpp"
 #include "ofld/wire/ip_addr.hpp"
@@ -111,6 +112,11 @@ struct Counters {
 /// A decapsulated frame: the inner Ethernet frame (VXLAN) or inner IP packet (GUE, GRE) as a
 /// Packet, data() at its first header.
 struct DecapResult {
+  DecapResult() = default;
+  /// A result (not yet ok) whose packet is the one `make()` returns, built in place: no
+  /// default packet (whose head is allocated) replaced by a move.
+  template <class F>
+  DecapResult(std::in_place_t, F&& make) : pkt(make()) {}
   bool ok = false;
   Drop reason = Drop::RxTruncated;  ///< when !ok
   bool rco = false;                 ///< RCO processed (C-33)
