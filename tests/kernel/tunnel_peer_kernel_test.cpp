@@ -366,8 +366,7 @@ TEST(TunnelPeerKernel, Issue15_PeerRestartedWithoutCapabilityDowngraded) {
   const std::uint64_t epoch0 = session(l.a, kUb).value("epoch", std::uint64_t(0));
   auto [c1, s1] = transfer(*l.A, *l.B, "192.168.78.2", 4, 7);
   EXPECT_EQ(c1, s1);
-  const std::uint64_t elided0 = peer_ctr(stats(l.a), kUb, "tx_csum_elided");
-  EXPECT_GT(elided0, 0u);
+  EXPECT_GT(peer_ctr(stats(l.a), kUb, "tx_csum_elided"), 0u);
   EXPECT_EQ(stop(l.b.pid), 0) << slurp(l.b.log);
   ASSERT_EQ(start_ofld(l.b, *l.B, kUb, kUa, "192.168.78.2/24", false, "-2"), "");
   const double t = wait_for([&] {
@@ -375,6 +374,10 @@ TEST(TunnelPeerKernel, Issue15_PeerRestartedWithoutCapabilityDowngraded) {
     return s.value("epoch", epoch0) != epoch0 && !s.value("integrity", true);
   }, 10);
   EXPECT_LE(t, 10) << "not downgraded within the refresh interval: " << session(l.a, kUb).dump();
+  // Counted from the downgrade on: until A hears the new epoch it cannot know of the restart,
+  // and the first connection's last segments (a FIN's ACK, a late retransmit) may still leave
+  // elided toward the old session after its transfer returned (a run saw 3007 against 3006).
+  const std::uint64_t elided0 = peer_ctr(stats(l.a), kUb, "tx_csum_elided");
   l.A->ip({"neigh", "flush", "dev", "ofld0"});  // the restarted peer's TAP has a new MAC
   const long eb = snmp(*l.B, "Tcp", "InCsumErrors");
   auto [c2, s2] = transfer(*l.A, *l.B, "192.168.78.2", 4, 9);
