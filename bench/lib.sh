@@ -51,6 +51,11 @@ bl_underlay() {  # [v6]: fresh namespaces and the veth underlay
   BL_V6=0; [[ ${1:-} == v6 ]] && BL_V6=1
   ip netns add $NS_A; ip netns add $NS_B
   ip -n $NS_A link set lo up; ip -n $NS_B link set lo up
+  # BL_CONGESTION: the namespaces' TCP congestion control (per namespace; the host's stays)
+  if [[ -n ${BL_CONGESTION:-} ]]; then
+    ip netns exec $NS_A sysctl -qw net.ipv4.tcp_congestion_control=$BL_CONGESTION
+    ip netns exec $NS_B sysctl -qw net.ipv4.tcp_congestion_control=$BL_CONGESTION
+  fi
   ip -n $NS_A link add veth0 type veth peer name veth0 netns $NS_B
   if [[ $BL_V6 == 1 ]]; then
     UA=fd00:231::1; UB=fd00:231::2; BL_PLEN=64; BL_MTU=1430

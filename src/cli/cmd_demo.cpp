@@ -49,7 +49,7 @@ ofld::cli::Registrar reg([](CLI::App& root) {
   d->add_flag("--latency", o->latency,
               "request/response latency (sockperf TCP ping-pong, 64 B) instead of throughput");
   d->add_option("--congestion", o->congestion,
-                "TCP congestion control of the iperf3 stream (iperf3 -C), e.g. cubic or bbr; default: the kernel's (net.ipv4.tcp_congestion_control)");
+                "TCP congestion control of the stream, e.g. cubic or bbr, set as the two namespaces' net.ipv4.tcp_congestion_control; default: the kernel's");
   d->add_option("--endpoint-binary", o->self_exe,
                 "ofld binary that runs the two endpoints (default: this one; for A/B runs of two "
                 "builds, e.g. bench/tunnel)");

@@ -40,9 +40,10 @@ struct DemoOptions {
   bool kernel_both = false;     ///< both sides kernel VXLAN (reference for benchmarks)
   unsigned queues = 1;          ///< ofld endpoints' --queues (TAP queues / worker threads)
   bool latency = false;          ///< sockperf TCP ping-pong (64 B) instead of the iperf3 stream
-  /// TCP congestion control of the iperf3 stream (iperf3 -C, setsockopt TCP_CONGESTION), e.g.
-  /// "cubic" or "bbr"; "" = the kernel's default (net.ipv4.tcp_congestion_control). The result's
-  /// config says which one ran ("tcp_congestion"). Not with `latency` (sockperf has no such option).
+  /// TCP congestion control of the iperf3 stream, e.g. "cubic" or "bbr", set as both
+  /// namespaces' net.ipv4.tcp_congestion_control before any socket exists (the host's setting
+  /// is untouched); "" = the kernel's default. The result's config says which one the stream's
+  /// socket ran ("tcp_congestion", as iperf3 reads it back).
   std::string congestion;
   std::string self_exe;         ///< path of the ofld binary ("" = /proc/self/exe)
 };
@@ -51,7 +52,7 @@ struct DemoOptions {
 /// a kernel VXLAN endpoint (spec K-1) or with gre/ip6gre (GRE has no RCO); a kernel endpoint
 /// with an encap other than vxlan (the kernel's fou/GRE modules are not used); gre with an
 /// IPv6 underlay (that is ip6gre); a congestion control name that is not one (letters, digits,
-/// '_', at most 15: TCP_CA_NAME_MAX) or given with --latency. nullopt when the options are acceptable.
+/// '_', at most 15: TCP_CA_NAME_MAX). nullopt when the options are acceptable.
 std::optional<std::string> demo_refusal(const DemoOptions& o);
 
 /// Run the demo (with `latency`: "latency_us" {avg, p50, p90, p99, p99_9, max} instead of
