@@ -92,15 +92,8 @@ DecapResult gue_decap(std::span<const std::uint8_t> payload, const IpTunnelConfi
       return fail(Drop::RxRcoNoOuterCsum);
     }
     r.pkt = core::Packet::from_bytes(inner);
-    // C-33/W-25: the kernel verified the outer UDP checksum over the whole payload before
-    // the socket saw it, so the inner bytes are intact; the field is recovered from that.
-    if (cfg.remcsum_nopartial) r.pkt.csum = core::CsumComplete{r.pkt.checksum(0, r.pkt.len())};
-    if (core::remcsum_process(r.pkt, 0, rcs->start, rcs->offset, cfg.remcsum_nopartial) !=
-        core::PacketError::Ok)
+    if (!detail::remcsum_receive(r.pkt, rcs->start, rcs->offset, cfg.remcsum_nopartial, c))
       return fail(Drop::RxRcoBadOffset);
-    if (cfg.remcsum_nopartial) ++c.rx_csum_validated;
-    else ++c.rx_csum_skipped;
-    ++c.rx_rco;
     r.rco = true;
   } else {
     r.pkt = core::Packet::from_bytes(inner);

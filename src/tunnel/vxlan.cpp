@@ -239,15 +239,8 @@ DecapResult decap_rco(std::span<const std::uint8_t> inner, const VxlanConfig& cf
   // A field in the trimmed padding is not part of the packet it claims to complete.
   if (off + 2 > inner.size()) return fail(Drop::RxRcoBadOffset);
   r.pkt = core::Packet::from_bytes(inner);
-  // C-33 / W-25: the outer UDP checksum (verified by the kernel before the socket saw the
-  // datagram) covers the whole payload, so the frame's sum is known to be intact.
-  if (cfg.remcsum_nopartial) r.pkt.csum = core::CsumComplete{r.pkt.checksum(0, r.pkt.len())};
-  if (core::remcsum_process(r.pkt, 0, d.start, off, cfg.remcsum_nopartial) !=
-      core::PacketError::Ok)
+  if (!detail::remcsum_receive(r.pkt, d.start, off, cfg.remcsum_nopartial, c))
     return fail(Drop::RxRcoBadOffset);
-  if (cfg.remcsum_nopartial) ++c.rx_csum_validated;
-  else ++c.rx_csum_skipped;
-  ++c.rx_rco;
   r.rco = true;
   if (outer_tos >= 0 && !ecn_decap_packet(r.pkt, std::uint8_t(outer_tos), c))
     return fail(Drop::RxEcnNotEct);  // RFC 6040 §4.2: outer CE over a Not-ECT inner
