@@ -212,10 +212,10 @@ io::Result<json> run_demo(const DemoOptions& o) {
     if (auto s = ns->ip({"link", "set", "lo", "up"}); !s.ok()) return R::from(s);
   // --congestion: the namespaces' own default (net.ipv4.tcp_congestion_control is per
   // namespace; the host's is untouched), set before any socket exists. Setting it on the
-  // stream's sockets only (iperf3 -C) is not the same run: a socket that was set up under bbr
-  // keeps bbr's pacing request when switched to another algorithm (the accepted socket is set
-  // up with the listener's algorithm before iperf3 switches it), and the kernel pair then runs
-  // at bbr's rate (measured: 10-14 vs 20-23 Gbit/s).
+  // stream's sockets only (iperf3 -C) is not the same run: with the host at bbr the kernel pair
+  // then ran 10-14 Gbit/s against 20-23 with the namespaces at cubic (measured; likely because
+  // a socket set up under bbr keeps bbr's pacing request after a switch, and the accepted
+  // socket is set up with the listener's algorithm before iperf3 switches it; not verified).
   if (!o.congestion.empty())
     for (auto* ns : {&A, &B})
       if (auto s = ns->sysctl("net.ipv4.tcp_congestion_control", o.congestion); !s.ok())
