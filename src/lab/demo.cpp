@@ -318,7 +318,7 @@ io::Result<json> run_demo(const DemoOptions& o) {
   if (congestion.empty()) {
     auto r = io::run_command({"ip", "netns", "exec", A.name(), "sysctl", "-n", "net.ipv4.tcp_congestion_control"});
     if (r.ok() && r.value().exit_code == 0) congestion = r.value().out.substr(0, r.value().out.find_first_of(" \n"));
-    if (congestion.empty()) congestion = "cubic";  // Linux's own default
+    if (congestion.empty()) congestion = "unknown";  // not read: say so rather than guess
   }
   const std::string srv_log = "/tmp/ofld-demo-" + tag + "-" + tool + "s.log";
   logs.paths.push_back(srv_log);
