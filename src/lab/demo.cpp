@@ -216,11 +216,23 @@ io::Result<json> run_demo(const DemoOptions& o) {
   // then ran 10-14 Gbit/s against 20-23 with the namespaces at cubic (measured; likely because
   // a socket set up under bbr keeps bbr's pacing request after a switch, and the accepted
   // socket is set up with the listener's algorithm before iperf3 switches it; not verified).
+  // A namespace other than the host's may only take an algorithm of the host's
+  // net.ipv4.tcp_allowed_congestion_control (the kernel refuses others with EPERM; the host's
+  // own default is always in it). Widening that list is a host setting: said, not done.
   if (!o.congestion.empty())
     for (auto* ns : {&A, &B})
-      if (auto s = ns->sysctl("net.ipv4.tcp_congestion_control", o.congestion); !s.ok())
+      if (auto s = ns->sysctl("net.ipv4.tcp_congestion_control", o.congestion); !s.ok()) {
+        std::string allowed;
+        if (std::ifstream f("/proc/sys/net/ipv4/tcp_allowed_congestion_control"); f) std::getline(f, allowed);
         return R::error("--congestion " + o.congestion + ": " + s.message() +
-                        " (see net.ipv4.tcp_available_congestion_control)");
+                        " (a network namespace may only take one of the host's "
+                        "net.ipv4.tcp_allowed_congestion_control" +
+                        (allowed.empty() ? std::string() : ", now '" + allowed + "'") +
+                        "; the host's administrator can add it there, e.g. sysctl -w "
+                        "net.ipv4.tcp_allowed_congestion_control='" +
+                        (allowed.empty() ? std::string() : allowed + " ") + o.congestion +
+                        "'; net.ipv4.tcp_available_congestion_control lists what the kernel has)");
+      }
   if (auto s = A.ip({"link", "add", "veth0", "type", "veth", "peer", "name", "veth0", "netns", B.name()});
       !s.ok())
     return R::from(s);

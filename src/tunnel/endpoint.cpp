@@ -349,13 +349,21 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
 
   // Each datagram (tunnel header + segment) straight into the first remote's trains: equal
   // sizes, a shorter one closes its train, at most kMaxTrainSegs / kMaxTrainBytes per train.
-  const std::size_t first = out.size();
-  TxTrain* cur = nullptr;
+  // The previous frame's last train, when still open and bound the same way, is continued
+  // (one send for a batch of same-size frames such as one flow's pure ACKs).
+  const bool join = tx_open_ && remotes_.size() == 1 && !out.empty() && out.size() == tx_open_n_ &&
+                    out.back().buf.data() == tx_open_buf_ && out.back().remote == remotes_[0] &&
+                    out.back().src_port == sport && out.back().tos == tos;
+  tx_open_ = false;
+  const std::size_t first = join ? out.size() - 1 : out.size();
+  TxTrain* cur = join ? &out.back() : nullptr;
+  const std::uint32_t joined_count = join ? cur->count : 0;
+  const std::size_t joined_bytes = join ? cur->buf.size() : 0;
   // Bytes of cur->buf written so far. A pooled buffer keeps its previous length (take_buf), so
   // resize zero-fills only what no earlier train used; each train is trimmed to `used` when
   // the next one opens and after the loop.
-  std::size_t used = 0;
-  bool closed = true;
+  std::size_t used = joined_bytes;
+  bool closed = !join;
   std::array<std::uint8_t, kMaxTunnelHdr> hdr{};
   for (auto& s : segs_) {
     const bool was_partial = s.ip_summed() == core::IpSummed::Partial;
@@ -424,6 +432,11 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
     else if (e.csum_sw || (gso && !was_partial)) ++ctr_.tx_csum_sw;  // summed here or by GSO
   }
   if (cur) cur->buf.resize(used);
+  if (cur && !closed && remotes_.size() == 1) {  // cur is out.back(): the next frame may continue it
+    tx_open_ = true;
+    tx_open_n_ = out.size();
+    tx_open_buf_ = cur->buf.data();
+  }
   const std::size_t last = out.size();
   // Flooding (VXLAN): the same trains to every other remote.
   for (std::size_t r = 1; r < remotes_.size(); ++r)
@@ -433,12 +446,16 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
       out.push_back(TxTrain{remotes_[r], sport, out[i].seg_size, out[i].count, std::move(b), out[i].tos});
     }
   for (std::size_t i = first; i < out.size(); ++i) {
-    ctr_.tx_datagrams += out[i].count;
-    ctr_.tx_dgram_bytes += out[i].size();
+    // this frame's datagrams only (a continued train already counted the earlier ones)
+    const std::uint32_t n = out[i].count - (i == first ? joined_count : 0);
+    const std::size_t bytes = out[i].size() - (i == first ? joined_bytes : 0);
+    if (n == 0) continue;
+    ctr_.tx_datagrams += n;
+    ctr_.tx_dgram_bytes += bytes;
     if (Peer* p = find_peer(out[i].remote, true)) {
-      p->ctr.tx_datagrams += out[i].count;
-      p->ctr.tx_bytes += out[i].size();
-      (elide ? p->ctr.tx_csum_elided : p->ctr.tx_csum_full) += out[i].count;
+      p->ctr.tx_datagrams += n;
+      p->ctr.tx_bytes += bytes;
+      (elide ? p->ctr.tx_csum_elided : p->ctr.tx_csum_full) += n;
     }
   }
   segs_.clear();  // segments may reference the device's read buffer (`owner`): let it go
@@ -472,6 +489,7 @@ void Endpoint::recycle(std::vector<TxTrain>& sent) {
   // length), and a steady stream refills them without zero-filling (resize) first.
   for (auto it = sent.rbegin(); it != sent.rend(); ++it) recycle_one(it->buf);
   sent.clear();
+  tx_open_ = false;
 }
 
 // ---- receive ----------------------------------------------------------------------------------

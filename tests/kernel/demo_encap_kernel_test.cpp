@@ -120,26 +120,50 @@ TEST(Issue16_DemoCongestion, ResultNamesTheAlgorithmTheSocketRan) {
   if (auto s = ofld::io::netns_available(); !s.ok()) GTEST_SKIP() << s.message();
   auto which = ofld::io::run_command({"sh", "-c", "command -v iperf3"});
   if (!which.ok() || which.value().exit_code != 0) GTEST_SKIP() << "iperf3 is not installed";
-  auto avail = ofld::io::run_command({"cat", "/proc/sys/net/ipv4/tcp_available_congestion_control"});
-  auto dflt = ofld::io::run_command({"cat", "/proc/sys/net/ipv4/tcp_congestion_control"});
-  ASSERT_TRUE(avail.ok() && dflt.ok());
-  std::string host_default = dflt.value().out.substr(0, dflt.value().out.find('\n'));
-  // Ask for one that is not the default, so that the answer cannot come from the default.
-  std::string other;
-  for (const char* c : {"cubic", "reno", "bbr"})
-    if (avail.value().out.find(c) != std::string::npos && c != host_default) { other = c; break; }
-  if (other.empty()) GTEST_SKIP() << "only one congestion control is available";
+  auto line = [](const char* path) {
+    auto r = ofld::io::run_command({"cat", path});
+    if (!r.ok() || r.value().exit_code != 0) return std::string();
+    return " " + r.value().out.substr(0, r.value().out.find('\n')) + " ";
+  };
+  const std::string avail = line("/proc/sys/net/ipv4/tcp_available_congestion_control");
+  const std::string allowed = line("/proc/sys/net/ipv4/tcp_allowed_congestion_control");
+  std::string host_default = line("/proc/sys/net/ipv4/tcp_congestion_control");
+  ASSERT_FALSE(avail.empty() || allowed.empty() || host_default.empty());
+  host_default = host_default.substr(1, host_default.size() - 2);
+  // Ask for one that is not the default, so that the answer cannot come from the default, and
+  // that a namespace may take: the host's tcp_allowed_congestion_control (tcp_cong.c: a
+  // namespace's default outside it is refused with EPERM; reno is always in it).
+  std::string other, restricted;
+  for (const char* c : {"cubic", "reno", "bbr"}) {
+    const std::string w = " " + std::string(c) + " ";
+    if (avail.find(w) == std::string::npos || c == host_default) continue;
+    if (allowed.find(w) != std::string::npos) {
+      if (other.empty()) other = c;
+    } else if (restricted.empty()) {
+      restricted = c;
+    }
+  }
+  if (other.empty()) GTEST_SKIP() << "no congestion control other than the default is allowed in a namespace";
   ofld::daemon::DemoOptions o;
   o.kernel_both = true;  // the option is the stream's, whatever carries it
   o.seconds = 1;
+  if (!restricted.empty()) {
+    // Available but not allowed in a namespace (this VM's kernel: cubic with the host at bbr,
+    // allowed "reno bbr"): refused with the reason and the host setting that would allow it;
+    // the host's lists are left as they were.
+    o.congestion = restricted;
+    auto r = ofld::daemon::run_demo(o);
+    EXPECT_FALSE(r.ok());
+    EXPECT_NE(r.message().find("--congestion " + restricted), std::string::npos) << r.message();
+    EXPECT_NE(r.message().find("net.ipv4.tcp_allowed_congestion_control"), std::string::npos) << r.message();
+    EXPECT_EQ(line("/proc/sys/net/ipv4/tcp_allowed_congestion_control"), allowed);
+  }
   o.congestion = other;
   auto r = ofld::daemon::run_demo(o);
   ASSERT_TRUE(r.ok()) << r.message();
   ASSERT_FALSE(r.value().contains("error")) << r.value().dump();
   EXPECT_EQ(r.value()["config"].value("tcp_congestion", ""), other);
-  auto after = ofld::io::run_command({"cat", "/proc/sys/net/ipv4/tcp_congestion_control"});
-  ASSERT_TRUE(after.ok());
-  EXPECT_EQ(after.value().out.substr(0, after.value().out.find('\n')), host_default);
+  EXPECT_EQ(line("/proc/sys/net/ipv4/tcp_congestion_control"), " " + host_default + " ");
   o.congestion = "no_such_cc";  // a name, but not an algorithm this kernel has
   r = ofld::daemon::run_demo(o);
   EXPECT_FALSE(r.ok());

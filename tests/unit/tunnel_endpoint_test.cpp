@@ -305,6 +305,84 @@ TEST(Issue16Endpoint, TcpSegmentWhoseSumIsZeroCarriesZero) {
   }
 }
 
+// Issue 16 (sends per GB): the frames of one device read batch are handed to transmit() one
+// after the other into one vector; a frame continues the previous frame's last train when
+// that train is still open and bound the same way. udp(7) UDP_SEGMENT: every datagram of a
+// send is gso_size bytes except the last, which may be shorter, so a shorter datagram ends
+// its train and a longer one starts a new one. One flow's pure ACKs (all the same size)
+// thus leave as one send. The datagrams are the bytes, in the order, that one-frame-per-call
+// transmits give, and every counter counts each datagram once. After recycle() nothing is
+// continued.
+TEST(Issue16Endpoint, SameSizeFramesOfOneBatchShareATrain) {
+  for (const auto& m : kModes) {
+    SCOPED_TRACE(m.name);
+    // A pure ACK (len 0) or a data segment of one flow (TCP source port `sport`).
+    auto frame = [&](std::size_t len, std::uint32_t seq, std::uint16_t sport = 40000) {
+      auto f = tcp_frame(len, false, false, seq);
+      put16(f, 14 + 20, sport);
+      ack_only(f);  // also writes the checksum again
+      if (!ethernet(m)) f.erase(f.begin(), f.begin() + 14);
+      return f;
+    };
+    // Ack, ack, ack, data, ack, ack: [A A A] [D A] [A].
+    const std::vector<std::vector<std::uint8_t>> batch = {
+        frame(0, 1000), frame(0, 1000), frame(0, 1000), frame(100, 1000), frame(0, 1100), frame(0, 1100)};
+    auto A = make(m, true), R = make(m, true);
+    std::vector<tunnel::TxTrain> trains;
+    for (const auto& f : batch) A->transmit(wv::Hdr{}, f, 1, trains);
+    ASSERT_EQ(trains.size(), 3u);
+    EXPECT_EQ(trains[0].count, 3u);
+    EXPECT_EQ(trains[1].count, 2u);
+    EXPECT_EQ(trains[2].count, 1u);
+    EXPECT_GT(trains[1].seg_size, trains[0].seg_size);
+    // The same bytes as one frame per call (R, its trains recycled after each frame).
+    std::vector<std::uint8_t> joined, one_by_one;
+    std::size_t dgram_bytes = 0;
+    for (const auto& t : trains) {
+      joined.insert(joined.end(), t.buf.begin(), t.buf.end());
+      dgram_bytes += t.size();
+      for (std::size_t off = 0; off + t.seg_size < t.buf.size(); off += t.seg_size)
+        EXPECT_EQ(std::min<std::size_t>(t.seg_size, t.buf.size() - off), t.seg_size);
+    }
+    for (const auto& f : batch) {
+      std::vector<tunnel::TxTrain> one;
+      R->transmit(wv::Hdr{}, f, 1, one);
+      ASSERT_EQ(one.size(), 1u);
+      ASSERT_EQ(one[0].count, 1u);
+      one_by_one.insert(one_by_one.end(), one[0].buf.begin(), one[0].buf.end());
+      R->recycle(one);
+    }
+    EXPECT_EQ(joined, one_by_one);
+    EXPECT_EQ(A->counters().tx_frames, batch.size());
+    EXPECT_EQ(A->counters().tx_datagrams, batch.size());
+    EXPECT_EQ(A->counters().tx_dgram_bytes, dgram_bytes);
+    EXPECT_EQ(A->counters().tx_dgram_bytes, R->counters().tx_dgram_bytes);
+    ASSERT_EQ(A->peers().size(), 1u);
+    EXPECT_EQ(A->peers().begin()->second.ctr.tx_datagrams, batch.size());
+    EXPECT_EQ(A->peers().begin()->second.ctr.tx_bytes, dgram_bytes);
+    // Sent and recycled: the next batch starts its own train.
+    A->recycle(trains);
+    A->transmit(wv::Hdr{}, batch[0], 1, trains);
+    A->transmit(wv::Hdr{}, batch[1], 1, trains);
+    ASSERT_EQ(trains.size(), 1u);
+    EXPECT_EQ(trains[0].count, 2u);
+    A->recycle(trains);
+    // VXLAN: another flow has another UDP source port (udp_flow_src_port), so another train
+    // (another socket); the first flow's next ACK still continues the first flow's train only
+    // if it is the last one.
+    if (m.encap == Encap::Vxlan) {
+      A->transmit(wv::Hdr{}, frame(0, 1000), 1, trains);
+      A->transmit(wv::Hdr{}, frame(0, 1000, 40001), 1, trains);
+      A->transmit(wv::Hdr{}, frame(0, 1000), 1, trains);
+      ASSERT_EQ(trains.size(), 3u);
+      ASSERT_NE(trains[0].src_port, trains[1].src_port);
+      EXPECT_EQ(trains[0].src_port, trains[2].src_port);
+      for (const auto& t : trains) EXPECT_EQ(t.count, 1u);
+      A->recycle(trains);
+    }
+  }
+}
+
 // Issue 14 item 1: one stats document. The same keys for every encapsulation, the counters
 // behind them, drops by name (every reason's to_string is distinct), and the per-peer part.
 TEST(Issue14Endpoint, OneStatsDocumentForEveryEncapsulation) {

@@ -247,7 +247,11 @@ class Endpoint {
   /// allocate). Drops are counted (Counters::drops), never thrown. `owner`: the device read
   /// buffer holding `frame`, when there is one: a TSO frame's payload is then segmented from
   /// it in place instead of being copied first (offload::virtio::to_packet); no reference to
-  /// it outlives the call.
+  /// it outlives the call. Frames handed one after the other into the same `out` (one device
+  /// read batch) share a train where the previous frame's last train is still open (same
+  /// remote, source port and TOS, no shorter datagram yet, within kMaxTrainSegs and
+  /// kMaxTrainBytes): a batch of pure ACKs of one flow leaves as one UDP_SEGMENT send instead
+  /// of one send each; the datagrams are the same bytes in the same order (issue 16).
   void transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::uint8_t> frame,
                 std::uint64_t now_ns, std::vector<TxTrain>& out, const core::BufferRef* owner = nullptr);
   /// The daemon's report of one train's send: `ok` false → every datagram counted as
@@ -343,6 +347,12 @@ class Endpoint {
   IpAddr snoop_from_{};
   std::uint64_t snoop_ns_ = 0;
   bool snoop_valid_ = false;
+  // The last train transmit() left open in its caller's vector (to continue with the next
+  // frame of the same batch): valid only while that vector still ends with it (same length,
+  // same buffer); recycle() ends it.
+  bool tx_open_ = false;
+  std::size_t tx_open_n_ = 0;
+  const std::uint8_t* tx_open_buf_ = nullptr;
   std::unique_ptr<gro::GroCells> cells_;
   std::unique_ptr<core::GsoCounters> gso_ctr_;
   std::vector<IpAddr> remotes_;                   // transmit scratch
