@@ -99,7 +99,10 @@ ofld::cli::Registrar reg([](CLI::App& root) {
                   << " UDP_SEGMENT trains; rx " << s["rx"]["datagrams"] << " datagrams ("
                   << s["rx"]["udp_gro_trains"] << " UDP_GRO trains) -> " << s["rx"]["frames"]
                   << (s.contains("tun") ? " TUN writes, " : " TAP writes, ") << s["rx"]["gro_aggregates"] << " GRO aggregates; drops "
-                  << s["drops"].dump() << "\n";
+                  << s["drops"].dump();
+        if (s.contains("socket") && s["socket"].contains("rx_queue_drops"))
+          std::cout << "; socket receive-queue drops " << s["socket"]["rx_queue_drops"];
+        std::cout << "\n";
       }
     }
     if (j.contains("interrupted")) {

@@ -206,8 +206,9 @@ Result<UdpSocket> UdpSocket::open(const UdpSocketOptions& o) {
   // default: too small for 64 KiB trains at several Gbit/s. Unprivileged: capped request.
   if (::setsockopt(s.fd_, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof buf) < 0)
     ::setsockopt(s.fd_, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
-  if (::setsockopt(s.fd_, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof buf) < 0)
-    ::setsockopt(s.fd_, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+  int rbuf = o.rcvbuf_bytes > 0 ? o.rcvbuf_bytes : buf;
+  if (::setsockopt(s.fd_, SOL_SOCKET, SO_RCVBUFFORCE, &rbuf, sizeof rbuf) < 0)
+    ::setsockopt(s.fd_, SOL_SOCKET, SO_RCVBUF, &rbuf, sizeof rbuf);
   if (o.zero_csum_tx) {
     int r = s.v6_ ? ::setsockopt(s.fd_, IPPROTO_UDP, UDP_NO_CHECK6_TX, &one, sizeof one)
                   : ::setsockopt(s.fd_, SOL_SOCKET, SO_NO_CHECK, &one, sizeof one);
@@ -516,6 +517,17 @@ Result<bool> UdpSocket::set_tos(int tos) {
     return Result<bool>::error(err(v6_ ? "IPV6_TCLASS" : "IP_TOS"));
   tos_ = tos;
   return true;
+}
+
+std::uint64_t UdpSocket::rx_queue_drops() const noexcept {
+  // struct sock's memory info as the kernel exports it: u32[SK_MEMINFO_VARS], drops at 8
+  // (include/uapi/linux/sock_diag.h).
+  std::uint32_t mem[16] = {};
+  socklen_t len = sizeof mem;
+  if (fd_ < 0 || ::getsockopt(fd_, SOL_SOCKET, SO_MEMINFO, mem, &len) < 0 ||
+      len < 9 * sizeof(std::uint32_t))
+    return 0;
+  return mem[8];
 }
 
 Result<std::optional<UdpRx>> UdpSocket::recv(std::span<std::uint8_t> buf) {

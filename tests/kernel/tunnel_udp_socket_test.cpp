@@ -334,4 +334,42 @@ TEST(TunnelUdpSocket, Issue11Item8_ScatteredTrainAboveUdpMaxSegmentsIsSplitAndGs
   });
 }
 
+// Issue 16 (no silent loss): what the kernel drops on a receive socket is counted. socket(7):
+// SO_RCVBUF is doubled by the kernel (bookkeeping overhead); SO_MEMINFO's SK_MEMINFO_DROPS is
+// the socket's sk_drops, which udp_queue_rcv_skb raises for every datagram that does not fit.
+// 300 datagrams of 1000 bytes into a socket nobody reads, with the smallest receive buffer:
+// every datagram is either received afterwards or counted as dropped, and some were dropped.
+// The tunnel's receive socket asks for 8 MiB (rcvbuf_bytes) and gets twice that.
+TEST(TunnelUdpSocket, Issue16_ReceiveQueueDropsAreCounted) {
+  in_netns([] {
+    auto lo = *wire::IpAddr::parse("127.0.0.1");
+    io::UdpSocketOptions ro{lo, 47897, false, false, 0, 0, false, false, 4 << 20, true};
+    ro.rcvbuf_bytes = 1;  // the kernel's minimum (SOCK_MIN_RCVBUF)
+    auto rx = io::UdpSocket::open(ro);
+    auto tx = io::UdpSocket::open({lo, 0, false, false, 0, 0, false, false, 4 << 20, true});
+    ASSERT_TRUE(rx.ok() && tx.ok());
+    EXPECT_EQ(rx.value().rx_queue_drops(), 0u);
+    const std::size_t n = 300;
+    auto data = pattern(1000 * n);
+    auto s = tx.value().send_train(lo, 47897, data, 1000);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_EQ(s.value(), n);
+    auto got = drain(rx.value(), data.size());
+    const std::uint64_t dropped = rx.value().rx_queue_drops();
+    EXPECT_GT(dropped, 0u);
+    EXPECT_EQ(got.size() + dropped, n);
+
+    io::UdpSocketOptions big{lo, 47898, false, false, 0, 0, false, false, 4 << 20, true};
+    big.rcvbuf_bytes = 8 << 20;
+    auto b = io::UdpSocket::open(big);
+    ASSERT_TRUE(b.ok());
+    int v = 0;
+    socklen_t len = sizeof v;
+    ASSERT_EQ(::getsockopt(b.value().fd(), SOL_SOCKET, SO_RCVBUF, &v, &len), 0);
+    EXPECT_EQ(v, 2 * (8 << 20));
+    ASSERT_EQ(::getsockopt(b.value().fd(), SOL_SOCKET, SO_SNDBUF, &v, &len), 0);
+    EXPECT_EQ(v, 2 * (4 << 20));
+  });
+}
+
 }  // namespace

@@ -56,6 +56,10 @@ struct UdpSocketOptions {
   /// Receive a group: `local` is the group address; the socket binds group:port
   /// (SO_REUSEADDR) and joins it on mcast_dev (IP_ADD_MEMBERSHIP / IPV6_JOIN_GROUP).
   bool join_group = false;
+  /// SO_RCVBUF request (bytes) when > 0, else buf_bytes. The tunnel's receive sockets ask for
+  /// more than they send: a receiver descheduled for a few ms on a busy host lets the queue
+  /// fill, and the kernel drops what does not fit (rx_queue_drops()).
+  int rcvbuf_bytes = 0;
 };
 
 /// One received buffer: `len` bytes; when gso_size > 0 it holds datagrams of gso_size bytes
@@ -99,6 +103,10 @@ class UdpSocket {
   bool gso_short_tail() const noexcept { return short_tail_; }
   std::uint16_t local_port() const noexcept { return port_; }
   const UdpSocketStats& stats() const noexcept { return st_; }
+  /// Datagrams (or UDP_GRO trains: one skb) the kernel dropped on this socket since it was
+  /// opened, mostly receive-queue overflow (sk_drops: getsockopt SO_MEMINFO, SK_MEMINFO_DROPS;
+  /// what `ss -m` shows as d). 0 when the kernel does not say.
+  std::uint64_t rx_queue_drops() const noexcept;
 
   /// UDP_MAX_SEGMENTS (include/linux/udp.h, 128 since Linux 5.x; 6.12): the most datagrams
   /// one UDP_SEGMENT send may carry (udp_send_skb answers EINVAL past it).
