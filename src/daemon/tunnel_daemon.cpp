@@ -256,7 +256,8 @@ struct Worker : detail::WorkerBase, io::FrameSink {
     if (raw) {
       j["socket"] = {{"kind", "raw_ip"}, {"sendmmsg_calls", raw->stats().sendmmsg_calls},
                      {"datagrams_sent", raw->stats().datagrams_sent},
-                     {"send_errors", raw->stats().send_errors}};
+                     {"send_errors", raw->stats().send_errors},
+                     {"rx_queue_drops", raw->rx_queue_drops()}};
       return j;
     }
     std::uint64_t gso_sends = udp->stats().gso_sends, plain = udp->stats().plain_sends,
@@ -470,7 +471,8 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
         w.grp.emplace(std::move(gs.value()));
       }
     } else {
-      auto r = io::RawIpSocket::open(io::RawIpSocketOptions{ip.local, 47, ip.ttl, ip.tos, 4 << 20});
+      // the same 8 MiB receive queue as the UDP socket's (socket.rx_queue_drops counts overflow)
+      auto r = io::RawIpSocket::open(io::RawIpSocketOptions{ip.local, 47, ip.ttl, ip.tos, 4 << 20, 8 << 20});
       if (!r.ok()) return R::from(r);
       w.raw.emplace(std::move(r.value()));
       if (w.idx != 0)  // send-only: a raw socket receives a copy of every GRE packet; worker 0 takes them

@@ -1,6 +1,8 @@
 // Raw IP sockets for GRE; see ofld/io/raw_ip_socket.hpp.
 #include "ofld/io/raw_ip_socket.hpp"
 
+#include "sock_buf.hpp"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -51,9 +53,7 @@ Result<RawIpSocket> RawIpSocket::open(const RawIpSocketOptions& o) {
   to_sockaddr(o.local, ss, len);
   if (::bind(s.fd_, reinterpret_cast<sockaddr*>(&ss), len) != 0)
     return R::error(errstr("bind raw socket to " + o.local.to_string()));
-  int b = o.buf_bytes;
-  ::setsockopt(s.fd_, SOL_SOCKET, SO_SNDBUF, &b, sizeof b);
-  ::setsockopt(s.fd_, SOL_SOCKET, SO_RCVBUF, &b, sizeof b);
+  detail::set_socket_buffers(s.fd_, o.buf_bytes, o.rcvbuf_bytes > 0 ? o.rcvbuf_bytes : o.buf_bytes);
   if (o.ttl > 0) {
     int v = o.ttl;
     if (s.v6_ ? ::setsockopt(s.fd_, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &v, sizeof v)
@@ -203,5 +203,7 @@ Status RawIpSocket::receive_none() {
     return Status::error(std::string("SO_ATTACH_FILTER (drop all): ") + std::strerror(errno));
   return ok_status();
 }
+
+std::uint64_t RawIpSocket::rx_queue_drops() const noexcept { return detail::socket_drops(fd_); }
 
 }  // namespace ofld::io

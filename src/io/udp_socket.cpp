@@ -1,6 +1,8 @@
 // UDP sockets with UDP_SEGMENT / UDP_GRO, probes and fallbacks (see udp_socket.hpp).
 #include "ofld/io/udp_socket.hpp"
 
+#include "sock_buf.hpp"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <net/if.h>
@@ -201,14 +203,7 @@ Result<UdpSocket> UdpSocket::open(const UdpSocketOptions& o) {
   if (s.fd_ < 0) return Result<UdpSocket>::error(err("udp socket"));
   int one = 1;
   if (s.v6_) ::setsockopt(s.fd_, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
-  int buf = o.buf_bytes;
-  // SO_*BUFFORCE (CAP_NET_ADMIN) goes past net.core.{w,r}mem_max, which is 208 KiB by
-  // default: too small for 64 KiB trains at several Gbit/s. Unprivileged: capped request.
-  if (::setsockopt(s.fd_, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof buf) < 0)
-    ::setsockopt(s.fd_, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
-  int rbuf = o.rcvbuf_bytes > 0 ? o.rcvbuf_bytes : buf;
-  if (::setsockopt(s.fd_, SOL_SOCKET, SO_RCVBUFFORCE, &rbuf, sizeof rbuf) < 0)
-    ::setsockopt(s.fd_, SOL_SOCKET, SO_RCVBUF, &rbuf, sizeof rbuf);
+  detail::set_socket_buffers(s.fd_, o.buf_bytes, o.rcvbuf_bytes > 0 ? o.rcvbuf_bytes : o.buf_bytes);
   if (o.zero_csum_tx) {
     int r = s.v6_ ? ::setsockopt(s.fd_, IPPROTO_UDP, UDP_NO_CHECK6_TX, &one, sizeof one)
                   : ::setsockopt(s.fd_, SOL_SOCKET, SO_NO_CHECK, &one, sizeof one);
@@ -519,16 +514,7 @@ Result<bool> UdpSocket::set_tos(int tos) {
   return true;
 }
 
-std::uint64_t UdpSocket::rx_queue_drops() const noexcept {
-  // struct sock's memory info as the kernel exports it: u32[SK_MEMINFO_VARS], drops at 8
-  // (include/uapi/linux/sock_diag.h).
-  std::uint32_t mem[16] = {};
-  socklen_t len = sizeof mem;
-  if (fd_ < 0 || ::getsockopt(fd_, SOL_SOCKET, SO_MEMINFO, mem, &len) < 0 ||
-      len < 9 * sizeof(std::uint32_t))
-    return 0;
-  return mem[8];
-}
+std::uint64_t UdpSocket::rx_queue_drops() const noexcept { return detail::socket_drops(fd_); }
 
 Result<std::optional<UdpRx>> UdpSocket::recv(std::span<std::uint8_t> buf) {
   sockaddr_storage ss{};

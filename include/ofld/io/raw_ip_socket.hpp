@@ -25,7 +25,8 @@ struct RawIpSocketOptions {
   std::uint8_t protocol = 47;    ///< IP protocol (IPPROTO_GRE)
   int ttl = 0;                   ///< IP_TTL / IPV6_UNICAST_HOPS (0 = default)
   int tos = 0;                   ///< IP_TOS / IPV6_TCLASS
-  int buf_bytes = 4 << 20;       ///< SO_SNDBUF / SO_RCVBUF request
+  int buf_bytes = 4 << 20;       ///< SO_SNDBUF / SO_RCVBUF request (SO_*BUFFORCE when allowed)
+  int rcvbuf_bytes = 0;          ///< SO_RCVBUF request when > 0, else buf_bytes
 };
 
 struct RawIpRx {
@@ -54,6 +55,9 @@ class RawIpSocket {
 
   int fd() const noexcept { return fd_; }
   const RawIpStats& stats() const noexcept { return st_; }
+  /// Packets the kernel dropped on this socket since it was opened, mostly receive-queue
+  /// overflow (sk_drops, getsockopt SO_MEMINFO). 0 when the kernel does not say.
+  std::uint64_t rx_queue_drops() const noexcept;
   /// Send `buf` as datagrams of `seg_size` bytes (last may be shorter) to `dst` with
   /// sendmmsg (up to 64 per call). EAGAIN/ENOBUFS → wait for POLLOUT (≤ 100 ms) and retry.
   /// Returns datagrams sent, or an error naming the errno.
