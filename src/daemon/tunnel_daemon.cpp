@@ -447,7 +447,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
       uo.reuse_port = mq;
       // 8 MiB receive queue (the kernel accounts twice that with its overhead): with 4 MiB a
       // 4-stream demo on 2 busy cores lost 0.03-0.1 % of the datagrams to overflow in 4 runs
-      // of 5 (TCP retransmits 578-4440); with 8 MiB none in 4 of 4 (bench/tunnel-profile.md,
+      // of 5 (TCP retransmits 578-4440); with 8 MiB none in 8 of 8 (bench/tunnel-profile.md,
       // "Session 10"). Drops that still happen are in stats (socket.rx_queue_drops).
       uo.rcvbuf_bytes = 8 << 20;
       uo.recv_tos = true;  // outer ECN for RFC 6040 decapsulation
