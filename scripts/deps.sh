@@ -13,6 +13,8 @@ pkgs=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
       dpkg-dev groff-base    # scripts/test-install: cpack's dpkg-shlibdeps, ofld.8 check
       libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc golang-github-osrg-gobgp-dev gobgpd  # EVPN client (docs/evpn.md)
       frr                    # EVPN interop test (tests/kernel/evpn_frr_test.cpp)
+      python3-venv python3-setuptools python3-pytest python3-numpy  # Python package (docs/python.md)
+      golang-go abigail-tools  # C API: Go consumer, ABI baseline check (docs/c-api.md)
       )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,0 +1,3 @@
+module ofld.example/offload
+
+go 1.19
