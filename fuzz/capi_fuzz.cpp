@@ -128,7 +128,10 @@ void tunnel(const std::uint8_t* f, std::size_t n, const ofld_vnet_hdr* h, std::u
   cfg.ikey = cfg.okey = 7;
   cfg.icsum = cfg.ocsum = (op >> 7) & 1;
   ofld_tunnel* t = ofld_tunnel_new(&cfg);
-  must(t != nullptr);
+  if (!t) {  // a configuration the encapsulation refuses (e.g. RCO or a port on GRE): named
+    must(ofld_last_reason()[0] != 0);
+    return;
+  }
   std::vector<std::uint8_t> out(cap);
   std::size_t used = 0;
   ofld_tunnel_info info;
