@@ -197,6 +197,7 @@ ofld::cli::Registrar reg{[](CLI::App& root) {
     if (r.have_dpdk)
       std::printf("prevalidated/dpdk %.2f   validated/dpdk %.2f   checksum_only/dpdk %.2f\n",
                   r.prevalidated_over_dpdk, r.validated_over_dpdk, r.csum_only_over_dpdk);
+    std::printf("big_tcp 185k/64k aggregates (per byte) %.2f\n", r.big_over_64k);
     std::printf("%s\n", r.note.c_str());
   });
 }};

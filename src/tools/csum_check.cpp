@@ -535,8 +535,9 @@ void append_outer(std::span<const std::uint8_t> buf, std::span<const HeaderRef> 
         break;
       case HeaderKind::Gre: {
         out += 'r';
-        auto g = wire::GreHeader<>::parse(buf.subspan(h.offset, std::min<std::size_t>(
-                                                                    h.length, buf.size() - h.offset)));
+        if (h.offset >= buf.size()) break;
+        auto g = wire::GreHeader<>::parse(
+            buf.subspan(h.offset, std::min<std::size_t>(h.length, buf.size() - h.offset)));
         if (g && g->key()) bytes(h.offset + g->key_offset(), 4);  // RFC 2890 key
         break;
       }

@@ -205,7 +205,8 @@ std::string read_text(const std::string& p) {
 // tcpdump's BIG TCP captures (IPv4 total length 0, IPv6 payload length 0 without and with
 // the Jumbo HBH, inside VXLAN and Geneve over IPv4 and IPv6): every layer is decoded, and
 // each checksum tcpdump calls incorrect is not good here and has tcpdump's expected value;
-// the others are good (or none: UDP/IPv4 checksum 0).
+// the others are good (or none: UDP/IPv4 checksum 0). UDP over IPv4, which tcpdump -v does
+// not judge, is left out.
 TEST(CsumTcpdumpCaptures, BigTcpJudgedAsTcpdumpJudgesThem) {
   const char* names[] = {"bigtcp-ipv4",           "bigtcp-ipv6",
                          "bigtcp-ipv6-hbh",       "bigtcp-ipv4-vxlan-ipv4",
@@ -233,6 +234,8 @@ TEST(CsumTcpdumpCaptures, BigTcpJudgedAsTcpdumpJudgesThem) {
       SCOPED_TRACE(tools::describe(f));
       if (f.kind == tools::CsumKind::Tcp) saw_inner_tcp = f.level == (tunnel ? 1 : 0);
       if (f.verdict == tools::Verdict::Good || f.verdict == tools::Verdict::None) continue;
+      // tcpdump -v judges UDP checksums over IPv4 only at -vv (print-udp.c): not in the .out
+      if (f.kind == tools::CsumKind::Udp && !f.ipv6) continue;
       EXPECT_NE(f.verdict, tools::Verdict::Skipped);
       got.push_back({f.kind == tools::CsumKind::Udp, f.found, f.expected});
     }
