@@ -127,14 +127,14 @@ namespace {
 /// option type 0xC2 first) is removed from an IPv6 packet (skb->protocol IPv6, header in the
 /// linear head): the link-layer and IPv6 headers move 8 bytes towards the payload and the IPv6
 /// next header becomes TCP. The payload length (0) is rewritten per segment later.
-void remove_jumbo_hbh(core::Packet& skb) noexcept {
+bool remove_jumbo_hbh(core::Packet& skb) noexcept {
   constexpr std::size_t kHbh = 8;
-  if (skb.protocol != wire::ethertype::kIpv6 || skb.headlen() < v6::kHdrLen + kHbh) return;
+  if (skb.protocol != wire::ethertype::kIpv6 || skb.headlen() < v6::kHdrLen + kHbh) return false;
   std::uint8_t* ip = skb.data();
   const std::uint8_t* hbh = ip + v6::kHdrLen;
   if (ip[v6::kNextHeaderOffset] != wire::ipproto::kHopOpts || hbh[0] != wire::ipproto::kTcp ||
       hbh[1] != 0 || hbh[2] != 0xC2)
-    return;
+    return false;
   const bool has_mac = skb.mac_header != core::kNoHeader && skb.mac_header <= skb.data_pos();
   const std::size_t mac_len = has_mac ? std::size_t(skb.data_pos() - skb.mac_header) : 0;
   std::uint8_t* from = ip - mac_len;
@@ -142,6 +142,7 @@ void remove_jumbo_hbh(core::Packet& skb) noexcept {
   skb.pull(kHbh);
   if (has_mac) skb.mac_header += core::pos_t(kHbh);
   skb.data()[v6::kNextHeaderOffset] = wire::ipproto::kTcp;
+  return true;
 }
 
 }  // namespace
@@ -149,7 +150,9 @@ void remove_jumbo_hbh(core::Packet& skb) noexcept {
 int ipv6_segment(GsoContext& ctx) {
   core::Packet& skb = *ctx.skb;
   if (!skb.may_pull(40)) return ctx.fail(GsoReason::HeaderTruncated);
-  if (ctx.encap_level == 0) remove_jumbo_hbh(skb);
+  // The segments' headers start at the moved link-layer header (skb_segment copies from
+  // skb_mac_header).
+  if (ctx.encap_level == 0 && remove_jumbo_hbh(skb)) ctx.frame_start += core::pos_t(8);
   const auto v = wire::Ipv6Header<const std::uint8_t>::unchecked(skb.data());  // 40 pulled
   if (v.version() != 6) return ctx.fail(GsoReason::BadIpHeader);
   std::uint8_t nexthdr = v.next_header();
