@@ -41,6 +41,9 @@ struct GroBenchResult {
   bool have_dpdk = false;
   double prevalidated_over_dpdk = 0, validated_over_dpdk = 0;
   double csum_only_over_dpdk = 0;  ///< the validation's checksum alone over DPDK's GRO
+  /// BIG TCP: ns/packet with 183936-byte aggregates (gro_ipv4_max_size 185000) over 65200-
+  /// byte ones (default limit), same 1448-byte segments, same run: the per-byte cost ratio.
+  double big_over_64k = 0;
   std::string note;
 };
 /// One flow of 1448-byte TCPv4 segments in batches of 64 (header in the head, payload in a

@@ -81,7 +81,7 @@ GroBenchStat stat(std::string name, std::vector<double> v) {
 double time_ofld(const std::vector<std::vector<std::uint8_t>>& frames, bool prevalidated,
                  int iters, gro::Engine& e) {
   std::vector<core::Packet> pk;
-  pk.reserve(kBatch);
+  pk.reserve(frames.size());
   double total = 0;
   for (int it = 0; it < iters; ++it) {
     pk.clear();
@@ -100,7 +100,7 @@ double time_ofld(const std::vector<std::vector<std::uint8_t>>& frames, bool prev
     e.output().clear();
     total += t1 - t0;
   }
-  return total / double(iters * int(kBatch));
+  return total / double(iters) / double(frames.size());
 }
 
 // The validation's own cost, same frames and cache state as time_ofld: the software
@@ -234,10 +234,34 @@ GroBenchResult run_gro_bench(int reps) {
   }
   r.entries.push_back(stat("checksum_only", cso));
   if (!dp.empty()) r.csum_only_over_dpdk = r.entries.back().median_ns / r.entries[2].median_ns;
+
+  // BIG TCP: the same 1448-byte segments, 128 per batch, with the default limit (aggregates
+  // of 45 segments, 65200 bytes) and with gro_ipv4_max_size 185000 (aggregates of 127
+  // segments, 183936 bytes); ns/packet of equal packets is the per-byte cost.
+  {
+    const auto frames128 = make_frames(2 * kBatch);
+    gro::EngineOptions dflt;
+    dflt.batch = 2 * kBatch;  // one poll per batch of 128
+    gro::EngineOptions big = dflt;
+    big.config.gro_ipv4_max_size = 185000;
+    gro::Engine e64(dflt), e185(big);
+    time_ofld(frames128, true, 25, e64);
+    time_ofld(frames128, true, 25, e185);
+    std::vector<double> a, b;
+    for (int i = 0; i < reps; ++i) {
+      a.push_back(time_ofld(frames128, true, iters / 2, e64));
+      b.push_back(time_ofld(frames128, true, iters / 2, e185));
+    }
+    r.entries.push_back(stat("ofld_prevalidated_64k_aggr", a));
+    r.entries.push_back(stat("ofld_prevalidated_185k_aggr", b));
+    r.big_over_64k = r.entries.back().median_ns / r.entries[r.entries.size() - 2].median_ns;
+  }
   r.note =
       "one TCPv4 flow, 1448-byte segments, batches of 64 ending in a flush; DPDK's GRO does no "
       "checksum work (compare it with ofld_prevalidated); ofld_validated sums every segment; "
-      "checksum_only is that sum alone (no GRO), the floor under ofld_validated";
+      "checksum_only is that sum alone (no GRO), the floor under ofld_validated; *_64k_aggr / "
+      "*_185k_aggr: 128 segments per batch, default limit vs gro_ipv4_max_size 185000 (BIG "
+      "TCP), equal packets so ns/packet is the per-byte cost";
 #ifndef OFLD_HAVE_DPDK
   r.note += "; built without DPDK";
 #endif
@@ -255,6 +279,7 @@ nlohmann::json to_json(const GroBenchResult& r) {
     j["ratio"]["validated_over_dpdk"] = r.validated_over_dpdk;
     j["ratio"]["checksum_only_over_dpdk"] = r.csum_only_over_dpdk;
   }
+  j["ratio"]["big_tcp_185k_over_64k"] = r.big_over_64k;
   j["note"] = r.note;
   return j;
 }

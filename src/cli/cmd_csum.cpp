@@ -33,6 +33,7 @@ struct CsumArgs {
   bool keep_partial = false;
   bool fill_udp4_zero = false;
   std::uint16_t gue_port = 0, fou_port = 0;
+  std::uint16_t vxlan_port = 4789, geneve_port = 6081;
   bool no_tunnels = false;
   bool no_reassembly = false;
 };
@@ -175,6 +176,8 @@ ofld::tools::CheckOptions check_options(const CsumArgs& a) {
   ofld::tools::CheckOptions o;
   o.parse.gue_port = a.gue_port;
   o.parse.fou_port = a.fou_port;
+  o.parse.vxlan_port = a.vxlan_port;
+  o.parse.geneve_port = a.geneve_port;
   o.parse.follow_tunnels = !a.no_tunnels;
   return o;
 }
@@ -293,6 +296,11 @@ void add_common(CLI::App& sc, CsumArgs& a) {
   sc.add_flag("--json", a.json, "JSON output (same content as the text)");
   sc.add_flag("--problems-only", a.problems_only,
               "list only frames with bad/partial/unverifiable checksums or parse errors");
+  sc.add_option("--vxlan-port", a.vxlan_port,
+                 "UDP port carrying VXLAN (default 4789; 8472, Linux's legacy port, is also "
+                 "recognised; 0: only 8472). Every tunnel port is recognised as the source or "
+                 "the destination port, the lower one first, as tshark does");
+  sc.add_option("--geneve-port", a.geneve_port, "UDP port carrying Geneve (default 6081; 0: none)");
   sc.add_option("--gue-port", a.gue_port, "UDP port carrying GUE (default: none)");
   sc.add_option("--fou-port", a.fou_port, "UDP port carrying FOU/IPIP (default: none)");
   sc.add_flag("--no-tunnels", a.no_tunnels, "do not look inside tunnels");

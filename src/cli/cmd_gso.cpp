@@ -41,6 +41,14 @@ ofld::cli::Registrar reg{[](CLI::App& root) {
   g->add_flag("--csum-partial", ga->o.csum_partial,
               "input L4 checksum fields hold pseudo-header seeds (capture from a host with offloads)");
   g->add_option("--gue-port", ga->o.gue_port, "UDP port carrying GUE");
+  g->add_option("--gso-max-size", ga->o.gso_max_size,
+                "device gso_max_size (IPv6 and others): a super-packet of this many bytes or "
+                "more is segmented in software even with TSO (default 65536; BIG TCP: up to "
+                "524280)")
+      ->check(CLI::Range(1u, 524280u));
+  g->add_option("--gso-ipv4-max-size", ga->o.gso_ipv4_max_size,
+                "device gso_ipv4_max_size, the same for IPv4 (default 65536)")
+      ->check(CLI::Range(1u, 524280u));
   g->add_flag("--json", ga->json, "JSON summary");
   g->callback([ga] {
     try {

@@ -18,12 +18,46 @@ namespace {
 
 std::string sys_error(const std::string& what, int err) { return what + ": " + std::strerror(err); }
 
+// Attribute numbers newer than Debian 12's <linux/if_link.h> (Linux 6.3, enum ifla order:
+// IFLA_ALLMULTI 61, IFLA_DEVLINK_PORT 62, then these two).
+constexpr unsigned short kIflaGsoIpv4MaxSize = 63;
+constexpr unsigned short kIflaGroIpv4MaxSize = 64;
+
+Status set_link_u32(const std::string& name, unsigned short type, std::uint32_t value,
+                    const std::string& what);
+
 }  // namespace
 
 Status set_link_gso_max_segs(std::string_view ifname, std::uint32_t segs) {
   const std::string name(ifname);
   const std::string what = "gso_max_segs " + std::to_string(segs) + " on " + name;
   if (segs == 0 || segs > 65535) return Status::error(what + ": outside 1..65535");
+  return set_link_u32(name, IFLA_GSO_MAX_SEGS, segs, what);
+}
+
+Status set_link_size_limits(std::string_view ifname, const LinkSizeLimits& l) {
+  const std::string name(ifname);
+  const struct {
+    std::uint32_t v;
+    unsigned short type;
+    const char* word;
+  } attrs[] = {{l.gso_max_size, IFLA_GSO_MAX_SIZE, "gso_max_size"},
+               {l.gro_max_size, IFLA_GRO_MAX_SIZE, "gro_max_size"},
+               {l.gso_ipv4_max_size, kIflaGsoIpv4MaxSize, "gso_ipv4_max_size"},
+               {l.gro_ipv4_max_size, kIflaGroIpv4MaxSize, "gro_ipv4_max_size"}};
+  for (const auto& a : attrs) {
+    if (a.v == 0) continue;
+    const std::string what = std::string(a.word) + " " + std::to_string(a.v) + " on " + name;
+    if (a.v > kLinkMaxSize) return Status::error(what + ": above " + std::to_string(kLinkMaxSize));
+    if (Status s = set_link_u32(name, a.type, a.v, what); !s) return s;
+  }
+  return ok_status();
+}
+
+namespace {
+
+Status set_link_u32(const std::string& name, unsigned short type, std::uint32_t value,
+                    const std::string& what) {
   const unsigned idx = ::if_nametoindex(name.c_str());
   if (idx == 0) return Status::error(sys_error(what, errno));
   struct {
@@ -39,9 +73,9 @@ Status set_link_gso_max_segs(std::string_view ifname, std::uint32_t segs) {
   req.ifi.ifi_index = int(idx);
   nlattr a{};
   a.nla_len = NLA_HDRLEN + 4;
-  a.nla_type = IFLA_GSO_MAX_SEGS;
+  a.nla_type = type;
   std::memcpy(req.attrs, &a, sizeof a);
-  std::memcpy(req.attrs + NLA_HDRLEN, &segs, 4);
+  std::memcpy(req.attrs + NLA_HDRLEN, &value, 4);
   const int fd = ::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
   if (fd < 0) return Status::error(sys_error(what + ": netlink socket", errno));
   sockaddr_nl kernel{};
@@ -68,5 +102,7 @@ Status set_link_gso_max_segs(std::string_view ifname, std::uint32_t segs) {
   ::close(fd);
   return st;
 }
+
+}  // namespace
 
 }  // namespace ofld::io

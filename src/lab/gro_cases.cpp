@@ -261,6 +261,26 @@ std::vector<GroCase> builtin_gro_cases() {
       add("two_flows", fr, {});
     }
   }
+  // BIG TCP (G-16, G-17, N-5): 8000-byte segments of one flow, in one NAPI poll, on a veth
+  // whose GRO limits are raised (gro_ipv4_max_size over netlink), and with the defaults.
+  // Observed on 6.18.44: IPv4 aggregates to the limit with total length 0; IPv6 stops below
+  // 65536 bytes even with gro_max_size 185000 (GroConfig::ipv6_big_tcp off).
+  auto big = [](bool v6, std::size_t n) {
+    std::vector<Bytes> fr;
+    for (std::size_t i = 0; i < n; ++i) fr.push_back(frame(base(v6, 8000, std::uint32_t(8000 * i))));
+    return fr;
+  };
+  auto add_big = [&](std::string name, bool v6, std::size_t n, std::vector<std::size_t> exp,
+                     std::uint32_t limit) {
+    GroCase c{"big_tcp/" + std::move(name), big(v6, n), std::move(exp)};
+    (v6 ? c.gro_max_size : c.gro_ipv4_max_size) = limit;
+    v.push_back(std::move(c));
+  };
+  add_big("ipv4", false, 20, {160000}, 185000);
+  add_big("ipv4_limit", false, 18, {72000, 72000}, 80000);  // 10 x 8000 + 40 reaches 80000
+  add_big("ipv4_default", false, 20, {64000, 64000, 32000}, 0);
+  add_big("ipv6", true, 20, {64000, 64000, 32000}, 185000);
+  add_big("ipv6_default", true, 20, {64000, 64000, 32000}, 0);
   return v;
 }
 

@@ -83,6 +83,8 @@ std::vector<OutFrame> ours_for(const GroCase& gc) {
     gro::EngineOptions eo;
     eo.batch = 64;  // K-3: the kernel cuts bursts every 64 frames
     eo.config.flow_hash_key = tools::kGroPcapFlowHashKey;
+    if (gc.gro_max_size) eo.config.gro_max_size = gc.gro_max_size;
+    if (gc.gro_ipv4_max_size) eo.config.gro_ipv4_max_size = gc.gro_ipv4_max_size;
     gro::Engine e(eo);
     for (const auto& f : gc.frames) e.receive(core::Packet::from_bytes(f));
     e.flush_all();
@@ -110,9 +112,11 @@ std::vector<OutFrame> ours_for(const GroCase& gc) {
 GroConformanceReport run_gro_conformance(const std::vector<GroCase>& cases) {
   GroConformanceReport rep;
   // One kernel set-up per path, created when the first case needs it.
-  std::optional<Result<KernelGro>> kg;
+  // One veth per pair of GRO size limits (BIG TCP cases raise them).
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::optional<Result<KernelGro>>> kgs;
   std::optional<Result<KernelVxlanGro>> kv;
   for (const auto& gc : cases) {
+    auto& kg = kgs[{gc.gro_max_size, gc.gro_ipv4_max_size}];
     GroCaseReport cr;
     cr.name = gc.name;
     auto skip = [&](std::string why) {
@@ -130,7 +134,12 @@ GroConformanceReport run_gro_conformance(const std::vector<GroCase>& cases) {
       continue;
     }
     if (gc.path == GroPath::VxlanRx && !kv) kv.emplace(KernelVxlanGro::create());
-    if (gc.path == GroPath::Veth && !kg) kg.emplace(KernelGro::create());
+    if (gc.path == GroPath::Veth && !kg) {
+      KernelGro::Options ko;
+      ko.sizes.gro_max_size = gc.gro_max_size;
+      ko.sizes.gro_ipv4_max_size = gc.gro_ipv4_max_size;
+      kg.emplace(KernelGro::create(ko));
+    }
     if (gc.path == GroPath::VxlanRx ? !*kv : !*kg) {
       skip(gc.path == GroPath::VxlanRx ? kv->describe() : kg->describe());
       continue;

@@ -71,6 +71,8 @@ Result<KernelGro> KernelGro::create(const Options& opts) {
   if (auto s = n.exec({"ethtool", "-K", "oveth0", "tso", "off"}); !s) return R::from(s);
   if (opts.promiscuous)
     if (auto s = n.ip({"link", "set", "oveth1", "promisc", "on"}); !s) return R::from(s);
+  if (auto s = n.run([&] { return io::set_link_size_limits("oveth1", opts.sizes); }); !s)
+    return R::skipped("cannot set the GRO size limits: " + s.message());
   if (auto s = n.ip({"link", "set", "oveth1", "up"}); !s) return R::from(s);
   if (auto s = n.ip({"link", "set", "oveth0", "up"}); !s) return R::from(s);
   const std::string sys = "/sys/class/net/oveth1/";

@@ -128,7 +128,7 @@ void gro_postpull_rcsum(GroContext& ctx, std::size_t off, std::size_t n) noexcep
 }
 
 bool gro_merge(GroContext& ctx, GroHeld& p) noexcept {
-  const std::uint32_t max = p.is_ipv6 ? ctx.cfg->gro_max_size : ctx.cfg->gro_ipv4_max_size;
+  const std::uint32_t max = gro_size_limit(*ctx.cfg, p.is_ipv6);
   if (ctx.flush) return false;  // G-16: a flushed skb is never merged
   // G-17: only plain TCP aggregates may exceed 64 KiB (BIG TCP; gro_max_size bounds them).
   const bool beyond_64k = ctx.proto == wire::ipproto::kTcp && !p.encap_mark;

@@ -98,7 +98,8 @@ int ipv6_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
     p.set_transport_header(int(hoff));
   }
   const std::size_t payload = p.len() - nhoff - v6::kHdrLen;
-  // BIG TCP (payload > 65535, jumbo HBH) is unreachable: gro_max_size is 65536 (G-16/G-17).
+  // BIG TCP (GroConfig::ipv6_big_tcp): payload > 65535 is written as 0, without a Jumbo
+  // hop-by-hop header (the form of kernels with BIG TCP without HBH; N-11 without the HBH).
   wire::store_be16(iph + v6::kPayloadLenOffset, payload > 65535 ? 0 : std::uint16_t(payload));
   ctx.l3_off = nhoff;
   ctx.l3_v6 = true;
@@ -111,15 +112,47 @@ int ipv6_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
 // routing and destination-options headers (the GSO_EXTHDR set) are skipped here and copied
 // into every segment with the other headers; payload_len is rewritten per segment. A
 // fragment header (not in that set) has no segment hook → UnknownIpProto, as in the kernel.
-// BIG-TCP jumbo HBH stripping is not done (ofld keeps GSO within 64 KB).
+// BIG TCP: a super-packet with payload length 0 needs nothing special (every segment gets
+// its own payload length); one in the older form, with the 8-byte Jumbo hop-by-hop header
+// in front of TCP (RFC 2675 option), has that header removed first (ipv6_hopopt_jumbo_remove),
+// so the segments carry none.
 
 namespace ofld::offload::gso_hooks {
 
 namespace v6 = wire::ipv6;
 
+namespace {
+
+/// the Jumbo hop-by-hop header BIG TCP used to insert (next header TCP, length 0,
+/// option type 0xC2 first) is removed from an IPv6 packet (skb->protocol IPv6, header in the
+/// linear head): the link-layer and IPv6 headers move 8 bytes towards the payload and the IPv6
+/// next header becomes TCP. The payload length (0) is rewritten per segment later.
+bool remove_jumbo_hbh(core::Packet& skb) noexcept {
+  constexpr std::size_t kHbh = 8;
+  if (skb.protocol != wire::ethertype::kIpv6 || skb.headlen() < v6::kHdrLen + kHbh) return false;
+  std::uint8_t* ip = skb.data();
+  const std::uint8_t* hbh = ip + v6::kHdrLen;
+  if (ip[v6::kNextHeaderOffset] != wire::ipproto::kHopOpts || hbh[0] != wire::ipproto::kTcp ||
+      hbh[1] != 0 || hbh[2] != 0xC2)
+    return false;
+  const bool has_mac = skb.mac_header != core::kNoHeader && skb.mac_header <= skb.data_pos();
+  const std::size_t mac_len = has_mac ? std::size_t(skb.data_pos() - skb.mac_header) : 0;
+  std::uint8_t* from = ip - mac_len;
+  std::memmove(from + kHbh, from, mac_len + v6::kHdrLen);
+  skb.pull(kHbh);
+  if (has_mac) skb.mac_header += core::pos_t(kHbh);
+  skb.data()[v6::kNextHeaderOffset] = wire::ipproto::kTcp;
+  return true;
+}
+
+}  // namespace
+
 int ipv6_segment(GsoContext& ctx) {
   core::Packet& skb = *ctx.skb;
   if (!skb.may_pull(40)) return ctx.fail(GsoReason::HeaderTruncated);
+  // The segments' headers start at the moved link-layer header (skb_segment copies from
+  // skb_mac_header).
+  if (ctx.encap_level == 0 && remove_jumbo_hbh(skb)) ctx.frame_start += core::pos_t(8);
   const auto v = wire::Ipv6Header<const std::uint8_t>::unchecked(skb.data());  // 40 pulled
   if (v.version() != 6) return ctx.fail(GsoReason::BadIpHeader);
   std::uint8_t nexthdr = v.next_header();

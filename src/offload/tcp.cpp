@@ -521,7 +521,7 @@ inline GroFastResult fast_merge(GroFastState& st, core::Packet& pkt, const FastP
   if (!rules::tcp_size_ok(len, mss)) return {};
   const std::size_t plen_all = p->pkt.len();
   if (!rules::tcp_seq_follows(f.th, th2, std::uint32_t(plen_all - f.hdrs))) return {};
-  const std::uint32_t max = f.v6 ? st.cfg->gro_max_size : st.cfg->gro_ipv4_max_size;
+  const std::uint32_t max = gro_size_limit(*st.cfg, f.v6);
   if (!core::skb_gro_within(plen_all - f.l2, len, max)) return {};
   // T-1 (G-11..G-13) after every header check, so that a failure costs nothing;
   // Unnecessary (index 1: csum_cnt > 0) has nothing to validate.

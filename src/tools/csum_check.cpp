@@ -129,6 +129,7 @@ std::string_view to_string(FragFault f) noexcept {
     case FragFault::Evicted: return "evicted";
     case FragFault::Incomplete: return "incomplete";
     case FragFault::Late: return "late";
+    case FragFault::IncompleteHeaderChain: return "incomplete-header-chain";
   }
   return "?";
 }
@@ -160,6 +161,7 @@ std::string describe(const DatagramReport& d) {
   switch (d.fault) {
     case FragFault::Duplicate:
     case FragFault::Late:
+    case FragFault::IncompleteHeaderChain:
     case FragFault::BadLength:
     case FragFault::Discarded: s += ": fragment ignored"; break;
     case FragFault::Timeout:
@@ -341,6 +343,7 @@ Parsed parse(std::span<const std::uint8_t> frame, wire::LinkType link, std::uint
   p.report.truncated = orig_len > frame.size();
   wire::ParseOptions po = opt.parse;
   po.allow_clipped = true;  // lengths past the captured bytes are reported per field
+  po.wire_len = orig_len;   // the IPv6 BIG TCP rule judges the length on the wire
   wire::Layout lay;
   auto err = wire::parse_frame_prefix(frame, link, po, lay);
   if (err && lay.tunnel_depth == 0) {
@@ -501,8 +504,82 @@ struct FragKey {
   std::uint8_t proto = 0;  ///< IPv4 only (RFC 791 §3.2); 0 for IPv6 (RFC 8200 §4.5)
   std::uint32_t id = 0;
   std::array<std::uint8_t, 16> src{}, dst{};
+  /// Where the fragments came from: for every enclosing layer its kind and identity (outer
+  /// IP addresses, VXLAN/Geneve VNI, GRE key), so that equal inner keys inside two different
+  /// tunnels are two datagrams. Empty for a datagram that is not encapsulated.
+  std::string outer;
   auto operator<=>(const FragKey&) const = default;
 };
+
+/// The enclosing-layer identity of FragKey::outer for the headers before index `upto`.
+void append_outer(std::span<const std::uint8_t> buf, std::span<const HeaderRef> hs,
+                  std::size_t upto, std::string& out) {
+  auto bytes = [&](std::size_t at, std::size_t n) {
+    if (at + n <= buf.size()) out.append(reinterpret_cast<const char*>(buf.data() + at), n);
+  };
+  for (std::size_t i = 0; i < upto && i < hs.size(); ++i) {
+    const HeaderRef& h = hs[i];
+    switch (h.kind) {
+      case HeaderKind::Ipv4:
+        out += 'v';
+        bytes(h.offset + 12, 8);  // source and destination address
+        break;
+      case HeaderKind::Ipv6:
+        out += 'w';
+        bytes(h.offset + 8, 32);
+        break;
+      case HeaderKind::Vxlan:
+      case HeaderKind::Geneve:
+        out += h.kind == HeaderKind::Vxlan ? 'x' : 'g';
+        bytes(h.offset + 4, 3);  // VNI (RFC 7348 §5, RFC 8926 §3.4)
+        break;
+      case HeaderKind::Gre: {
+        out += 'r';
+        if (h.offset >= buf.size()) break;
+        auto g = wire::GreHeader<>::parse(
+            buf.subspan(h.offset, std::min<std::size_t>(h.length, buf.size() - h.offset)));
+        if (g && g->key()) bytes(h.offset + g->key_offset(), 4);  // RFC 2890 key
+        break;
+      }
+      default:
+        break;
+    }
+  }
+}
+
+/// RFC 7112 §5 (RFC 8200 §4.5): an IPv6 first fragment must hold the whole header chain, up
+/// to and including the upper-layer header. As Linux (ipv6_frag_rcv) counts the upper-layer
+/// header: TCP 20 bytes, UDP 8, ICMPv6 8, any other protocol 1 byte; No Next Header none.
+/// `nh` is the Fragment header's next header, `payload` the bytes after it.
+bool ipv6_first_fragment_chain_complete(std::uint8_t nh, std::span<const std::uint8_t> payload) {
+  std::size_t at = 0;
+  for (std::size_t count = 0; count < wire::kMaxIpv6ExtHeaders; ++count) {
+    switch (nh) {
+      case wire::ipproto::kHopOpts:
+      case wire::ipproto::kRouting:
+      case wire::ipproto::kDstOpts:
+      case wire::ipproto::kAh: {
+        if (at + 2 > payload.size()) return false;
+        const std::size_t len = nh == wire::ipproto::kAh ? (std::size_t(payload[at + 1]) + 2) * 4
+                                                          : (std::size_t(payload[at + 1]) + 1) * 8;
+        nh = payload[at];
+        at += len;
+        continue;
+      }
+      case wire::ipproto::kFragment:
+        if (at + 8 > payload.size()) return false;
+        nh = payload[at];
+        at += 8;
+        continue;
+      case wire::ipproto::kNone: return at <= payload.size();
+      case wire::ipproto::kTcp: return at + 20 <= payload.size();
+      case wire::ipproto::kUdp: return at + 8 <= payload.size();
+      case wire::ipproto::kIcmpv6: return at + 8 <= payload.size();
+      default: return at + 1 <= payload.size();
+    }
+  }
+  return true;  // longer chains are the parser's TooDeep, judged in the datagram
+}
 
 /// One fragment as seen in a buffer.
 struct FragIn {
@@ -551,13 +628,15 @@ struct Recent {
 
 /// The outermost fragmented IP header of a walked buffer, if any.
 std::optional<FragIn> find_fragment(std::span<const std::uint8_t> buf, const Layout& lay,
-                                    std::uint8_t base_level) {
+                                    std::uint8_t base_level, const std::string& base_outer) {
   auto hs = lay.headers();
   for (std::size_t i = 0; i < hs.size(); ++i) {
     const HeaderRef& h = hs[i];
     if (!is_ip(h.kind) || !(h.flags & kFragFlags)) continue;
     FragIn f;
     f.key.level = std::uint8_t(base_level + h.level);
+    f.key.outer = base_outer;
+    append_outer(buf, hs, i, f.key.outer);
     f.truncated = (h.flags & (wire::layer_flag::kClipped | wire::layer_flag::kLenFromFrame)) != 0;
     if (h.end > buf.size() || h.header_end() > h.end) return std::nullopt;
     if (h.kind == HeaderKind::Ipv4) {
@@ -703,8 +782,8 @@ struct Feeder {
   std::vector<std::uint64_t> dups_;    ///< its ignored duplicates
 
   void buffer(std::span<const std::uint8_t> buf, const Layout& lay, std::uint8_t base_level,
-              std::size_t depth) {
-    auto f = find_fragment(buf, lay, base_level);
+              const std::string& base_outer, std::size_t depth) {
+    auto f = find_fragment(buf, lay, base_level, base_outer);
     if (!f) return;
     std::vector<std::uint8_t> dgram;
     if (!insert(*f, dgram)) return;
@@ -733,7 +812,7 @@ struct Feeder {
       d.fields.push_back(x);
     }
     out.push_back(std::move(d));
-    if (p.layout) buffer(dgram, *p.layout, level, depth + 1);
+    if (p.layout) buffer(dgram, *p.layout, level, f->key.outer, depth + 1);
   }
 
 
@@ -781,6 +860,14 @@ struct Feeder {
     if (len == 0 || (f.more && (len % 8) != 0)) {  // RFC 8200 §4.5; RFC 791 (8-octet units)
       if (h) event(*h, FragFault::BadLength);
       else event(f.key, FragFault::BadLength);
+      return false;
+    }
+    // IPv6 only: a first fragment without the whole header chain is dropped (RFC 7112 §5;
+    // Linux answers with ICMPv6 Parameter Problem code 3 and keeps the queue). IPv4 has no
+    // such rule (RFC 791): its first fragment may end inside the L4 header.
+    if (f.key.v6 && f.off == 0 && !ipv6_first_fragment_chain_complete(f.frag_nh, f.payload)) {
+      if (h) event(*h, FragFault::IncompleteHeaderChain);
+      else event(f.key, FragFault::IncompleteHeaderChain);
       return false;
     }
     const std::uint64_t extra = f.key.v6 ? f.unfrag.size() - wire::Ipv6Header<>::kLen
@@ -932,7 +1019,7 @@ FrameReport CaptureVerifier::verify(std::span<const std::uint8_t> frame, std::ui
     Impl::Feeder fd{S, frame_no, ts_ns, events, {}, {}};
     // A snaplen-cut fragment is one whose IP length reaches past the captured bytes: the
     // parser flags it kClipped (allow_clipped), and insert() refuses it as Truncated.
-    fd.buffer(frame, *p.layout, 0, 0);
+    fd.buffer(frame, *p.layout, 0, {}, 0);
   }
   p.report.datagrams = std::move(events);
   return std::move(p.report);

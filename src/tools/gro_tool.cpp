@@ -113,7 +113,9 @@ class LinkAdapter {
 GroPcapResult run_gro_pcap(const std::string& in, const std::string& out, const GroPcapOptions& o) {
   io::refuse_same_file(in, out);
   io::PcapReader rd(in);
-  io::PcapWriter wr(out, rd.link());
+  // BIG TCP aggregates may be larger than the default snap length (GRO_MAX_SIZE 524280)
+  const std::uint32_t biggest = std::max(o.config.gro_max_size, o.config.gro_ipv4_max_size);
+  io::PcapWriter wr(out, rd.link(), std::max(io::PcapWriter::kDefaultSnaplen, biggest + 256));
   GroPcapResult res;
   LinkAdapter adapt(rd.link());
   gro::EngineOptions eo;

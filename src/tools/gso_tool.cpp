@@ -86,7 +86,9 @@ GsoToolSummary run_gso_pcap(const GsoToolOptions& o) {
     if (!fp.ok()) throw std::runtime_error(fp.error);
     s.features = fp.features;
   }
-  const core::Device dev = device_with(s.features);
+  core::Device dev = device_with(s.features);
+  dev.gso_max_size = o.gso_max_size;
+  dev.gso_ipv4_max_size = o.gso_ipv4_max_size;
   io::refuse_same_file(o.in, o.out);
   io::PcapReader rd(o.in);
   io::PcapWriter wr(o.out, rd.link());

@@ -49,6 +49,7 @@ std::string_view to_string(Errc e) noexcept {
     case Errc::BadRcoOffset: return "bad rco offset";
     case Errc::Unsupported: return "unsupported";
     case Errc::TooDeep: return "too deep";
+    case Errc::ZeroLength: return "zero length";
   }
   return "?";
 }
@@ -99,6 +100,14 @@ std::string ParseError::to_string() const {
     case Errc::TooDeep:
       msg = fmt::format("{}: nesting limit {} reached", L, limit);
       break;
+    case Errc::ZeroLength:
+      if (layer == HeaderKind::Ipv6HopByHop)
+        msg = fmt::format("ipv6: payload length 0 and no valid Jumbo Payload option in the "
+                          "hop-by-hop header ({} bytes)", limit);
+      else
+        msg = fmt::format("{}: payload length 0, next header {}, {} bytes: not BIG TCP (TCP or "
+                          "UDP over 65535 bytes without extension headers)", L, value, limit);
+      break;
   }
   return fmt::format("{} at offset {}", msg, offset);
 }
@@ -145,6 +154,7 @@ std::string_view to_string(StopReason r) noexcept {
     case StopReason::TunnelsDisabled: return "tunnels disabled";
     case StopReason::NonIpLink: return "non-ethertype link protocol";
     case StopReason::UnknownFrameType: return "unknown erspan frame type";
+    case StopReason::HeaderInNextFragment: return "header continues in the next fragment";
   }
   return "?";
 }

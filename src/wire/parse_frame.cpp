@@ -3,6 +3,7 @@
 // Every step works on a window [off, limit) of the buffer, where `limit` is the end of the
 // enclosing datagram (frame end at the start, then each IP/UDP length). Header views check
 // their own length against the window, so nothing reads outside the buffer.
+#include <algorithm>
 #include <optional>
 
 #include "ofld/wire/ethernet.hpp"
@@ -76,6 +77,19 @@ class Parser {
       : buf_(b), opt_(o), L_(l) {}
 
   Status run(LinkType link) {
+    Status s = run_link(link);
+    // A first fragment may end inside a header (RFC 791: any 8-octet boundary): the header
+    // continues in the next fragment. The walk stops there without an error, so the fragment
+    // still enters reassembly; every header before it is recorded.
+    if (s && in_first_frag_ && (s->code == Errc::Truncated || s->code == Errc::HeaderPastEnd)) {
+      stop(StopReason::HeaderInNextFragment, s->offset, std::uint32_t(s->layer));
+      return {};
+    }
+    return s;
+  }
+
+ private:
+  Status run_link(LinkType link) {
     const std::size_t n = buf_.size();
     switch (link) {
       case LinkType::Ethernet:
@@ -107,7 +121,6 @@ class Parser {
     return {};
   }
 
- private:
   std::span<const std::uint8_t> win(std::size_t off, std::size_t limit) const {
     return buf_.subspan(off, limit - off);  // callers keep off <= limit <= size
   }
@@ -218,7 +231,10 @@ class Parser {
     const std::size_t hl = h->header_len();
     std::uint16_t flags = 0;
     std::size_t end;
-    if (h->total_len() == 0) {  // TSO / BIG TCP capture: length from the frame
+    if (h->total_len() == 0 &&
+        (h->protocol() == ipproto::kTcp || h->protocol() == ipproto::kUdp)) {
+      // TSO / BIG TCP capture: length from the frame (tcpdump's "presumed TSO" / "presumed
+      // BIG TCP", TCP and UDP only; any other protocol is BadTotalLen below)
       end = limit;
       flags |= layer_flag::kLenFromFrame;
     } else if (h->total_len() < hl) {
@@ -265,14 +281,27 @@ class Parser {
         auto hbh = Ipv6ExtHeader<>::parse(win(body, limit), HeaderKind::Ipv6HopByHop);
         if (hbh) jumbo = hbh->jumbo_payload_len();
       }
+      // Bytes of this packet from the IPv6 header: the original frame length for the
+      // outermost datagram of a snaplen-cut capture (tcpdump judges the wire length).
+      const std::size_t have = limit == buf_.size() && opt_.wire_len > buf_.size()
+                                   ? opt_.wire_len - off
+                                   : limit - off;
+      const std::uint8_t nh = h->next_header();
       if (jumbo != 0) {
         flags |= layer_flag::kJumbo;
         auto e = datagram_end(HeaderKind::Ipv6, body, jumbo, limit, false, flags);
         if (!e) return at_offset(e.error(), 0);
         end = e.value();
-      } else {  // BIG TCP as handed to taps: no jumbo option, length from the frame
+      } else if (nh == ipproto::kHopOpts) {  // a hop-by-hop header without a Jumbo option
+        return ParseError{HeaderKind::Ipv6HopByHop, Errc::ZeroLength, std::uint32_t(off), nh,
+                          std::uint32_t(have)};
+      } else if ((nh == ipproto::kTcp || nh == ipproto::kUdp) && have > 65535) {
+        // BIG TCP as current kernels hand it to taps: no Jumbo option, length from the frame
         flags |= layer_flag::kLenFromFrame;
         end = limit;
+      } else {  // not BIG TCP: no payload at all, which cannot hold the next header
+        return ParseError{HeaderKind::Ipv6, Errc::ZeroLength, std::uint32_t(off), nh,
+                          std::uint32_t(have)};
       }
     } else {
       auto e = datagram_end(HeaderKind::Ipv6, body, h->payload_len(), limit, false, flags);
@@ -438,14 +467,26 @@ class Parser {
     const std::size_t pay = off + UdpHeader<>::kLen;
     stop(StopReason::EndOfHeaders, pay);
 
-    const std::uint16_t dport = u->dest();
-    auto is = [&](std::uint16_t p) { return p != 0 && dport == p; };
+    // The kernel's rule: the receiving socket's (destination) port. Capture tools may also
+    // take the source port, lower port first, as tshark's UDP dissector does.
+    std::uint16_t port = u->dest();
+    auto tunnel_port = [&](std::uint16_t p) {
+      return p != 0 && (p == opt_.vxlan_port || p == opt_.vxlan_legacy_port ||
+                        p == opt_.geneve_port || p == opt_.gre_in_udp_port ||
+                        p == opt_.gue_port || p == opt_.fou_port);
+    };
+    if (opt_.tunnel_src_port) {
+      const std::uint16_t lo = std::min(u->source(), u->dest());
+      const std::uint16_t hi = std::max(u->source(), u->dest());
+      port = tunnel_port(lo) ? lo : hi;
+    }
+    auto is = [&](std::uint16_t p) { return p != 0 && port == p; };
     const bool vx = is(opt_.vxlan_port) || is(opt_.vxlan_legacy_port);
     const bool gen = is(opt_.geneve_port), gre_u = is(opt_.gre_in_udp_port);
     const bool gue = is(opt_.gue_port), fou = is(opt_.fou_port);
     if (!(vx || gen || gre_u || gue || fou)) return {};
     if (!opt_.follow_tunnels) {
-      stop(StopReason::TunnelsDisabled, pay, dport);
+      stop(StopReason::TunnelsDisabled, pay, port);
       return {};
     }
     if (vx) return vxlan(pay, uend);

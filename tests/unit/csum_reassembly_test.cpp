@@ -435,3 +435,187 @@ TEST(CsumReassembly, Item5_SnaplenCutFragmentIsNotUsed) {
   EXPECT_TRUE(has_fault(e, FragFault::Discarded));
   EXPECT_EQ(r.v.bytes_held(), 0u);
 }
+
+namespace {
+
+/// A TCP segment (20-byte header + n payload bytes) with its RFC 9293 checksum over the IPv4
+/// pseudo-header of kSrc4 → kDst4.
+Bytes tcp4(std::size_t n) {
+  Bytes t(20 + n);
+  put16(t, 0, 40000);
+  put16(t, 2, 80);
+  put32(t, 4, 1);
+  t[12] = 0x50;
+  t[13] = 0x18;
+  put16(t, 14, 1000);
+  for (std::size_t i = 0; i < n; ++i) t[20 + i] = std::uint8_t(i * 13 + 5);
+  Bytes ph = cat({kSrc4, kDst4, {0, 6, 0, 0}});
+  put16(ph, 10, std::uint16_t(t.size()));
+  put16(t, 16, ref_sum(cat({ph, t})));
+  return t;
+}
+
+/// IPv6 fragment frame whose fragment header names `nh` (frag6 always names UDP).
+Bytes frag6_nh(const Bytes& dgram, std::size_t off, std::size_t len, bool mf, std::uint8_t nh) {
+  Bytes f = frag6(dgram, off, len, mf);
+  f[14 + 40] = nh;
+  return f;
+}
+
+/// Ethernet / IPv4 outer (src → dst) / UDP (sport → dport, checksum 0) / VXLAN (vni) /
+/// inner Ethernet frame `inner`.
+Bytes vxlan4(const Bytes& inner, std::uint32_t vni, const Bytes& src, const Bytes& dst,
+             std::uint16_t sport = 50000, std::uint16_t dport = 4789) {
+  Bytes vx = {0x08, 0, 0, 0, 0, 0, 0, 0};
+  vx[4] = std::uint8_t(vni >> 16);
+  vx[5] = std::uint8_t(vni >> 8);
+  vx[6] = std::uint8_t(vni);
+  Bytes u(8);
+  put16(u, 0, sport);
+  put16(u, 2, dport);
+  put16(u, 4, std::uint16_t(8 + vx.size() + inner.size()));
+  Bytes body = cat({u, vx, inner});
+  return cat({eth(0x0800), ipv4(17, body.size(), 0x99, 0x4000, src, dst), body});
+}
+
+}  // namespace
+
+// RFC 791 lets a fragment end on any 8-octet boundary, inside the L4 header too; Linux
+// reassembles such a datagram. The first fragment's TCP header continues in the next one:
+// the frame is not malformed (its IPv4 header is judged, the walk stops with
+// HeaderInNextFragment) and the datagram's TCP checksum is verified whole.
+TEST(CsumReassemblyFirstFragment, Rfc791_L4HeaderContinuingInTheNextFragmentIsReassembled) {
+  const Bytes t = tcp4(600);
+  for (std::size_t first : {std::size_t(8), std::size_t(16)}) {
+    SCOPED_TRACE(first);
+    Cap r;
+    auto a = r.feed(frag4(t, 0, first, true, 0x21, 6));
+    EXPECT_FALSE(a.parse_error);
+    EXPECT_FALSE(a.inner_unparsed);
+    ASSERT_EQ(a.fields.size(), 1u);
+    EXPECT_EQ(a.fields[0].kind, CsumKind::Ipv4Header);
+    EXPECT_EQ(a.fields[0].verdict, Verdict::Good);
+    auto l = wire::parse_frame(frag4(t, 0, first, true, 0x21, 6), wire::LinkType::Ethernet);
+    ASSERT_TRUE(l.ok()) << l.error().to_string();
+    EXPECT_EQ(l->stop, wire::StopReason::HeaderInNextFragment);
+    EXPECT_EQ(l->stop_value, std::uint32_t(wire::HeaderKind::Tcp));
+    auto b = r.feed(frag4(t, first, t.size() - first, false, 0x21, 6));
+    const auto* dg = reassembled(b);
+    ASSERT_NE(dg, nullptr);
+    EXPECT_EQ(dg->frames, (std::vector<std::uint64_t>{1, 2}));
+    ASSERT_EQ(dg->fields.size(), 1u);
+    EXPECT_EQ(dg->fields[0].kind, CsumKind::Tcp);
+    EXPECT_EQ(dg->fields[0].verdict, Verdict::Good);
+  }
+}
+
+// RFC 7112 §5: an IPv6 first fragment must hold the whole header chain through the
+// upper-layer header (Linux counts TCP's fixed 20 bytes). One that does not is ignored
+// (`incomplete-header-chain`; Linux answers ICMPv6 Parameter Problem code 3), so the datagram
+// never completes. A first fragment holding the whole UDP header (8 bytes) is fine.
+TEST(CsumReassemblyFirstFragment, Rfc7112_Ipv6FirstFragmentWithoutTheHeaderChainIsIgnored) {
+  Bytes t = tcp4(600);  // the checksum is not judged here: the datagram must not complete
+  Cap r;
+  auto a = r.feed(frag6_nh(t, 0, 16, true, 6));
+  EXPECT_FALSE(a.parse_error);
+  EXPECT_TRUE(has_fault(a, FragFault::IncompleteHeaderChain));
+  EXPECT_NE(tools::describe(a.datagrams[0]).find("incomplete-header-chain: fragment ignored"),
+            std::string::npos);
+  auto b = r.feed(frag6_nh(t, 16, t.size() - 16, false, 6));
+  EXPECT_EQ(reassembled(b), nullptr);
+  auto end = r.v.finish();
+  ASSERT_EQ(end.size(), 1u);
+  EXPECT_EQ(end[0].fault, FragFault::Incomplete);
+  EXPECT_EQ(end[0].frames, (std::vector<std::uint64_t>{2}));
+
+  const Bytes u = udp(600, true);
+  Cap r2;
+  auto c = r2.feed(frag6(u, 0, 8, true));
+  EXPECT_TRUE(c.datagrams.empty());
+  auto d = r2.feed(frag6(u, 8, u.size() - 8, false));
+  const auto* dg = reassembled(d);
+  ASSERT_NE(dg, nullptr);
+  ASSERT_EQ(dg->fields.size(), 1u);
+  EXPECT_EQ(dg->fields[0].verdict, Verdict::Good);
+}
+
+// Fragments inside two different tunnels (another VNI, or other outer addresses) with equal
+// inner addresses, protocol and identification are two datagrams: both reassemble, neither
+// is an overlap of the other.
+TEST(CsumReassemblyTunnelKey, FragmentsOfTwoTunnelsAreTwoDatagrams) {
+  const Bytes o1 = {172, 16, 0, 1}, o2 = {172, 16, 0, 2}, o3 = {172, 16, 0, 3};
+  const Bytes da = udp(1000, false, 0), db = udp(1000, false, 9);  // different bytes
+  struct Pair {
+    const char* what;
+    std::uint32_t vni_b;
+    Bytes src_b;
+  } pairs[] = {{"other vni", 20, o1}, {"other outer source", 10, o3}};
+  for (const auto& p : pairs) {
+    SCOPED_TRACE(p.what);
+    Cap r;
+    auto in = [&](const Bytes& d, std::size_t off, std::size_t len, bool mf) {
+      return frag4(d, off, len, mf, 0x4242);
+    };
+    auto a1 = r.feed(vxlan4(in(da, 0, 504, true), 10, o1, o2));
+    auto b1 = r.feed(vxlan4(in(db, 0, 504, true), p.vni_b, p.src_b, o2));
+    EXPECT_FALSE(has_fault(b1, FragFault::Overlap));
+    EXPECT_EQ(r.v.datagrams_held(), 2u);
+    auto a2 = r.feed(vxlan4(in(da, 504, da.size() - 504, false), 10, o1, o2));
+    auto b2 = r.feed(vxlan4(in(db, 504, db.size() - 504, false), p.vni_b, p.src_b, o2));
+    const auto* ra = reassembled(a2);
+    const auto* rb = reassembled(b2);
+    ASSERT_NE(ra, nullptr);
+    ASSERT_NE(rb, nullptr);
+    EXPECT_EQ(ra->frames, (std::vector<std::uint64_t>{1, 3}));
+    EXPECT_EQ(rb->frames, (std::vector<std::uint64_t>{2, 4}));
+    EXPECT_EQ(ra->level, 1);
+    ASSERT_EQ(ra->fields.size(), 1u);
+    EXPECT_EQ(ra->fields[0].verdict, Verdict::Good);
+    ASSERT_EQ(rb->fields.size(), 1u);
+    EXPECT_EQ(rb->fields[0].verdict, Verdict::Good);
+  }
+  // the same tunnel: one datagram, and conflicting bytes are an overlap (RFC 5722)
+  Cap r;
+  r.feed(vxlan4(frag4(da, 0, 504, true, 0x4242), 10, o1, o2));
+  auto c = r.feed(vxlan4(frag4(db, 0, 504, true, 0x4242), 10, o1, o2));
+  EXPECT_TRUE(has_fault(c, FragFault::Overlap));
+}
+
+// The capture tools recognise a UDP tunnel on either port, the lower first, as tshark does
+// (public captures carry VXLAN from 4789 to 4790); the kernel's rule, the destination port
+// only, stays in wire::parse_frame's defaults for the engines.
+TEST(CsumTunnelPorts, VxlanRecognisedOnTheSourcePortAsTsharkDoes) {
+  const Bytes o1 = {172, 16, 0, 1}, o2 = {172, 16, 0, 2};
+  const Bytes inner = cat({eth(0x0800), ipv4(17, udp(100, false).size(), 1, 0x4000),
+                           udp(100, false)});
+  const Bytes f = vxlan4(inner, 5001, o1, o2, 4789, 4790);
+  auto rep = tools::verify_frame(f, wire::LinkType::Ethernet, std::uint32_t(f.size()));
+  ASSERT_EQ(rep.fields.size(), 4u);  // outer ipv4, outer udp (none), inner ipv4, inner udp
+  EXPECT_EQ(rep.fields[3].level, 1);
+  EXPECT_EQ(rep.fields[3].kind, CsumKind::Udp);
+  EXPECT_EQ(rep.fields[3].verdict, Verdict::Good);
+  auto kernel = wire::parse_frame(f, wire::LinkType::Ethernet);
+  ASSERT_TRUE(kernel.ok());
+  EXPECT_FALSE(kernel->encapsulation);
+  // --vxlan-port 4790: the destination port matches first for the tool too
+  tools::CheckOptions o;
+  o.parse.vxlan_port = 4790;
+  auto rep2 = tools::verify_frame(f, wire::LinkType::Ethernet, std::uint32_t(f.size()), o);
+  ASSERT_EQ(rep2.fields.size(), 4u);
+  // the tool with 4789 disabled (0) and no other tunnel port matching: no tunnel
+  o.parse.vxlan_port = 0;
+  auto rep3 = tools::verify_frame(f, wire::LinkType::Ethernet, std::uint32_t(f.size()), o);
+  EXPECT_EQ(rep3.fields.size(), 2u);
+  // Geneve on its source port
+  wire::ParseOptions po;
+  po.tunnel_src_port = true;
+  Bytes g = f;
+  put16(g, 14 + 20, 6081);  // UDP source port
+  put16(g, 14 + 20 + 2, 40000);
+  g[14 + 28] = 0;           // Geneve: ver 0, opt len 0
+  g[14 + 28 + 1] = 0;
+  put16(g, 14 + 28 + 2, 0x6558);
+  auto gl = wire::parse_frame(g, wire::LinkType::Ethernet, po);
+  ASSERT_TRUE(gl.ok()) << gl.error().to_string();
+  EXPECT_EQ(gl->tunnel, wire::TunnelKind::Geneve);
+}

@@ -206,13 +206,19 @@ TEST(WireParseFrame, Ipv6RoutingType0PseudoHeaderDestination) {
 }
 
 TEST(WireParseFrame, Ipv6ZeroPayloadLengthAndJumbo) {
-  // payload_len 0, no HBH jumbo: BIG TCP as seen by taps → length from frame.
-  Layout b = parse_ok(cat({eth(0x86DD), ipv6(6, tcp(Bytes(64, 2)), 0)}));
+  // payload_len 0, no HBH jumbo: BIG TCP as seen by taps → length from frame, for TCP/UDP in
+  // a packet over 65535 bytes only (tcpdump's rule); a small one is malformed (ZeroLength).
+  Layout b = parse_ok(cat({eth(0x86DD), ipv6(6, tcp(Bytes(65500, 2)), 0)}));
+  ASSERT_NE(b.find(K::Ipv6), nullptr);
   EXPECT_TRUE(b.find(K::Ipv6)->flags & layer_flag::kLenFromFrame);
-  EXPECT_EQ(b.find(K::Ipv6)->end, 14u + 40 + 20 + 64);
+  EXPECT_EQ(b.find(K::Ipv6)->end, 14u + 40 + 20 + 65500);
+  auto small = parse_frame(cat({eth(0x86DD), ipv6(6, tcp(Bytes(64, 2)), 0)}), LinkType::Ethernet);
+  ASSERT_FALSE(small.ok());
+  EXPECT_EQ(small.error().code, Errc::ZeroLength);
   // RFC 2675 jumbogram: HBH jumbo option carries the length (8 HBH + 20 TCP + 4 = 32).
   const Bytes hbh = hex("06 00 c2 04 00 00 00 20");
   Layout j = parse_ok(cat({eth(0x86DD), ipv6(0, cat({hbh, tcp(Bytes(4, 0))}), 0)}));
+  ASSERT_NE(j.find(K::Ipv6), nullptr);
   EXPECT_TRUE(j.find(K::Ipv6)->flags & layer_flag::kJumbo);
   EXPECT_EQ(j.find(K::Ipv6)->end, 14u + 40 + 32);
 }

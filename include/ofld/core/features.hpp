@@ -157,8 +157,15 @@ struct Device {
   Features mpls_features{};         ///< features for MPLS packets (F-15)
   Features gso_partial_features{};  ///< features only usable with GSO_PARTIAL (F-6, F-11)
   Features mangleid_features{netif_f::TSO_MANGLEID};  ///< removed when DF is clear (F-11)
-  std::uint32_t gso_max_size = kGsoLegacyMaxSize;       ///< IPv6 / non-IPv4 limit (bytes)
-  std::uint32_t gso_ipv4_max_size = kGsoLegacyMaxSize;  ///< IPv4 limit (bytes)
+  /// The four BIG TCP size limits (bytes; `ip link set ... gso_max_size` etc., netlink
+  /// IFLA_GSO_MAX_SIZE / IFLA_GSO_IPV4_MAX_SIZE / IFLA_GRO_MAX_SIZE / IFLA_GRO_IPV4_MAX_SIZE;
+  /// 65536 by default, at most kGsoMaxSize). GSO: a packet of skb->len >= the limit for its
+  /// family loses the GSO features (F-10, software segmentation). GRO: an aggregate stays
+  /// below the receiving device's limit (G-16; offload::GroConfig carries it for the engine).
+  std::uint32_t gso_max_size = kGsoLegacyMaxSize;       ///< IPv6 / non-IPv4 GSO limit
+  std::uint32_t gso_ipv4_max_size = kGsoLegacyMaxSize;  ///< IPv4 GSO limit
+  std::uint32_t gro_max_size = kGsoLegacyMaxSize;       ///< IPv6 / non-IPv4 GRO limit
+  std::uint32_t gro_ipv4_max_size = kGsoLegacyMaxSize;  ///< IPv4 GRO limit
   std::uint16_t gso_max_segs = kGsoMaxSegs;
   bool highdma_ok = true;  ///< false → device cannot DMA high memory (F-15 drops SG)
 };

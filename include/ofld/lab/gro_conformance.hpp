@@ -28,9 +28,13 @@ struct GroCase {
   std::vector<std::vector<std::uint8_t>> frames;
   std::vector<std::size_t> expect_payloads;  ///< spec §13.1 value (empty: no table value)
   GroPath path = GroPath::Veth;
+  /// BIG TCP (G-16, G-17): the receiving veth's gro_max_size / gro_ipv4_max_size, and
+  /// ofld's GroConfig the same; 0 = the default (65536).
+  std::uint32_t gro_max_size = 0, gro_ipv4_max_size = 0;
 };
-/// The gro.c table cases for IPv4 and IPv6 (names "ipv4/data_same", ...), K-7 cases and a few
-/// multi-flow / UDP cases. Frames use the selftest's addresses and ports; Ethernet addresses
+/// The gro.c table cases for IPv4 and IPv6 (names "ipv4/data_same", ...), K-7 cases, a few
+/// multi-flow / UDP cases, and BIG TCP ("big_tcp/...": 8000-byte segments with the GRO
+/// limits raised, and the same frames with the defaults). Frames use the selftest's addresses and ports; Ethernet addresses
 /// are KernelGro's veth0 → veth1.
 std::vector<GroCase> builtin_gro_cases();
 

@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "ofld/io/link.hpp"
 #include "ofld/io/netns.hpp"
 #include "ofld/io/packet_socket.hpp"
 #include "ofld/io/tap.hpp"
@@ -104,6 +105,9 @@ class KernelGro {
     std::uint32_t gro_flush_timeout_ns = 2'000'000;
     int mtu = 65535;
     bool promiscuous = true;  ///< veth1 promisc: any destination MAC is taken
+    /// BIG TCP limits set on veth1, the GRO side (0: the netdev default, 65536); the IPv4
+    /// ones over netlink (io::set_link_size_limits). A kernel that refuses them → skipped.
+    io::LinkSizeLimits sizes{};
     OracleTiming timing;
   };
   static constexpr Mac kVeth0Mac{0x02, 0x6f, 0x66, 0x6c, 0x00, 0x01};  ///< sender side

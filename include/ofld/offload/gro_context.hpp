@@ -21,7 +21,13 @@
 //    included, in both address families.
 //  * IPv4 ID: N-15 — fixed-ID marking without DF, separate bits for the outer (bit 0) and the
 //    inner (bit 1) IPv4 header, outer IDs checked like inner ones (no DF exemption).
-//  * BIG TCP (gro_max_size > 65536) is not implemented: the limit is 65536 (G-16).
+//  * BIG TCP (G-16, G-17): with gro_ipv4_max_size raised, plain TCP over IPv4 aggregates past
+//    65535 bytes and completes with total length 0 (N-5), as the kernel does. IPv6: the
+//    running kernel (6.18.44, veth with gro_max_size 185000) was seen to stop IPv6 TCP
+//    aggregates below 65536 bytes (conformance case big_tcp_v6), so that is the default;
+//    GroConfig::ipv6_big_tcp builds them up to gro_max_size with payload length 0 and no
+//    Jumbo hop-by-hop option, the form kernels with "BIG TCP without HBH" build (N-11 without
+//    the HBH; tcpdump's bigtcp-ipv6.pcap).
 //  * Fraglist GRO (GroConfig::gro_fraglist = NETIF_F_GRO_FRAGLIST; T-4, T-13, T-21, G-21,
 //    U-3, U-8, U-10, U-12): members are chained on the head's frag_list with their headers
 //    pulled (network/transport header kept, as skb_segment_list needs them). Only for flows
@@ -123,8 +129,12 @@ struct GroConfig {
   /// Local TCP ports with an established socket (T-4's lookup, by destination port, host
   /// order): such flows use normal GRO even when gro_fraglist is on.
   std::vector<std::uint16_t> tcp_established_ports;
-  std::uint32_t gro_max_size = kGroMaxSize; ///< G-16 (IPv6)
-  std::uint32_t gro_ipv4_max_size = kGroMaxSize;  ///< G-16 (IPv4)
+  std::uint32_t gro_max_size = kGroMaxSize; ///< G-16 (IPv6; dev->gro_max_size, bytes)
+  std::uint32_t gro_ipv4_max_size = kGroMaxSize;  ///< G-16 (IPv4; dev->gro_ipv4_max_size, bytes)
+  /// G-17 for IPv6: false (the running 6.18 kernel as measured) keeps IPv6 aggregates below
+  /// 65536 bytes whatever gro_max_size says; true lets plain TCP over IPv6 grow to
+  /// gro_max_size, completed with payload length 0 and no hop-by-hop header.
+  bool ipv6_big_tcp = false;
   /// Key of the engine's flow hash (gro::flow_hash; bucket choice and the first flow test,
   /// G-2). Unset (the default): each engine draws a random key, as the kernel keys its RSS
   /// and flow-dissector hashes, so that nobody can aim flows into one bucket or build
@@ -149,6 +159,14 @@ struct GroConfig {
     return false;
   }
 };
+
+/// G-16/G-17: the bytes (counted from the outermost network header) an aggregate must stay
+/// below: gro_ipv4_max_size, or for an outermost IPv6 header gro_max_size, at most 65536
+/// unless GroConfig::ipv6_big_tcp.
+inline std::uint32_t gro_size_limit(const GroConfig& c, bool ipv6) noexcept {
+  if (!ipv6) return c.gro_ipv4_max_size;
+  return c.ipv6_big_tcp || c.gro_max_size < kGroMaxSize ? c.gro_max_size : kGroMaxSize;
+}
 
 /// The link layer a GRO engine receives (the device type): Ethernet frames (the MAC header
 /// is compared, G-2, and the ethertype dispatches, G-3) or raw IP (for gro_cells after an L3

@@ -42,7 +42,9 @@
 //
 // Reassembly (CaptureVerifier, not verify_frame): IPv4 and IPv6 fragments are collected per
 // datagram (RFC 791 §3.2 key: source, destination, protocol, identification; RFC 8200 §4.5
-// key: source, destination, identification; plus the encapsulation level), and when a
+// key: source, destination, identification; plus the encapsulation level and where the
+// fragments came from: every enclosing IP header's addresses, VXLAN/Geneve VNI and GRE key,
+// so equal inner keys in two tunnels are two datagrams), and when a
 // datagram is complete its L4 checksum — and every layer inside it, tunnels included — is
 // verified over the whole datagram (DatagramReport, with the frame numbers that made it).
 // Fragments are not trusted (RFC 5722 §4 and its erratum 3089, applied to IPv4 as well, as
@@ -56,6 +58,15 @@
 // time are bounded (ReassemblyLimits): datagrams in flight, bytes held, fragments per
 // datagram, and age in capture time (IPv4 30 s, IPv6 60 s: Linux's ipfrag_time and
 // ip6frag_time); the oldest datagram is evicted (`evicted`) when a limit would be exceeded.
+// A first fragment may end inside its L4 (or any inner) header: IPv4 allows it (RFC 791, any
+// 8-octet boundary) and it is reassembled like any other (the parser stops there with
+// StopReason::HeaderInNextFragment); an IPv6 first fragment must hold the whole header chain
+// (RFC 7112 §5): one that does not is ignored (`incomplete-header-chain`).
+//
+// Length 0 (tcpdump's rules): IPv4 total length 0 is a TSO/BIG TCP capture only for TCP and
+// UDP; IPv6 payload length 0 without a Jumbo option only for TCP/UDP right after the fixed
+// header in a packet over 65535 bytes. Anything else is a malformed frame (parse_error:
+// wire::Errc::BadTotalLen, wire::Errc::ZeroLength), not a checksum verdict.
 //
 // No exceptions, no reads outside the span; malformed frames yield a parse_error, not a crash.
 #pragma once
@@ -136,10 +147,14 @@ enum class FragFault : std::uint8_t {
   Evicted,           ///< incomplete, dropped (oldest first) to stay within a memory limit
   Incomplete,        ///< still incomplete at the end of the capture (CaptureVerifier::finish)
   Late,              ///< fragment of a datagram already reassembled (within its age): ignored
+  /// IPv6 first fragment without the whole header chain through the upper-layer header
+  /// (RFC 7112 §5, ICMPv6 Parameter Problem code 3): fragment ignored, datagram kept.
+  IncompleteHeaderChain,
 };
-inline constexpr std::size_t kNumFragFaults = 13;
+inline constexpr std::size_t kNumFragFaults = 14;
 /// "reassembled", "duplicate", "overlap", "excess", "too-big", "too-many-fragments",
-/// "bad-length", "truncated", "discarded", "timeout", "evicted", "incomplete", "late".
+/// "bad-length", "truncated", "discarded", "timeout", "evicted", "incomplete", "late",
+/// "incomplete-header-chain".
 std::string_view to_string(FragFault f) noexcept;
 
 /// One IP datagram seen through its fragments: reassembled (fault None), or an event that
@@ -188,7 +203,13 @@ struct FrameReport {
 };
 
 struct CheckOptions {
-  wire::ParseOptions parse{};  ///< tunnel ports etc.
+  /// Tunnel ports etc. The capture tools recognise a UDP tunnel on either port, lower port
+  /// first, as tshark does (ParseOptions::tunnel_src_port, on by default here).
+  wire::ParseOptions parse = [] {
+    wire::ParseOptions p;
+    p.tunnel_src_port = true;
+    return p;
+  }();
 };
 
 struct FixOptions {

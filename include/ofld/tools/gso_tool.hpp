@@ -30,6 +30,11 @@ struct GsoToolOptions {
   /// Input L4 checksum fields hold pseudo-header seeds (capture from a host with offloads).
   bool csum_partial = false;
   std::uint16_t gue_port = 0;  ///< UDP port carrying GUE (0: none)
+  /// The device's GSO size limits (core::Device::gso_max_size / gso_ipv4_max_size, bytes):
+  /// a super-packet of at least this many bytes is segmented in software even when the
+  /// features include TSO (F-10). 65536 by default; up to core::kGsoMaxSize for BIG TCP.
+  std::uint32_t gso_max_size = core::kGsoLegacyMaxSize;
+  std::uint32_t gso_ipv4_max_size = core::kGsoLegacyMaxSize;
 };
 
 struct GsoToolSummary {

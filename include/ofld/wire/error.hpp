@@ -57,6 +57,11 @@ enum class Errc : std::uint8_t {
   BadRcoOffset,    ///< RCO offset `value` < start `limit` (V-9)
   Unsupported,     ///< recognised but refused (e.g. GRE routing R bit, V-13)
   TooDeep,         ///< nesting limit `limit` reached
+  /// IPv6 payload length 0 that is not BIG TCP (tcpdump's rule, print-ip6.c): no Jumbo
+  /// Payload option, and either a Hop-by-Hop header without one (layer Ipv6HopByHop), another
+  /// extension header, or not TCP/UDP over 65535 bytes. `value` = next header, `limit` =
+  /// bytes from the IPv6 header to the end of the packet.
+  ZeroLength,
 };
 std::string_view to_string(Errc e) noexcept;
 

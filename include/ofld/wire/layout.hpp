@@ -73,6 +73,14 @@ struct ParseOptions {
   /// Captures cut by snaplen: an IP/UDP length field larger than the bytes present is
   /// accepted (datagram end clamped, LayerFlag::Clipped) instead of Errc::LengthPastEnd.
   bool allow_clipped = false;
+  /// Original length of the frame when the buffer is a snaplen-cut capture (pcap `len`);
+  /// 0 = the buffer size. Only the IPv6 BIG TCP rule (payload length 0 over 65535 bytes)
+  /// reads it, for the outermost datagram, as tcpdump does.
+  std::uint32_t wire_len = 0;
+  /// Capture tools (as tshark's UDP dissector): a UDP tunnel is also recognised on its
+  /// source port, the lower of the two ports tried first. The kernel (engines, tunnel
+  /// decapsulation) matches the receiving socket's port, the destination: false.
+  bool tunnel_src_port = false;
   /// Follow tunnels at all (false: stop at the outer L4 with StopReason::TunnelsDisabled).
   bool follow_tunnels = true;
 };
@@ -97,6 +105,10 @@ std::string_view to_string(TunnelKind k) noexcept;
 /// Per-header flags (bit mask in HeaderRef::flags).
 namespace layer_flag {
 /// IP total/payload length 0 on a TSO/BIG-TCP capture: datagram end taken from the frame.
+/// Presumed only where tcpdump presumes it (print-ip.c, print-ip6.c): IPv4 total length 0
+/// with protocol TCP or UDP (otherwise Errc::BadTotalLen); IPv6 payload length 0 with next
+/// header TCP or UDP directly after the fixed header and more than 65535 bytes (otherwise
+/// Errc::ZeroLength, unless a Jumbo Payload option gives the length: kJumbo).
 inline constexpr std::uint16_t kLenFromFrame = 1u << 0;
 /// IPv6 jumbogram (HBH jumbo option, RFC 2675): length taken from the option.
 inline constexpr std::uint16_t kJumbo = 1u << 1;
@@ -157,6 +169,10 @@ enum class StopReason : std::uint8_t {
   TunnelsDisabled,   ///< ParseOptions::follow_tunnels == false and a tunnel was seen
   NonIpLink,         ///< SLL/SLL2 protocol < 0x0600 (not an ethertype): stop_value = it
   UnknownFrameType,  ///< ERSPAN III frame type other than Ethernet: stop_value = ft
+  /// A first IP fragment ends inside a header (RFC 791 allows a fragment to end on any
+  /// 8-octet boundary): the header continues in the next fragment; stop_value = its
+  /// HeaderKind. The fragment still enters reassembly (IPv6: RFC 7112, see csum_check.hpp).
+  HeaderInNextFragment,
 };
 std::string_view to_string(StopReason r) noexcept;
 
