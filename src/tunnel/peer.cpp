@@ -156,7 +156,9 @@ void PeerTable::due(std::uint64_t now, std::vector<Out>& out) {
   std::lock_guard g(mu_);
   for (auto& [a, s] : s_) {
     if (s.i.hellos_sent != 0 && now < s.next_ns) continue;
-    const bool answered = fresh(s, now) && s.unanswered == 0;
+    // A probe for a pending claim is retried like an unanswered HELLO (1 s, 2 s, …), not
+    // after a whole refresh: the real peer's proof is what clears the claim.
+    const bool answered = fresh(s, now) && s.unanswered == 0 && s.i.claim_ns == 0;
     if (answered) {
       s.backoff_ns = 0;
       s.next_ns = now + o_.refresh_ns;

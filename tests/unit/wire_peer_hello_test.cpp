@@ -120,7 +120,9 @@ TEST(WirePeerHello, Issue15_MalformedNamed) {
     EXPECT_EQ(peer::parse(cut, peer::Encap::Vxlan).verdict, peer::Verdict::NotControl) << n;
   }
   Bytes b = good;
-  b[8 + 4] = 2;
+  b[8 + 4] = 3;
+  EXPECT_EQ(peer::parse(b, peer::Encap::Vxlan).verdict, peer::Verdict::BadVersion);
+  b[8 + 4] = 0;
   EXPECT_EQ(peer::parse(b, peer::Encap::Vxlan).verdict, peer::Verdict::BadVersion);
   b = good;
   b[8 + 5] = 3;
