@@ -404,6 +404,11 @@ TEST(TunnelPeerProof, I6_RealRestartsPickedUpWithinOneRefresh) {
   };
   run(0, 20 * kS);
   ASSERT_TRUE(a.elide(kB, 20 * kS));
+  // In steady state nothing is refused: only b's session counted a's first HELLO (it came
+  // before any round trip of b's own).
+  EXPECT_EQ(a.unproven(), 0u);
+  EXPECT_EQ(b->unproven(), 1u);
+  EXPECT_EQ(a.rate_limited() + b->rate_limited(), 0u);
   b = std::make_unique<PeerTable>(opts(true, 0x3333));
   b->add(kA);
   run(20 * kS, 28 * kS);
