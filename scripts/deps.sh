@@ -3,7 +3,7 @@
 # Idempotent; does nothing (and needs no network) when everything is present.
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
-      libpcap-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
+      libpcap-dev libssl-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
       libgtest-dev libgmock-dev libbenchmark-dev nftables
       tshark tcpdump iproute2 ethtool iperf3 libdpdk-dev
       sockperf gnuplot-nox   # bench/tunnel: request/response latency, PNG chart

@@ -30,7 +30,13 @@ json peers_doc(const json& st) {
   json out = {{"epoch", ps.value("epoch", 0u)}, {"caps", ps.value("caps", json::array())},
               {"malformed", ps.value("malformed", json::object())},
               {"unknown_source", ps.value("unknown_source", 0u)},
-              {"stale_ack", ps.value("stale_ack", 0u)}, {"peers", json::object()}};
+              {"stale_ack", ps.value("stale_ack", 0u)},
+              {"unproven", ps.value("unproven", 0u)},
+              {"rate_limited", ps.value("rate_limited", 0u)},
+              {"authenticated", ps.value("authenticated", false)},
+              {"bad_mac", ps.value("bad_mac", 0u)},
+              {"unauthenticated", ps.value("unauthenticated", 0u)},
+              {"legacy", ps.value("legacy", 0u)}, {"peers", json::object()}};
   const json sessions = ps.value("sessions", json::object());
   for (auto it = sessions.begin(); it != sessions.end(); ++it) {
     json p = *it;
@@ -56,7 +62,12 @@ void print_table(const json& d) {
   std::snprintf(ep, sizeof ep, "%08llx", static_cast<unsigned long long>(d["epoch"].get<std::uint64_t>()));
   std::cout << "local epoch " << ep << ", caps " << caps_text(d["caps"]) << "; malformed "
             << d["malformed"].dump() << ", unknown source " << d["unknown_source"].dump()
-            << ", stale acks " << d["stale_ack"].dump() << "\n";
+            << ", stale acks " << d["stale_ack"].dump() << ", unproven " << d["unproven"].dump()
+            << ", rate-limited " << d["rate_limited"].dump() << ", legacy " << d["legacy"].dump();
+  if (d["authenticated"].get<bool>())
+    std::cout << "; authenticated, bad MAC " << d["bad_mac"].dump() << ", no MAC "
+              << d["unauthenticated"].dump();
+  std::cout << "\n";
   std::printf("%-39s %-11s %-8s %-16s %6s %9s %8s %12s %12s\n", "remote", "state", "epoch",
               "caps", "mtu", "age_ms", "rtt_us", "tx_elided", "tx_full");
   for (auto it = d["peers"].begin(); it != d["peers"].end(); ++it) {

@@ -264,6 +264,9 @@ const std::vector<Setting>& settings() {
        SET(c.cfg.vxlan.learning = on)},
       // issue 15: integrity mode (inner checksums elided toward peers that have it too)
       {"integrity", {}, nullptr, Arity::Flag, Value::Any, kVx | kL3, {"integrity"}, SET(c.cfg.integrity = on)},
+      // peer sessions authenticated with a pre-shared key (HMAC-SHA-256; docs/peer-protocol.md)
+      {"peer-key", {}, nullptr, Arity::One, Value::Str, kVx | kL3, {"peer-key"},
+       SET(if (v[0].empty()) return std::string("peer-key: needs a FILE"); c.cfg.peer_key = v[0])},
       // underlay multicast group for flooding: `group ADDR dev IF` (iproute2 vxlan)
       {"group", {}, nullptr, Arity::One, Value::Str, kVx, {"group"},
        SET(if (auto e = addr_arg(k, v[0], c.cfg.group)) return e;

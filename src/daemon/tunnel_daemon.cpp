@@ -414,14 +414,20 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
     pso.rco_rx = vxlan ? v.remcsum_rx : ip.remcsum_rx;
     pso.mtu = std::uint16_t(std::min(mtu, 65535));
     pso.gso_size = 65535;  // a TSO/GRO super-packet of up to 64 KiB of inner L3 is taken
+    if (!cfg.peer_key.empty()) {
+      std::string err;
+      pso.key = tunnel::read_peer_key(cfg.peer_key, err);
+      if (pso.key.empty()) return R::error(err);
+    }
     im->peers = std::make_shared<tunnel::PeerTable>(pso);
     if (vxlan)
       for (const auto& r : v.remotes) im->peers->add(r);
     else
       im->peers->add(ip.remote);
     po.peer_sessions = im->peers;
-    spdlog::info("peer sessions: epoch {:08x}, integrity {}", im->peers->epoch(),
-                 cfg.integrity ? "on (elided toward peers that have it)" : "off");
+    spdlog::info("peer sessions: epoch {:08x}, integrity {}, {}", im->peers->epoch(),
+                 cfg.integrity ? "on (elided toward peers that have it)" : "off",
+                 cfg.peer_key.empty() ? "unauthenticated" : "authenticated (peer-key)");
   }
   // Underlay: UDP (VXLAN, GUE) — one receive socket per worker; with several, all in the
   // SO_REUSEPORT group of local:port, so the kernel picks the worker by the flow's 4-tuple hash

@@ -1,8 +1,18 @@
 // Per-remote peer sessions (see ofld/tunnel/peer.hpp, docs/peer-protocol.md).
 #include "ofld/tunnel/peer.hpp"
 
+#include <sys/random.h>
+
 #include <algorithm>
-#include <random>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 namespace ofld::tunnel {
 
@@ -15,21 +25,61 @@ std::string_view to_string(SessionState s) noexcept {
     case SessionState::Silent: return "silent";
     case SessionState::Established: return "established";
     case SessionState::Stale: return "stale";
+    case SessionState::Legacy: return "legacy";
   }
   return "unknown";
 }
 
 namespace {
 constexpr std::uint32_t kSilentAfter = 3;  // unanswered HELLOs before "silent"
+
+/// A random 64-bit value from the kernel's CSPRNG (getrandom(2), blocking only until the pool
+/// is initialised at boot).
+std::uint64_t random64() {
+  std::uint64_t v = 0;
+  auto* p = reinterpret_cast<unsigned char*>(&v);
+  std::size_t got = 0;
+  while (got < sizeof v) {
+    const ssize_t n = ::getrandom(p + got, sizeof v - got, 0);
+    if (n > 0) got += std::size_t(n);
+    else if (n < 0 && errno != EINTR) std::abort();  // ENOSYS on a kernel < 3.17: none supported
+  }
+  return v;
+}
+std::uint64_t random_nonzero64() {
+  std::uint64_t v = 0;
+  while (v == 0) v = random64();
+  return v;
+}
+}  // namespace
+
+std::vector<std::uint8_t> read_peer_key(const std::string& path, std::string& err) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) {
+    err = "peer-key " + path + ": cannot be read: " + std::strerror(errno);
+    return {};
+  }
+  std::vector<std::uint8_t> k((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  while (!k.empty() && (k.back() == '\n' || k.back() == '\r' || k.back() == ' ' || k.back() == '\t'))
+    k.pop_back();
+  if (k.size() < 16) {
+    err = "peer-key " + path + ": " + std::to_string(k.size()) +
+          " bytes; a key needs at least 16 (e.g. head -c 32 /dev/urandom | base64 > FILE)";
+    return {};
+  }
+  return k;
 }
 
-PeerTable::PeerTable(PeerOptions o) : o_(o) {
+PeerTable::PeerTable(PeerOptions o) : o_(std::move(o)) {
   if (o_.refresh_ns == 0) o_.refresh_ns = 10'000'000'000ull;
   if (o_.retry_ns == 0 || o_.retry_ns > o_.refresh_ns) o_.retry_ns = o_.refresh_ns;
   if (o_.fresh_ns == 0) o_.fresh_ns = 3 * o_.refresh_ns + o_.retry_ns;
-  while (o_.epoch == 0) {
-    std::random_device rd;
-    o_.epoch = rd();
+  while (o_.epoch == 0) o_.epoch = std::uint32_t(random64());
+  if (!o_.key.empty()) {
+    signer_ = [key = o_.key](std::span<const std::uint8_t> in, std::span<std::uint8_t> mac) {
+      unsigned len = 0;
+      HMAC(EVP_sha256(), key.data(), int(key.size()), in.data(), in.size(), mac.data(), &len);
+    };
   }
 }
 
@@ -47,23 +97,41 @@ bool PeerTable::fresh(const S& s, std::uint64_t now) const noexcept {
          now - s.i.last_answer_ns <= o_.fresh_ns;
 }
 
+bool PeerTable::eliding(const S& s, std::uint64_t now) const noexcept {
+  if (!s.i.integrity || !fresh(s, now)) return false;
+  // An unproven claim that the probe it caused has not refuted within 2 × retry: the peer
+  // does not prove itself any more, full checksums (never a blackhole) until it does.
+  return s.i.claim_ns == 0 || now < s.i.claim_ns + 2 * o_.retry_ns;
+}
+
 SessionState PeerTable::state_of(const S& s, std::uint64_t now) const noexcept {
   if (s.i.last_answer_ns == 0) {
+    if (s.legacy_ns != 0 && now >= s.legacy_ns && now - s.legacy_ns <= o_.fresh_ns)
+      return SessionState::Legacy;
     if (s.i.hellos_sent == 0) return SessionState::Idle;
     return s.unanswered >= kSilentAfter ? SessionState::Silent : SessionState::Probing;
   }
   return fresh(s, now) ? SessionState::Established : SessionState::Stale;
 }
 
+std::uint64_t PeerTable::remember(S& s, std::uint64_t now) {
+  const std::uint64_t n = random_nonzero64();
+  s.window[s.window_next] = Sent{n, now};
+  s.window_next = (s.window_next + 1) % kNonceWindow;
+  return n;
+}
+
 pw::Msg PeerTable::hello(S& s, std::uint64_t now) {
   pw::Msg m;
   m.type = pw::MsgType::Hello;
   m.epoch = o_.epoch;
-  m.peer_epoch = s.i.peer_epoch;
-  m.seq = ++s.seq;
+  m.peer_epoch = s.heard_epoch;
+  m.nonce = remember(s, now);
+  m.echo = s.heard_nonce;
   m.caps = local_caps();
   m.gso_size = o_.gso_size;
   m.mtu = o_.mtu;
+  s.hello_nonce = m.nonce;
   s.sent_ns = now;
   ++s.i.hellos_sent;
   ++s.unanswered;
@@ -72,15 +140,25 @@ pw::Msg PeerTable::hello(S& s, std::uint64_t now) {
 
 PeerTable::Out PeerTable::encode(const IpAddr& to, const pw::Msg& m) const {
   Out o{to, std::vector<std::uint8_t>(pw::kMaxMsgLen)};
-  o.bytes.resize(pw::encode(m, o_.encap, o.bytes, o_.gre));
+  o.bytes.resize(pw::encode(m, o_.encap, o.bytes, o_.gre,
+                            signer_ && m.version == pw::kVersion ? &signer_ : nullptr));
   return o;
+}
+
+bool PeerTable::mac_ok(const pw::Parsed& p) const {
+  if (p.mac.size() != pw::kMacLen || p.authed.empty()) return false;
+  std::uint8_t want[pw::kMacLen];
+  signer_(p.authed, want);
+  return CRYPTO_memcmp(want, p.mac.data(), pw::kMacLen) == 0;
 }
 
 void PeerTable::due(std::uint64_t now, std::vector<Out>& out) {
   std::lock_guard g(mu_);
   for (auto& [a, s] : s_) {
     if (s.i.hellos_sent != 0 && now < s.next_ns) continue;
-    const bool answered = fresh(s, now) && s.unanswered == 0;
+    // A probe for a pending claim is retried like an unanswered HELLO (1 s, 2 s, …), not
+    // after a whole refresh: the real peer's proof is what clears the claim.
+    const bool answered = fresh(s, now) && s.unanswered == 0 && s.i.claim_ns == 0;
     if (answered) {
       s.backoff_ns = 0;
       s.next_ns = now + o_.refresh_ns;
@@ -93,10 +171,63 @@ void PeerTable::due(std::uint64_t now, std::vector<Out>& out) {
   }
 }
 
+bool PeerTable::proves(S& s, const pw::Msg& m, std::uint64_t now) {
+  if (m.version != pw::kVersion || m.peer_epoch != o_.epoch || m.echo == 0) return false;
+  for (auto& w : s.window) {
+    if (w.nonce != m.echo) continue;
+    if (now < w.at_ns || now - w.at_ns > o_.fresh_ns) return false;
+    w.nonce = 0;  // each nonce proves once: a replay proves nothing
+    return true;
+  }
+  return false;
+}
+
+void PeerTable::claim(S& s, std::uint64_t now) {
+  ++s.i.unproven;
+  ++unproven_;
+  if (s.i.claim_ns == 0) s.i.claim_ns = now;
+  // Probe: the next HELLO at once, but at most one HELLO per retry for this session.
+  if (s.i.hellos_sent == 0) return;  // the first HELLO is due anyway
+  const std::uint64_t at = std::max(now, s.sent_ns + o_.retry_ns);
+  if (at < s.next_ns) {
+    s.next_ns = at;
+    ++s.i.probes;
+  }
+}
+
+bool PeerTable::spend(S& s, bool claim_kind, std::uint64_t now) {
+  if (now < s.budget_ns || now - s.budget_ns >= o_.retry_ns) {
+    s.budget_ns = now;
+    s.spent_claim = s.spent_known = 0;
+  }
+  std::uint32_t& spent = claim_kind ? s.spent_claim : s.spent_known;
+  if (spent >= kReplyBudget) {
+    ++rate_limited_;
+    return false;
+  }
+  ++spent;
+  return true;
+}
+
+void PeerTable::reply(S& s, const IpAddr& to, const pw::Msg& m, std::uint64_t now) {
+  pw::Msg a;
+  a.version = m.version;  // a version-1 HELLO gets a version-1 ACK (legacy peers)
+  a.type = pw::MsgType::HelloAck;
+  a.epoch = o_.epoch;
+  a.peer_epoch = m.epoch;
+  a.echo = m.nonce;
+  a.nonce = m.version == pw::kVersion ? remember(s, now) : 0;
+  a.caps = local_caps();
+  a.gso_size = o_.gso_size;
+  a.mtu = o_.mtu;
+  ++s.i.acks_sent;
+  replies_.push_back(encode(to, a));
+}
+
 void PeerTable::apply(S& s, const pw::Msg& m, std::uint64_t now) {
   const bool had = s.i.integrity;
   if (s.i.peer_epoch != 0 && s.i.peer_epoch != m.epoch) {
-    // A restart: nothing the old epoch said holds any more.
+    // A proven restart: nothing the old epoch said holds any more.
     ++s.i.epoch_changes;
     s.i.caps = 0;
     s.i.integrity = false;
@@ -106,7 +237,11 @@ void PeerTable::apply(S& s, const pw::Msg& m, std::uint64_t now) {
   s.i.gso_size = m.gso_size;
   s.i.mtu = m.mtu;
   s.i.last_answer_ns = now;
+  s.i.claim_ns = 0;
   s.unanswered = 0;
+  // Proven: back to the refresh period (a probe still pending is not needed any more).
+  s.backoff_ns = 0;
+  if (s.i.hellos_sent != 0) s.next_ns = std::max(s.next_ns, s.sent_ns + o_.refresh_ns);
   s.i.integrity = o_.integrity && (m.caps & pw::kCapIntegrity);
   if (had && !s.i.integrity) ++s.i.downgrades;
 }
@@ -125,37 +260,52 @@ bool PeerTable::receive(std::span<const std::uint8_t> d, const IpAddr& from, std
     ++unknown_;
     return true;
   }
+  if (signer_) {  // authenticated sessions: nothing without a valid MAC counts
+    if (!p.msg.mac) {
+      ++unauth_;
+      return true;
+    }
+    if (!mac_ok(p)) {
+      ++bad_mac_;
+      return true;
+    }
+  }
   S& s = it->second;
   const pw::Msg& m = p.msg;
-  if (m.type == pw::MsgType::Hello) {
-    ++s.i.hellos_received;
+  if (m.type == pw::MsgType::Hello) ++s.i.hellos_received;
+  else ++s.i.acks_received;
+
+  if (m.version != pw::kVersion) {
+    // Version 1: no nonce, so never proof — a claim, counted and probed like any other (toward
+    // a peer proven in version 2: "restarted as an older ofld"). A legacy peer is answered in
+    // its version (it sees our capabilities as before) and gets full checksums.
+    ++legacy_;
+    ++s.i.legacy_received;
+    s.legacy_ns = now;
+    claim(s, now);
+    if (m.type == pw::MsgType::Hello && spend(s, true, now)) reply(s, from, m, now);
+    return true;
+  }
+
+  s.heard_epoch = m.epoch;
+  s.heard_nonce = m.nonce;
+  const bool proven = proves(s, m, now);
+  if (proven) {
+    if (m.type == pw::MsgType::HelloAck && m.echo == s.hello_nonce && now >= s.sent_ns)
+      s.i.rtt_ns = now - s.sent_ns;
     apply(s, m, now);
-    pw::Msg a;
-    a.type = pw::MsgType::HelloAck;
-    a.epoch = o_.epoch;
-    a.peer_epoch = m.epoch;
-    a.seq = m.seq;
-    a.caps = local_caps();
-    a.gso_size = o_.gso_size;
-    a.mtu = o_.mtu;
-    ++s.i.acks_sent;
-    replies_.push_back(encode(from, a));
-    // The peer does not know our epoch (it restarted, or we did): it has the ACK now, and our
-    // next HELLO comes at once so that its session is refreshed from our side too.
-    if (m.peer_epoch != o_.epoch) s.next_ns = now;
-    return true;
+  } else {
+    const bool same = s.i.peer_epoch != 0 && m.epoch == s.i.peer_epoch && m.caps == s.i.caps &&
+                      m.gso_size == s.i.gso_size && m.mtu == s.i.mtu;
+    if (!same) claim(s, now);  // would change the session: refused, probed
+    if (m.type == pw::MsgType::HelloAck) ++stale_ack_;
   }
-  // HELLO-ACK: must answer one of our HELLOs of this epoch.
-  if (m.peer_epoch != o_.epoch || m.seq == 0 || m.seq > s.seq) {
-    ++stale_ack_;
-    return true;
-  }
-  ++s.i.acks_received;
-  if (m.seq == s.seq && now >= s.sent_ns) s.i.rtt_ns = now - s.sent_ns;
-  apply(s, m, now);
-  if (s.backoff_ns != 0) {  // answered: back to the refresh period
-    s.backoff_ns = 0;
-    s.next_ns = s.sent_ns + o_.refresh_ns;
+  if (m.type == pw::MsgType::Hello) {
+    // Proven HELLOs are always answered; others within a budget per retry, one for HELLOs of
+    // the peer's proven epoch (the real peer's, short of a guess of 32 random bits) and one
+    // for the rest, so that a flood of made-up epochs does not silence the real peer.
+    const bool known = s.i.peer_epoch != 0 && m.epoch == s.i.peer_epoch;
+    if (proven || spend(s, !known, now)) reply(s, from, m, now);
   }
   return true;
 }
@@ -178,7 +328,7 @@ bool PeerTable::elide(const IpAddr& a, std::uint64_t now) {
     ++s.i.downgrades;
     return false;
   }
-  return true;
+  return eliding(s, now);
 }
 
 SessionInfo PeerTable::session(const IpAddr& a, std::uint64_t now) const {
@@ -187,7 +337,7 @@ SessionInfo PeerTable::session(const IpAddr& a, std::uint64_t now) const {
   if (it == s_.end()) return {};
   SessionInfo i = it->second.i;
   i.state = state_of(it->second, now);
-  i.integrity = i.integrity && fresh(it->second, now);
+  i.integrity = eliding(it->second, now);
   return i;
 }
 
@@ -201,6 +351,22 @@ std::uint64_t PeerTable::malformed_total() const {
 std::uint64_t PeerTable::unknown_source() const {
   std::lock_guard g(mu_);
   return unknown_;
+}
+std::uint64_t PeerTable::unproven() const {
+  std::lock_guard g(mu_);
+  return unproven_;
+}
+std::uint64_t PeerTable::rate_limited() const {
+  std::lock_guard g(mu_);
+  return rate_limited_;
+}
+std::uint64_t PeerTable::bad_mac() const {
+  std::lock_guard g(mu_);
+  return bad_mac_;
+}
+std::uint64_t PeerTable::unauthenticated() const {
+  std::lock_guard g(mu_);
+  return unauth_;
 }
 
 nlohmann::json PeerTable::to_json(std::uint64_t now) const {
@@ -218,22 +384,29 @@ nlohmann::json PeerTable::to_json(std::uint64_t now) const {
         {"caps", caps},
         {"gso_size", i.gso_size},
         {"mtu", i.mtu},
-        {"integrity", i.integrity && fresh(s, now)},
+        {"integrity", eliding(s, now)},
         {"age_ms", i.last_answer_ns && now >= i.last_answer_ns
                        ? json((now - i.last_answer_ns) / 1000000)
                        : json(nullptr)},
         {"rtt_us", i.rtt_ns ? json(i.rtt_ns / 1000) : json(nullptr)},
+        {"claim_pending_ms", i.claim_ns && now >= i.claim_ns ? json((now - i.claim_ns) / 1000000)
+                                                              : json(nullptr)},
         {"hellos_sent", i.hellos_sent}, {"acks_sent", i.acks_sent},
         {"hellos_received", i.hellos_received}, {"acks_received", i.acks_received},
-        {"epoch_changes", i.epoch_changes}, {"downgrades", i.downgrades}};
+        {"epoch_changes", i.epoch_changes}, {"downgrades", i.downgrades},
+        {"unproven", i.unproven}, {"probes", i.probes},
+        {"legacy_received", i.legacy_received}};
   }
   json mal = json::object();
   for (const auto& [k, v] : malformed_) mal[k] = v;
   json caps = json::array();
   if (o_.integrity) caps.push_back("integrity");
   if (o_.rco_rx) caps.push_back("rco-rx");
-  return {{"epoch", o_.epoch}, {"caps", caps}, {"malformed", mal}, {"unknown_source", unknown_},
-          {"stale_ack", stale_ack_}, {"sessions", sessions}};
+  return {{"epoch", o_.epoch}, {"version", pw::kVersion}, {"authenticated", bool(signer_)},
+          {"caps", caps}, {"malformed", mal}, {"unknown_source", unknown_},
+          {"stale_ack", stale_ack_}, {"unproven", unproven_}, {"rate_limited", rate_limited_},
+          {"bad_mac", bad_mac_}, {"unauthenticated", unauth_}, {"legacy", legacy_},
+          {"sessions", sessions}};
 }
 
 }  // namespace ofld::tunnel

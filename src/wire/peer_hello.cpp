@@ -1,4 +1,4 @@
-// Peer session messages (see ofld/wire/peer_hello.hpp and docs/peer-protocol.md).
+// Peer session messages, versions 2 and 1 (see ofld/wire/peer_hello.hpp and docs/peer-protocol.md).
 #include "ofld/wire/peer_hello.hpp"
 
 #include <algorithm>
@@ -55,6 +55,14 @@ std::size_t match_prefix(Encap e, std::span<const std::uint8_t> d) {
   return std::equal(d.data(), d.data() + pl, want) ? pl : 0;
 }
 
+void put64(std::uint8_t* p, std::uint64_t v) {
+  put32(p, std::uint32_t(v >> 32));
+  put32(p + 4, std::uint32_t(v));
+}
+std::uint64_t get64(const std::uint8_t* p) {
+  return std::uint64_t(get32(p)) << 32 | get32(p + 4);
+}
+
 }  // namespace
 
 std::size_t prefix_len(Encap e, GreOptions g) noexcept {
@@ -62,9 +70,14 @@ std::size_t prefix_len(Encap e, GreOptions g) noexcept {
   return e == Encap::Vxlan ? 8 : 4;
 }
 
-std::size_t encode(const Msg& m, Encap e, std::span<std::uint8_t> out, GreOptions g) noexcept {
-  const std::size_t pl = prefix_len(e, g), n = pl + kBodyLen;
-  if (out.size() < n || m.epoch == 0) return 0;
+std::size_t encode(const Msg& m, Encap e, std::span<std::uint8_t> out, GreOptions g,
+                   const Signer* sign) {
+  const bool v2 = m.version == kVersion;
+  if (!v2 && m.version != kVersionLegacy) return 0;
+  const bool with_mac = v2 && sign != nullptr && *sign;
+  const std::size_t body = !v2 ? kBodyLenV1 : with_mac ? kBodyLenMac : kBodyLen;
+  const std::size_t pl = prefix_len(e, g), n = pl + body;
+  if (out.size() < n || m.epoch == 0 || (v2 && m.nonce == 0)) return 0;
   std::uint8_t* p = out.data();
   write_prefix(e, p);
   if (e == Encap::Gre) {
@@ -80,16 +93,30 @@ std::size_t encode(const Msg& m, Encap e, std::span<std::uint8_t> out, GreOption
     }
   }
   std::uint8_t* b = p + pl;
+  std::fill_n(b, body, std::uint8_t(0));
   put32(b, kMagic);
-  b[4] = kVersion;
+  b[4] = m.version;
   b[5] = std::uint8_t(m.type);
-  put16(b + 6, std::uint16_t(kBodyLen));
+  put16(b + 6, std::uint16_t(body));
   put32(b + 8, m.epoch);
   put32(b + 12, m.peer_epoch);
-  put32(b + 16, m.seq);
-  put32(b + 20, m.caps & kCapsKnown);
-  put16(b + 24, m.gso_size);
-  put16(b + 26, m.mtu);
+  if (v2) {
+    put64(b + 16, m.nonce);
+    put64(b + 24, m.echo);
+    put32(b + 32, m.caps & kCapsKnown);
+    put16(b + 36, m.gso_size);
+    put16(b + 38, m.mtu);
+    if (with_mac) {
+      b[40] = kFlagMac;
+      (*sign)(std::span<const std::uint8_t>(b, kBodyLen), std::span<std::uint8_t>(b + kBodyLen, kMacLen));
+    }
+  } else {
+    // v1: a HELLO carries its seq, an ACK the seq it answers, in the same field.
+    put32(b + 16, std::uint32_t(m.type == MsgType::Hello ? m.nonce : m.echo));
+    put32(b + 20, m.caps & kCapsKnown);
+    put16(b + 24, m.gso_size);
+    put16(b + 26, m.mtu);
+  }
   if (e == Encap::Gre && g.csum) put16(p + 4, csum::ip_compute_csum(p, n));  // RFC 2784 §2.5
   return n;
 }
@@ -105,41 +132,49 @@ Parsed parse(std::span<const std::uint8_t> d, Encap e) noexcept {
     return r;
   }
   const auto b = d.subspan(pl);
-  if (b.size() < kBodyLen) {
-    r.verdict = Verdict::Truncated;
+  auto fail = [&](Verdict v) {
+    r.verdict = v;
     return r;
-  }
-  if (b[4] != kVersion) {
-    r.verdict = Verdict::BadVersion;
-    return r;
-  }
-  if (b[5] != std::uint8_t(MsgType::Hello) && b[5] != std::uint8_t(MsgType::HelloAck)) {
-    r.verdict = Verdict::BadType;
-    return r;
-  }
+  };
+  if (b.size() < 8) return fail(Verdict::Truncated);
+  const std::uint8_t ver = b[4];
+  if (ver != kVersion && ver != kVersionLegacy) return fail(Verdict::BadVersion);
+  const bool v2 = ver == kVersion;
+  if (b[5] != std::uint8_t(MsgType::Hello) && b[5] != std::uint8_t(MsgType::HelloAck))
+    return fail(Verdict::BadType);
+  const std::size_t min_body = v2 ? kBodyLen : kBodyLenV1;
+  if (b.size() < min_body) return fail(Verdict::Truncated);
   const std::uint16_t len = get16(b.data() + 6);
-  if (len < kBodyLen) {
-    r.verdict = Verdict::BadLength;
-    return r;
-  }
-  if (len > b.size()) {
-    r.verdict = Verdict::Truncated;
-    return r;
-  }
+  const bool with_mac = v2 && (b[40] & kFlagMac);
+  if (len < (with_mac ? kBodyLenMac : min_body)) return fail(Verdict::BadLength);
+  if (len > b.size()) return fail(Verdict::Truncated);
   Msg m;
+  m.version = ver;
   m.type = MsgType(b[5]);
   m.epoch = get32(b.data() + 8);
   m.peer_epoch = get32(b.data() + 12);
-  m.seq = get32(b.data() + 16);
-  m.caps = get32(b.data() + 20) & kCapsKnown;
-  m.gso_size = get16(b.data() + 24);
-  m.mtu = get16(b.data() + 26);
-  if (m.epoch == 0) {
-    r.verdict = Verdict::ZeroEpoch;
-    return r;
+  if (v2) {
+    m.nonce = get64(b.data() + 16);
+    m.echo = get64(b.data() + 24);
+    m.caps = get32(b.data() + 32) & kCapsKnown;
+    m.gso_size = get16(b.data() + 36);
+    m.mtu = get16(b.data() + 38);
+    m.mac = with_mac;
+  } else {
+    const std::uint32_t seq = get32(b.data() + 16);
+    (m.type == MsgType::Hello ? m.nonce : m.echo) = seq;
+    m.caps = get32(b.data() + 20) & kCapsKnown;
+    m.gso_size = get16(b.data() + 24);
+    m.mtu = get16(b.data() + 26);
   }
+  if (m.epoch == 0) return fail(Verdict::ZeroEpoch);
+  if (v2 && m.nonce == 0) return fail(Verdict::ZeroNonce);
   r.verdict = Verdict::Ok;
   r.msg = m;
+  if (v2) {
+    r.authed = b.first(kBodyLen);
+    if (with_mac) r.mac = b.subspan(kBodyLen, kMacLen);
+  }
   return r;
 }
 
@@ -153,6 +188,7 @@ std::string_view to_string(Verdict v) noexcept {
     case Verdict::BadLength: return "bad_length";
     case Verdict::ZeroEpoch: return "zero_epoch";
     case Verdict::BadChecksum: return "bad_checksum";
+    case Verdict::ZeroNonce: return "zero_nonce";
   }
   return "unknown";
 }

@@ -456,3 +456,128 @@ TEST(TunnelPeerKernel, Issue15_GueBothIntegrity_NoInnerChecksumComputed) {
 TEST(TunnelPeerKernel, Issue15_Ip6greKeyCsumBothIntegrity_NoInnerChecksumComputed) {
   l3_both_integrity("ip6gre", true, {"key", "42", "csum"});
 }
+
+// ---- proof of a round trip (docs/peer-protocol.md, "Proof of a round trip")
+
+namespace {
+
+/// Sends `hex` (a datagram's payload) from `ns` (its own address) to `dst`:4789 with Python.
+bool send_udp(const io::Netns& ns, const std::string& dst, const std::string& hex) {
+  auto r = ns.exec({"python3", "-c",
+                    "import socket;s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM);"
+                    "s.sendto(bytes.fromhex('" + hex + "'),('" + dst + "',4789))"});
+  return r.ok() && r.value().exit_code == 0;
+}
+
+}  // namespace
+
+// The attack on an integrity endpoint whose remote never answers (the kernel VXLAN device
+// on a bridge, default settings): from the remote's own address, a version-1 HELLO with a
+// made-up epoch, "receiver's epoch" 0 and capability bit 0, and the same as version 2. The
+// session stays silent, the claims are counted, and the transfer that follows leaves with
+// full inner checksums — which the kernel verifies and accepts (I-7).
+TEST(TunnelPeerKernel, I7_ForgedHelloTowardKernelVxlanKeepsFullChecksums) {
+  LAB_OR_SKIP(l);
+  auto& B = *l.B;
+  for (const std::vector<std::string>& c :
+       {std::vector<std::string>{"link", "add", "br0", "type", "bridge"},
+        {"link", "add", "vx0", "type", "vxlan", "id", "42", "local", kUb, "remote", kUa, "dstport", "4789"},
+        {"link", "set", "vx0", "master", "br0"},
+        {"link", "set", "vx0", "up"},
+        {"link", "set", "br0", "up"},
+        {"addr", "add", "192.168.78.2/24", "dev", "br0"}})
+    ASSERT_TRUE(B.ip(c).ok()) << c[1];
+  B.exec({"ethtool", "-K", "veth0", "tx", "off"});  // as tests/kernel/tunnel_interop_test.cpp
+  ASSERT_EQ(start_ofld(l.a, *l.A, kUa, kUb, "192.168.78.1/24", true, ""), "");
+  const double t = wait_for([&] { return session(l.a, kUb).value("hellos_sent", 0) >= 3; }, 6);
+  ASSERT_LE(t, 6);
+  ASSERT_EQ(session(l.a, kUb).value("state", ""), "silent");
+  // v1: VXLAN prefix (I flag clear), "ofld" v1 HELLO len 28, epoch 5e117ed0, peer_epoch 0,
+  // seq 1, caps integrity, gso 65535, mtu 1450. v2: the same epoch, a nonce, nothing echoed.
+  ASSERT_TRUE(send_udp(B, kUa, "0000000000000000" "6f666c640101001c" "5e117ed0" "00000000"
+                               "00000001" "00000001" "ffff05aa"));
+  ASSERT_TRUE(send_udp(B, kUa, "0000000000000000" "6f666c640201002c" "5e117ed0" "00000000"
+                               "0102030405060708" "0000000000000000" "00000001" "ffff05aa"
+                               "00000000"));
+  ASSERT_LE(wait_for([&] { return session(l.a, kUb).value("unproven", 0) >= 2; }, 3), 3)
+      << session(l.a, kUb).dump();
+  const json s = session(l.a, kUb);
+  EXPECT_NE(s.value("state", ""), "established") << s.dump();
+  EXPECT_EQ(s.value("integrity", true), false);
+  EXPECT_EQ(s.value("epoch", 1), 0);
+  const long eb = snmp(B, "Tcp", "InCsumErrors");
+  auto [c1, s1] = transfer(*l.A, B, "192.168.78.2", 8, 7);
+  EXPECT_EQ(c1, s1) << slurp(l.a.log);
+  EXPECT_NE(s1, "");
+  const json st = stats(l.a);
+  EXPECT_EQ(peer_ctr(st, kUb, "tx_csum_elided"), 0u);
+  EXPECT_GT(peer_ctr(st, kUb, "tx_csum_full"), 1000u);
+  EXPECT_GE(st["peer_sessions"]["unproven"].get<std::uint64_t>(), 2u);
+  EXPECT_EQ(snmp(B, "Tcp", "InCsumErrors") - eb, 0);
+}
+
+// A peer restarted WITH the capability: the new epoch is proven (the restarted peer answers
+// the probe its first HELLO caused) within one refresh interval (10 s), and elision goes on.
+TEST(TunnelPeerKernel, I6_PeerRestartedWithCapabilityPickedUp) {
+  LAB_OR_SKIP(l);
+  two_ofld(l, true, true);
+  const std::uint64_t epoch0 = session(l.a, kUb).value("epoch", std::uint64_t(0));
+  EXPECT_EQ(stop(l.b.pid), 0) << slurp(l.b.log);
+  ASSERT_EQ(start_ofld(l.b, *l.B, kUb, kUa, "192.168.78.2/24", true, "-2"), "");
+  const double t = wait_for([&] {
+    const json s = session(l.a, kUb);
+    return s.value("epoch", epoch0) != epoch0 && s.value("integrity", false) &&
+           session(l.b, kUa).value("integrity", false);
+  }, 10);
+  EXPECT_LE(t, 10) << "restart not picked up within the refresh interval: "
+                   << session(l.a, kUb).dump();
+  EXPECT_EQ(session(l.a, kUb).value("epoch_changes", 0), 1);
+  l.A->ip({"neigh", "flush", "dev", "ofld0"});  // the restarted peer's TAP has a new MAC
+  const std::uint64_t elided0 = peer_ctr(stats(l.a), kUb, "tx_csum_elided");
+  const long eb = snmp(*l.B, "Tcp", "InCsumErrors");
+  auto [c, s] = transfer(*l.A, *l.B, "192.168.78.2", 4, 9);
+  EXPECT_EQ(c, s);
+  EXPECT_NE(s, "");
+  EXPECT_GT(peer_ctr(stats(l.a), kUb, "tx_csum_elided"), elided0 + 100);
+  EXPECT_EQ(snmp(*l.B, "Tcp", "InCsumErrors") - eb, 0);
+}
+
+// `peer-key FILE`: the same key on both ends establishes (and elides); another key is refused
+// on both sides (bad_mac), the sessions never establish and every checksum stays full.
+TEST(TunnelPeerKernel, PeerKeyMatchEstablishesMismatchRefused) {
+  LAB_OR_SKIP(l);
+  const std::string k1 = "/tmp/ofld-pk-key1-" + l.A->name(), k2 = "/tmp/ofld-pk-key2-" + l.A->name();
+  for (auto [path, text] : {std::pair{k1, "pk-test-key-one-0123456789\n"},
+                            std::pair{k2, "pk-test-key-two-0123456789\n"}}) {
+    FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(text, f);
+    std::fclose(f);
+  }
+  auto words = [&](const char* local, const char* remote, const std::string& key) {
+    return std::vector<std::string>{"vxlan", "id", "42", "local", local, "remote", remote,
+                                    "udpcsum", "integrity", "peer-key", key};
+  };
+  ASSERT_EQ(start_ofld_words(l.a, *l.A, words(kUa, kUb, k1), "192.168.78.1/24", ""), "");
+  ASSERT_EQ(start_ofld_words(l.b, *l.B, words(kUb, kUa, k2), "192.168.78.2/24", ""), "");
+  const double t = wait_for([&] {
+    return stats(l.a)["peer_sessions"].value("bad_mac", 0) >= 2 &&
+           stats(l.b)["peer_sessions"].value("bad_mac", 0) >= 2;
+  }, 5);
+  EXPECT_LE(t, 5) << stats(l.a).dump();
+  EXPECT_NE(session(l.a, kUb).value("state", ""), "established");
+  EXPECT_NE(session(l.b, kUa).value("state", ""), "established");
+  EXPECT_EQ(stats(l.a)["peer_sessions"].value("authenticated", false), true);
+  EXPECT_EQ(stop(l.b.pid), 0) << slurp(l.b.log);
+  ASSERT_EQ(start_ofld_words(l.b, *l.B, words(kUb, kUa, k1), "192.168.78.2/24", "-2"), "");
+  const double t2 = wait_for([&] {
+    return session(l.a, kUb).value("integrity", false) && session(l.b, kUa).value("integrity", false);
+  }, 10);
+  EXPECT_LE(t2, 10) << session(l.a, kUb).dump();
+  l.A->ip({"neigh", "flush", "dev", "ofld0"});
+  auto [c, s] = transfer(*l.A, *l.B, "192.168.78.2", 4, 9);
+  EXPECT_EQ(c, s);
+  EXPECT_GT(peer_ctr(stats(l.a), kUb, "tx_csum_elided"), 100u);
+  ::unlink(k1.c_str());
+  ::unlink(k2.c_str());
+}

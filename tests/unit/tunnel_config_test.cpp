@@ -405,3 +405,21 @@ TEST(TunnelConfig, Issue15_IntegrityWordTomlAndOuterChecksumRequired) {
   ASSERT_TRUE(std::holds_alternative<std::string>(t));
   EXPECT_NE(std::get<std::string>(t).find("integrity: needs the outer UDP checksum"), std::string::npos);
 }
+
+// `peer-key FILE` (word) and `peer-key = "FILE"` (TOML) name the key file of authenticated
+// peer sessions in every mode (docs/peer-protocol.md); the file is read at start, not here.
+TEST(TunnelConfig, PeerKeyWordAndToml) {
+  DaemonConfig c;
+  ASSERT_FALSE(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "peer-key", "/etc/ofld/k"}, &c));
+  EXPECT_EQ(c.peer_key, "/etc/ofld/k");
+  auto p = parse_toml("[vxlan]\nid = 1\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\npeer-key = \"/etc/ofld/k\"\n");
+  ASSERT_TRUE(std::holds_alternative<DaemonConfig>(p)) << std::get<std::string>(p);
+  EXPECT_EQ(std::get<DaemonConfig>(p).peer_key, "/etc/ofld/k");
+  DaemonConfig g;
+  auto e = parse_tunnel_words({"gue", "local", "10.0.0.1", "remote", "10.0.0.2", "port", "5555", "peer-key", "/k"}, g);
+  EXPECT_FALSE(e) << e.value_or("");
+  EXPECT_EQ(g.peer_key, "/k");
+  ASSERT_FALSE(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2"}, &c));
+  EXPECT_EQ(c.peer_key, "");
+  EXPECT_TRUE(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "peer-key"}));
+}

@@ -193,6 +193,48 @@ TEST(TunnelIntegrity, Issue15_MalformedControlCountedNotDelivered) {
   EXPECT_EQ(old.counters().drops[std::size_t(tunnel::Drop::RxNoVniFlag)], 1u);
 }
 
+// The underlay attack on a remote that never answers (a kernel VXLAN device): one datagram
+// from the remote's address to the tunnel's port, a version-1 HELLO with a made-up epoch,
+// "receiver's epoch" 0 and capability bit 0 (integrity). It proves no round trip, so the
+// session stays without capabilities and the next segments leave with full checksums (I-7),
+// which a receiver that verifies them (the kernel) takes; the claim is counted.
+TEST(TunnelIntegrity, I7_ForgedHelloFromSilentRemoteKeepsFullChecksums) {
+  Side a(kA, kB, true, 0x1111);
+  std::vector<tunnel::TxTrain> msgs;
+  for (std::uint64_t t = 1; t <= 8'000'000'000ull; t += 100'000'000ull) a.ep->control_out(t, true, msgs);
+  ASSERT_EQ(msgs.size(), 4u);  // 0, 1, 3, 7 s: unanswered
+  ASSERT_EQ(a.t->session(kB, 8'000'000'001ull).state, tunnel::SessionState::Silent);
+  const std::vector<std::uint8_t> v1 = {
+      0, 0, 0, 0, 0, 0, 0, 0,                                  // VXLAN, I flag clear
+      0x6f, 0x66, 0x6c, 0x64, 1, 1, 0, 28,                    // "ofld", version 1, HELLO, 28
+      0x5e, 0x11, 0x7e, 0xd0, 0, 0, 0, 0, 0, 0, 0, 1,          // made-up epoch, peer_epoch 0, seq
+      0, 0, 0, 1, 0xff, 0xff, 0x05, 0xaa};                     // integrity
+  a.ep->receive(v1, kB, tunnel::OuterCsum::Present, 8'100'000'000ull);
+  // The same as version 2 (random nonce, nothing echoed).
+  wire::peer::Msg m;
+  m.epoch = 0x5e117ed0;
+  m.nonce = 0x0102030405060708ull;
+  m.caps = wire::peer::kCapIntegrity;
+  std::vector<std::uint8_t> v2(wire::peer::kMaxMsgLen);
+  v2.resize(wire::peer::encode(m, wire::peer::Encap::Vxlan, v2));
+  a.ep->receive(v2, kB, tunnel::OuterCsum::Present, 8'100'000'000ull);
+  EXPECT_EQ(a.ep->counters().rx_datagrams, 0u);
+  EXPECT_EQ(a.ep->counters().drops_total(), 0u);
+  auto f = tcp_frame(3000, false, true);
+  std::vector<tunnel::TxTrain> out;
+  a.ep->transmit(tso_hdr(1000), f, 8'200'000'000ull, out);
+  ASSERT_EQ(out.size(), 1u);
+  const std::size_t dgram = 8 + 14 + 20 + 20 + 1000;
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(tcp_csum_ok(out[0].buf.data() + i * dgram + 8, dgram - 8)) << i;
+  EXPECT_EQ(a.ep->peer(kB)->ctr.tx_csum_elided, 0u);
+  EXPECT_EQ(a.ep->peer(kB)->ctr.tx_csum_full, 3u);
+  EXPECT_EQ(a.t->unproven(), 2u);
+  const auto i = a.t->session(kB, 8'200'000'000ull);
+  EXPECT_EQ(i.peer_epoch, 0u);
+  EXPECT_FALSE(i.integrity);
+  EXPECT_NE(i.state, tunnel::SessionState::Established);
+}
+
 // ---- GUE, GRE, ip6gre (issue 15: integrity mode beyond VXLAN) ----------------------------------
 
 namespace {

@@ -23,7 +23,8 @@ peer::Msg sample() {
   m.type = peer::MsgType::HelloAck;
   m.epoch = 0x01020304;
   m.peer_epoch = 0xa0b0c0d0;
-  m.seq = 7;
+  m.nonce = 0x1122334455667788ull;
+  m.echo = 0x99aabbccddeeff00ull;
   m.caps = peer::kCapIntegrity | peer::kCapRcoRx;
   m.gso_size = 65535;
   m.mtu = 1450;
@@ -39,9 +40,12 @@ Bytes encode(const peer::Msg& m, peer::Encap e) {
 TEST(WirePeerHello, Issue15_GoldenVxlan) {
   const Bytes b = encode(sample(), peer::Encap::Vxlan);
   EXPECT_EQ(b, hex("00 00 00 00 00 00 00 00"            // VXLAN word0/word1, I flag clear
-                   "6f 66 6c 64 01 02 00 1c"            // "ofld", v1, ACK, length 28
-                   "01 02 03 04 a0 b0 c0 d0 00 00 00 07"  // epoch, peer_epoch, seq
-                   "00 00 00 03 ff ff 05 aa"));         // caps, gso_size, mtu
+                   "6f 66 6c 64 02 02 00 2c"            // "ofld", v2, ACK, length 44
+                   "01 02 03 04 a0 b0 c0 d0"            // epoch, peer_epoch
+                   "11 22 33 44 55 66 77 88"            // nonce
+                   "99 aa bb cc dd ee ff 00"            // echo
+                   "00 00 00 03 ff ff 05 aa"            // caps, gso_size, mtu
+                   "00 00 00 00"));                     // flags (no MAC), reserved
   // RFC 7348 §5: the I flag must be set for a valid VNI; vxlan_rcv drops a datagram without it.
   EXPECT_EQ(b[0] & 0x08, 0);
   auto p = peer::parse(b, peer::Encap::Vxlan);
@@ -116,29 +120,38 @@ TEST(WirePeerHello, Issue15_MalformedNamed) {
     EXPECT_EQ(peer::parse(cut, peer::Encap::Vxlan).verdict, peer::Verdict::NotControl) << n;
   }
   Bytes b = good;
-  b[8 + 4] = 2;
+  b[8 + 4] = 3;
+  EXPECT_EQ(peer::parse(b, peer::Encap::Vxlan).verdict, peer::Verdict::BadVersion);
+  b[8 + 4] = 0;
   EXPECT_EQ(peer::parse(b, peer::Encap::Vxlan).verdict, peer::Verdict::BadVersion);
   b = good;
   b[8 + 5] = 3;
   EXPECT_EQ(peer::parse(b, peer::Encap::Vxlan).verdict, peer::Verdict::BadType);
   b = good;
-  b[8 + 7] = 27;
+  b[8 + 7] = 43;
   EXPECT_EQ(peer::parse(b, peer::Encap::Vxlan).verdict, peer::Verdict::BadLength);
   b = good;
-  b[8 + 7] = 29;  // claims one byte more than present
+  b[8 + 7] = 45;  // claims one byte more than present
   EXPECT_EQ(peer::parse(b, peer::Encap::Vxlan).verdict, peer::Verdict::Truncated);
   b = good;
   b[8 + 8] = b[8 + 9] = b[8 + 10] = b[8 + 11] = 0;
   EXPECT_EQ(peer::parse(b, peer::Encap::Vxlan).verdict, peer::Verdict::ZeroEpoch);
+  b = good;
+  std::fill(b.begin() + 8 + 16, b.begin() + 8 + 24, 0);
+  EXPECT_EQ(peer::parse(b, peer::Encap::Vxlan).verdict, peer::Verdict::ZeroNonce);
+  b = good;
+  b[8 + 40] = peer::kFlagMac;  // a MAC announced, 32 bytes missing
+  EXPECT_EQ(peer::parse(b, peer::Encap::Vxlan).verdict, peer::Verdict::BadLength);
 }
 
 TEST(WirePeerHello, Issue15_LaterVersionsExtendTheBody) {
-  // A longer body (length field > 28) parses; the extra bytes are ignored. Reserved cap bits
-  // are ignored on receive.
+  // A longer body (length field > 44) parses; the extra bytes are ignored. Reserved cap bits
+  // and flag bits are ignored on receive.
   Bytes b = encode(sample(), peer::Encap::Gre);
-  b[4 + 7] = 32;
+  b[4 + 7] = 48;
   b.insert(b.end(), {1, 2, 3, 4});
-  b[4 + 20] = 0xff;
+  b[4 + 32] = 0xff;
+  b[4 + 40] = 0xfe;
   auto p = peer::parse(b, peer::Encap::Gre);
   ASSERT_EQ(p.verdict, peer::Verdict::Ok);
   EXPECT_EQ(p.msg.caps, peer::kCapsKnown);
@@ -147,10 +160,91 @@ TEST(WirePeerHello, Issue15_LaterVersionsExtendTheBody) {
 TEST(WirePeerHello, Issue15_EncodeRefusesZeroEpochAndShortBuffer) {
   peer::Msg m = sample();
   std::array<std::uint8_t, peer::kMaxMsgLen> out{};
-  EXPECT_EQ(peer::encode(m, peer::Encap::Vxlan, std::span<std::uint8_t>(out.data(), 35)), 0u);
-  EXPECT_EQ(peer::encode(m, peer::Encap::Gre, std::span<std::uint8_t>(out.data(), 39), {true, 1}), 0u);
-  EXPECT_EQ(peer::encode(m, peer::Encap::Gre, out, {true, 1}), 40u);
-  EXPECT_EQ(peer::encode(m, peer::Encap::Vxlan, out), 36u);
+  EXPECT_EQ(peer::encode(m, peer::Encap::Vxlan, std::span<std::uint8_t>(out.data(), 51)), 0u);
+  EXPECT_EQ(peer::encode(m, peer::Encap::Gre, std::span<std::uint8_t>(out.data(), 55), {true, 1}), 0u);
+  EXPECT_EQ(peer::encode(m, peer::Encap::Gre, out, {true, 1}), 56u);
+  EXPECT_EQ(peer::encode(m, peer::Encap::Vxlan, out), 52u);
+  m.nonce = 0;
+  EXPECT_EQ(peer::encode(m, peer::Encap::Vxlan, out), 0u);
+  m.nonce = 1;
+  m.version = 3;
+  EXPECT_EQ(peer::encode(m, peer::Encap::Vxlan, out), 0u);
+  m.version = peer::kVersion;
   m.epoch = 0;
   EXPECT_EQ(peer::encode(m, peer::Encap::Vxlan, out), 0u);
+}
+
+TEST(WirePeerHello, Version1LayoutStillReadAndWritten) {
+  // The previous version's body (28 bytes: seq where version 2 has nonce / echo), as a
+  // version-1 ofld sends it: a HELLO's seq is Msg::nonce, an ACK's answered seq Msg::echo.
+  const Bytes hello = hex("00 00 00 00 00 00 00 00"
+                          "6f 66 6c 64 01 01 00 1c"
+                          "0b 0b 0b 0b 00 00 00 00 00 00 00 05"
+                          "00 00 00 01 ff ff 05 aa");
+  auto p = peer::parse(hello, peer::Encap::Vxlan);
+  ASSERT_EQ(p.verdict, peer::Verdict::Ok);
+  EXPECT_EQ(p.msg.version, 1);
+  EXPECT_EQ(p.msg.type, peer::MsgType::Hello);
+  EXPECT_EQ(p.msg.epoch, 0x0b0b0b0bu);
+  EXPECT_EQ(p.msg.nonce, 5u);
+  EXPECT_EQ(p.msg.caps, peer::kCapIntegrity);
+  EXPECT_TRUE(p.authed.empty());
+  EXPECT_TRUE(p.mac.empty());
+  peer::Msg ack;
+  ack.version = peer::kVersionLegacy;
+  ack.type = peer::MsgType::HelloAck;
+  ack.epoch = 0x1111;
+  ack.peer_epoch = 0x0b0b0b0b;
+  ack.echo = 5;
+  Bytes b(peer::kMaxMsgLen);
+  b.resize(peer::encode(ack, peer::Encap::Gue, b));
+  EXPECT_EQ(b, hex("20 6f 00 00 6f 66 6c 64 01 02 00 1c 00 00 11 11 0b 0b 0b 0b 00 00 00 05"
+                   "00 00 00 00 00 00 00 00"));
+  // A nonce of 0 is fine in version 1 (a seq counts from 1, but the field is not checked).
+}
+
+TEST(WirePeerHello, Version1ParserRejectsVersion2) {
+  // What a version-1 endpoint does with our messages: its parse() checks the version byte
+  // first after the magic ("b[4] != kVersion" → BadVersion): counted as malformed
+  // (`peer_sessions.malformed.bad_version`), ignored, never answered. Replayed here from
+  // the version-1 rules (magic, version 1, type, length >= 28).
+  auto v1_accepts = [](const Bytes& d, std::size_t pl) {
+    if (d.size() < pl + 28) return false;
+    const std::uint8_t* b = d.data() + pl;
+    return b[0] == 0x6f && b[1] == 0x66 && b[2] == 0x6c && b[3] == 0x64 && b[4] == 1 &&
+           (b[5] == 1 || b[5] == 2) && (b[6] << 8 | b[7]) >= 28;
+  };
+  peer::Msg m = sample();
+  EXPECT_FALSE(v1_accepts(encode(m, peer::Encap::Vxlan), 8));
+  m.version = peer::kVersionLegacy;
+  EXPECT_TRUE(v1_accepts(encode(m, peer::Encap::Vxlan), 8));
+}
+
+TEST(WirePeerHello, MacCoversTheFirst44BytesOfTheBody) {
+  // With a signer: flag bit 0, length 76, the MAC at body offset 44 over body bytes 0..43;
+  // the GRE checksum still covers the whole message (RFC 2784 §2.5).
+  Bytes seen;
+  peer::Signer sign = [&](std::span<const std::uint8_t> in, std::span<std::uint8_t> mac) {
+    seen.assign(in.begin(), in.end());
+    for (std::size_t i = 0; i < mac.size(); ++i) mac[i] = std::uint8_t(0xa0 + i);
+  };
+  Bytes b(peer::kMaxMsgLen);
+  b.resize(peer::encode(sample(), peer::Encap::Gre, b, peer::GreOptions{true, 42}, &sign));
+  ASSERT_EQ(b.size(), 12 + peer::kBodyLenMac);
+  EXPECT_EQ(ofld::csum::ip_compute_csum(b.data(), b.size()), 0);
+  EXPECT_EQ(b[12 + 6], 0);
+  EXPECT_EQ(b[12 + 7], 76);
+  EXPECT_EQ(b[12 + 40], peer::kFlagMac);
+  ASSERT_EQ(seen.size(), 44u);
+  EXPECT_EQ(seen, Bytes(b.begin() + 12, b.begin() + 12 + 44));
+  auto p = peer::parse(b, peer::Encap::Gre);
+  ASSERT_EQ(p.verdict, peer::Verdict::Ok);
+  EXPECT_TRUE(p.msg.mac);
+  ASSERT_EQ(p.mac.size(), peer::kMacLen);
+  EXPECT_EQ(p.mac[0], 0xa0);
+  EXPECT_EQ(p.mac[31], 0xa0 + 31);
+  EXPECT_EQ(Bytes(p.authed.begin(), p.authed.end()), seen);
+  // Cut one byte of the MAC: truncated (the length field says 76).
+  Bytes cut(b.begin(), b.end() - 1);
+  EXPECT_NE(peer::parse(cut, peer::Encap::Gre).verdict, peer::Verdict::Ok);
 }

@@ -89,6 +89,10 @@ struct DaemonConfig {
   /// too. Needs the outer checksum both ways (refused otherwise): VXLAN/GUE the outer UDP
   /// checksum, GRE/ip6gre the GRE checksum (`csum`).
   bool integrity = false;
+  /// `peer-key FILE` (TOML `peer-key = "FILE"` in the tunnel table; every mode): the peer
+  /// sessions carry an HMAC-SHA-256 under the key in FILE (read at start; at least 16 bytes,
+  /// trailing whitespace removed) and take no message without a valid one. Empty: none.
+  std::string peer_key;
   /// VXLAN `group ADDR [dev IF]` (iproute2): flood to the underlay multicast group (joined on
   /// IF) besides any remotes; empty = none.
   tunnel::IpAddr group;
