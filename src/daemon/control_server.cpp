@@ -330,8 +330,16 @@ void ControlServer::accept_all() {
       continue;
     }
     c->events = ev.events;
-    clients_.emplace(c->id, std::move(c));
+    const std::uint64_t id = c->id;
+    const int cfd = c->fd;
+    clients_.emplace(id, std::move(c));
     nclients_.store(unsigned(clients_.size()), std::memory_order_relaxed);
+    // Read what it sent already (a client usually writes its request right after connect):
+    // answered or closed now, it is never taken for an idle one when room has to be made.
+    pollfd pf{cfd, POLLIN | POLLRDHUP, 0};
+    if (::poll(&pf, 1, 0) > 0)
+      on_client(id, ((pf.revents & POLLIN) ? EPOLLIN : 0u) | ((pf.revents & POLLHUP) ? EPOLLHUP : 0u) |
+                        ((pf.revents & POLLRDHUP) ? EPOLLRDHUP : 0u) | ((pf.revents & POLLERR) ? EPOLLERR : 0u));
   }
 }
 
@@ -367,7 +375,9 @@ void ControlServer::on_client(std::uint64_t id, std::uint32_t events) {
       return close_client(id);
     }
     if (n == 0) {
-      // end of the request: the line so far ("" = stats)
+      // Gone altogether (EPOLLHUP: both directions shut, i.e. closed): nobody to answer.
+      // Only its sending side shut: the request is what came ("" = stats).
+      if (events & EPOLLHUP) return close_client(id);
       std::string line = std::move(c.in);
       return dispatch(c, std::move(line));
     }
@@ -395,7 +405,7 @@ void ControlServer::dispatch(Client& c, std::string line) {
   c.in.clear();
   c.st = Client::State::Answering;
   c.deadline = mono_ns() + std::uint64_t(lim_.answer_timeout_ms) * 1000000ull;
-  set_events(c, EPOLLRDHUP);  // nothing more to read; a hang-up still shows
+  set_events(c, 0);  // nothing more to read; a hang-up (EPOLLHUP) still shows
   auto r = routes_.find(name);
   if (r == routes_.end()) {
     ++n_.bad_requests;
