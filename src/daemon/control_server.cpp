@@ -67,6 +67,7 @@ struct ControlServer::Client {
   State st = State::Reading;
   std::string in, out;
   std::size_t off = 0;         // bytes of `out` written
+  std::function<bool(std::string&)> more;  // the next pieces of a streamed answer
   std::uint64_t deadline = 0;  // CLOCK_MONOTONIC ns: what happens then depends on st
   std::uint32_t events = 0;
 };
@@ -242,6 +243,15 @@ bool ControlServer::Reply::send(std::string body) {
   ControlServer* s = srv_;
   srv_ = nullptr;
   return s->queue_reply(id_, std::move(body));
+}
+
+bool ControlServer::Reply::stream(std::function<bool(std::string&)> more) {
+  if (!srv_ || !more) return false;
+  ControlServer* s = srv_;
+  srv_ = nullptr;
+  std::string first;
+  const bool cont = more(first);
+  return s->queue_reply(id_, std::move(first), cont ? std::move(more) : nullptr);
 }
 
 void ControlServer::loop() {
@@ -429,7 +439,8 @@ void ControlServer::dispatch(Client& c, std::string line) {
   r->second.h(args, std::move(rep));  // may answer now or later; `c` may be gone after this
 }
 
-bool ControlServer::queue_reply(std::uint64_t id, std::string body) {
+bool ControlServer::queue_reply(std::uint64_t id, std::string body,
+                                std::function<bool(std::string&)> more) {
   auto it = clients_.find(id);
   if (it == clients_.end()) return false;
   Client& c = *it->second;
@@ -437,7 +448,9 @@ bool ControlServer::queue_reply(std::uint64_t id, std::string body) {
   if (buffered_ + body.size() > lim_.max_buffered) {
     ++n_.over_buffer;
     body = err_json("control: busy (replies of " + std::to_string(buffered_) + " bytes not yet read by other clients)");
+    more = nullptr;
   }
+  c.more = std::move(more);
   ++n_.replies;
   buffered_ += body.size();
   c.out = std::move(body);
@@ -449,7 +462,21 @@ bool ControlServer::queue_reply(std::uint64_t id, std::string body) {
 }
 
 void ControlServer::flush(Client& c) {
-  while (c.off < c.out.size()) {
+  // At most a few pieces of a streamed answer per call: a fast reader does not keep the
+  // loop from the other clients (the socket stays writable: EPOLLOUT brings us back).
+  for (int pieces = 0;;) {
+    if (c.off == c.out.size()) {  // written (and so already taken off buffered_)
+      if (!c.more) break;
+      if (++pieces > 4) {
+        set_events(c, EPOLLOUT);
+        return;
+      }
+      c.out.clear();
+      c.off = 0;
+      if (!c.more(c.out)) c.more = nullptr;
+      buffered_ += c.out.size();
+      continue;
+    }
     ssize_t n = ::send(c.fd, c.out.data() + c.off, c.out.size() - c.off, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0) {
       if (errno == EINTR) continue;

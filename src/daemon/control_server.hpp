@@ -91,6 +91,10 @@ class ControlServer {
     Reply() = default;
     /// Queue `body` (one JSON document and a newline) for the client; false if it is gone.
     bool send(std::string body);
+    /// A large answer in pieces: `more(out)` appends the next piece to the (empty) `out`
+    /// each time the client has taken the previous one, and returns false with the last.
+    /// Only one piece is buffered per client; the control thread makes a piece at a time.
+    bool stream(std::function<bool(std::string& out)> more);
     const ControlPeer& peer() const noexcept { return peer_; }
 
    private:
@@ -141,7 +145,8 @@ class ControlServer {
   void accept_all();
   void on_client(std::uint64_t id, std::uint32_t events);
   void dispatch(Client& c, std::string line);
-  bool queue_reply(std::uint64_t id, std::string body);
+  bool queue_reply(std::uint64_t id, std::string body,
+                   std::function<bool(std::string&)> more = nullptr);
   void flush(Client& c);
   void close_client(std::uint64_t id);
   void expire(std::uint64_t now);

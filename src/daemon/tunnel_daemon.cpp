@@ -16,7 +16,9 @@
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
+#include <memory>
 #include <variant>
 
 #include <spdlog/spdlog.h>
@@ -327,41 +329,36 @@ struct TunnelDaemon::Impl {
   }
 
   // `ofld fdb`: the whole table as one JSON document (the layout of SharedFdb::to_json, plus
-  // "vni" and "evpn"), built on the control thread. The one place that reads the FDB for the
-  // control socket. The table's lock is held only while SharedFdb copies its maps out
-  // (entries(), flood_list(), locals()); the text is written from the copies. to_json would
-  // hold the lock, and so stall every worker's lookup, while it built 100,000 JSON objects
-  // (0.5-1.5 s measured on this machine); a snapshot/streaming read side of the FDB would
-  // replace the copies.
-  std::string fdb_reply() const {
-    if (!fdb) return fdb_json().dump() + "\n";  // the error
-    const std::uint64_t now = now_ns();
-    const auto entries = fdb->entries();
-    const auto flood = fdb->flood_list();
-    const bool local = evpn != nullptr;  // local learning is on with EVPN (start_evpn)
-    const auto locals = local ? fdb->locals() : std::map<tunnel::Mac, tunnel::LocalMac>{};
-    auto age = [&](std::uint64_t t) { return now > t ? (now - t) / 1000000ull : 0ull; };
+  // "vni" and "evpn"), streamed to the client in pieces of kFdbPiece entries as it reads
+  // them. The one place that reads the FDB for the control socket. The table's lock is held
+  // only while SharedFdb copies its maps out (entries(), flood_list(), locals()); the text is
+  // written from the copies on the control thread. (to_json would hold the lock, and so
+  // stall every worker's lookup, while it built 100,000 JSON objects: 0.5-1.5 s measured on
+  // this machine.) A snapshot/streaming read side of the FDB would replace the copies.
+  static constexpr std::size_t kFdbPiece = 2048;
+  std::function<bool(std::string&)> fdb_stream() const {
+    struct St {
+      std::map<tunnel::Mac, tunnel::FdbEntry> entries;
+      std::map<tunnel::Mac, tunnel::FdbEntry>::const_iterator it;
+      std::string tail;  // flood list, locals, vni, evpn: written after the entries
+      std::uint64_t now = 0;
+      bool first = true;
+    };
+    auto st = std::make_shared<St>();
+    st->now = now_ns();
+    auto age = [now = st->now](std::uint64_t t) { return now > t ? (now - t) / 1000000ull : 0ull; };
     auto mac = [](std::string& o, const tunnel::Mac& m) {
-      char b[20];
+      char b[24];
       std::snprintf(b, sizeof b, "\"%02x:%02x:%02x:%02x:%02x:%02x\"", m[0], m[1], m[2], m[3], m[4], m[5]);
       o += b;
     };
-    std::string o;
-    o.reserve(96 * entries.size() + 256);
-    o += "{\"entries\":[";
+    st->entries = fdb->entries();
+    st->it = st->entries.begin();
+    const auto flood = fdb->flood_list();
+    const bool local = evpn != nullptr;  // local learning is on with EVPN (start_evpn)
+    std::string& o = st->tail;
+    o = "],\"flood\":[";
     bool first = true;
-    for (const auto& [m, e] : entries) {
-      o += first ? "{\"age_ms\":" : ",{\"age_ms\":";
-      first = false;
-      o += std::to_string(e.is_static ? 0ull : age(e.updated_ns));
-      o += ",\"mac\":";
-      mac(o, m);
-      o += ",\"remote\":\"" + e.remote.to_string() + "\"";
-      if (e.source == tunnel::FdbSource::Evpn) o += ",\"seq\":" + std::to_string(e.seq);
-      o += ",\"source\":\"" + std::string(tunnel::to_string(e.source)) + "\"}";
-    }
-    o += "],\"flood\":[";
-    first = true;
     for (const auto& [r, src] : flood) {
       o += first ? "" : ",";
       first = false;
@@ -371,7 +368,7 @@ struct TunnelDaemon::Impl {
     if (local) {
       o += ",\"local\":[";
       first = true;
-      for (const auto& [m, l] : locals) {
+      for (const auto& [m, l] : fdb->locals()) {
         o += first ? "{\"age_ms\":" : ",{\"age_ms\":";
         first = false;
         o += std::to_string(age(l.updated_ns)) + ",\"mac\":";
@@ -383,7 +380,24 @@ struct TunnelDaemon::Impl {
     o += ",\"vni\":" + std::to_string(cfg.vxlan.vni);
     if (evpn) o += ",\"evpn\":" + evpn->state().dump();
     o += "}\n";
-    return o;
+    return [st, age, mac](std::string& out) {
+      if (st->first) out += "{\"entries\":[";
+      for (std::size_t n = 0; n < kFdbPiece && st->it != st->entries.end(); ++n, ++st->it) {
+        const auto& [m, e] = *st->it;
+        out += st->first ? "{\"age_ms\":" : ",{\"age_ms\":";
+        st->first = false;
+        out += std::to_string(e.is_static ? 0ull : age(e.updated_ns));
+        out += ",\"mac\":";
+        mac(out, m);
+        out += ",\"remote\":\"" + e.remote.to_string() + "\"";
+        if (e.source == tunnel::FdbSource::Evpn) out += ",\"seq\":" + std::to_string(e.seq);
+        out += ",\"source\":\"" + std::string(tunnel::to_string(e.source)) + "\"}";
+      }
+      st->first = false;
+      if (st->it != st->entries.end()) return true;
+      out += st->tail;
+      return false;
+    };
   }
 
   // The requests of the control socket (README "Control socket"). Read: stats, fdb, who.
@@ -395,8 +409,10 @@ struct TunnelDaemon::Impl {
         r.send(stats_from(docs).dump() + "\n");
       });
     });
-    c.handle("fdb", ControlAccess::Read,
-             [this](const std::string&, ControlServer::Reply r) { r.send(fdb_reply()); });
+    c.handle("fdb", ControlAccess::Read, [this](const std::string&, ControlServer::Reply r) {
+      if (!fdb) r.send(fdb_json().dump() + "\n");  // the error: not a VXLAN endpoint
+      else r.stream(fdb_stream());
+    });
     c.handle("log-level", ControlAccess::Owner, [](const std::string& a, ControlServer::Reply r) {
       const auto lv = spdlog::level::from_str(a);
       if (a.empty() || (lv == spdlog::level::off && a != "off")) {

@@ -298,6 +298,24 @@ TEST(TunnelControlSocket, ForwardingAndAnswersWithIdleStalledFloodingAndFdbDumpC
   auto st0 = daemon::query_stats(l.a.ctl);
   ASSERT_TRUE(st0.ok());
   EXPECT_EQ(st0.value()["fdb"]["entries"], kFdbEntries);
+  {  // the streamed FDB document: every configured entry, as configured
+    auto f = daemon::query_control(l.a.ctl, "fdb");
+    ASSERT_TRUE(f.ok()) << f.message();
+    const json& j = f.value();
+    ASSERT_GE(j["entries"].size(), std::size_t(kFdbEntries));  // (+ any learned MAC)
+    int configured = 0;
+    bool first = false, last = false;
+    for (const auto& e : j["entries"]) {
+      if (e.value("source", "") == "static" && e.value("remote", "") == "10.79.0.3") ++configured;
+      first |= e == json{{"mac", "02:ab:00:00:00:00"}, {"remote", "10.79.0.3"}, {"source", "static"}, {"age_ms", 0}};
+      last |= e.value("mac", "") == "02:ab:00:01:86:9f";  // entry 99,999 = 0x01869f
+    }
+    EXPECT_EQ(configured, kFdbEntries);
+    EXPECT_TRUE(first);
+    EXPECT_TRUE(last);
+    EXPECT_EQ(j["vni"], 42);
+    EXPECT_TRUE(j["flood"].is_array());
+  }
   const std::string elog = "/tmp/ofld-ctl-echo-" + std::to_string(::getpid()) + ".log";
   const std::string ilog = "/tmp/ofld-ctl-iperf-" + std::to_string(::getpid()) + ".log";
   pid_t echo = spawn({"ip", "netns", "exec", l.B->name(), "python3", "-c", kEcho}, elog);

@@ -105,6 +105,13 @@ std::unique_ptr<ControlServer> open_server(const std::string& path, ControlLimit
     std::string body = "\"" + std::string(n, 'x') + "\"\n";
     r.send(std::move(body));
   });
+  s->handle("pieces", ControlAccess::Read, [](const std::string& a, ControlServer::Reply r) {
+    auto left = std::make_shared<int>(std::stoi(a));  // pieces of 100,000 bytes: '0'..'9'
+    r.stream([left](std::string& out) {
+      out.append(100000, char('0' + *left % 10));
+      return --*left > 0;
+    });
+  });
   s->handle("set", ControlAccess::Owner,
             [](const std::string&, ControlServer::Reply r) { r.send("{\"ok\":true}\n"); });
   return s;
@@ -224,6 +231,33 @@ TEST(ControlServer, LargeReplyIsStreamedWhole) {
   EXPECT_EQ(got.front(), '"');
   EXPECT_EQ(got.substr(got.size() - 2), "\"\n");
   EXPECT_EQ(got.find_first_not_of('x', 1), got.size() - 2);
+}
+
+TEST(ControlServer, StreamedReplyComesWholeAndInOrderWhileOthersAreServed) {
+  TmpDir t;
+  ControlLimits lim;
+  lim.max_buffered = 1 << 20;  // one piece at a time: 30 pieces of 100 kB never exceed it
+  auto s = open_server(t.path("a.sock"), lim);
+  ASSERT_TRUE(s);
+  s->start();
+  int c = connect_to(s->path());
+  ASSERT_GE(c, 0);
+  ASSERT_EQ(::send(c, "pieces 30\n", 10, MSG_NOSIGNAL), 10);
+  std::string got;
+  char b[4096];
+  ssize_t n = ::read(c, b, sizeof b);
+  ASSERT_GT(n, 0);
+  got.append(b, std::size_t(n));
+  EXPECT_EQ(ask(s->path(), "stats"), "{\"tx\":1}\n");  // served while the stream waits
+  auto [rest, eof] = read_all(c, 10000);
+  ::close(c);
+  EXPECT_TRUE(eof);
+  got += rest;
+  ASSERT_EQ(got.size(), 30u * 100000u);
+  for (int p = 0; p < 30; ++p)  // piece p carries the digit (30 - p) % 10
+    EXPECT_EQ(got.find_first_not_of(char('0' + (30 - p) % 10), std::size_t(p) * 100000),
+              p == 29 ? std::string::npos : std::size_t(p + 1) * 100000) << p;
+  EXPECT_EQ(s->counters().over_buffer, 0u);
 }
 
 TEST(ControlServer, ReplyOverTheBufferBoundIsRefusedWithAnError) {
