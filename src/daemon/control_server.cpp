@@ -33,7 +33,10 @@ std::uint64_t mono_ns() {
   return std::uint64_t(ts.tv_sec) * 1000000000ull + std::uint64_t(ts.tv_nsec);
 }
 
-std::string err_json(const std::string& msg) { return json{{"error", msg}}.dump() + "\n"; }
+// The request's bytes may be anything (not UTF-8): replaced, never an exception.
+std::string err_json(const std::string& msg) {
+  return json{{"error", msg}}.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+}
 
 bool fill_addr(const std::string& path, sockaddr_un& sa) {
   sa = {};

@@ -138,7 +138,12 @@ TEST(ControlServer, AnswersRequestsWhoAndUnknown) {
   EXPECT_EQ(who["pid"], long(::getpid()));
   auto e = json::parse(ask(s->path(), "nosuch"));
   EXPECT_NE(e["error"].get<std::string>().find("unknown request 'nosuch'"), std::string::npos);
-  EXPECT_EQ(s->counters().bad_requests, 1u);
+  // a request that is not UTF-8: an error document, not an exception on the control thread
+  auto bin = json::parse(ask(s->path(), "\xff\xfe\x80 x"), nullptr, false);
+  ASSERT_TRUE(bin.is_object());
+  EXPECT_TRUE(bin.contains("error"));
+  EXPECT_EQ(s->counters().bad_requests, 2u);
+  EXPECT_EQ(ask(s->path(), "stats"), "{\"tx\":1}\n");
 }
 
 TEST(ControlServer, IdleClientIsClosedAfterRequestTimeoutOthersServedMeanwhile) {
