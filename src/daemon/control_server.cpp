@@ -15,6 +15,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <exception>
 
 #include <spdlog/spdlog.h>
 
@@ -439,7 +440,13 @@ void ControlServer::dispatch(Client& c, std::string line) {
   rep.srv_ = this;
   rep.id_ = c.id;
   rep.peer_ = c.peer;
-  r->second.h(args, std::move(rep));  // may answer now or later; `c` may be gone after this
+  const std::uint64_t id = c.id;
+  try {
+    r->second.h(args, std::move(rep));  // may answer now or later; `c` may be gone after this
+  } catch (const std::exception& e) {  // a handler's failure is this client's error, not the loop's
+    spdlog::warn("control: '{}': {}", name, e.what());
+    queue_reply(id, err_json("control: " + name + ": " + e.what()));
+  }
 }
 
 bool ControlServer::queue_reply(std::uint64_t id, std::string body,
@@ -476,7 +483,12 @@ void ControlServer::flush(Client& c) {
       }
       c.out.clear();
       c.off = 0;
-      if (!c.more(c.out)) c.more = nullptr;
+      try {
+        if (!c.more(c.out)) c.more = nullptr;
+      } catch (const std::exception& e) {  // the answer cannot be finished: cut it off
+        spdlog::warn("control: streamed answer: {}", e.what());
+        return close_client(c.id);
+      }
       buffered_ += c.out.size();
       continue;
     }
