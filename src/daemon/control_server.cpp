@@ -258,6 +258,14 @@ bool ControlServer::Reply::stream(std::function<bool(std::string&)> more) {
   return s->queue_reply(id_, std::move(first), cont ? std::move(more) : nullptr);
 }
 
+void ControlServer::guarded(const char* what, const std::function<void()>& f) noexcept {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    spdlog::warn("control: {}: {}", what, e.what());
+  }
+}
+
 void ControlServer::loop() {
   epoll_event evs[32];
   while (!stop_) {
@@ -283,13 +291,13 @@ void ControlServer::loop() {
         }
       } else if (key < 16) {
         const auto w = key - kWatchKey0;
-        if (w < watches_.size()) watches_[w].second();
+        if (w < watches_.size()) guarded("watch", watches_[w].second);
       } else {
         on_client(key, evs[i].events);
       }
     }
     if (wake_at_ && mono_ns() >= wake_at_) wake_at_ = 0;
-    if (tick_) tick_();
+    if (tick_) guarded("tick", tick_);
     expire(mono_ns());
   }
 }

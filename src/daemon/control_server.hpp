@@ -142,6 +142,7 @@ class ControlServer {
   };
   ControlServer() = default;
   void loop();
+  static void guarded(const char* what, const std::function<void()>& f) noexcept;
   void accept_all();
   void on_client(std::uint64_t id, std::uint32_t events);
   void dispatch(Client& c, std::string line);
