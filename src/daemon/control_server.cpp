@@ -534,10 +534,10 @@ void ControlServer::expire(std::uint64_t now) {
     if (now >= c->deadline) late.push_back(id);
   for (auto id : late) {
     const auto st = clients_.at(id)->st;
+    close_client(id);  // then counted: a reader that sees the count sees the client gone
     if (st == Client::State::Reading) ++n_.closed_idle;
     else if (st == Client::State::Writing) ++n_.closed_stalled;
     else ++n_.closed_unanswered;
-    close_client(id);
   }
 }
 
