@@ -391,7 +391,9 @@ TEST(TunnelControlSocket, ForwardingAndAnswersWithIdleStalledFloodingAndFdbDumpC
   EXPECT_EQ(fdb_bad, 0);
   // Generous: a loaded 2-core machine shows tens of ms of scheduling noise; the old control
   // path stalled forwarding for as long as a client did not read (seconds, unbounded).
-  if (!kSanitized) EXPECT_LT(*std::max_element(load_max.begin(), load_max.end()), 500.0);
+  if (!kSanitized) {
+    EXPECT_LT(*std::max_element(load_max.begin(), load_max.end()), 500.0);
+  }
   auto st = daemon::query_stats(l.a.ctl);
   ASSERT_TRUE(st.ok());
   std::printf("[ctl] A control counters: %s\n", st.value()["control"].dump().c_str());
