@@ -167,6 +167,8 @@ TEST(ControlServer, IdleClientIsClosedAfterRequestTimeoutOthersServedMeanwhile) 
   EXPECT_GE(waited, std::chrono::milliseconds(1400));
   EXPECT_LT(waited, std::chrono::milliseconds(5000));
   ::close(idle);
+  for (int i = 0; i < 100 && s->counters().closed_idle == 0; ++i)  // counted just after the close
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_EQ(s->counters().closed_idle, 1u);
 }
 
