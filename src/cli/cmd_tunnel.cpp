@@ -13,7 +13,7 @@ namespace {
 
 struct TunnelArgs {
   std::optional<std::string> dev;  // given, even empty, overrides the configuration's
-  std::string config, address, control, queues;
+  std::string config, address, control, control_group, queues;
   bool no_offload = false, no_gro = false, verbose = false;
   std::vector<std::string> words;
 };
@@ -44,6 +44,7 @@ int run_tunnel(const TunnelArgs& a) {
   if (a.dev) opts.push_back({"dev", {*a.dev}});
   if (!a.address.empty()) opts.push_back({"address", {a.address}});
   if (!a.control.empty()) opts.push_back({"control", {a.control}});
+  if (!a.control_group.empty()) opts.push_back({"control-group", {a.control_group}});
   if (a.no_offload) opts.push_back({"no-offload", {}});
   if (a.no_gro) opts.push_back({"no-gro", {}});
   if (!a.queues.empty()) opts.push_back({"queues", {a.queues}});
@@ -74,6 +75,8 @@ ofld::cli::Registrar reg([](CLI::App& root) {
   t->add_option("--config", a->config, "TOML configuration file");
   t->add_option("--address", a->address, "CIDR address to assign to the TAP");
   t->add_option("--control", a->control, "control socket path (default /run/ofld/DEV.sock)");
+  t->add_option("--control-group", a->control_group,
+                "group of the control socket (mode 0660): its members may read stats and the FDB");
   t->add_flag("--no-offload", a->no_offload,
               "no TAP vnet header/TSO, no UDP_SEGMENT/UDP_GRO: one datagram per packet");
   t->add_flag("--no-gro", a->no_gro, "no GRO after decapsulation");

@@ -187,6 +187,9 @@ const std::vector<Setting>& settings() {
        SET(if (auto e = check_address(v[0])) return e; c.cfg.address = v[0])},
       {"control", {}, nullptr, Arity::One, Value::Str, kTop, {"control"},
        SET(if (v[0].empty()) return std::string("control: expected a path"); c.cfg.control = v[0])},
+      {"control-group", {}, nullptr, Arity::One, Value::Str, kTop, {"control-group"},
+       SET(if (v[0].empty()) return std::string("control-group: expected a group name");
+           c.cfg.control_group = v[0])},
       {"queues", {}, nullptr, Arity::One, Value::Int, kTop, {"queues"},
        SET(auto q = parse_queues(v[0]); if (auto* e = std::get_if<std::string>(&q)) return *e;
            c.cfg.queues = std::get<unsigned>(q))},

@@ -1,18 +1,18 @@
 // The worker skeleton of the tunnel daemon (tunnel_daemon.cpp, every mode):
 // per-queue workers, each with its own epoll set and a wake eventfd;
-// worker 0 runs in the thread that calls run() and also serves SIGINT/SIGTERM (signalfd)
-// and the control socket; stop wakes every worker and joins them. Wiring only — the packet
-// work is in the workers' handlers, which call into src/tunnel.
+// worker 0 runs in the thread that calls run() and also serves SIGINT/SIGTERM (signalfd).
+// The control socket is served by its own thread (ControlServer), never by a worker: stats
+// come from snapshots each worker builds of its own counters when the control thread asks
+// (an atomic flag checked once per loop iteration; no lock on the packet path). stop wakes
+// every worker and joins them. Wiring only — the packet work is in the workers' handlers,
+// which call into src/tunnel.
 #pragma once
 
 #include <signal.h>
-#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -30,6 +30,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "control_server.hpp"
 #include "ofld/io/vnet_writer.hpp"
 
 namespace ofld::daemon::detail {
@@ -46,28 +47,36 @@ inline void json_sum(nlohmann::json& a, const nlohmann::json& b) {
   }
 }
 
+/// One worker's counters document (W::stats()) and its queue index; `stale` when the worker
+/// did not publish a fresh snapshot in time (the document is then its previous one, or null).
+struct WorkerDoc {
+  unsigned idx = 0;
+  std::shared_ptr<const nlohmann::json> doc;
+  bool stale = false;
+};
+
 /// The daemon's stats document: `head` (device, mode, queue count), then the workers'
-/// counters summed (json_sum, each read under its worker's lock), then, with more than one
-/// worker, "per_queue": each queue's tx, rx and drops_total. `extra` adds the daemon's own
-/// fields before per_queue. W: a worker with `mu`, `idx` and `stats()`.
-template <class W, class F>
-nlohmann::json workers_stats(const std::vector<std::unique_ptr<W>>& workers, nlohmann::json head,
-                             F&& extra) {
-  nlohmann::json sum = nlohmann::json::object(), per = nlohmann::json::array();
-  for (const auto& w : workers) {
-    nlohmann::json j;
-    {
-      std::lock_guard g(w->mu);
-      j = w->stats();
-    }
+/// counters summed (json_sum), then, with more than one worker, "per_queue": each queue's tx,
+/// rx and drops_total. `extra` adds the daemon's own fields before per_queue; "stale_queues"
+/// lists queues whose worker did not answer the snapshot in time.
+template <class F>
+nlohmann::json workers_stats(const std::vector<WorkerDoc>& docs, nlohmann::json head, F&& extra) {
+  nlohmann::json sum = nlohmann::json::object(), per = nlohmann::json::array(),
+                 stale = nlohmann::json::array();
+  for (const auto& d : docs) {
+    if (d.stale) stale.push_back(d.idx);
+    if (!d.doc) continue;
+    const nlohmann::json& j = *d.doc;
     json_sum(sum, j);
-    if (workers.size() > 1)
-      per.push_back(nlohmann::json{{"queue", w->idx}, {"tx", j["tx"]}, {"rx", j["rx"]},
-                                   {"drops_total", j["drops_total"]}});
+    if (docs.size() > 1)
+      per.push_back(nlohmann::json{{"queue", d.idx}, {"tx", j.value("tx", nlohmann::json())},
+                                   {"rx", j.value("rx", nlohmann::json())},
+                                   {"drops_total", j.value("drops_total", nlohmann::json())}});
   }
   for (auto it = sum.begin(); it != sum.end(); ++it) head[it.key()] = it.value();
   extra(head);
-  if (workers.size() > 1) head["per_queue"] = std::move(per);
+  if (!stale.empty()) head["stale_queues"] = std::move(stale);
+  if (docs.size() > 1) head["per_queue"] = std::move(per);
   return head;
 }
 
@@ -92,8 +101,13 @@ inline nlohmann::json writer_stats(const io::VnetWriter& w) {
 struct WorkerBase {
   unsigned idx = 0;
   int ep = -1, wake = -1;
-  std::mutex mu;  ///< held while the worker touches its state; stats readers take it too
   std::thread th;
+  // ---- the stats snapshot: asked for by the control thread (snap_want, then a wake), built
+  // by the worker itself between two batches (W::stats()) and published in `snap`.
+  std::atomic<bool> snap_want{false};
+  std::mutex snap_mu;  ///< guards `snap` only: the worker takes it once per published snapshot
+  std::shared_ptr<const nlohmann::json> snap;
+  std::atomic<std::uint64_t> snap_gen{0};  ///< snapshots published so far
   WorkerBase() = default;
   WorkerBase(const WorkerBase&) = delete;
   WorkerBase& operator=(const WorkerBase&) = delete;
@@ -121,14 +135,24 @@ struct WorkerBase {
   }
 };
 
-/// The workers of one endpoint, the control socket and the signals.
+inline std::uint64_t mono_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return std::uint64_t(ts.tv_sec) * 1000000000ull + std::uint64_t(ts.tv_nsec);
+}
+
+/// The workers of one endpoint, the control server and the signals.
 template <class W>
 class WorkerSet {
  public:
   std::vector<std::unique_ptr<W>> workers;  ///< [0] = the device's first queue
-  std::function<std::string()> stats_text;  ///< what the control socket answers
-  /// The answer to a request line (e.g. "fdb"); "" = unknown request (then the stats).
-  std::function<std::string(const std::string&)> request_text;
+  std::unique_ptr<ControlServer> ctl;        ///< the control socket (its own thread during run())
+  /// Called on the control thread with every worker's latest document.
+  using SnapshotDone = std::function<void(const std::vector<WorkerDoc>&)>;
+  /// A request is answered from a snapshot taken after it arrived; rounds start at most every
+  /// kMinRoundGapNs (a flood of stats requests costs each worker at most 100 builds a
+  /// second), and a worker that has not published within kRoundTimeoutNs is reported stale.
+  static constexpr std::uint64_t kMinRoundGapNs = 10'000'000, kRoundTimeoutNs = 500'000'000;
 
   WorkerSet() = default;
   WorkerSet(const WorkerSet&) = delete;
@@ -136,41 +160,51 @@ class WorkerSet {
   ~WorkerSet() {
     stop_all();
     join();
+    ctl.reset();      // stops the control thread, unlinks the socket if it is still ours
     workers.clear();  // closes the device queues: the kernel deletes a non-persistent TAP/TUN
-    if (ctl_ >= 0) {
-      ::close(ctl_);
-      ::unlink(path_.c_str());
-    }
     if (sig_ >= 0) ::close(sig_);
+    if (snap_ev_ >= 0) ::close(snap_ev_);
   }
 
-  /// Listen on the control socket `path` and turn SIGINT/SIGTERM into a signalfd, both
-  /// watched by worker 0 (call after open_events of worker 0 and before run(): the worker
-  /// threads inherit the blocked mask). Error text or "".
-  std::string open_control(const std::string& path) {
-    path_ = path;
-    ::mkdir("/run/ofld", 0755);
-    ctl_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    sockaddr_un sa{};
-    sa.sun_family = AF_UNIX;
-    if (path.size() >= sizeof sa.sun_path) return "control: path too long";
-    std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
-    ::unlink(path.c_str());
-    if (::bind(ctl_, reinterpret_cast<sockaddr*>(&sa), sizeof sa) < 0 || ::listen(ctl_, 8) < 0)
-      return "control socket " + path + ": " + std::strerror(errno);
+  /// Own the control socket (ControlServer::open: refused when a live endpoint holds the
+  /// path) and turn SIGINT/SIGTERM into a signalfd watched by worker 0 (call after
+  /// open_events of worker 0 and before run(): the worker threads inherit the blocked mask).
+  /// Error text or "".
+  std::string open_control(ControlSocketOptions opts) {
+    auto c = ControlServer::open(std::move(opts));
+    if (!c.ok()) return c.message();
+    ctl = std::move(c.value());
+    snap_ev_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (snap_ev_ < 0) return std::string("eventfd: ") + std::strerror(errno);
+    ctl->watch(snap_ev_, [this] {
+      std::uint64_t v;
+      if (::read(snap_ev_, &v, sizeof v) < 0) {
+        // drained already
+      }
+      pump();
+    });
+    ctl->on_tick([this] { pump(); });
     sigset_t ss;
     sigemptyset(&ss);
     sigaddset(&ss, SIGINT);
     sigaddset(&ss, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &ss, nullptr);
     sig_ = ::signalfd(-1, &ss, SFD_CLOEXEC | SFD_NONBLOCK);
-    for (int fd : {ctl_, sig_})
-      if (auto e = workers[0]->watch(fd); !e.empty()) return e;
-    return "";
+    if (sig_ < 0) return std::string("signalfd: ") + std::strerror(errno);
+    return workers[0]->watch(sig_);
   }
 
-  /// Run every worker until SIGINT/SIGTERM or stop_all(); 0, or 1 after a fatal I/O error.
+  /// Control thread only: call `done` with the workers' documents of a snapshot round that
+  /// starts after this call.
+  void snapshot(SnapshotDone done) {
+    next_.push_back(std::move(done));
+    pump();
+  }
+
+  /// Run every worker (and the control thread) until SIGINT/SIGTERM or stop_all(); 0, or 1
+  /// after a fatal I/O error.
   int run() {
+    if (ctl) ctl->start();
     for (std::size_t i = 1; i < workers.size(); ++i) {
       W* w = workers[i].get();
       w->th = std::thread([this, w] { loop(*w); });
@@ -178,6 +212,7 @@ class WorkerSet {
     loop(*workers[0]);
     stop_all();
     join();
+    if (ctl) ctl->stop();
     return rc_;
   }
 
@@ -196,31 +231,67 @@ class WorkerSet {
       if (w->th.joinable()) w->th.join();
   }
 
-  void serve_control() {
-    int c = ::accept4(ctl_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (c < 0) return;
-    // A client may send one request line ("fdb\n") or nothing (shut its side: the stats).
-    // A client that neither sends nor shuts gets the stats after 100 ms.
-    std::string req;
-    for (;;) {
-      pollfd pf{c, POLLIN, 0};
-      if (::poll(&pf, 1, 100) <= 0) break;
-      char b[256];
-      ssize_t n = ::read(c, b, sizeof b);
-      if (n <= 0) break;
-      req.append(b, std::size_t(n));
-      if (req.find('\n') != std::string::npos || req.size() > 1024) break;
+  // Worker thread: build and publish this worker's document (between two batches).
+  void publish(W& w) {
+    w.snap_want.store(false, std::memory_order_relaxed);
+    auto doc = std::make_shared<const nlohmann::json>(w.stats());
+    {
+      std::lock_guard g(w.snap_mu);
+      w.snap = std::move(doc);
     }
-    if (auto nl = req.find('\n'); nl != std::string::npos) req.resize(nl);
-    std::string s = !req.empty() && request_text ? request_text(req) : std::string();
-    if (s.empty()) s = stats_text ? stats_text() : std::string("{}\n");
-    std::size_t off = 0;
-    while (off < s.size()) {
-      ssize_t n = ::write(c, s.data() + off, s.size() - off);
-      if (n <= 0) break;
-      off += std::size_t(n);
+    w.snap_gen.fetch_add(1, std::memory_order_release);
+    std::uint64_t one = 1;
+    if (::write(snap_ev_, &one, sizeof one) < 0) {
+      // the control thread also polls the round on its tick
     }
-    ::close(c);
+  }
+
+  // Control thread: finish the round in flight when every worker has published (or it timed
+  // out), then start the next one if requests wait and the gap allows.
+  void pump() {
+    const std::uint64_t now = mono_ns();
+    if (in_round_) {
+      bool all = true;
+      for (std::size_t i = 0; i < workers.size(); ++i)
+        if (workers[i]->snap_gen.load(std::memory_order_acquire) == gen0_[i]) all = false;
+      if (!all && now - round_t0_ < kRoundTimeoutNs) {
+        ctl->wake_at(round_t0_ + kRoundTimeoutNs);
+        return;
+      }
+      std::vector<WorkerDoc> docs;
+      for (std::size_t i = 0; i < workers.size(); ++i) {
+        W& w = *workers[i];
+        WorkerDoc d;
+        d.idx = w.idx;
+        d.stale = w.snap_gen.load(std::memory_order_acquire) == gen0_[i];
+        std::lock_guard g(w.snap_mu);
+        d.doc = w.snap;
+        docs.push_back(std::move(d));
+      }
+      auto round = std::move(round_);
+      round_.clear();
+      in_round_ = false;
+      for (auto& f : round) f(docs);
+    }
+    if (next_.empty()) return;
+    if (last_t0_ && now - last_t0_ < kMinRoundGapNs) {
+      ctl->wake_at(last_t0_ + kMinRoundGapNs);
+      return;
+    }
+    round_ = std::move(next_);
+    next_.clear();
+    gen0_.resize(workers.size());
+    std::uint64_t one = 1;
+    for (std::size_t i = 0; i < workers.size(); ++i) {
+      gen0_[i] = workers[i]->snap_gen.load(std::memory_order_acquire);
+      workers[i]->snap_want.store(true, std::memory_order_release);
+      if (::write(workers[i]->wake, &one, sizeof one) < 0) {
+        // already woken
+      }
+    }
+    in_round_ = true;
+    round_t0_ = last_t0_ = now;
+    ctl->wake_at(now + kRoundTimeoutNs);
   }
 
   void loop(W& w) {
@@ -242,20 +313,28 @@ class WorkerSet {
           if (::read(sig_, &si, sizeof si) > 0)
             spdlog::info("signal {}: shutting down", int(si.ssi_signo));
           stop_all();
-        } else if (main && fd == ctl_) {
-          serve_control();
-        } else if (fd != w.wake) {
+        } else if (fd == w.wake) {
+          std::uint64_t v;
+          if (::read(w.wake, &v, sizeof v) < 0) {
+            // drained by an earlier wake-up
+          }
+        } else {
           w.handle(fd);
         }
       }
       if (main) w.tick();
+      if (w.snap_want.load(std::memory_order_acquire)) publish(w);
     }
   }
 
-  int sig_ = -1, ctl_ = -1;
-  std::string path_;
+  int sig_ = -1, snap_ev_ = -1;
   std::atomic<bool> stop_{false};
   std::atomic<int> rc_{0};
+  // snapshot rounds (control thread only)
+  std::vector<SnapshotDone> next_, round_;
+  std::vector<std::uint64_t> gen0_;
+  bool in_round_ = false;
+  std::uint64_t round_t0_ = 0, last_t0_ = 0;
 };
 
 }  // namespace ofld::daemon::detail

@@ -76,6 +76,7 @@ struct DaemonConfig {
   std::string dev = "ofld0";      ///< TAP name
   std::string address;            ///< optional CIDR assigned to the TAP (ip addr add)
   std::string control;            ///< control socket path; empty → default_control_path(dev)
+  std::string control_group;      ///< group of the control socket (mode 0660); empty → the process's
   bool offload = true;            ///< TAP vnet hdr + TUNSETOFFLOAD, UDP_SEGMENT, UDP_GRO
   bool gro = true;                ///< GRO after decapsulation
   /// TAP/TUN queues (IFF_MULTI_QUEUE when > 1), one worker thread with its own UDP socket

@@ -1,7 +1,8 @@
 // ofld/daemon/tunnel_daemon.hpp — the `ofld tunnel` endpoint process, every mode: a device
 // (TAP for VXLAN, TUN for GUE, GRE and ip6gre) and the underlay sockets (UDP for VXLAN and
 // GUE, raw IP protocol 47 for GRE) joined by the mode's data path, in one epoll loop per
-// queue, with a control socket for stats (`ofld stats`). With DaemonConfig::queues = N > 1: an
+// queue, with a control socket for stats (`ofld stats`) served by a thread of its own (never
+// a data-path worker; README "Control socket: who may do what"). With DaemonConfig::queues = N > 1: an
 // IFF_MULTI_QUEUE device with N queue fds and N workers (worker 0 in the thread calling run(),
 // the others in their own threads), each with its own epoll set, sockets (UDP: SO_REUSEPORT
 // group on the local port; GRE: only worker 0's raw socket receives), data path and buffers;
@@ -12,7 +13,8 @@
 // TUNSETOFFLOAD CSUM|TSO4|TSO6|TSO_ECN[|USO4|USO6 on a TAP], best accepted subset, one log
 // line), set its MTU (configured, else 1500 − encapsulation overhead) and bring it up,
 // optionally assign an address; open the sockets (UDP_SEGMENT / UDP_GRO probes); listen on the
-// control socket. SIGINT/SIGTERM (signalfd) end the loop; the destructor closes the device (the
+// control socket (refused when a live endpoint answers on its path; mode 0660, group
+// DaemonConfig::control_group). SIGINT/SIGTERM (signalfd) end the loop; the destructor closes the device (the
 // kernel deletes a non-persistent TAP/TUN) and unlinks the control socket.
 #pragma once
 
@@ -35,7 +37,9 @@ class TunnelDaemon {
   /// Run until SIGINT/SIGTERM or request_stop(). Returns 0, or 1 after a fatal I/O error.
   int run();
   void request_stop() noexcept;
-  /// Counters, drops by reason, GSO/GRO engine numbers, socket and TAP features.
+  /// Counters, drops by reason, GSO/GRO engine numbers, socket and TAP features. Reads the
+  /// workers' state directly: call it before or after run(), not while it runs (then ask the
+  /// control socket, query_stats, which answers from the workers' published snapshots).
   nlohmann::json stats_json() const;
   /// The device's name (TAP or TUN).
   const std::string& tap_name() const noexcept;
@@ -51,7 +55,10 @@ class TunnelDaemon {
 io::Result<nlohmann::json> query_stats(const std::string& control_path);
 /// Send `request` (one line, e.g. "fdb") on the control socket and parse the JSON answer.
 /// The daemon answers "fdb" with tunnel::SharedFdb::to_json plus "vni" and "evpn" (the
-/// BGP client's state, when configured); an error for a non-VXLAN endpoint.
+/// BGP client's state, when configured); an error for a non-VXLAN endpoint. Other requests:
+/// "stats", "who" (the endpoint's dev, mode, pid, uid), "log-level LEVEL" (owner or root).
+/// A refused or unknown request is answered {"error": "..."} (still ok() here). Waits at
+/// most 30 s for the answer.
 io::Result<nlohmann::json> query_control(const std::string& control_path, const std::string& request);
 
 }  // namespace ofld::daemon
