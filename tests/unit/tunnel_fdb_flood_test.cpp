@@ -157,9 +157,10 @@ TEST(TunnelFdbConfig, WordsAndTomlSetTheBounds) {
                                               bad);
   ASSERT_TRUE(err);
   EXPECT_NE(err->find("learning-from"), std::string::npos) << *err;
+  DaemonConfig bad2;
   err = ofld::daemon::parse_tunnel_words({"vxlan", "id", "1", "local", "10.0.0.1", "remote", "10.0.0.2",
                                           "maxaddress", "-1"},
-                                         bad);
+                                         bad2);
   ASSERT_TRUE(err);
   EXPECT_NE(err->find("maxaddress"), std::string::npos) << *err;
 }
