@@ -78,7 +78,9 @@ struct FdbLimits {
   static constexpr std::uint32_t kDefaultLocalMax = 4096;
   std::uint32_t maxaddress = kDefaultMaxAddress;  ///< learned entries (`maxaddress`)
   std::uint32_t per_remote = 0;                   ///< learned entries at one remote (`maxaddress-per-remote`)
-  LearnFrom from = LearnFrom::Auto;               ///< `learning-from`
+  /// `learning-from`. (An Fdb / SharedFdb learns from any source until set_limits, as the
+  /// kernel's vxlan_snoop; an Endpoint sets its VxlanConfig's limits, Auto by default.)
+  LearnFrom from = LearnFrom::Auto;
   std::uint32_t local_max = kDefaultLocalMax;     ///< local MACs (`local-maxaddress`)
 };
 
@@ -247,7 +249,8 @@ class Fdb {
   /// learn_local() with the outcome: past FdbLimits::local_max a new local MAC is refused
   /// (counted in refusals().local_max).
   LocalResult learn_local_ex(const Mac& src, std::uint64_t now_ns);
-  /// The local MACs: a snapshot built by this call (O(n)), valid until the next call.
+  /// The local MACs: a snapshot brought up to date by this call (O(n log n)); references
+  /// into it stay valid while their MAC stays.
   const std::map<Mac, LocalMac>& locals() const;
 
   /// Destinations for inner destination MAC `dst`. An expired dynamic entry counts as
@@ -261,8 +264,8 @@ class Fdb {
   /// Learned entries in this table.
   std::size_t learned_count() const noexcept { return n_learned_; }
   std::size_t local_count() const noexcept { return locals_.size(); }
-  /// The entries: a snapshot built by this call (O(n)), valid until the next call (tests,
-  /// tools; the data path never builds it).
+  /// The entries: a snapshot brought up to date by this call (O(n log n); tests, tools —
+  /// the data path never builds it); references into it stay valid while their MAC stays.
   const std::map<Mac, FdbEntry>& entries() const;
   /// f(const Mac&, const FdbEntry&) for every entry, table order.
   template <class F>
