@@ -87,6 +87,7 @@ ofld::cli::Registrar reg([](CLI::App& root) {
                 "vxlan id VNI local ADDR remote ADDR [remote ADDR..] [dstport N] [srcport MIN MAX] "
                 "[udpcsum|noudpcsum] [udp6zerocsumtx] [udp6zerocsumrx] [remcsumtx] [remcsumrx] "
                 "[remcsum-nopartial] [ttl N] [tos N|inherit] [mtu N] [ageing S] [nolearning] [fdb MAC ADDR] "
+                "[maxaddress N] [maxaddress-per-remote N] [learning-from remotes|any] [local-maxaddress N] "
                 "[group ADDR [dev IF]] [evpn] [evpn-server HOST:PORT]\n"
                 "gue local ADDR remote ADDR port P [udpcsum|noudpcsum] [udp6zerocsumtx] "
                 "[udp6zerocsumrx] [remcsumtx] [remcsumrx] [remcsum-nopartial] [ttl N] [tos N] [mtu N]\n"

@@ -265,6 +265,22 @@ const std::vector<Setting>& settings() {
            c.cfg.vxlan.ageing_s = std::uint32_t(n))},
       {"learning", {}, "nolearning", Arity::Flag, Value::Any, kVx, {"learning"},
        SET(c.cfg.vxlan.learning = on)},
+      // bounded learning (docs/fdb.md): `maxaddress N` (iproute2; 0 = unbounded), per remote,
+      // which sources may teach entries, MACs behind our own TAP (advertised by EVPN)
+      {"maxaddress", {}, nullptr, Arity::One, Value::Any, kVx, {"maxaddress"},
+       SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 0, 16777216, n)) return e;
+           c.cfg.vxlan.fdb_limits.maxaddress = std::uint32_t(n))},
+      {"maxaddress-per-remote", {"maxaddress_per_remote"}, nullptr, Arity::One, Value::Any, kVx,
+       {"maxaddress-per-remote"},
+       SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 0, 16777216, n)) return e;
+           c.cfg.vxlan.fdb_limits.per_remote = std::uint32_t(n))},
+      {"learning-from", {"learning_from"}, nullptr, Arity::One, Value::Str, kVx, {"learning-from"},
+       SET(if (v[0] == "remotes") c.cfg.vxlan.fdb_limits.from = tunnel::LearnFrom::Remotes;
+           else if (v[0] == "any") c.cfg.vxlan.fdb_limits.from = tunnel::LearnFrom::Any;
+           else return "learning-from: '" + v[0] + "' is not 'remotes' or 'any'")},
+      {"local-maxaddress", {"local_maxaddress"}, nullptr, Arity::One, Value::Any, kVx, {"local-maxaddress"},
+       SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 0, 16777216, n)) return e;
+           c.cfg.vxlan.fdb_limits.local_max = std::uint32_t(n))},
       // issue 15: integrity mode (inner checksums elided toward peers that have it too)
       {"integrity", {}, nullptr, Arity::Flag, Value::Any, kVx | kL3, {"integrity"}, SET(c.cfg.integrity = on)},
       // peer sessions authenticated with a pre-shared key (HMAC-SHA-256; docs/peer-protocol.md)

@@ -20,6 +20,8 @@
 // route is advertised again and the table read again.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -28,6 +30,31 @@
 #include "ofld/tunnel/fdb.hpp"
 
 namespace ofld::daemon {
+
+/// Token bucket for new type-2 advertisements (a local MAC not yet advertised, or advertised
+/// with another sequence number): `per_s` a second on average, `burst` at once. What it
+/// postpones is advertised at a later sync (counted: "advertise_deferred" in state()).
+/// Times are monotonic nanoseconds.
+class AdvertiseLimiter {
+ public:
+  AdvertiseLimiter(std::uint32_t per_s, std::uint32_t burst) noexcept
+      : per_s_(per_s), burst_(burst), tokens_(double(burst)) {}
+  /// True (and one token spent) when one more advertisement may go out at `now_ns`.
+  bool take(std::uint64_t now_ns) noexcept {
+    if (now_ns > last_ns_) {
+      tokens_ = std::min(double(burst_), tokens_ + double(now_ns - last_ns_) * per_s_ / 1e9);
+      last_ns_ = now_ns;
+    }
+    if (tokens_ < 1.0) return false;
+    tokens_ -= 1.0;
+    return true;
+  }
+
+ private:
+  std::uint32_t per_s_, burst_;
+  double tokens_;
+  std::uint64_t last_ns_ = 0;
+};
 
 struct EvpnOptions {
   std::string server;  ///< gobgpd gRPC address, HOST:PORT
@@ -44,10 +71,17 @@ class EvpnClient {
   /// After a reconnection, entries programmed before it that no route has confirmed within
   /// this time are removed (gobgpd restarted without them).
   static constexpr int kStaleMs = 15000;
+  /// New type-2 advertisements: at most kAdvertisePerSec a second on average, kAdvertiseBurst
+  /// at once (a guest sending from random source MACs fills local-maxaddress, and through
+  /// BGP every VTEP's FDB, no faster than this).
+  static constexpr std::uint32_t kAdvertisePerSec = 100;
+  static constexpr std::uint32_t kAdvertiseBurst = 500;
 
   virtual ~EvpnClient() = default;
   /// {"server", "connected", "asn", "advertised_macs", "remote_macs", "vteps",
-  ///  "connects", "failures", "ignored": {reason: routes}} (reasons: evpn_route.hpp).
+  ///  "connects", "failures", "ignored": {reason: routes} (reasons: evpn_route.hpp),
+  ///  "advertise_deferred" (new type-2 advertisements postponed by the rate limit: one per
+  ///  MAC per sync pass)}.
   virtual nlohmann::json state() const = 0;
 };
 

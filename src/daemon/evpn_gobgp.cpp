@@ -92,7 +92,7 @@ class GobgpClient final : public EvpnClient {
     return {{"server", o_.server}, {"connected", connected_.load()}, {"asn", asn_.load()},
             {"advertised_macs", advertised_n_.load()}, {"remote_macs", remote_macs_.size()},
             {"vteps", vteps_.size()}, {"connects", connects_}, {"failures", failures_},
-            {"ignored", ignored_}};
+            {"ignored", ignored_}, {"advertise_deferred", deferred_.load()}};
   }
 
  private:
@@ -267,8 +267,13 @@ class GobgpClient final : public EvpnClient {
       if (!del(type2_path(it->first, it->second), "DeletePath type-2")) return false;
       it = advertised_.erase(it);
     }
+    const std::uint64_t now = mono_ns();
     for (const auto& [mac, l] : locals) {
       if (advertised_.count(mac)) continue;
+      if (!limiter_.take(now)) {  // rate limit: advertised at a later sync
+        deferred_.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
       if (!add(type2_path(mac, l.seq), "AddPath type-2")) return false;
       advertised_[mac] = l.seq;
     }
@@ -388,6 +393,8 @@ class GobgpClient final : public EvpnClient {
   bool warned_ = false;  // under mu_: this outage is logged
   std::atomic<std::uint32_t> asn_{0};
   std::atomic<std::size_t> advertised_n_{0};
+  AdvertiseLimiter limiter_{kAdvertisePerSec, kAdvertiseBurst};  // sync thread
+  std::atomic<std::uint64_t> deferred_{0};
   std::unique_ptr<grpc::ClientContext> watch_ctx_;  // under mu_
   std::map<Mac, std::uint32_t> advertised_;         // sync thread: MAC → seq advertised
   std::set<std::pair<Mac, IpAddr>> remote_macs_;    // under mu_

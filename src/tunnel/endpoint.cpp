@@ -227,6 +227,7 @@ Endpoint::Endpoint(VxlanConfig cfg, EndpointOptions opts) : vx_(std::move(cfg)),
   enc_ = std::make_unique<VxlanEncap>(*vx_);
   fdb_ = opts_.fdb ? opts_.fdb
                    : std::make_shared<SharedFdb>(std::uint64_t(vx_->ageing_s) * 1000000000ull);
+  fdb_->set_limits(vx_->fdb_limits);  // every worker sets the same limits
   for (const auto& r : vx_->remotes) {
     fdb_->add_default_remote(r);
     peers_[r] = Peer{r, true, {}};
@@ -308,10 +309,14 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
     return;
   }
   bool flooded = false;
-  if (fdb_)  // with local learning (EVPN) the source MAC is kept as ours under the same lock
+  if (fdb_) {  // with local learning (EVPN) the source MAC is kept as ours (bounded)
+    LocalResult local = LocalResult::Ignored;
     flooded = fdb_->lookup_tx(mac_at(frame, wire::eth::kSrcOffset), mac_at(frame, wire::eth::kDstOffset),
-                              now_ns, remotes_);
-  else remotes_.assign(1, ip_->remote);
+                              now_ns, remotes_, &local);
+    if (local == LocalResult::RefusedFull) ++ctr_.fdb_local_refused;
+  } else {
+    remotes_.assign(1, ip_->remote);
+  }
   if (remotes_.empty()) {
     ctr_.drop(Drop::TxNoRemote);
     return;
@@ -531,9 +536,29 @@ void Endpoint::receive_one(std::span<const std::uint8_t> payload, const IpAddr& 
     if (vx_->learning &&
         !(snoop_valid_ && same_mac(src, snoop_mac_) && same_ip(from, snoop_from_) &&
           now_ns - snoop_ns_ < kSnoopRefreshNs)) {
-      if (fdb_->learn(src, from, now_ns)) {
-        ++ctr_.fdb_learned;
-        if (peer) ++peer->ctr.fdb_learned;
+      LearnResult r;
+      if (peer) {  // the peer caches its interned id: no lookup by address per datagram
+        const std::uint32_t gen = fdb_->known_generation();
+        if (peer->fdb_remote >= kRemotesFull && peer->fdb_gen != gen) {
+          peer->fdb_remote = fdb_->remote_id(from);
+          peer->fdb_gen = gen;
+        }
+        r = fdb_->learn_ex(src, peer->fdb_remote, now_ns);
+      } else {
+        r = fdb_->learn_ex(src, from, now_ns);
+      }
+      switch (r) {
+        case LearnResult::Created:
+        case LearnResult::Moved:
+          ++ctr_.fdb_learned;
+          if (peer) ++peer->ctr.fdb_learned;
+          break;
+        case LearnResult::RefusedFull: ++ctr_.fdb_refused_maxaddress; break;
+        case LearnResult::RefusedPerRemote: ++ctr_.fdb_refused_per_remote; break;
+        case LearnResult::RefusedUnknownSource: ++ctr_.fdb_refused_unknown_source; break;
+        case LearnResult::RefusedRemoteTable: ++ctr_.fdb_refused_remote_table; break;
+        case LearnResult::Refreshed:
+        case LearnResult::Ignored: break;
       }
       snoop_mac_ = src, snoop_from_ = from, snoop_ns_ = now_ns, snoop_valid_ = true;
     }
@@ -659,7 +684,13 @@ nlohmann::json Endpoint::stats() const {
       {"drops", drops},
       {"drops_total", c.drops_total()},
   };
-  if (fdb_) j["fdb"] = {{"learned", c.fdb_learned}, {"aged", c.fdb_aged}};
+  if (fdb_)
+    j["fdb"] = {{"learned", c.fdb_learned}, {"aged", c.fdb_aged},
+                {"learn_refused", {{"maxaddress", c.fdb_refused_maxaddress},
+                                   {"per_remote", c.fdb_refused_per_remote},
+                                   {"unknown_source", c.fdb_refused_unknown_source},
+                                   {"remote_table", c.fdb_refused_remote_table}}},
+                {"local_refused", c.fdb_local_refused}};
   const auto& gs = *gso_ctr_;
   j["gso"] = {{"packets_in", gs.packets_in}, {"segmented", gs.packets_segmented},
               {"segments_out", gs.segments_out}, {"payload_bytes_copied", gs.payload_bytes_copied},

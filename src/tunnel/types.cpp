@@ -59,6 +59,9 @@ Counters& Counters::operator+=(const Counters& o) noexcept {
   rx_frames += o.rx_frames; rx_bytes += o.rx_bytes;
   rx_gro_merged += o.rx_gro_merged; rx_gro_aggregates += o.rx_gro_aggregates;
   fdb_learned += o.fdb_learned; fdb_aged += o.fdb_aged; gso_fallbacks += o.gso_fallbacks;
+  fdb_refused_maxaddress += o.fdb_refused_maxaddress; fdb_refused_per_remote += o.fdb_refused_per_remote;
+  fdb_refused_unknown_source += o.fdb_refused_unknown_source;
+  fdb_refused_remote_table += o.fdb_refused_remote_table; fdb_local_refused += o.fdb_local_refused;
   for (std::size_t i = 0; i < kDropCount; ++i) drops[i] += o.drops[i];
   return *this;
 }

@@ -151,6 +151,7 @@ TEST(Issue16RxInner, LoopDropAndSnoopAfterDecap) {
   c.vni = 42;
   c.local = addr("10.0.0.2");
   c.remotes = {addr("10.0.0.1")};
+  c.fdb_limits.from = tn::LearnFrom::Any;  // the station also moves to an unconfigured remote
   auto dgram = [](std::uint8_t src_last) {
     Bytes d = {0x08, 0, 0, 0, 0, 0, 42, 0};  // RFC 7348 §5: I flag, VNI 42
     const Bytes f = tcp_frame(100, false, false, 1000, src_last);  // source 02:00:00:00:00:xx

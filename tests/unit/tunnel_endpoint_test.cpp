@@ -422,6 +422,7 @@ TEST(Issue14Endpoint, PeersAreOwnedByTheEndpoint) {
   c.vni = 42;
   c.local = addr("10.0.0.1");
   c.remotes = {addr("10.0.0.2"), addr("10.0.0.3")};
+  c.fdb_limits.from = tunnel::LearnFrom::Any;  // learning from the unconfigured 10.0.0.9
   tunnel::Endpoint ep(c);
   ASSERT_EQ(ep.peers().size(), 2u);
   for (const auto& [a, p] : ep.peers()) {

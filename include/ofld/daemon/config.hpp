@@ -4,7 +4,8 @@
 //   id VNI local ADDR remote ADDR [remote ADDR ...] [dstport N] [srcport MIN MAX]
 //   [udpcsum|noudpcsum] [udp6zerocsumtx] [udp6zerocsumrx] [remcsumtx] [remcsumrx]
 //   [remcsum-nopartial] [ttl N] [tos N|inherit] [mtu N] [ageing SECONDS] [nolearning]
-//   [group ADDR [dev IF]] [evpn] [evpn-server HOST:PORT]   (docs/evpn.md)
+//   [maxaddress N] [maxaddress-per-remote N] [learning-from remotes|any] [local-maxaddress N]
+//   (docs/fdb.md)  [group ADDR [dev IF]] [evpn] [evpn-server HOST:PORT]   (docs/evpn.md)
 // TOML (`--config FILE`):
 //   dev = "ofld0"            # optional
 //   address = "192.0.2.1/24" # optional, assigned to the TAP
@@ -28,6 +29,10 @@
 //   mtu = 1450
 //   ageing = 300
 //   learning = true
+//   maxaddress = 65536       # learned FDB entries (0 = unbounded); docs/fdb.md
+//   maxaddress-per-remote = 0 # learned entries per remote (0 = only maxaddress)
+//   learning-from = "remotes" # or "any" (default: remotes; any with a group)
+//   local-maxaddress = 4096  # MACs behind our TAP (EVPN type-2 routes)
 //   group = "239.1.1.1"      # underlay multicast group for flooding
 //   dev = "eth0"             # ... joined on this interface
 //   evpn = true              # BGP EVPN through gobgpd (evpn_server = "127.0.0.1:50051")

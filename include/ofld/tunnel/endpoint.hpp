@@ -190,6 +190,10 @@ struct Peer {
   IpAddr addr;
   bool configured = false;
   PeerCounters ctr;
+  /// VXLAN: its id in the FDB's interned-remote table (SharedFdb::remote_id), cached; a
+  /// kNoRemote / kRemotesFull answer is asked again when SharedFdb::known_generation moves.
+  RemoteId fdb_remote = kNoRemote;
+  std::uint32_t fdb_gen = ~0u;
 };
 
 /// Settings of an Endpoint that are not the tunnel's configuration (documented settings,

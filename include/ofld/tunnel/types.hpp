@@ -102,6 +102,12 @@ struct Counters {
   std::uint64_t rx_gro_aggregates = 0;                ///< GRO aggregates written
   std::uint64_t fdb_learned = 0;                      ///< FDB entries learned or moved (VXLAN)
   std::uint64_t fdb_aged = 0;                         ///< FDB entries aged out (VXLAN)
+  /// Learning refused (VXLAN; the frame is still delivered): `maxaddress` reached, the
+  /// source's `maxaddress-per-remote` reached, a source `learning-from remotes` does not
+  /// know, the interned-remote table full; a new local MAC past `local-maxaddress`.
+  std::uint64_t fdb_refused_maxaddress = 0, fdb_refused_per_remote = 0,
+                fdb_refused_unknown_source = 0, fdb_refused_remote_table = 0,
+                fdb_local_refused = 0;
   std::uint64_t gso_fallbacks = 0;                    ///< runtime EINVAL/EIO → GSO path turned off
   std::array<std::uint64_t, kDropCount> drops{};
   void drop(Drop d) noexcept { ++drops[std::size_t(d)]; }

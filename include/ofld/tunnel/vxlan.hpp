@@ -16,6 +16,7 @@
 
 #include "ofld/core/packet.hpp"
 #include "ofld/tunnel/ecn.hpp"
+#include "ofld/tunnel/fdb.hpp"
 #include "ofld/tunnel/types.hpp"
 
 namespace ofld::tunnel {
@@ -40,6 +41,9 @@ struct VxlanConfig {
   int mtu = 0;                  ///< TAP MTU (bytes of inner L3); 0 = underlay MTU − overhead
   std::uint32_t ageing_s = 300; ///< FDB ageing (seconds)
   bool learning = true;         ///< learn MAC → remote from received frames
+  /// Learning bounds (`maxaddress N`, `maxaddress-per-remote N`, `learning-from
+  /// remotes|any`, `local-maxaddress N`; 0 = unbounded). See FdbLimits for the defaults.
+  FdbLimits fdb_limits;
 
   bool ipv6() const noexcept { return local.is_v6(); }
   /// True when transmitted datagrams carry an outer UDP checksum.
