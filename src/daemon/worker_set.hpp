@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -87,8 +88,9 @@ inline nlohmann::json writer_stats(const io::VnetWriter& w) {
 }
 
 /// What every worker has. A daemon's worker type derives from it and provides
-/// `void handle(int fd)` (readiness of one of the fds it registered) and `void tick()`
-/// (worker 0, once per loop iteration).
+/// `void handle(int fd)` (readiness of one of the fds it registered), `void tick()`
+/// (worker 0, once per loop iteration) and `void drain()` (once, in its own thread, after the
+/// loop ended: forward what the device and the sockets still hold, bounded).
 struct WorkerBase {
   unsigned idx = 0;
   int ep = -1, wake = -1;
@@ -129,6 +131,10 @@ class WorkerSet {
   std::function<std::string()> stats_text;  ///< what the control socket answers
   /// The answer to a request line (e.g. "fdb"); "" = unknown request (then the stats).
   std::function<std::string(const std::string&)> request_text;
+  /// Service hooks (daemon/service.hpp), each optional: `on_ready` once the workers run and
+  /// the control socket is served; `on_stopping` once, when a stop begins (signal or
+  /// stop_all); `each_second` about once a second in worker 0's thread (no worker lock held).
+  std::function<void()> on_ready, on_stopping, each_second;
 
   WorkerSet() = default;
   WorkerSet(const WorkerSet&) = delete;
@@ -175,7 +181,9 @@ class WorkerSet {
       W* w = workers[i].get();
       w->th = std::thread([this, w] { loop(*w); });
     }
+    if (on_ready) on_ready();
     loop(*workers[0]);
+    stopping();
     stop_all();
     join();
     return rc_;
@@ -241,6 +249,7 @@ class WorkerSet {
           signalfd_siginfo si;
           if (::read(sig_, &si, sizeof si) > 0)
             spdlog::info("signal {}: shutting down", int(si.ssi_signo));
+          stopping();
           stop_all();
         } else if (main && fd == ctl_) {
           serve_control();
@@ -249,12 +258,26 @@ class WorkerSet {
         }
       }
       if (main) w.tick();
+      if (main && each_second) {
+        timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        if (ts.tv_sec != last_second_) {
+          last_second_ = ts.tv_sec;
+          each_second();
+        }
+      }
     }
+    w.drain();
+  }
+
+  void stopping() {
+    if (!stopping_sent_.exchange(true) && on_stopping) on_stopping();
   }
 
   int sig_ = -1, ctl_ = -1;
   std::string path_;
-  std::atomic<bool> stop_{false};
+  std::atomic<bool> stop_{false}, stopping_sent_{false};
+  long last_second_ = 0;
   std::atomic<int> rc_{0};
 };
 
