@@ -111,6 +111,14 @@ io::Status drop_privileges(const std::string& user, std::uint64_t keep) {
     if (::setresuid(uid, uid, uid) != 0) return io::Status::error(who + ": " + err("setresuid"));
     ::prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0);
   }
+  // never more than the process has: a capability not permitted cannot be kept (capset
+  // refuses to raise), e.g. an unprivileged process on a device made for it keeps nothing
+  {
+    __user_cap_header_struct h{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct d[2]{};
+    if (::syscall(SYS_capget, &h, d) == 0)
+      keep &= std::uint64_t(d[0].permitted) | (std::uint64_t(d[1].permitted) << 32);
+  }
   if (capset_sets(keep, keep, 0) != 0) return io::Status::error(who + ": " + err("capset"));
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return io::Status::error(who + ": " + err("PR_SET_NO_NEW_PRIVS"));
   return io::ok_status();

@@ -35,7 +35,7 @@ constexpr std::uint64_t cap_bit(unsigned cap) noexcept { return std::uint64_t(1)
 std::uint64_t caps_after_start(const DaemonConfig& cfg) noexcept;
 
 /// Become `user` (a name or a numeric uid from the passwd database; its primary group, and
-/// its supplementary groups) keeping only `keep` (a cap_bit mask) in the permitted and
+/// its supplementary groups) keeping only `keep` (a cap_bit mask; those of them it has) in the permitted and
 /// effective sets: prctl(PR_SET_KEEPCAPS), setgroups/setresgid/setresuid, capset; the
 /// bounding set is reduced to `keep` first, the ambient set cleared, and
 /// PR_SET_NO_NEW_PRIVS set so that no exec regains anything. With `user` empty only the
