@@ -41,9 +41,10 @@ json run_cell(const std::string& name, std::string& skip) {
     skip = "python3: " + r.message();
     return {};
   }
-  const auto& out = r.value().out;
-  const auto nl = out.rfind('{');
-  auto j = json::parse(nl == std::string::npos ? std::string() : out.substr(nl), nullptr, false);
+  std::string out = r.value().out;  // the last line is the cell's JSON object
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  const auto nl = out.rfind('\n');
+  auto j = json::parse(nl == std::string::npos ? out : out.substr(nl + 1), nullptr, false);
   if (j.is_discarded()) {
     ADD_FAILURE() << "faultlab " << name << " failed: " << out << r.value().err;
     return {};
