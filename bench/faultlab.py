@@ -33,6 +33,7 @@ import json
 import os
 import random
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -452,10 +453,8 @@ def cell(name, size, ofld, tag):
         r["seconds"] = round(time.monotonic() - t0, 1)
     finally:
         lab.down()
-        try:
-            os.rmdir(lab.run)
-        except OSError:
-            pass
+        if not os.environ.get("FAULTLAB_KEEP"):  # FAULTLAB_KEEP=1 keeps the endpoints' logs
+            shutil.rmtree(lab.run, ignore_errors=True)
     return r
 
 

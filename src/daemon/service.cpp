@@ -272,11 +272,11 @@ unsigned DropReporter::report(const nlohmann::json& st) {
       if (it->is_number_unsigned()) now[it.key()] = it->get<std::uint64_t>();
   if (auto s = st.find("socket"); s != st.end() && s->is_object())
     if (auto q = s->find("rx_queue_drops"); q != s->end() && q->is_number_unsigned())
-      now["socket_rx_queue"] = q->get<std::uint64_t>();
+      now["socket.rx_queue_drops"] = q->get<std::uint64_t>();
   for (const char* w : {"tap_write", "tun_write"})
     if (auto s = st.find(w); s != st.end() && s->is_object())
       if (auto q = s->find("failed"); q != s->end() && q->is_number_unsigned())
-        now[std::string(w) + "_failed"] = q->get<std::uint64_t>();
+        now[std::string(w) + ".failed"] = q->get<std::uint64_t>();
   unsigned lines = 0;
   std::uint64_t other = 0;
   for (const auto& [reason, total] : now) {

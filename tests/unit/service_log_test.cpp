@@ -126,12 +126,12 @@ TEST(ServiceLog, DropReporterLogsCounterDeltasRateLimited) {
   EXPECT_EQ(j0["count"], "1");
   EXPECT_EQ(j1["reason"], "vxlan_bad_flags");
   EXPECT_EQ(j1["count"], "5");
-  // second round: sorted by reason; socket_rx_queue (9) and tap_write_failed (1) shown,
+  // second round: sorted by reason; socket.rx_queue_drops (9) and tap_write.failed (1) shown,
   // vni_unknown (4) and vxlan_bad_flags (+2) summed into other
   auto k0 = json::parse(lines[2]), k1 = json::parse(lines[3]), k2 = json::parse(lines[4]);
-  EXPECT_EQ(k0["reason"], "socket_rx_queue");
+  EXPECT_EQ(k0["reason"], "socket.rx_queue_drops");
   EXPECT_EQ(k0["count"], "9");
-  EXPECT_EQ(k1["reason"], "tap_write_failed");
+  EXPECT_EQ(k1["reason"], "tap_write.failed");
   EXPECT_EQ(k1["count"], "1");
   EXPECT_EQ(k2["reason"], "other");
   EXPECT_EQ(k2["count"], "6");

@@ -61,7 +61,8 @@ void set_log_format(LogFormat f);
 
 /// Rate-limited drop reports from the endpoint's counters (per-packet events are never
 /// logged one by one): feed it the stats document (TunnelDaemon::stats_json shape: "drops"
-/// {reason: n}, "socket".rx_queue_drops, tap_write/tun_write.failed) at most once a second;
+/// {reason: n}, "socket".rx_queue_drops, tap_write/tun_write.failed: those two logged under
+/// their dotted names) at most once a second;
 /// for each reason whose count grew it logs one warning
 /// `drop reason=REASON count=DELTA total=N` — at most `max_lines` lines per call, the rest
 /// summed into one `drop reason=other count=...` line.
