@@ -248,7 +248,10 @@ class ServiceFormatter final : public spdlog::formatter {
       append(out, " ");
       append(out, k);
       append(out, "=");
-      const bool bare = !v.empty() && v.find_first_of(" \"=\\") == std::string::npos;
+      // bare only when nothing in it could end or split the line (control characters,
+      // quotes, spaces, '=' and backslashes are quoted and escaped)
+      bool bare = !v.empty();
+      for (unsigned char ch : v) bare &= ch > 0x20 && ch != 0x7f && ch != '"' && ch != '=' && ch != '\\';
       if (bare) append(out, v);
       else quote(v, out);
     }

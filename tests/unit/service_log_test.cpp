@@ -155,3 +155,18 @@ TEST(ServicePrivilege, CapabilitiesKeptAfterStartByMode) {
   c.mode = TunnelMode::Gre;
   EXPECT_EQ(caps_after_start(c), 0u);  // CAP_NET_RAW only to open the raw socket
 }
+
+// A field value cannot split a log line: control characters, spaces, quotes and '=' make it
+// quoted and escaped (a value "\nk" once came out bare, starting a forged second line).
+TEST(ServiceLog, TextFieldValueWithNewlineStaysOnOneLine) {
+  std::vector<std::string> lines;
+  {
+    Capture c(LogFormat::Text);
+    spdlog::info("z=\nlevel=error");
+    spdlog::info("peer addr=a\tb");
+    lines = c.lines();
+  }
+  ASSERT_EQ(lines.size(), 2u) << lines[0];
+  EXPECT_NE(lines[0].find("z=\"\\u000alevel=error\""), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find("addr=\"a\\u0009b\""), std::string::npos) << lines[1];
+}
