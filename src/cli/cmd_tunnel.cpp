@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "ofld/daemon/config.hpp"
+#include "ofld/daemon/service.hpp"
 #include "ofld/daemon/tunnel_daemon.hpp"
 #include "registry.hpp"
 
@@ -13,7 +14,7 @@ namespace {
 
 struct TunnelArgs {
   std::optional<std::string> dev;  // given, even empty, overrides the configuration's
-  std::string config, address, control, control_group, queues;
+  std::string config, address, control, control_group, queues, user, log_format;
   bool no_offload = false, no_gro = false, verbose = false;
   std::vector<std::string> words;
 };
@@ -48,6 +49,8 @@ int run_tunnel(const TunnelArgs& a) {
   if (a.no_offload) opts.push_back({"no-offload", {}});
   if (a.no_gro) opts.push_back({"no-gro", {}});
   if (!a.queues.empty()) opts.push_back({"queues", {a.queues}});
+  if (!a.user.empty()) opts.push_back({"user", {a.user}});
+  if (!a.log_format.empty()) opts.push_back({"log-format", {a.log_format}});
   for (const auto& [name, values] : opts)
     if (auto e = apply_setting(cfg, name, values)) {
       std::cerr << "ofld tunnel: " << *e << "\n";
@@ -58,6 +61,7 @@ int run_tunnel(const TunnelArgs& a) {
     return 2;
   }
   if (a.verbose) spdlog::set_level(spdlog::level::debug);
+  set_log_format(parse_log_format(cfg.log_format).value_or(LogFormat::Text));
   auto d = TunnelDaemon::create(cfg);
   if (!d.ok()) {
     std::cerr << "ofld tunnel: " << d.message() << "\n";
@@ -82,6 +86,11 @@ ofld::cli::Registrar reg([](CLI::App& root) {
   t->add_flag("--no-gro", a->no_gro, "no GRO after decapsulation");
   t->add_option("--queues", a->queues,
                 "TAP/TUN queues, one worker thread each (1..256, default 1; TOML: queues = N)");
+  t->add_option("--user", a->user,
+                "after set-up, run as this user (name or uid) with only the capabilities still "
+                "needed (TOML: user = NAME)");
+  t->add_option("--log-format", a->log_format,
+                "log lines: text (key=value, default) or json (TOML: log_format = ...)");
   t->add_flag("-v,--verbose", a->verbose, "debug logging");
   t->add_option("words", a->words,
                 "vxlan id VNI local ADDR remote ADDR [remote ADDR..] [dstport N] [srcport MIN MAX] "

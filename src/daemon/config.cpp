@@ -193,6 +193,14 @@ const std::vector<Setting>& settings() {
       {"queues", {}, nullptr, Arity::One, Value::Int, kTop, {"queues"},
        SET(auto q = parse_queues(v[0]); if (auto* e = std::get_if<std::string>(&q)) return *e;
            c.cfg.queues = std::get<unsigned>(q))},
+      {"user", {}, nullptr, Arity::One, Value::Str, kTop, {"user"},
+       SET(if (v[0].empty() || v[0].find_first_of(": \t\n/") != std::string::npos)
+             return "user: '" + v[0] + "' is not a user name or uid";
+           c.cfg.user = v[0])},
+      {"log-format", {"log_format"}, nullptr, Arity::One, Value::Str, kTop, {"log-format"},
+       SET(if (v[0] != "text" && v[0] != "json")
+             return "log-format: '" + v[0] + "' is not text or json";
+           c.cfg.log_format = v[0])},
       {"offload", {}, "no-offload", Arity::Flag, Value::Any, kTop, {"offload"}, SET(c.cfg.offload = on)},
       {"gro", {}, "no-gro", Arity::Flag, Value::Any, kTop, {"gro"}, SET(c.cfg.gro = on)},
       // ---- the tunnel

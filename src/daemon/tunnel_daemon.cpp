@@ -6,6 +6,8 @@
 #include "ofld/daemon/tunnel_daemon.hpp"
 
 #include <malloc.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -29,6 +31,7 @@
 #include "ofld/io/tun.hpp"
 #include "ofld/io/udp_socket.hpp"
 #include "ofld/io/vnet_writer.hpp"
+#include "ofld/daemon/service.hpp"
 #include "ofld/tunnel/peer.hpp"
 #include "evpn.hpp"
 #include "worker_set.hpp"
@@ -69,6 +72,37 @@ struct NetRx {
   tunnel::IpAddr from;
   int tos = -1;
 };
+
+/// MTU and IFF_UP of a link (SIOCGIFMTU / SIOCGIFFLAGS: no privilege); mtu -1 when unknown.
+struct LinkNow {
+  int mtu = -1;
+  bool up = false;
+};
+LinkNow current_link(const std::string& name) {
+  LinkNow l;
+  const int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s < 0) return l;
+  ifreq q{};
+  std::strncpy(q.ifr_name, name.c_str(), IFNAMSIZ - 1);
+  if (::ioctl(s, SIOCGIFMTU, &q) == 0) l.mtu = q.ifr_mtu;
+  if (::ioctl(s, SIOCGIFFLAGS, &q) == 0) l.up = (q.ifr_flags & IFF_UP) != 0;
+  ::close(s);
+  return l;
+}
+/// Whether `ip addr show dev NAME` lists `cidr` already (same address and prefix length).
+bool has_address(const std::string& dev, const std::string& cidr) {
+  auto r = io::run_command({"ip", "-j", "addr", "show", "dev", dev});
+  if (!r.ok()) return false;
+  auto j = json::parse(r.value().out, nullptr, false);
+  if (j.is_discarded() || !j.is_array() || j.empty()) return false;
+  const auto slash = cidr.find('/');
+  const std::string addr = cidr.substr(0, slash);
+  for (const auto& a : j[0].value("addr_info", json::array())) {
+    if (a.value("local", "") != addr) continue;
+    if (slash == std::string::npos || std::to_string(a.value("prefixlen", -1)) == cidr.substr(slash + 1)) return true;
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -248,6 +282,14 @@ struct Worker : detail::WorkerBase, io::FrameSink {
     }
   }
 
+  // After the loop (stop): forward what the device queue and the sockets still hold, one
+  // bounded round each (drain on stop; the fds are non-blocking).
+  void drain() {
+    handle_dev();
+    if (idx == 0 || !raw) handle_net(raw ? nullptr : &*udp);
+    if (grp) handle_net(&*grp);
+  }
+
   // This worker's counters (from the worker's own thread while run() runs: its snapshot).
   json stats() const {
     json j = path->stats();
@@ -285,6 +327,7 @@ struct TunnelDaemon::Impl {
   unsigned dev_offload = 0;
   detail::WorkerSet<Worker> ws;
   std::unique_ptr<EvpnClient> evpn;  // after ws: destroyed first (withdraws its routes)
+  DropReporter drop_log;             // rate-limited drop lines (the control thread)
 
   const Device& dev() const { return *ws.workers[0]->dev; }
   std::string mode() const {
@@ -500,10 +543,17 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
     spdlog::info("{} {}: offloads off (no vnet header; one frame per read/write)", kind, dev.name());
   }
   const int mtu = vxlan ? (v.mtu ? v.mtu : 1500 - v.overhead()) : (ip.mtu ? ip.mtu : 1500 - ip.overhead());
-  if (auto s = dev.with([&](auto& x) { return x.set_mtu(mtu); }); !s.ok())
-    return R::error("mtu " + std::to_string(mtu) + ": " + s.message());
-  if (auto s = dev.with([](auto& x) { return x.set_up(); }); !s.ok()) return R::from(s);
-  if (!cfg.address.empty()) {
+  // A persistent device made for an unprivileged user (`ip tuntap add ... user U`) may come
+  // with its MTU, link state and address already set: what is already so is not set again
+  // (each needs CAP_NET_ADMIN).
+  const auto have = current_link(dev.name());
+  if (have.mtu != mtu)
+    if (auto s = dev.with([&](auto& x) { return x.set_mtu(mtu); }); !s.ok())
+      return R::error("mtu " + std::to_string(mtu) + ": " + s.message() +
+                      (have.mtu > 0 ? " (the device has mtu " + std::to_string(have.mtu) + ")" : ""));
+  if (!have.up)
+    if (auto s = dev.with([](auto& x) { return x.set_up(); }); !s.ok()) return R::from(s);
+  if (!cfg.address.empty() && !has_address(dev.name(), cfg.address)) {
     auto r = io::check_command({"ip", "addr", "add", cfg.address, "dev", dev.name()});
     if (!r.ok()) return R::error("address " + cfg.address + ": " + r.message());
   }
@@ -639,11 +689,31 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
     if (auto e = im->ws.open_control(std::move(co)); !e.empty()) return R::error(e);
     im->serve_control();
   }
+  // Least privilege: from here on the endpoint only uses what it opened; become `user` (or, not
+  // root, e.g. systemd's DynamicUser with AmbientCapabilities) keeping only the capabilities
+  // still needed. Before the EVPN client: its threads inherit the reduced set.
+  if (!cfg.user.empty() || ::geteuid() != 0) {
+    const std::uint64_t keep = caps_after_start(cfg);
+    if (auto s = drop_privileges(cfg.user, keep); !s.ok()) return R::error(s.message());
+    spdlog::info("privileges dropped uid={} gid={} cap_eff=0x{:x}", ::getuid(), ::getgid(), effective_caps());
+  }
   if (vxlan && cfg.evpn) {
     std::string e;
     im->evpn = start_evpn(EvpnOptions{cfg.evpn_server, v.local, v.vni, im->fdb}, e);
     if (!im->evpn) return R::error(e);
   }
+  // systemd (Type=notify): ready once the workers run and the control socket is served;
+  // STOPPING=1 when a stop begins (then each worker drains, see Worker::drain).
+  im->ws.on_ready = [p = im.get()] {
+    notify("READY=1\nSTATUS=forwarding on " + p->dev().name());
+    spdlog::info("ready dev={}", p->dev().name());
+  };
+  im->ws.on_stopping = [] { notify("STOPPING=1\nSTATUS=draining"); };
+  // Once a second on the control thread: the drop lines, from a snapshot round (never a read
+  // of another thread's counters).
+  im->ws.each_second = [p = im.get()] {
+    p->ws.snapshot([p](const std::vector<detail::WorkerDoc>& docs) { p->drop_log.report(p->stats_from(docs)); });
+  };
   std::string extra;
   if (vxlan) {
     extra = " id " + std::to_string(v.vni) + " local " + v.local.to_string() + " dstport " +

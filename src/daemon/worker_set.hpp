@@ -96,8 +96,9 @@ inline nlohmann::json writer_stats(const io::VnetWriter& w) {
 }
 
 /// What every worker has. A daemon's worker type derives from it and provides
-/// `void handle(int fd)` (readiness of one of the fds it registered) and `void tick()`
-/// (worker 0, once per loop iteration).
+/// `void handle(int fd)` (readiness of one of the fds it registered), `void tick()`
+/// (worker 0, once per loop iteration) and `void drain()` (once, in its own thread, after the
+/// loop ended: forward what the device and the sockets still hold, bounded).
 struct WorkerBase {
   unsigned idx = 0;
   int ep = -1, wake = -1;
@@ -153,6 +154,11 @@ class WorkerSet {
   /// kMinRoundGapNs (a flood of stats requests costs each worker at most 100 builds a
   /// second), and a worker that has not published within kRoundTimeoutNs is reported stale.
   static constexpr std::uint64_t kMinRoundGapNs = 10'000'000, kRoundTimeoutNs = 500'000'000;
+  /// Service hooks (daemon/service.hpp), each optional: `on_ready` once the workers run and
+  /// the control socket is served; `on_stopping` once, when a stop begins (signal or
+  /// stop_all); `each_second` about once a second on the control thread (ask for a snapshot
+  /// there to read counters).
+  std::function<void()> on_ready, on_stopping, each_second;
 
   WorkerSet() = default;
   WorkerSet(const WorkerSet&) = delete;
@@ -183,7 +189,17 @@ class WorkerSet {
       }
       pump();
     });
-    ctl->on_tick([this] { pump(); });
+    ctl->on_tick([this] {
+      pump();
+      if (each_second) {
+        timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        if (ts.tv_sec != last_second_) {
+          last_second_ = ts.tv_sec;
+          each_second();
+        }
+      }
+    });
     sigset_t ss;
     sigemptyset(&ss);
     sigaddset(&ss, SIGINT);
@@ -209,7 +225,9 @@ class WorkerSet {
       W* w = workers[i].get();
       w->th = std::thread([this, w] { loop(*w); });
     }
+    if (on_ready) on_ready();
     loop(*workers[0]);
+    stopping();
     stop_all();
     join();
     if (ctl) ctl->stop();
@@ -312,6 +330,7 @@ class WorkerSet {
           signalfd_siginfo si;
           if (::read(sig_, &si, sizeof si) > 0)
             spdlog::info("signal {}: shutting down", int(si.ssi_signo));
+          stopping();
           stop_all();
         } else if (fd == w.wake) {
           std::uint64_t v;
@@ -325,10 +344,16 @@ class WorkerSet {
       if (main) w.tick();
       if (w.snap_want.load(std::memory_order_acquire)) publish(w);
     }
+    w.drain();
+  }
+
+  void stopping() {
+    if (!stopping_sent_.exchange(true) && on_stopping) on_stopping();
   }
 
   int sig_ = -1, snap_ev_ = -1;
-  std::atomic<bool> stop_{false};
+  std::atomic<bool> stop_{false}, stopping_sent_{false};
+  long last_second_ = 0;
   std::atomic<int> rc_{0};
   // snapshot rounds (control thread only)
   std::vector<SnapshotDone> next_, round_;

@@ -12,6 +12,8 @@
 //   offload = true           # TAP offloads + UDP_SEGMENT/UDP_GRO
 //   gro = true               # GRO after decapsulation
 //   queues = 1               # TAP/TUN queues, one worker thread each (1..kMaxQueues)
+//   user = "ofld"            # optional: run as this user once set up (daemon/service.hpp)
+//   log_format = "text"      # or "json" (logfmt key=value lines by default)
 //   [vxlan]
 //   id = 42
 //   local = "10.0.0.1"
@@ -108,6 +110,12 @@ struct DaemonConfig {
   /// MACs and the flood list from the routes received.
   bool evpn = false;
   std::string evpn_server = "127.0.0.1:50051";
+  /// `user NAME` / TOML `user =`: once the device, sockets and control socket are open,
+  /// become this user (name or uid) keeping only the capabilities still needed
+  /// (daemon::caps_after_start). Empty: stay as started.
+  std::string user;
+  /// `log-format text|json` / TOML `log_format =`: logfmt key=value lines or JSON lines.
+  std::string log_format = "text";
 };
 
 /// Most queues accepted: the kernel's MAX_TAP_QUEUES (drivers/net/tun.c).
@@ -118,8 +126,8 @@ inline constexpr unsigned kMaxQueues = 256;
 Parsed<unsigned> parse_queues(const std::string& s);
 
 /// Set a host-side setting from a command-line option — the same description, rules and
-/// messages as its TOML key at the top level: `dev`, `address`, `control`, `queues` (one value
-/// each), `offload`, `gro` (flags, no value; `no-offload`, `no-gro` turn them off). Error text
+/// messages as its TOML key at the top level: `dev`, `address`, `control`, `queues`, `user`,
+/// `log-format` (one value each), `offload`, `gro` (flags, no value; `no-offload`, `no-gro` turn them off). Error text
 /// names the setting.
 std::optional<std::string> apply_setting(DaemonConfig& cfg, const std::string& name,
                                          const std::vector<std::string>& values = {});

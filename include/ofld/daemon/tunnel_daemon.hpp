@@ -14,8 +14,12 @@
 // line), set its MTU (configured, else 1500 − encapsulation overhead) and bring it up,
 // optionally assign an address; open the sockets (UDP_SEGMENT / UDP_GRO probes); listen on the
 // control socket (refused when a live endpoint answers on its path; mode 0660, group
-// DaemonConfig::control_group). SIGINT/SIGTERM (signalfd) end the loop; the destructor closes the device (the
-// kernel deletes a non-persistent TAP/TUN) and unlinks the control socket.
+// DaemonConfig::control_group); with DaemonConfig::user (or when not root) drop to the
+// capabilities still needed (daemon/service.hpp). run() reports READY=1 to systemd (sd_notify)
+// once the workers run; SIGINT/SIGTERM (signalfd) report STOPPING=1 and end the loop, each
+// worker then drains its device queue and sockets once; the destructor closes the device (the
+// kernel deletes a non-persistent TAP/TUN) and unlinks the control socket. A persistent
+// device's MTU, link state and address are not set again when already so.
 #pragma once
 
 #include <memory>
