@@ -113,6 +113,21 @@ TEST(WireGue, V6_BaseHeaderFields) {
   EXPECT_TRUE(c->control());
 }
 
+TEST(WireGue, V9_ControlMessageFlagsAreNotReadAsRcoOption) {
+  // A control message (C bit) with hlen 1: 8 header bytes whose flags word says P and whose
+  // "private flags" say REMCSUM. parse() does not validate a control message's flags (V-9), so
+  // they are not interpreted: no private flags, no RCO option (whose start/offset would lie past
+  // the 8-byte header; the fuzzer found that read, wire_parse_fuzz found-crash-*).
+  const Bytes b = hex("21 02 00 01  80 00 00 00");
+  auto c = GueHeader<>::parse(b);
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->control());
+  EXPECT_EQ(c->header_len(), 8u);
+  EXPECT_EQ(c->priv_flags(), 0u);
+  EXPECT_FALSE(c->has_remcsum());
+  EXPECT_FALSE(c->remcsum());
+}
+
 TEST(WireGue, V8_PrivateFlagsAndRcoOption) {
   // hlen 2 (8 option bytes); proto 41; flags 0x0001 (P); private flags 0x80000000 (REMCSUM);
   // RCO start 0x0028 (40), offset 0x0038 (56 = 40 + 16, TCP check in an IPv6/TCP inner).

@@ -151,13 +151,16 @@ class GueHeader : public ViewBase<B> {
   std::uint8_t proto_ctype() const noexcept { return this->u8(1); }
   std::uint16_t flags() const noexcept { return this->be16(2); }
   bool has_priv() const noexcept { return flags() & gue::kFlagPriv; }
-  /// Private flags word (0 when P is clear).
-  std::uint32_t priv_flags() const noexcept { return has_priv() ? this->be32(4) : 0; }
+  /// Private flags word (0 when P is clear, for a control message — whose flags parse() does
+  /// not validate, V-9 — and when the header is too short to hold it).
+  std::uint32_t priv_flags() const noexcept {
+    return has_priv() && !control() && this->header_len() >= gue::kBaseLen + gue::kLenPriv ? this->be32(4) : 0;
+  }
   bool has_remcsum() const noexcept { return priv_flags() & gue::kPflagRemcsum; }
   /// RCO option (V-8): start and offset from the end of the GUE header; empty when absent.
   struct Remcsum { std::uint16_t start, offset; };
   std::optional<Remcsum> remcsum() const noexcept {
-    if (!has_remcsum()) return std::nullopt;
+    if (!has_remcsum() || this->header_len() < gue::kBaseLen + gue::kLenPriv + gue::kPlenRemcsum) return std::nullopt;
     return Remcsum{this->be16(8), this->be16(10)};
   }
 
