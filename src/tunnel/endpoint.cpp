@@ -19,54 +19,7 @@
 
 namespace ofld::tunnel {
 
-std::string_view to_string(Encap e) noexcept {
-  switch (e) {
-    case Encap::Vxlan: return "vxlan";
-    case Encap::Gue: return "gue";
-    case Encap::Gre: return "gre";
-    case Encap::Ip6gre: return "ip6gre";
-  }
-  return "unknown";
-}
-
 namespace {
-
-Mac mac_at(std::span<const std::uint8_t> f, std::size_t off) {
-  Mac m{};
-  std::copy_n(f.begin() + long(off), wire::eth::kAddrLen, m.begin());
-  return m;
-}
-
-/// a == b for the per-datagram receive checks, as fixed-size loads (the defaulted
-/// operator== of std::array calls memcmp).
-bool same_mac(const Mac& a, const Mac& b) noexcept {
-  std::uint32_t a0, b0;
-  std::uint16_t a1, b1;
-  std::memcpy(&a0, a.data(), 4), std::memcpy(&b0, b.data(), 4);
-  std::memcpy(&a1, a.data() + 4, 2), std::memcpy(&b1, b.data() + 4, 2);
-  return a0 == b0 && a1 == b1;
-}
-bool same_ip(const IpAddr& a, const IpAddr& b) noexcept {
-  std::uint64_t a0, a1, b0, b1;
-  std::memcpy(&a0, a.bytes.data(), 8), std::memcpy(&b0, b.bytes.data(), 8);
-  std::memcpy(&a1, a.bytes.data() + 8, 8), std::memcpy(&b1, b.bytes.data() + 8, 8);
-  return a.family == b.family && a0 == b0 && a1 == b1;
-}
-
-/// IP version of a raw IP packet (the first header's version nibble; RFC 791 / RFC 8200).
-unsigned ip_version(std::span<const std::uint8_t> p) { return p.empty() ? 0 : p[0] >> 4; }
-
-/// A CHECKSUM_PARTIAL segment that does not travel as RCO: finish its checksum here
-/// (skb_checksum_help; the socket offloads nothing for the inner level).
-bool finish_partial(core::Packet& seg, EncapInfo& info) {
-  if (seg.ip_summed() != core::IpSummed::Partial) return true;
-  if (core::checksum_help(seg) != core::PacketError::Ok) {
-    info.reason = Drop::TxCsumFailed;
-    return false;
-  }
-  info.csum_sw = true;
-  return true;
-}
 
 /// The features of the inner GSO: with RCO possible the segments keep their seeds (the
 /// "device" has checksum offload for the inner level: remcsum, X-31/W-28); otherwise none,
@@ -74,138 +27,6 @@ bool finish_partial(core::Packet& seg, EncapInfo& info) {
 core::Features rco_features(bool rco_possible) {
   return rco_possible ? core::Features(core::netif_f::SG | core::netif_f::HW_CSUM) : core::Features{};
 }
-
-/// How long a sighting of one source MAC from one remote stands for the next ones (ns):
-/// well under a jiffy and under any ageing time.
-constexpr std::uint64_t kSnoopRefreshNs = 1'000'000;
-
-bool is_ip(std::span<const std::uint8_t> p) {
-  return p.size() >= wire::ipv4::kMinLen && (ip_version(p) == 4 || ip_version(p) == 6);
-}
-
-// ---- VXLAN: Ethernet over UDP (RFC 7348; vxlan_xmit_one / vxlan_rcv) -----------------------
-class VxlanEncap final : public Encapsulation {
- public:
-  explicit VxlanEncap(const VxlanConfig& c) : c_(c) {}
-  Encap kind() const noexcept override { return Encap::Vxlan; }
-  wire::LinkType link() const noexcept override { return wire::LinkType::Ethernet; }
-  SocketKind socket() const noexcept override { return SocketKind::Udp; }
-  std::uint16_t dst_port() const noexcept override { return c_.dstport; }
-  int overhead() const noexcept override { return c_.overhead(); }
-  std::optional<Drop> tx_check(std::span<const std::uint8_t> f) const noexcept override {
-    if (f.size() < wire::eth::kHdrLen) return Drop::TxNotEthernet;
-    return std::nullopt;
-  }
-  std::uint8_t outer_tos(std::span<const std::uint8_t> f) const noexcept override {
-    return tunnel::outer_tos(c_, f);
-  }
-  std::uint16_t src_port(std::span<const std::uint8_t> f) const noexcept override {
-    return flow_src_port(inner_flow_hash(f), c_.src_min(), c_.src_max());
-  }
-  core::Features gso_features() const noexcept override {
-    return rco_features(c_.remcsum_tx && c_.tx_outer_csum());
-  }
-  EncapInfo encap(core::Packet& seg, std::span<std::uint8_t, kMaxTunnelHdr> hdr) const override {
-    EncapInfo i = encap_header(seg, c_, std::span<std::uint8_t, 8>(hdr.data(), 8));
-    i.hdr_len = wire::vxlan::kLen;
-    return i;
-  }
-  DecapResult decap(std::span<const std::uint8_t> payload, OuterCsum outer, Counters& c,
-                    const core::BufferRef* owner, int outer_tos) const override {
-    return tunnel::decap(payload, c_, outer, c, owner, outer_tos);
-  }
-
- private:
-  const VxlanConfig& c_;
-};
-
-// ---- GUE: IP over UDP (draft-ietf-intarea-gue; fou_core.c) ---------------------------------
-class GueEncap final : public Encapsulation {
- public:
-  explicit GueEncap(const IpTunnelConfig& c) : c_(c) {}
-  Encap kind() const noexcept override { return Encap::Gue; }
-  wire::LinkType link() const noexcept override { return wire::LinkType::RawIp; }
-  SocketKind socket() const noexcept override { return SocketKind::Udp; }
-  std::uint16_t dst_port() const noexcept override { return c_.port; }
-  int overhead() const noexcept override { return c_.overhead(); }
-  std::optional<Drop> tx_check(std::span<const std::uint8_t> p) const noexcept override {
-    if (!is_ip(p)) return Drop::TxNotIp;
-    return std::nullopt;
-  }
-  std::uint8_t outer_tos(std::span<const std::uint8_t> p) const noexcept override {
-    return ip_outer_tos(c_, p);
-  }
-  std::uint16_t src_port(std::span<const std::uint8_t>) const noexcept override { return c_.port; }
-  core::Features gso_features() const noexcept override {
-    return rco_features(c_.remcsum_tx && c_.tx_outer_csum());
-  }
-  EncapInfo encap(core::Packet& seg, std::span<std::uint8_t, kMaxTunnelHdr> hdr) const override {
-    EncapInfo i;
-    bool rco = false;
-    // W-27: RCO only for a CHECKSUM_PARTIAL inner with remcsumtx and an outer checksum.
-    i.hdr_len = gue_build_header(seg, c_, hdr, rco);
-    if (i.hdr_len == 0) {
-      i.reason = Drop::TxNotIp;
-      return i;
-    }
-    i.rco = rco;
-    if (!rco && !finish_partial(seg, i)) return i;
-    i.ok = true;
-    return i;
-  }
-  DecapResult decap(std::span<const std::uint8_t> payload, OuterCsum outer, Counters& c,
-                    const core::BufferRef*, int outer_tos) const override {
-    return gue_decap(payload, c_, outer, c, outer_tos);
-  }
-
- private:
-  const IpTunnelConfig& c_;
-};
-
-// ---- GRE / ip6gre: IP over GRE over IPv4/IPv6 (RFC 2784/2890; ip_gre.c, ip6_gre.c) ---------
-class GreEncap final : public Encapsulation {
- public:
-  explicit GreEncap(const IpTunnelConfig& c) : c_(c) {}
-  Encap kind() const noexcept override { return c_.ipv6() ? Encap::Ip6gre : Encap::Gre; }
-  wire::LinkType link() const noexcept override { return wire::LinkType::RawIp; }
-  SocketKind socket() const noexcept override { return SocketKind::RawIp; }
-  std::uint16_t dst_port() const noexcept override { return 0; }
-  int overhead() const noexcept override { return c_.overhead(); }
-  std::optional<Drop> tx_check(std::span<const std::uint8_t> p) const noexcept override {
-    if (!is_ip(p)) return Drop::TxNotIp;
-    return std::nullopt;
-  }
-  std::uint8_t outer_tos(std::span<const std::uint8_t> p) const noexcept override {
-    return ip_outer_tos(c_, p);
-  }
-  std::uint16_t src_port(std::span<const std::uint8_t>) const noexcept override { return 0; }
-  // Raw IP sockets offload nothing: inner checksums in software.
-  core::Features gso_features() const noexcept override { return {}; }
-  EncapInfo encap(core::Packet& seg, std::span<std::uint8_t, kMaxTunnelHdr> hdr) const override {
-    EncapInfo i;
-    if (seg.headlen() < 1) {
-      i.reason = Drop::TxNotIp;
-      return i;
-    }
-    const bool v4 = ip_version(seg.head()) == 4;
-    if (!finish_partial(seg, i)) return i;
-    i.hdr_len = gre_build_header(v4 ? wire::ethertype::kIpv4 : wire::ethertype::kIpv6, c_, hdr);
-    i.ok = i.hdr_len != 0;
-    return i;
-  }
-  bool finish(std::span<std::uint8_t> d) const noexcept override {
-    if (!c_.ocsum) return false;
-    gre_fill_checksum(d);  // V-13: over the GRE header and payload
-    return true;
-  }
-  DecapResult decap(std::span<const std::uint8_t> payload, OuterCsum, Counters& c,
-                    const core::BufferRef*, int outer_tos) const override {
-    return gre_decap(payload, c_, c, outer_tos);
-  }
-
- private:
-  const IpTunnelConfig& c_;
-};
 
 void packet_pieces(const core::Packet& p, std::vector<std::span<const std::uint8_t>>& out) {
   if (p.headlen()) out.push_back(p.head());
@@ -223,22 +44,10 @@ std::size_t tap_pieces(const TapFrame& f, std::vector<std::span<const std::uint8
   return out.size() - n;
 }
 
-Endpoint::Endpoint(VxlanConfig cfg, EndpointOptions opts) : vx_(std::move(cfg)), opts_(std::move(opts)) {
-  enc_ = std::make_unique<VxlanEncap>(*vx_);
-  fdb_ = opts_.fdb ? opts_.fdb
-                   : std::make_shared<SharedFdb>(std::uint64_t(vx_->ageing_s) * 1000000000ull);
-  fdb_->set_limits(vx_->fdb_limits);  // every worker sets the same limits
-  for (const auto& r : vx_->remotes) {
-    fdb_->add_default_remote(r);
-    peers_[r] = Peer{r, true, {}};
-  }
-  init();
-}
-
-Endpoint::Endpoint(IpTunnelConfig cfg, EndpointOptions opts) : ip_(std::move(cfg)), opts_(std::move(opts)) {
-  if (ip_->gue()) enc_ = std::make_unique<GueEncap>(*ip_);
-  else enc_ = std::make_unique<GreEncap>(*ip_);
-  peers_[ip_->remote] = Peer{ip_->remote, true, {}};
+Endpoint::Endpoint(TunnelConfig cfg, EndpointOptions opts)
+    : cfg_(std::move(cfg)), enc_(make_encapsulation(cfg_)), opts_(std::move(opts)) {
+  enc_->bind(EncapBinding{opts_.fdb, opts_.own_mac});
+  for (const auto& r : enc_->configured_remotes()) peers_[r] = Peer{r, true, {}};
   init();
 }
 
@@ -251,7 +60,7 @@ void Endpoint::init() {
   // inside the overlay passes unmerged).
   co.engine.gso_types = offload::virtio::kGsoTypes;
   co.engine.config.gro = opts_.gro;  // off: gro_cells hands every frame on alone (netif_rx)
-  if (opts_.gro_backlog == 0) opts_.gro_backlog = enc_->link() == wire::LinkType::Ethernet ? 1000 : 64;
+  if (opts_.gro_backlog == 0) opts_.gro_backlog = enc_->default_gro_backlog();
   co.max_backlog = opts_.gro_backlog;
   cells_ = std::make_unique<gro::GroCells>(co);
 }
@@ -265,7 +74,7 @@ const Peer* Endpoint::peer(const IpAddr& a) const noexcept {
 
 std::uint32_t Endpoint::segs_per_train(int mtu) const noexcept {
   if (enc_->socket() != SocketKind::Udp || mtu <= 0) return 0;
-  const bool v6 = vx_ ? vx_->ipv6() : ip_->ipv6();
+  const bool v6 = enc_->common().ipv6();
   // overhead() = outer IP + UDP + tunnel header (+ inner Ethernet): a datagram's UDP payload
   // is the inner L3 packet plus what the overhead holds beyond the outer IP and UDP headers.
   const int outer = int((v6 ? wire::ipv6::kHdrLen : wire::ipv4::kMinLen) + wire::udp::kHdrLen);
@@ -285,7 +94,8 @@ Peer* Endpoint::find_peer(const IpAddr& a, bool create) {
 }
 
 std::size_t Endpoint::fdb_entries(const Peer& p) const {
-  return fdb_ ? fdb_->count_remote(p.addr) : 0;
+  const SharedFdb* f = enc_->fdb();
+  return f ? f->count_remote(p.addr) : 0;
 }
 
 // ---- transmit ---------------------------------------------------------------------------------
@@ -308,15 +118,7 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
     ctr_.drop(Drop::TxVnetRejected);
     return;
   }
-  bool flooded = false;
-  if (fdb_) {  // with local learning (EVPN) the source MAC is kept as ours (bounded)
-    LocalResult local = LocalResult::Ignored;
-    flooded = fdb_->lookup_tx(mac_at(frame, wire::eth::kSrcOffset), mac_at(frame, wire::eth::kDstOffset),
-                              now_ns, remotes_, &local);
-    if (local == LocalResult::RefusedFull) ++ctr_.fdb_local_refused;
-  } else {
-    remotes_.assign(1, ip_->remote);
-  }
+  const bool flooded = enc_->remotes(frame, now_ns, remotes_, ctr_);
   if (remotes_.empty()) {
     ctr_.drop(Drop::TxNoRemote);
     return;
@@ -333,14 +135,15 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
   // the train builder is the "device" with NETIF_F_SG | NETIF_F_HW_CSUM: GSO neither copies
   // nor sums, and each segment's checksum is summed while it is copied into the train
   // (copy_and_checksum_help, one pass) — one copy of the payload instead of two (issue 16).
-  const bool sum_in_train = !elide && enc_->gso_features() == core::Features{};
+  const bool sum_in_train = !elide && !enc_->rco_tx();
   // The value the kernel's software path writes for a sum that folds to 0: TCP segments keep
   // 0 (tcp_gso_segment), UDP segments and a lone frame's checksum_help write 0xFFFF.
   const bool zero_as_ffff =
       !(gso && (tp.pkt.gso.type & (core::skb_gso::TCPV4 | core::skb_gso::TCPV6)) != 0);
   if (gso) {
     core::Device dev;
-    dev.features = elide || sum_in_train ? elide_features(enc_->gso_features()) : enc_->gso_features();
+    dev.features = elide || sum_in_train ? elide_features(rco_features(enc_->rco_tx()))
+                                         : rco_features(enc_->rco_tx());
     auto r = gso::gso_segment(std::move(tp.pkt), dev.features, dev, gso_ctr_.get());
     if (!r.ok()) {
       ctr_.drop(Drop::TxGsoFailed);
@@ -501,7 +304,7 @@ void Endpoint::recycle(std::vector<TxTrain>& sent) {
 
 void Endpoint::receive(std::span<const std::uint8_t> payload, const IpAddr& from, OuterCsum outer,
                        std::uint64_t now_ns, int outer_tos) {
-  receive_one(payload, from, find_peer(from, fdb_ != nullptr), outer, now_ns, nullptr, outer_tos);
+  receive_one(payload, from, find_peer(from, enc_->learns_peers()), outer, now_ns, nullptr, outer_tos);
 }
 
 void Endpoint::receive_one(std::span<const std::uint8_t> payload, const IpAddr& from, Peer* peer,
@@ -512,7 +315,7 @@ void Endpoint::receive_one(std::span<const std::uint8_t> payload, const IpAddr& 
   ++ctr_.rx_datagrams;
   ctr_.rx_dgram_bytes += payload.size();
   if (peer) ++peer->ctr.rx_datagrams, peer->ctr.rx_bytes += payload.size();
-  if (ip_ && from != ip_->remote) {  // ip_tunnel_lookup: no tunnel for this source
+  if (!enc_->accepts(from)) {  // ip_tunnel_lookup: no tunnel for this source
     ctr_.drop(Drop::RxWrongSource);
     return;
   }
@@ -523,45 +326,10 @@ void Endpoint::receive_one(std::span<const std::uint8_t> payload, const IpAddr& 
   }
   // The inner checksum field held its seed: delivered NEEDS_CSUM, never summed (issue 15).
   if (peer && !d.rco && d.pkt.ip_summed() == core::IpSummed::Partial) ++peer->ctr.rx_csum_seed;
-  if (fdb_) {  // VXLAN: loop check and vxlan_snoop
-    Mac src = mac_at(d.pkt.head(), wire::eth::kSrcOffset);
-    if (same_mac(src, opts_.own_mac) && !same_mac(opts_.own_mac, Mac{})) {
-      ctr_.drop(Drop::RxLoop);
-      if (peer) ++peer->ctr.rx_dropped;
-      return;
-    }
-    // vxlan_snoop, at most once per kSnoopRefreshNs for one (source MAC, remote) pair: the
-    // kernel refreshes an entry's `updated` at most once per jiffy, and a station that moves
-    // shows up from another remote, which is looked up at once.
-    if (vx_->learning &&
-        !(snoop_valid_ && same_mac(src, snoop_mac_) && same_ip(from, snoop_from_) &&
-          now_ns - snoop_ns_ < kSnoopRefreshNs)) {
-      LearnResult r;
-      if (peer) {  // the peer caches its interned id: no lookup by address per datagram
-        const std::uint32_t gen = fdb_->known_generation();
-        if (peer->fdb_remote >= kRemotesFull && peer->fdb_gen != gen) {
-          peer->fdb_remote = fdb_->remote_id(from);
-          peer->fdb_gen = gen;
-        }
-        r = fdb_->learn_ex(src, peer->fdb_remote, now_ns);
-      } else {
-        r = fdb_->learn_ex(src, from, now_ns);
-      }
-      switch (r) {
-        case LearnResult::Created:
-        case LearnResult::Moved:
-          ++ctr_.fdb_learned;
-          if (peer) ++peer->ctr.fdb_learned;
-          break;
-        case LearnResult::RefusedFull: ++ctr_.fdb_refused_maxaddress; break;
-        case LearnResult::RefusedPerRemote: ++ctr_.fdb_refused_per_remote; break;
-        case LearnResult::RefusedUnknownSource: ++ctr_.fdb_refused_unknown_source; break;
-        case LearnResult::RefusedRemoteTable: ++ctr_.fdb_refused_remote_table; break;
-        case LearnResult::Refreshed:
-        case LearnResult::Ignored: break;
-      }
-      snoop_mac_ = src, snoop_from_ = from, snoop_ns_ = now_ns, snoop_valid_ = true;
-    }
+  // After decapsulation (VXLAN: loop check and vxlan_snoop).
+  if (!enc_->after_decap(d.pkt, from, peer, now_ns, ctr_)) {
+    if (peer) ++peer->ctr.rx_dropped;
+    return;
   }
   // gro_cells_receive, from inside the cell's NAPI context: this thread polls the cell in
   // rx_flush before it writes to the device, so the frame goes through GRO now, while the
@@ -583,7 +351,7 @@ void Endpoint::receive_one(std::span<const std::uint8_t> payload, const IpAddr& 
 void Endpoint::receive_train(std::span<const std::uint8_t> buf, std::uint16_t gso_size,
                              const IpAddr& from, OuterCsum outer, std::uint64_t now_ns,
                              int outer_tos) {
-  Peer* peer = find_peer(from, fdb_ != nullptr);
+  Peer* peer = find_peer(from, enc_->learns_peers());
   if (gso_size == 0 || gso_size >= buf.size()) {
     receive_one(buf, from, peer, outer, now_ns, nullptr, outer_tos);
     return;
@@ -601,7 +369,7 @@ void Endpoint::receive_train(const core::BufferRef& owner, std::size_t off, std:
     ctr_.drop(Drop::RxTruncated);
     return;
   }
-  Peer* peer = find_peer(from, fdb_ != nullptr);
+  Peer* peer = find_peer(from, enc_->learns_peers());
   std::span<const std::uint8_t> buf(owner->bytes.data() + off, len);
   if (gso_size == 0 || gso_size >= buf.size()) {
     receive_one(buf, from, peer, outer, now_ns, &owner, outer_tos);
@@ -649,13 +417,7 @@ void Endpoint::written(std::uint64_t frames, std::uint64_t bytes, std::uint64_t 
   ctr_.drops[std::size_t(Drop::RxDevWriteFailed)] += failed;
 }
 
-void Endpoint::tick(std::uint64_t now_ns) {
-  if (!fdb_) return;
-  if (const std::size_t n = fdb_->age(now_ns)) {
-    ctr_.fdb_aged += n;
-    snoop_valid_ = false;  // the last sighting's entry may be gone
-  }
-}
+void Endpoint::tick(std::uint64_t now_ns) { enc_->tick(now_ns, ctr_); }
 
 // ---- stats ------------------------------------------------------------------------------------
 
@@ -684,7 +446,7 @@ nlohmann::json Endpoint::stats() const {
       {"drops", drops},
       {"drops_total", c.drops_total()},
   };
-  if (fdb_)
+  if (enc_->fdb())
     j["fdb"] = {{"learned", c.fdb_learned}, {"aged", c.fdb_aged},
                 {"learn_refused", {{"maxaddress", c.fdb_refused_maxaddress},
                                    {"per_remote", c.fdb_refused_per_remote},

@@ -11,7 +11,7 @@
 
 namespace ofld::tunnel {
 
-std::size_t gre_build_header(std::uint16_t proto, const IpTunnelConfig& cfg,
+std::size_t gre_build_header(std::uint16_t proto, const GreConfig& cfg,
                              std::span<std::uint8_t> out) {
   wire::GreRepr h;
   h.protocol = proto;
@@ -26,7 +26,7 @@ void gre_fill_checksum(std::span<std::uint8_t> pkt) noexcept {
   wire::store_be16(pkt.data() + wire::gre::kCsumOffset, csum::ip_compute_csum(pkt.data(), pkt.size()));
 }
 
-DecapResult gre_decap(std::span<const std::uint8_t> payload, const IpTunnelConfig& cfg,
+DecapResult gre_decap(std::span<const std::uint8_t> payload, const GreConfig& cfg,
                         Counters& c, int outer_tos) {
   DecapResult r;
   auto fail = [&](Drop d) {

@@ -229,8 +229,7 @@ TEST(Issue11Item7, VxlanRcoStartAndOffsetAreCheckedAgainstTheInnerFrame) {
 // when it fits, and nopartial writes the folded sum of bytes start..end at offset.
 TEST(Issue11Item7, GueRcoStartAndOffsetAreCheckedAgainstTheInnerPacket) {
   for (bool nopartial : {true, false}) {
-    tunnel::IpTunnelConfig c;
-    c.kind = tunnel::IpTunnelKind::Gue;
+    tunnel::GueConfig c;
     c.local = *tunnel::IpAddr::parse("10.0.0.1");
     c.remote = kRemote;
     c.port = 5555;
@@ -396,14 +395,14 @@ TEST(Issue11Item8, GueAndGreInnerIpLengthIsCheckedAndPaddingTrimmed) {
     for (bool gro : {true, false})
       for (const auto& k : len_cases()) {
         SCOPED_TRACE(testing::Message() << k.what << (gue ? " gue" : " gre") << " gro " << gro);
-        tunnel::IpTunnelConfig c;
-        c.kind = gue ? tunnel::IpTunnelKind::Gue : tunnel::IpTunnelKind::Gre;
-        c.local = *tunnel::IpAddr::parse("10.0.0.1");
-        c.remote = kRemote;
-        if (gue) c.port = 5555;
+        tunnel::GueConfig gc;
+        tunnel::GreConfig rc;
+        gc.local = rc.local = *tunnel::IpAddr::parse("10.0.0.1");
+        gc.remote = rc.remote = kRemote;
+        gc.port = 5555;
         tunnel::EndpointOptions o;
         o.gro = gro;
-        tunnel::Endpoint dp(c, o);
+        tunnel::Endpoint dp(gue ? tunnel::TunnelConfig(gc) : tunnel::TunnelConfig(rc), o);
         const bool v6 = k.type == 0x86DD;
         Bytes hdr = gue ? Bytes{0x00, std::uint8_t(v6 ? 41 : 4), 0, 0}
                         : Bytes{0x00, 0x00, std::uint8_t(k.type >> 8), std::uint8_t(k.type)};
@@ -435,8 +434,7 @@ TEST(Issue11Item8, GueAndGreInnerIpLengthIsCheckedAndPaddingTrimmed) {
 // delivered packet is trimmed, and its sum handed on (CHECKSUM_COMPLETE) is the trimmed
 // packet's: GRO's validation accepts it and a 2-segment train merges.
 TEST(Issue11Item8, GreChecksumOverPaddedPacketsStillMerges) {
-  tunnel::IpTunnelConfig c;
-  c.kind = tunnel::IpTunnelKind::Gre;
+  tunnel::GreConfig c;
   c.local = *tunnel::IpAddr::parse("10.0.0.1");
   c.remote = kRemote;
   c.icsum = c.ocsum = true;
@@ -521,8 +519,7 @@ TEST(Issue11Item8, GuestTunnelInsideVxlanIsNotMergedByGroAfterDecap) {
 
 // The same for the L3 modes: a GRE endpoint's TUN gets the guest tunnel's packets unmerged.
 TEST(Issue11Item8, GuestTunnelInsideGreIsNotMergedByGroAfterDecap) {
-  tunnel::IpTunnelConfig c;
-  c.kind = tunnel::IpTunnelKind::Gre;
+  tunnel::GreConfig c;
   c.local = *tunnel::IpAddr::parse("10.0.0.1");
   c.remote = kRemote;
   {

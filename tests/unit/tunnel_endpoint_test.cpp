@@ -86,14 +86,18 @@ std::unique_ptr<tunnel::Endpoint> make(const Mode& m, bool a, tunnel::EndpointOp
     c.remcsum_tx = c.remcsum_rx = m.rco;
     return std::make_unique<tunnel::Endpoint>(c, o);
   }
-  tunnel::IpTunnelConfig c;
-  c.kind = m.encap == Encap::Gue ? tunnel::IpTunnelKind::Gue : tunnel::IpTunnelKind::Gre;
-  c.local = l;
-  c.remote = r;
   if (m.encap == Encap::Gue) {
+    tunnel::GueConfig c;
+    c.local = l;
+    c.remote = r;
     c.port = 5555;
     c.remcsum_tx = c.remcsum_rx = m.rco;
-  } else if (m.gre_opts) {
+    return std::make_unique<tunnel::Endpoint>(c, o);
+  }
+  tunnel::GreConfig c;
+  c.local = l;
+  c.remote = r;
+  if (m.gre_opts) {
     c.ikey = c.okey = 42;
     c.icsum = c.ocsum = true;
   }
@@ -454,7 +458,7 @@ TEST(Issue14Endpoint, PeersAreOwnedByTheEndpoint) {
   EXPECT_EQ(ep.counters().drops[std::size_t(Drop::RxWrongVni)], 1u);
   EXPECT_EQ(ep.stats()["peers"]["10.0.0.9"]["rx_datagrams"], 2u);
 
-  tunnel::IpTunnelConfig g;
+  tunnel::GreConfig g;
   g.local = addr("10.0.0.1");
   g.remote = addr("10.0.0.2");
   tunnel::Endpoint gre(g);

@@ -9,6 +9,7 @@
 
 #include "ofld/core/skb_segment.hpp"
 #include "ofld/daemon/config.hpp"
+#include "../common/tunnel_config_of.hpp"
 #include "ofld/tunnel/endpoint.hpp"
 #include "ofld/tunnel/ip_tunnel.hpp"
 #include "ofld/tunnel/peer.hpp"
@@ -66,15 +67,16 @@ struct IpSide {
     auto e = daemon::parse_tunnel_words(words, c);
     EXPECT_FALSE(e) << e.value_or("");
     tunnel::PeerOptions o;
-    o.encap = c.ip.gue() ? wire::peer::Encap::Gue : wire::peer::Encap::Gre;
-    if (!c.ip.gue()) o.gre = wire::peer::GreOptions{c.ip.ocsum, c.ip.okey};
+    const auto* gre = c.tunnel.get<tunnel::GreConfig>();
+    o.encap = gre ? wire::peer::Encap::Gre : wire::peer::Encap::Gue;
+    if (gre) o.gre = wire::peer::GreOptions{gre->ocsum, gre->okey};
     o.integrity = c.integrity;
     o.epoch = epoch;
     t = std::make_shared<tunnel::PeerTable>(o);
-    t->add(c.ip.remote);
+    t->add(gre ? gre->remote : tunnel_test::gue_of(c).remote);
     tunnel::EndpointOptions eo;
     eo.peer_sessions = t;
-    ep = std::make_unique<tunnel::Endpoint>(c.ip, eo);
+    ep = std::make_unique<tunnel::Endpoint>(c.tunnel, eo);
   }
 };
 
@@ -409,17 +411,17 @@ TEST(TunnelIntegrity, Issue15_K9_GueGreSeedPartialOnlyUnderOuterChecksum) {
         return d;
       };
       tunnel::Counters c;
-      auto r = tunnel::gue_decap(dgram(seeded), dc.ip, tunnel::OuterCsum::Present, c, -1);
+      auto r = tunnel::gue_decap(dgram(seeded), tunnel_test::gue_of(dc), tunnel::OuterCsum::Present, c, -1);
       ASSERT_TRUE(r.ok);
       EXPECT_EQ(partial_at(r.pkt), l3) << "GUE, outer UDP checksum present: seed taken";
       EXPECT_EQ(c.rx_csum_partial_seed, 1u);
-      r = tunnel::gue_decap(dgram(seeded), dc.ip, tunnel::OuterCsum::Zero, c, -1);
+      r = tunnel::gue_decap(dgram(seeded), tunnel_test::gue_of(dc), tunnel::OuterCsum::Zero, c, -1);
       ASSERT_TRUE(r.ok);
       EXPECT_EQ(partial_at(r.pkt), -1) << "GUE, outer UDP checksum zero: seed not trusted";
       EXPECT_EQ(r.pkt.ip_summed(), core::IpSummed::None);
       EXPECT_EQ(c.rx_csum_partial_seed, 1u);
       EXPECT_EQ(c.rx_csum_seed_nocsum, 1u);
-      r = tunnel::gue_decap(dgram(full), dc.ip, tunnel::OuterCsum::Present, c, -1);
+      r = tunnel::gue_decap(dgram(full), tunnel_test::gue_of(dc), tunnel::OuterCsum::Present, c, -1);
       ASSERT_TRUE(r.ok);
       EXPECT_EQ(partial_at(r.pkt), -1) << "a complete checksum is no seed";
       EXPECT_EQ(c.rx_csum_partial_seed, 1u);
@@ -432,13 +434,13 @@ TEST(TunnelIntegrity, Issue15_K9_GueGreSeedPartialOnlyUnderOuterChecksum) {
       ASSERT_FALSE(daemon::parse_tunnel_words(w, dc));
       auto dgram = [&](const std::vector<std::uint8_t>& ip) {
         std::vector<std::uint8_t> d(tunnel::kMaxTunnelHdr);
-        d.resize(tunnel::gre_build_header(v6 ? 0x86DD : 0x0800, dc.ip, d));
+        d.resize(tunnel::gre_build_header(v6 ? 0x86DD : 0x0800, tunnel_test::gre_of(dc), d));
         d.insert(d.end(), ip.begin(), ip.end());
         tunnel::gre_fill_checksum(d);
         return d;
       };
       tunnel::Counters c;
-      auto r = tunnel::gre_decap(dgram(seeded), dc.ip, c, -1);
+      auto r = tunnel::gre_decap(dgram(seeded), tunnel_test::gre_of(dc), c, -1);
       ASSERT_TRUE(r.ok);
       if (csum) {
         EXPECT_EQ(partial_at(r.pkt), l3) << "GRE checksum verified: seed taken";
@@ -450,14 +452,14 @@ TEST(TunnelIntegrity, Issue15_K9_GueGreSeedPartialOnlyUnderOuterChecksum) {
         EXPECT_EQ(c.rx_csum_partial_seed, 0u);
         EXPECT_EQ(c.rx_csum_seed_nocsum, 1u);
       }
-      r = tunnel::gre_decap(dgram(full), dc.ip, c, -1);
+      r = tunnel::gre_decap(dgram(full), tunnel_test::gre_of(dc), c, -1);
       ASSERT_TRUE(r.ok);
       EXPECT_EQ(partial_at(r.pkt), -1);
       EXPECT_EQ(r.pkt.ip_summed(), csum ? core::IpSummed::Complete : core::IpSummed::None);
       if (csum) {  // a byte flipped on the wire: the GRE checksum catches it, nothing delivered
         auto bad = dgram(seeded);
         bad[bad.size() - 7] ^= 0xff;
-        r = tunnel::gre_decap(bad, dc.ip, c, -1);
+        r = tunnel::gre_decap(bad, tunnel_test::gre_of(dc), c, -1);
         EXPECT_FALSE(r.ok);
         EXPECT_EQ(c.drops[std::size_t(tunnel::Drop::RxGreCsumBad)], 1u);
         EXPECT_EQ(c.rx_csum_partial_seed, 1u);
