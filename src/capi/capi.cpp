@@ -775,7 +775,7 @@ int ofld_tunnel_encap(ofld_tunnel* t_, const uint8_t* frame, size_t len, const o
       p = std::move(r.pkt);
     }
     std::array<std::uint8_t, ofld::tunnel::kMaxTunnelHdr> hdr{};
-    auto ei = enc.encap(p, hdr);
+    auto ei = ofld::tunnel::encap_one(enc, p, hdr);
     if (!ei.ok) return drop(ei.reason);
     const std::size_t n = ei.hdr_len + p.len();
     if (used) *used = n;

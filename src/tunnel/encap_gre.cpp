@@ -35,14 +35,14 @@ class GreEncap final : public Encapsulation {
     out.assign(1, c_.remote);
     return false;
   }
-  EncapInfo encap(core::Packet& seg, std::span<std::uint8_t, kMaxTunnelHdr> hdr) const override {
+  EncapInfo encap(const core::Packet& seg, bool /*rco: never, X-33*/,
+                  std::span<std::uint8_t, kMaxTunnelHdr> hdr) const override {
     EncapInfo i;
     if (seg.headlen() < 1) {
       i.reason = Drop::TxNotIp;
       return i;
     }
     const bool v4 = detail::ip_version(seg.head()) == 4;
-    if (!detail::finish_partial(seg, i)) return i;
     i.hdr_len = gre_build_header(v4 ? wire::ethertype::kIpv4 : wire::ethertype::kIpv6, c_, hdr);
     i.ok = i.hdr_len != 0;
     return i;

@@ -2,6 +2,8 @@
 // gue`): a TUN device and a UDP socket on `port`, the one remote, every flow from `port`.
 #include "encap_ip.hpp"
 
+#include "ofld/wire/tunnel.hpp"
+
 namespace ofld::tunnel {
 
 namespace {
@@ -35,18 +37,30 @@ class GueEncap final : public Encapsulation {
     out.assign(1, c_.remote);
     return false;
   }
-  EncapInfo encap(core::Packet& seg, std::span<std::uint8_t, kMaxTunnelHdr> hdr) const override {
+  bool rco_encodable(const core::Packet& seg) const noexcept override {
+    const int start = seg.csum_start_offset();
+    return start >= 0 && start + std::get<core::CsumPartial>(seg.csum).csum_offset <= 0xFFFF;
+  }
+  EncapInfo encap(const core::Packet& seg, bool rco,
+                  std::span<std::uint8_t, kMaxTunnelHdr> hdr) const override {
     EncapInfo i;
-    bool rco = false;
-    // W-27: RCO only for a CHECKSUM_PARTIAL inner with remcsumtx and an outer checksum.
-    i.hdr_len = gue_build_header(seg, c_, hdr, rco);
-    if (i.hdr_len == 0) {
+    const unsigned ver = seg.headlen() ? detail::ip_version(seg.head()) : 0;
+    if (ver != 4 && ver != 6) {
       i.reason = Drop::TxNotIp;
       return i;
     }
-    i.rco = rco;
-    if (!rco && !detail::finish_partial(seg, i)) return i;
-    i.ok = true;
+    wire::GueRepr h;
+    h.proto = ver == 4 ? wire::ipproto::kIpip : wire::ipproto::kIpv6;
+    if (rco) {
+      // W-27: start counted from the end of the GUE header (= the inner IP header here);
+      // offset = start + csum_offset.
+      const auto start = std::uint16_t(seg.csum_start_offset());
+      h.remcsum = wire::GueHeader<>::Remcsum{
+          start, std::uint16_t(start + std::get<core::CsumPartial>(seg.csum).csum_offset)};
+      i.rco = true;
+    }
+    i.hdr_len = h.emit(hdr);
+    i.ok = i.hdr_len != 0;
     return i;
   }
 

@@ -18,18 +18,6 @@ inline bool is_ip(std::span<const std::uint8_t> p) {
   return p.size() >= wire::ipv4::kMinLen && (ip_version(p) == 4 || ip_version(p) == 6);
 }
 
-/// A CHECKSUM_PARTIAL segment that does not travel as RCO: finish its checksum here
-/// (skb_checksum_help; the socket offloads nothing for the inner level).
-inline bool finish_partial(core::Packet& seg, EncapInfo& info) {
-  if (seg.ip_summed() != core::IpSummed::Partial) return true;
-  if (core::checksum_help(seg) != core::PacketError::Ok) {
-    info.reason = Drop::TxCsumFailed;
-    return false;
-  }
-  info.csum_sw = true;
-  return true;
-}
-
 /// " local A remote B": the ends of a point-to-point tunnel for the log line.
 inline std::string describe_ends(const IpAddr& local, const IpAddr& remote) {
   return " local " + local.to_string() + " remote " + remote.to_string();

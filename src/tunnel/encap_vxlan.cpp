@@ -76,9 +76,28 @@ class VxlanEncap final : public Encapsulation {
     if (local == LocalResult::RefusedFull) ++c.fdb_local_refused;
     return flooded;
   }
-  EncapInfo encap(core::Packet& seg, std::span<std::uint8_t, kMaxTunnelHdr> hdr) const override {
-    EncapInfo i = encap_header(seg, c_, std::span<std::uint8_t, 8>(hdr.data(), 8));
+  bool rco_encodable(const core::Packet& seg) const noexcept override {
+    const int start = seg.csum_start_offset();
+    return start >= 0 && wire::vxlan::rco_encode(std::uint32_t(start),
+                                                 std::get<core::CsumPartial>(seg.csum).csum_offset);
+  }
+  EncapInfo encap(const core::Packet& seg, bool rco,
+                  std::span<std::uint8_t, kMaxTunnelHdr> hdr) const override {
+    EncapInfo i;
+    if (seg.len() < wire::eth::kHdrLen) {
+      i.reason = Drop::TxNotEthernet;
+      return i;
+    }
+    wire::VxlanRepr h{c_.vni, std::nullopt};
+    if (rco) {  // W-26: the inner field keeps its pseudo-header seed
+      const auto enc = wire::vxlan::rco_encode(std::uint32_t(seg.csum_start_offset()),
+                                               std::get<core::CsumPartial>(seg.csum).csum_offset);
+      h.rco = wire::vxlan::rco_decode(*enc);
+      i.rco = true;
+    }
+    h.emit(std::span<std::uint8_t>(hdr.data(), wire::vxlan::kLen));
     i.hdr_len = wire::vxlan::kLen;
+    i.ok = true;
     return i;
   }
 

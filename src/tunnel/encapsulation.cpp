@@ -56,3 +56,42 @@ std::unique_ptr<Encapsulation> make_encapsulation(const TunnelConfig& cfg) {
 }
 
 }  // namespace ofld::tunnel
+
+namespace ofld::tunnel {
+
+namespace {
+/// skb_checksum_help on a segment the decision said to finish before its header.
+bool sum_now(core::Packet& seg, EncapInfo& info) {
+  if (core::checksum_help(seg) != core::PacketError::Ok) {
+    info.reason = Drop::TxCsumFailed;
+    return false;
+  }
+  info.csum_sw = true;
+  return true;
+}
+}  // namespace
+
+InnerCsumFacts inner_csum_facts(const Encapsulation& enc, const core::Packet& seg, bool elide) noexcept {
+  InnerCsumFacts f;
+  f.partial = seg.ip_summed() == core::IpSummed::Partial;
+  f.elide = elide;
+  f.rco_tx = enc.rco_tx();
+  if (f.partial) {
+    f.inet = !std::get<core::CsumPartial>(seg.csum).not_inet;
+    f.start_known = seg.csum_start_offset() >= 0;
+    f.rco_encodable = f.rco_tx && f.start_known && enc.rco_encodable(seg);
+  }
+  return f;
+}
+
+EncapInfo encap_one(const Encapsulation& enc, core::Packet& seg,
+                    std::span<std::uint8_t, kMaxTunnelHdr> hdr) {
+  const InnerCsum how = inner_csum_plan(inner_csum_facts(enc, seg, false));
+  EncapInfo pre;
+  if ((how == InnerCsum::SumInTrain || how == InnerCsum::SumInEncap) && !sum_now(seg, pre)) return pre;
+  EncapInfo i = enc.encap(seg, how == InnerCsum::Rco, hdr);
+  i.csum_sw = pre.csum_sw;
+  return i;
+}
+
+}  // namespace ofld::tunnel

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "ofld/core/skb_copy_csum.hpp"
+#include "ofld/tunnel/inner_csum.hpp"
 #include "ofld/gro/engine.hpp"
 #include "ofld/gso/gso.hpp"
 #include "ofld/offload/gro_context.hpp"
@@ -20,13 +21,6 @@
 namespace ofld::tunnel {
 
 namespace {
-
-/// The features of the inner GSO: with RCO possible the segments keep their seeds (the
-/// "device" has checksum offload for the inner level: remcsum, X-31/W-28); otherwise none,
-/// and GSO sums each segment's checksum while copying.
-core::Features rco_features(bool rco_possible) {
-  return rco_possible ? core::Features(core::netif_f::SG | core::netif_f::HW_CSUM) : core::Features{};
-}
 
 void packet_pieces(const core::Packet& p, std::vector<std::span<const std::uint8_t>>& out) {
   if (p.headlen()) out.push_back(p.head());
@@ -126,69 +120,88 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
   if (flooded && remotes_.size() > 1) ++ctr_.tx_flooded;
   const std::uint16_t sport = enc_->src_port(frame);
   const std::uint8_t tos = enc_->outer_tos(frame);  // every segment has the frame's dsfield
-  const bool elide = opts_.peer_sessions && tx_elide(now_ns);  // integrity mode (issue 15)
-
-  // GSO of the inner super-packet; the tunnel header goes on each segment below.
-  segs_.clear();
+  const bool elide = opts_.peer_sessions && tx_elide(now_ns);  // integrity mode
   const bool gso = tp.pkt.is_gso();
-  // Where nothing else needs the segments' inner checksums (no RCO possible, not elided),
-  // the train builder is the "device" with NETIF_F_SG | NETIF_F_HW_CSUM: GSO neither copies
-  // nor sums, and each segment's checksum is summed while it is copied into the train
-  // (copy_and_checksum_help, one pass) — one copy of the payload instead of two (issue 16).
-  const bool sum_in_train = !elide && !enc_->rco_tx();
-  // The value the kernel's software path writes for a sum that folds to 0: TCP segments keep
-  // 0 (tcp_gso_segment), UDP segments and a lone frame's checksum_help write 0xFFFF.
+  // A sum that folds to 0 is written as the kernel's software path writes it: TCP segments
+  // keep 0 (tcp_gso_segment), UDP segments and a lone frame's checksum_help write 0xFFFF.
   const bool zero_as_ffff =
       !(gso && (tp.pkt.gso.type & (core::skb_gso::TCPV4 | core::skb_gso::TCPV6)) != 0);
-  if (gso) {
-    core::Device dev;
-    dev.features = elide || sum_in_train ? elide_features(rco_features(enc_->rco_tx()))
-                                         : rco_features(enc_->rco_tx());
-    auto r = gso::gso_segment(std::move(tp.pkt), dev.features, dev, gso_ctr_.get());
-    if (!r.ok()) {
-      ctr_.drop(Drop::TxGsoFailed);
-      return;
-    }
-    ++ctr_.tx_gso_super;
-    segs_ = std::move(r.segs);
-  } else {
-    segs_.push_back(std::move(tp.pkt));
-  }
+  if (!segment(std::move(tp.pkt))) return;
+  const Packed pk = pack(TxBinding{sport, tos}, elide, gso, zero_as_ffff, out);
+  flood(pk.first, out);
+  count(pk, elide, out);
+  segs_.clear();  // segments may reference the device's read buffer (`owner`): let it go
+}
 
+bool Endpoint::segment(core::Packet&& pkt) {
+  segs_.clear();
+  if (!pkt.is_gso()) {
+    segs_.push_back(std::move(pkt));
+    return true;
+  }
+  // GSO of the inner super-packet; the tunnel header goes on each segment in pack(). The
+  // "device" has NETIF_F_SG | NETIF_F_HW_CSUM: GSO neither copies nor sums and
+  // every segment stays CHECKSUM_PARTIAL with its seed; what becomes of that checksum is the
+  // one decision in pack() (inner_csum_plan: RCO, elided, summed in the train or before).
+  const core::Features f(core::netif_f::SG | core::netif_f::HW_CSUM);
+  core::Device dev;
+  dev.features = f;
+  auto r = gso::gso_segment(std::move(pkt), f, dev, gso_ctr_.get());
+  if (!r.ok()) {
+    ctr_.drop(Drop::TxGsoFailed);
+    return false;
+  }
+  ++ctr_.tx_gso_super;
+  segs_ = std::move(r.segs);
+  return true;
+}
+
+Endpoint::Packed Endpoint::pack(const TxBinding& bind, bool elide, bool gso, bool zero_as_ffff,
+                                std::vector<TxTrain>& out) {
   // Each datagram (tunnel header + segment) straight into the first remote's trains: equal
   // sizes, a shorter one closes its train, at most kMaxTrainSegs / kMaxTrainBytes per train.
   // The previous frame's last train, when still open and bound the same way, is continued
   // (one send for a batch of same-size frames such as one flow's pure ACKs).
   const bool join = tx_open_ && remotes_.size() == 1 && !out.empty() && out.size() == tx_open_n_ &&
                     out.back().buf.data() == tx_open_buf_ && out.back().remote == remotes_[0] &&
-                    out.back().src_port == sport && out.back().tos == tos;
+                    out.back().src_port == bind.sport && out.back().tos == bind.tos;
   tx_open_ = false;
-  const std::size_t first = join ? out.size() - 1 : out.size();
+  Packed pk;
+  pk.first = join ? out.size() - 1 : out.size();
   TxTrain* cur = join ? &out.back() : nullptr;
-  const std::uint32_t joined_count = join ? cur->count : 0;
-  const std::size_t joined_bytes = join ? cur->buf.size() : 0;
+  pk.joined_count = join ? cur->count : 0;
+  pk.joined_bytes = join ? cur->buf.size() : 0;
   // Bytes of cur->buf written so far. A pooled buffer keeps its previous length (take_buf), so
   // resize zero-fills only what no earlier train used; each train is trimmed to `used` when
   // the next one opens and after the loop.
-  std::size_t used = joined_bytes;
+  std::size_t used = pk.joined_bytes;
   bool closed = !join;
   std::array<std::uint8_t, kMaxTunnelHdr> hdr{};
   for (auto& s : segs_) {
     const bool was_partial = s.ip_summed() == core::IpSummed::Partial;
-    const bool elided = elide && elide_inner_csum(s);
-    // sum_in_train: the PARTIAL segment's checksum is finished in the train below (the
-    // encapsulation then sees it as NONE and sums nothing itself).
+    // The one decision on the inner checksum of this segment, then what it says.
+    const InnerCsum how = inner_csum_plan(inner_csum_facts(*enc_, s, elide));
     int sum_start = -1;
     std::uint16_t sum_offset = 0;
-    if (sum_in_train && was_partial) {
-      const auto& cp = std::get<core::CsumPartial>(s.csum);
-      if (!cp.not_inet && s.csum_start_offset() >= 0) {
+    bool summed = false;
+    switch (how) {
+      case InnerCsum::Done:
+      case InnerCsum::Rco: break;
+      case InnerCsum::Elided: s.csum = core::CsumNone{}; break;  // the field keeps the seed
+      case InnerCsum::SumInTrain:
         sum_start = s.csum_start_offset();
-        sum_offset = cp.csum_offset;
+        sum_offset = std::get<core::CsumPartial>(s.csum).csum_offset;
         s.csum = core::CsumNone{};
-      }
+        break;
+      case InnerCsum::SumInEncap:  // skb_checksum_help before the header
+        if (core::checksum_help(s) != core::PacketError::Ok) {
+          ctr_.drop(Drop::TxCsumFailed);
+          continue;
+        }
+        summed = true;
+        break;
     }
-    EncapInfo e = enc_->encap(s, hdr);
+    EncapInfo e = enc_->encap(s, how == InnerCsum::Rco, hdr);
     if (!e.ok) {
       ctr_.drop(e.reason);
       continue;
@@ -202,7 +215,7 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
                       used + sz <= kMaxTrainBytes;
     if (!fits) {
       if (cur) cur->buf.resize(used);  // before push_back moves the trains
-      out.push_back(TxTrain{remotes_[0], sport, std::uint16_t(sz), 0, take_buf(), tos});
+      out.push_back(TxTrain{remotes_[0], bind.sport, std::uint16_t(sz), 0, take_buf(), bind.tos});
       cur = &out.back();
       used = 0;
       closed = false;
@@ -227,7 +240,7 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
         ctr_.drop(Drop::TxCsumFailed);
         continue;
       }
-      e.csum_sw = true;
+      summed = true;
     } else {
       s.copy_bits(0, seg_bytes);  // head, frags, frag_list: exactly len() bytes
     }
@@ -235,9 +248,9 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
     used += sz;
     ++cur->count;
     if (sz < cur->seg_size) closed = true;  // a short datagram ends its train
-    if (elided) ++ctr_.tx_csum_skipped;
-    else if (e.rco) ++ctr_.tx_rco, ++ctr_.tx_csum_skipped;
-    else if (e.csum_sw || (gso && !was_partial)) ++ctr_.tx_csum_sw;  // summed here or by GSO
+    if (how == InnerCsum::Elided) ++ctr_.tx_csum_skipped;
+    else if (how == InnerCsum::Rco) ++ctr_.tx_rco, ++ctr_.tx_csum_skipped;
+    else if (summed || (gso && !was_partial)) ++ctr_.tx_csum_sw;  // summed here or by GSO
   }
   if (cur) cur->buf.resize(used);
   if (cur && !closed && remotes_.size() == 1) {  // cur is out.back(): the next frame may continue it
@@ -245,18 +258,26 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
     tx_open_n_ = out.size();
     tx_open_buf_ = cur->buf.data();
   }
-  const std::size_t last = out.size();
+  pk.last = out.size();
+  return pk;
+}
+
+void Endpoint::flood(std::size_t first, std::vector<TxTrain>& out) {
   // Flooding (VXLAN): the same trains to every other remote.
+  const std::size_t last = out.size();
   for (std::size_t r = 1; r < remotes_.size(); ++r)
     for (std::size_t i = first; i < last; ++i) {
       auto b = take_buf();
       b.assign(out[i].buf.begin(), out[i].buf.end());
-      out.push_back(TxTrain{remotes_[r], sport, out[i].seg_size, out[i].count, std::move(b), out[i].tos});
+      out.push_back(TxTrain{remotes_[r], out[i].src_port, out[i].seg_size, out[i].count, std::move(b), out[i].tos});
     }
-  for (std::size_t i = first; i < out.size(); ++i) {
+}
+
+void Endpoint::count(const Packed& pk, bool elide, const std::vector<TxTrain>& out) {
+  for (std::size_t i = pk.first; i < out.size(); ++i) {
     // this frame's datagrams only (a continued train already counted the earlier ones)
-    const std::uint32_t n = out[i].count - (i == first ? joined_count : 0);
-    const std::size_t bytes = out[i].size() - (i == first ? joined_bytes : 0);
+    const std::uint32_t n = out[i].count - (i == pk.first ? pk.joined_count : 0);
+    const std::size_t bytes = out[i].size() - (i == pk.first ? pk.joined_bytes : 0);
     if (n == 0) continue;
     ctr_.tx_datagrams += n;
     ctr_.tx_dgram_bytes += bytes;
@@ -266,7 +287,6 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
       (elide ? p->ctr.tx_csum_elided : p->ctr.tx_csum_full) += n;
     }
   }
-  segs_.clear();  // segments may reference the device's read buffer (`owner`): let it go
 }
 
 void Endpoint::sent(const TxTrain& t, bool ok, bool udp_segment) noexcept {

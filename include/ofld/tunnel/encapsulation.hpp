@@ -27,6 +27,7 @@
 #include "ofld/core/features.hpp"
 #include "ofld/tunnel/common_config.hpp"
 #include "ofld/tunnel/fdb.hpp"
+#include "ofld/tunnel/inner_csum.hpp"
 #include "ofld/tunnel/ip_tunnel.hpp"
 #include "ofld/tunnel/types.hpp"
 #include "ofld/tunnel/vxlan.hpp"
@@ -152,16 +153,21 @@ class Encapsulation {
   /// Whether a segment left CHECKSUM_PARTIAL may travel as RCO (remcsumtx with an outer
   /// checksum: the segment keeps its seed, W-28/X-31). False for GRE.
   virtual bool rco_tx() const noexcept { return false; }
+  /// Whether the tunnel header can encode this CHECKSUM_PARTIAL segment's checksum start and
+  /// offset (VXLAN W-26: start ≤ 254, even, offset 6 or 16; GUE W-27: start + offset ≤ 65535).
+  virtual bool rco_encodable(const core::Packet& /*seg*/) const noexcept { return false; }
   /// The remotes of a frame into `out` (cleared first): VXLAN the FDB lookup (flooding when
   /// unknown), the others the configured remote. Returns true when the frame is flooded.
   /// Counts what it refuses into `c` (fdb_local_refused).
   virtual bool remotes(std::span<const std::uint8_t> frame, std::uint64_t now_ns,
                        std::vector<IpAddr>& out, Counters& c) = 0;
   /// The tunnel header for one datagram carrying `seg` (one frame, not GSO; data() at its
-  /// first header), written to hdr[0..info.hdr_len): RCO when configured and encodable,
-  /// else a CHECKSUM_PARTIAL segment's checksum finished in software (skb_checksum_help).
-  /// `seg` may be modified (checksum written).
-  virtual EncapInfo encap(core::Packet& seg, std::span<std::uint8_t, kMaxTunnelHdr> hdr) const = 0;
+  /// first header), written to hdr[0..info.hdr_len); with `rco` (the inner checksum decision,
+  /// inner_csum_plan, said Rco) the header carries RCO for seg's csum_start/csum_offset.
+  /// Checks only that `seg` can be carried (TxNotEthernet, TxNotIp); the inner checksum is
+  /// not touched here.
+  virtual EncapInfo encap(const core::Packet& seg, bool rco,
+                          std::span<std::uint8_t, kMaxTunnelHdr> hdr) const = 0;
   /// After the datagram (header + segment) is laid out contiguously: anything computed over
   /// the whole datagram (the GRE checksum, V-13). Returns true when it wrote something.
   virtual bool finish(std::span<std::uint8_t> /*datagram*/) const noexcept { return false; }
@@ -205,6 +211,16 @@ class Encapsulation {
   /// inner packet in both directions. An error naming the setting to change, or none.
   virtual std::optional<std::string> integrity_error() const = 0;
 };
+
+/// The facts of inner_csum_plan for `seg` through `enc` (`elide`: the frame's integrity-mode
+/// verdict, Endpoint::tx_elide).
+InnerCsumFacts inner_csum_facts(const Encapsulation& enc, const core::Packet& seg, bool elide) noexcept;
+
+/// One datagram's inner checksum made ready and its tunnel header written, outside a train
+/// (the C API's ofld_tunnel_encap): inner_csum_plan without integrity mode, SumInTrain done
+/// as SumInEncap (skb_checksum_help), then Encapsulation::encap. `seg` may be modified.
+EncapInfo encap_one(const Encapsulation& enc, core::Packet& seg,
+                    std::span<std::uint8_t, kMaxTunnelHdr> hdr);
 
 /// The Encapsulation of a configuration (one overload per encapsulation, each in its file).
 std::unique_ptr<Encapsulation> make_encapsulation(const TunnelConfig& cfg);

@@ -243,11 +243,24 @@ class Endpoint {
  private:
   void init();
   // Integrity mode (endpoint_peer.cpp): whether every remote of this frame takes elided inner
-  // checksums; the GSO features that keep segments CHECKSUM_PARTIAL; a segment's checksum
-  // left as its seed (returns true when it was PARTIAL); a received control message.
+  // checksums; a received control message.
   bool tx_elide(std::uint64_t now_ns);
-  static core::Features elide_features(core::Features f) noexcept;
-  static bool elide_inner_csum(core::Packet& seg) noexcept;
+  // transmit(), in four steps: the inner GSO into segs_ (false: dropped); each segment's
+  // inner checksum decided (inner_csum_plan) and its datagram packed into trains for
+  // remotes_[0]; the trains copied for the other remotes (flooding); the counters.
+  struct TxBinding {
+    std::uint16_t sport = 0;
+    std::uint8_t tos = 0;
+  };
+  struct Packed {
+    std::size_t first = 0, last = 0;  // this frame's trains in `out` (first may be continued)
+    std::uint32_t joined_count = 0;   // datagrams the continued train held before
+    std::size_t joined_bytes = 0;
+  };
+  bool segment(core::Packet&& pkt);
+  Packed pack(const TxBinding& bind, bool elide, bool gso, bool zero_as_ffff, std::vector<TxTrain>& out);
+  void flood(std::size_t first, std::vector<TxTrain>& out);
+  void count(const Packed& pk, bool elide, const std::vector<TxTrain>& out);
   bool rx_control(std::span<const std::uint8_t> payload, const IpAddr& from, std::uint64_t now_ns);
   Peer* find_peer(const IpAddr& a, bool create);
   void receive_one(std::span<const std::uint8_t> payload, const IpAddr& from, Peer* peer,
