@@ -177,10 +177,18 @@ Endpoint::Packed Endpoint::pack(const TxBinding& bind, bool elide, bool gso, boo
   std::size_t used = pk.joined_bytes;
   bool closed = !join;
   std::array<std::uint8_t, kMaxTunnelHdr> hdr{};
+  const bool rco_tx = enc_->rco_tx();
   for (auto& s : segs_) {
     const bool was_partial = s.ip_summed() == core::IpSummed::Partial;
     // The one decision on the inner checksum of this segment, then what it says.
-    const InnerCsum how = inner_csum_plan(inner_csum_facts(*enc_, s, elide));
+    InnerCsumFacts f;  // inner_csum_facts, with the frame's part read once above
+    f.partial = was_partial, f.elide = elide, f.rco_tx = rco_tx;
+    if (was_partial) {
+      f.inet = !std::get<core::CsumPartial>(s.csum).not_inet;
+      f.start_known = s.csum_start_offset() >= 0;
+      f.rco_encodable = rco_tx && f.start_known && enc_->rco_encodable(s);
+    }
+    const InnerCsum how = inner_csum_plan(f);
     int sum_start = -1;
     std::uint16_t sum_offset = 0;
     bool summed = false;

@@ -38,6 +38,13 @@ struct InnerCsumFacts {
 };
 
 /// The decision (pure; table-tested over every combination in tunnel_inner_csum_test.cpp).
-InnerCsum inner_csum_plan(const InnerCsumFacts& f) noexcept;
+/// Inline: it runs once per transmitted segment.
+inline InnerCsum inner_csum_plan(const InnerCsumFacts& f) noexcept {
+  if (!f.partial) return InnerCsum::Done;
+  // Only an Internet checksum can be left as a seed for the receiver (a CRC32c cannot).
+  if (f.elide && f.inet) return InnerCsum::Elided;
+  if (f.rco_tx) return f.inet && f.start_known && f.rco_encodable ? InnerCsum::Rco : InnerCsum::SumInEncap;
+  return f.inet && f.start_known ? InnerCsum::SumInTrain : InnerCsum::SumInEncap;
+}
 
 }  // namespace ofld::tunnel
