@@ -12,13 +12,13 @@ reason class, with the engine's reason string in ``.reason`` (e.g. "csum-outside
 
 Documentation: docs/python.md.
 """
-import array
 import ctypes
 import os
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Union
 
 from . import _capi as _c
+from . import _native  # after _capi: links the libofld.so that _capi loaded (its SONAME)
 
 __all__ = [
     "OfldError", "InvalidArgument", "BufferTooSmall", "VnetHdrRejected", "GsoRefused",
@@ -305,6 +305,11 @@ class Segment:
                 f"vnet_hdr={self.vnet_hdr})")
 
 
+def _seg_infos(info: bytearray, n: int):
+    """The ofld_seg_info array that ofld._native filled, as ctypes structures (no copy)."""
+    return (_c.SegInfoC * n).from_buffer(info)
+
+
 class Segments(Sequence):
     """The outputs of one call: one buffer, one info array; Segment objects made on access."""
     __slots__ = ("_buf", "_mv", "_info", "_n")
@@ -347,12 +352,6 @@ class Gso:
         self._h = _c.ofld_gso_new(globals()["features"](features), _link(link))
         if not self._h:
             _raise(-1)
-        self._cap = 0
-        self._out = bytearray()
-        self._outp = None
-        self._info = (_c.SegInfoC * 0)()
-        self._used = _c.c_size()
-        self._n = _c.c_size()
 
     def __del__(self):
         h, self._h = getattr(self, "_h", None), None
@@ -365,25 +364,10 @@ class Gso:
         and says gso_type/gso_size; without, the frame's headers and `mss` do (L4 fields hold
         full checksums, or seeds with input_seeds). Returns the outputs (one when nothing
         needs splitting). Raises VnetHdrRejected, GsoRefused, FrameParseError."""
-        p, n, _k = _ptr(frame)
-        h = ctypes.byref(vnet_hdr._c()) if vnet_hdr is not None else None
-        _check(_c.ofld_gso_run(self._h, p, n, h, mss, int(input_seeds)))
-        cnt = _c.ofld_gso_count(self._h)
-        out = bytearray(n + cnt * 256 + 64)
-        info = (_c.SegInfoC * cnt)()
-        a = (ctypes.c_char * len(out)).from_buffer(out)
-        r = _c.ofld_gso_copy_all(self._h, a, len(out), ctypes.byref(self._used), info, cnt,
-                                 ctypes.byref(self._n))
-        del a
-        if r == -2:  # headers longer than guessed: exactly the reported size
-            out = bytearray(self._used.value)
-            a = (ctypes.c_char * len(out)).from_buffer(out)
-            r = _c.ofld_gso_copy_all(self._h, a, len(out), ctypes.byref(self._used), info, cnt,
-                                     ctypes.byref(self._n))
-            del a
+        vnet = bytes(vnet_hdr._c()) if vnet_hdr is not None else None
+        r, out, info, n = _native.gso_segment(self._h or 0, frame, vnet, mss, int(input_seeds))
         _check(r)
-        del out[self._used.value:]
-        return Segments(out, info, cnt)
+        return Segments(out, _seg_infos(info, n), n)
 
     @property
     def counters(self) -> Dict[str, object]:
@@ -428,8 +412,6 @@ class Gro:
         self._h = _c.ofld_gro_new(ctypes.byref(cfg))
         if not self._h:
             _raise(-1)
-        self._used = _c.c_size()
-        self._n = _c.c_size()
 
     def __del__(self):
         h, self._h = getattr(self, "_h", None), None
@@ -441,36 +423,21 @@ class Gro:
         state: "none", "unnecessary" (csum_level) or "complete" (the sum is taken as such a
         device would). Outputs queue up for flush()."""
         ip_summed = _CSUM_NAMES.get(csum, csum) if isinstance(csum, str) else csum
-        if not isinstance(frames, (list, tuple)):
-            frames = list(frames)
-        joined = b"".join(frames)
-        lens = array.array("Q", map(len, frames)) if frames else array.array("Q")
-        lp = (ctypes.c_char * (len(lens) * 8)).from_buffer(lens) if lens else None
-        _check(_c.ofld_gro_receive_packed(self._h, joined, len(joined), lp, len(lens),
-                                          ip_summed, csum_level, now_ns))
+        _check(_native.gro_receive(self._h or 0, frames, ip_summed, csum_level, now_ns))
 
     def flush(self, now_ns: int = 0, all: bool = True, finish: bool = False) -> Segments:
         """Complete held flows (all, or those older than the flush timeout) and take every
         output: aggregates PARTIAL with their virtio_net_hdr (finish=True: checksums
         completed, valid frames), other packets untouched."""
-        _check(_c.ofld_gro_flush(self._h, now_ns, int(all)))
-        return self.take(finish)
+        r, out, info, n = _native.gro_take(self._h or 0, 1, now_ns, int(all), int(finish))
+        _check(r)
+        return Segments(out, _seg_infos(info, n), n)
 
     def take(self, finish: bool = False) -> Segments:
         """Take the outputs waiting now (without completing held flows)."""
-        cnt = _c.ofld_gro_pending(self._h)
-        info = (_c.SegInfoC * cnt)()
-        r = _c.ofld_gro_next_all(self._h, None, 0, ctypes.byref(self._used), int(finish), info,
-                                 cnt, ctypes.byref(self._n))
-        need = self._used.value
-        out = bytearray(need)
-        if r == -2 or r == 0:
-            a = (ctypes.c_char * need).from_buffer(out) if need else None
-            r = _c.ofld_gro_next_all(self._h, a, need, ctypes.byref(self._used), int(finish), info,
-                                     cnt, ctypes.byref(self._n))
-            del a
+        r, out, info, n = _native.gro_take(self._h or 0, 0, 0, 0, int(finish))
         _check(r)
-        return Segments(out, info, cnt)
+        return Segments(out, _seg_infos(info, n), n)
 
     @property
     def counters(self) -> Dict[str, object]:
