@@ -115,11 +115,11 @@ struct SegmentContext {
   /// and metadata; false makes it the reference for the differential test
   /// (tests/unit/gso_fast_path_test.cpp).
   bool fast_path = true;
-  /// Set by skb_segment's fast loop (fast_path) when no payload was summed (sg-ref, copy):
-  /// every segment holds the headers
-  /// [0, data_offset) in its linear head at data(), was stamped from one metadata
-  /// template (same checksum state, gso info clear before segment_payload's GSO-partial step),
-  /// needed no payload sum, and all but the last carry the same length (headers + gso_size).
+  /// Set by skb_segment's fast loop (fast_path, every construction mode): every segment
+  /// holds the headers [0, data_offset) in its linear head at data(), was stamped from one
+  /// metadata template (same checksum state: as the super-packet's, or NONE with the payload
+  /// sum in cb_csum for the summing modes; gso info clear before segment_payload's
+  /// GSO-partial step), and all but the last carry the same length (headers + gso_size).
   /// The hooks' tight rewrite loops run only then, and not for GSO-partial outputs (whose
   /// building may grow a head).
   bool seg_fast = false;
