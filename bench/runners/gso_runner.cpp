@@ -280,7 +280,8 @@ GsoBenchResults run_gso_bench(int reps) {
 }
 
 std::string gso_bench_text(const GsoBenchResults& r) {
-  std::string t = "cpu: " + cpu_model() + "\n";
+  std::string t = "cpu: " + cpu_model() + "; checksum kernel: " +
+                  std::string(csum::kernel_name(csum::best_kernel())) + "\n";
   t += fmt::format("TCPv4 super-packet: {} B payload, gso_size {}, {} segments; "
                               "thread-CPU ns/segment, median of {} reps [min..max]\n",
                               r.payload, r.mss, r.segments, r.reps);
@@ -301,6 +302,8 @@ std::string gso_bench_text(const GsoBenchResults& r) {
 
 std::string gso_bench_json(const GsoBenchResults& r) {
   nlohmann::json j;
+  j["cpu"] = cpu_model();
+  j["checksum_kernel"] = std::string(csum::kernel_name(csum::best_kernel()));
   j["payload"] = r.payload;
   j["gso_size"] = r.mss;
   j["segments"] = r.segments;
