@@ -5,7 +5,9 @@
 #include <memory>
 
 #include "ofld/offload/gro_context.hpp"
+#include "ofld/core/csum.hpp"
 #include "runners/bench.hpp"
+#include "runners/bench_csum.hpp"
 #include "ofld/lab/gro_conformance.hpp"
 #include "ofld/tools/gro_tool.hpp"
 #include "registry.hpp"
@@ -191,7 +193,9 @@ ofld::cli::Registrar reg{[](CLI::App& root) {
       std::printf("%s\n", ofld::bench::to_json(r).dump(2).c_str());
       return;
     }
-    std::printf("ns/packet, median of reps [min..max]\n");
+    std::printf("cpu: %s; checksum kernel: %s\nns/packet, median of reps [min..max]\n",
+                ofld::bench::cpu_model().c_str(),
+                std::string(ofld::csum::kernel_name(ofld::csum::best_kernel())).c_str());
     for (const auto& e : r.entries)
       std::printf("%-26s %8.1f [%6.1f..%6.1f]\n", e.name.c_str(), e.median_ns, e.min_ns, e.max_ns);
     if (r.have_dpdk)
