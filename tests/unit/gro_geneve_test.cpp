@@ -108,7 +108,7 @@ TEST(GroGeneve, GN3_GN5_U12_StreamAggregatesWithTunnelType) {
           Gnv g;
           g.opts = options_of(words);
           auto out = run(stream(ov6, iv6, 3, g, csum), gnv_socket());
-          const std::string at = ::testing::Message() << ov6 << iv6 << csum << " words " << words;
+          const std::string at = (::testing::Message() << ov6 << iv6 << csum << " words " << words).GetString();
           ASSERT_EQ(out.size(), 1u) << at;
           const Packet& p = out[0];
           EXPECT_EQ(p.gso.type & ~kFixedId,
