@@ -29,6 +29,8 @@
 
 #include "ofld/tunnel/fdb.hpp"
 
+#include "evpn_rib.hpp"
+
 namespace ofld::daemon {
 
 /// Token bucket for new type-2 advertisements (a local MAC not yet advertised, or advertised
@@ -61,7 +63,16 @@ struct EvpnOptions {
   tunnel::IpAddr vtep; ///< our underlay address (next hop, originator, RD admin)
   std::uint32_t vni = 0;
   std::shared_ptr<tunnel::SharedFdb> fdb;
+  /// `router-id A.B.C.D`: the administrator field of our type-1 Route Distinguishers
+  /// (RFC 7432 §7.9: router-id:VNI). Unset: default_router_id(vtep).
+  tunnel::IpAddr router_id;
+  DupAddrDetection dad;  ///< `dup-addr-detection ...` (evpn_rib.hpp)
 };
+
+/// FRR's default BGP router ID for a VTEP: an IPv4 VTEP itself; else the highest IPv4
+/// address of a loopback interface, else of any interface (zebra's router-id choice); else
+/// 0.0.0.0 (then every IPv6-only VTEP of a VNI would share one RD: configure `router-id`).
+tunnel::IpAddr default_router_id(const tunnel::IpAddr& vtep);
 
 class EvpnClient {
  public:
@@ -78,10 +89,13 @@ class EvpnClient {
   static constexpr std::uint32_t kAdvertiseBurst = 500;
 
   virtual ~EvpnClient() = default;
-  /// {"server", "connected", "asn", "advertised_macs", "remote_macs", "vteps",
-  ///  "connects", "failures", "ignored": {reason: routes} (reasons: evpn_route.hpp),
-  ///  "advertise_deferred" (new type-2 advertisements postponed by the rate limit: one per
-  ///  MAC per sync pass)}.
+  /// {"server", "connected", "asn", "router_id", "advertised_macs", "remote_macs", "vteps",
+  ///  "mac_routes", "imet_routes" (the route set, evpn_rib.hpp), "connects", "failures"
+  ///  (lost connections), "refused" {call: count} (calls gobgpd answered with an error: not
+  ///  a lost connection; retried), "withdraw_pending" (our routes whose withdrawal is being
+  ///  retried), "ignored": {reason: routes} (reasons: evpn_route.hpp), "advertise_deferred"
+  ///  (new type-2 advertisements postponed by the rate limit: one per MAC per sync pass),
+  ///  "moves", "duplicates_detected", "duplicate_macs": EvpnRib::duplicates_json}.
   virtual nlohmann::json state() const = 0;
 };
 
