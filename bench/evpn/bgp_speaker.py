@@ -10,7 +10,8 @@ encapsulation community (RFC 9012, tunnel type 8). When the session ends it reco
 sends them again. Commands on stdin, one a line:
   moves N SECONDS   re-advertise N routes a second (round robin) with the MAC at another VTEP
                     and a higher MAC Mobility sequence number (RFC 7432 §7.7)
-  quit              close the session (the peer withdraws every route of it)
+  quit              close the session (the peer withdraws every route of it) and exit
+(End of input is not quit: the session stays until the process is stopped.)
 Prints "established" and "sent N" lines on stdout.
 """
 import select
@@ -94,6 +95,7 @@ def main():
     for i in range(routes):
         at[i] = (i // per_vtep, 0)
     quit_ = False
+    stdin_open = True
     while not quit_:
         try:
             s = socket.create_connection((peer, port), timeout=2, source_address=(bgp_id, 0))
@@ -133,15 +135,17 @@ def main():
             last_ka = time.time()
             moving = None  # (per second, until, next index)
             while True:
-                r, _, _ = select.select([s, sys.stdin], [], [], 0.01)
+                r, _, _ = select.select([s] + ([sys.stdin] if stdin_open else []), [], [], 0.01)
                 if s in r:
                     d = s.recv(65536)
                     if not d:
                         raise ConnectionError("closed")
-                if sys.stdin in r:
+                if stdin_open and sys.stdin in r:
                     line = sys.stdin.readline()
                     w = line.split()
-                    if not line or (w and w[0] == "quit"):
+                    if not line:  # no commands (stdin closed or /dev/null): keep the session
+                        stdin_open = False
+                    elif w and w[0] == "quit":
                         quit_ = True
                         break
                     if w and w[0] == "moves":

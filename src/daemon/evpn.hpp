@@ -11,7 +11,7 @@
 // (RFC 9012 tunnel type 8). A local MAC that ages out, or moves away, is withdrawn within one
 // sync period (kSyncMs); every route is withdrawn when the client stops.
 //
-// Receives (WatchEvent, best paths, with the table's current content first): type-2 routes
+// Receives (the table through ListPath, then the changes through WatchEvent; best paths): type-2 routes
 // of our VNI from another VTEP program FDB entries (withdrawn: removed); type-3 routes make
 // the flood list. Our own routes (next hop = our VTEP) are ignored.
 //
@@ -79,6 +79,10 @@ class EvpnClient {
   static constexpr int kSyncMs = 100;        ///< local MACs → routes, at most this late
   static constexpr int kRpcTimeoutMs = 2000; ///< deadline of each unary call
   static constexpr int kRetryMs = 1000;      ///< reconnect period while gobgpd is down
+  static constexpr int kListMs = 120000;     ///< deadline of the ListPath that reads the table
+  /// gRPC receive limit (default 4 MiB): a WatchEvent message holds the paths of one UPDATE,
+  /// each with the UPDATE's whole MP_REACH_NLRI (docs/evpn.md "Scale").
+  static constexpr int kMaxMessage = 256 << 20;
   /// After a reconnection, entries programmed before it that no route has confirmed within
   /// this time are removed (gobgpd restarted without them).
   static constexpr int kStaleMs = 15000;

@@ -113,10 +113,10 @@ class GobgpClient final : public EvpnClient {
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, kRetryMs / 2);
     args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, kRetryMs / 2);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, kRetryMs);
-    // gobgpd sends the table a WatchEvent starts with as one message: 100,000 type-2 routes
-    // are about 40 MB, far over gRPC's 4 MiB default (past ~5,300 routes the stream failed
-    // and the client reconnected for ever with an FDB that no longer followed the RIB).
-    args.SetMaxReceiveMessageSize(-1);
+    // One WatchEvent message carries the paths of one UPDATE, each with the UPDATE's whole
+    // MP_REACH_NLRI (gobgpd): about 120 × 120 NLRIs in a 4,096-byte UPDATE, ~2 MB; with
+    // extended messages (RFC 8654) more. The table itself is read with ListPath.
+    args.SetMaxReceiveMessageSize(kMaxMessage);
     channel_ = grpc::CreateCustomChannel(o_.server, grpc::InsecureChannelCredentials(), args);
     stub_ = apipb::GobgpApi::NewStub(channel_);
     sync_ = std::thread([this] { sync_loop(); });
@@ -127,6 +127,7 @@ class GobgpClient final : public EvpnClient {
       std::lock_guard g(mu_);
       stop_ = true;
       if (watch_ctx_) watch_ctx_->TryCancel();
+      if (list_ctx_) list_ctx_->TryCancel();
     }
     cv_.notify_all();
     if (sync_.joinable()) sync_.join();
@@ -297,6 +298,7 @@ class GobgpClient final : public EvpnClient {
       ++failures_;
       const bool was = connected_.exchange(false);
       if (watch_ctx_) watch_ctx_->TryCancel();
+      if (list_ctx_) list_ctx_->TryCancel();
       log = was || !warned_;
       warned_ = true;
     }
@@ -489,11 +491,50 @@ class GobgpClient final : public EvpnClient {
     }
   }
 
+  // The table is read with ListPath (one destination a message) between the start of the
+  // WatchEvent stream and the first read of its table events: gobgpd queues the events of a
+  // watcher, so those that happen while the table is read are applied after it, in order —
+  // a route withdrawn meanwhile is withdrawn again, never resurrected. (WatchEvent's own
+  // `init` sends the whole table as one message, and gobgpd gives every path of an UPDATE
+  // the UPDATE's MP_REACH_NLRI with all its NLRIs: 10,000 routes packed 100 to an UPDATE
+  // are a 182 MB message.) The peer-state watch makes gobgpd answer at once (its INIT /
+  // END_OF_INIT events), so the watcher is known to be registered before ListPath starts.
+  bool read_table() {
+    apipb::ListPathRequest req;
+    req.set_table_type(apipb::GLOBAL);
+    *req.mutable_family() = evpn_family();
+    grpc::ClientContext c;
+    deadline(c, kListMs);
+    {
+      std::lock_guard g(mu_);
+      if (stop_) return false;
+      list_ctx_ = &c;
+    }
+    auto reader = stub_->ListPath(&c, req);
+    apipb::ListPathResponse r;
+    std::size_t n = 0;
+    while (reader->Read(&r))
+      for (const auto& p : r.destination().paths())
+        if (p.best()) on_path(p), ++n;
+    auto st = reader->Finish();
+    {
+      std::lock_guard g(mu_);
+      list_ctx_ = nullptr;
+    }
+    if (!st.ok()) {
+      down("ListPath: " + st.error_message());
+      return false;
+    }
+    spdlog::info("evpn: gobgpd at {}: table read, {} best paths", o_.server, n);
+    return true;
+  }
+
   void watch_loop() {
     apipb::WatchEventRequest req;
+    req.mutable_peer();  // peer-state events: gobgpd answers as soon as the watcher exists
     auto* f = req.mutable_table()->add_filters();
     f->set_type(apipb::WatchEventRequest::Table::Filter::BEST);
-    f->set_init(true);  // the table as it is, then the changes
+    f->set_init(false);  // the table is read with ListPath (read_table)
     grpc::ClientContext* ctx;
     {
       std::lock_guard g(mu_);
@@ -502,7 +543,21 @@ class GobgpClient final : public EvpnClient {
     }
     auto reader = stub_->WatchEvent(ctx, req);
     apipb::WatchEventResponse ev;
+    bool table_read = false;
+    std::vector<apipb::WatchEventResponse> early;  // table events before the first peer event
     while (reader->Read(&ev)) {
+      if (!table_read) {
+        if (ev.has_table()) {
+          early.push_back(ev);
+          continue;
+        }
+        if (!read_table()) break;
+        table_read = true;
+        for (const auto& e : early)
+          for (const auto& p : e.table().paths()) on_path(p);
+        std::vector<apipb::WatchEventResponse>().swap(early);
+        continue;
+      }
       if (!ev.has_table()) continue;
       for (const auto& p : ev.table().paths()) on_path(p);  // other families: ignored there
     }
@@ -528,6 +583,7 @@ class GobgpClient final : public EvpnClient {
   AdvertiseLimiter limiter_{kAdvertisePerSec, kAdvertiseBurst};  // sync thread
   std::atomic<std::uint64_t> deferred_{0};
   std::unique_ptr<grpc::ClientContext> watch_ctx_;  // under mu_
+  grpc::ClientContext* list_ctx_ = nullptr;         // under mu_: the ListPath call running
   std::map<Mac, std::uint32_t> advertised_;         // sync thread: MAC → seq advertised
   std::set<Mac> withdraw_pending_;                  // sync thread: our routes to withdraw
   std::atomic<std::size_t> withdraw_pending_n_{0};
