@@ -15,9 +15,11 @@
 // of our VNI from another VTEP program FDB entries (withdrawn: removed); type-3 routes make
 // the flood list. Our own routes (next hop = our VTEP) are ignored.
 //
-// gobgpd down or slow (every call has a deadline of kRpcTimeoutMs; while connected, GetBgp
-// is asked every kRetryMs so that a hung gobgpd is noticed): logged once, retried every kRetryMs; the FDB keeps what it has, so forwarding continues; on reconnection every
-// route is advertised again and the table read again.
+// gobgpd down (every call has a deadline of kRpcTimeoutMs; while connected, GetBgp is asked
+// every kRetryMs, and 5 unanswered in a row mean a hung gobgpd): logged once, retried every
+// kRetryMs; the FDB keeps what it has, so forwarding continues; on reconnection every route
+// is advertised again and the table read again. A call refused, or a deadline missed on a
+// connected channel (a busy gobgpd), is retried at the next sync without reconnecting.
 #pragma once
 
 #include <algorithm>

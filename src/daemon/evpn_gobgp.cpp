@@ -140,7 +140,7 @@ class GobgpClient final : public EvpnClient {
             {"router_id", o_.router_id.to_string()},
             {"advertised_macs", advertised_n_.load()}, {"remote_macs", rib_.remote_macs()},
             {"vteps", rib_.vteps()}, {"mac_routes", rib_.mac_routes()}, {"imet_routes", rib_.imet_routes()},
-            {"connects", connects_}, {"failures", failures_}, {"refused", refused_},
+            {"connects", connects_}, {"failures", failures_}, {"refused", refused_}, {"slow", slow_},
             {"withdraw_pending", withdraw_pending_n_.load()},
             {"ignored", ignored_}, {"advertise_deferred", deferred_.load()}, {"moves", rib_.moves()},
             {"duplicates_detected", rib_.duplicates_detected()},
@@ -218,15 +218,19 @@ class GobgpClient final : public EvpnClient {
     return p;
   }
 
-  /// The connection is lost (or gobgpd hangs): these codes; any other error is gobgpd
-  /// refusing the call (an answer: the connection is fine).
-  static bool connection_lost(const grpc::Status& s) {
+  /// The connection is lost: these codes, and a deadline missed while the channel is not
+  /// connected. A deadline missed on a connected channel is a slow gobgpd (installing
+  /// 100,000 routes takes it seconds): retried, not a reconnection — which would read the
+  /// whole table again and keep it slow; alive() declares a hung gobgpd after kHungChecks
+  /// unanswered checks in a row. Any other error is gobgpd refusing the call.
+  bool connection_lost(const grpc::Status& s) const {
     switch (s.error_code()) {
       case grpc::StatusCode::UNAVAILABLE:
-      case grpc::StatusCode::DEADLINE_EXCEEDED:
       case grpc::StatusCode::CANCELLED:
       case grpc::StatusCode::UNIMPLEMENTED:  // not gobgpd's API at that address
         return true;
+      case grpc::StatusCode::DEADLINE_EXCEEDED:
+        return channel_->GetState(false) != GRPC_CHANNEL_READY;
       default:
         return false;
     }
@@ -244,7 +248,7 @@ class GobgpClient final : public EvpnClient {
     std::uint64_t n;
     {
       std::lock_guard g(mu_);
-      n = ++refused_[what];
+      n = s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ? ++slow_[what] : ++refused_[what];
     }
     // one line per power of two: a refusal repeated every sync does not flood the log
     if ((n & (n - 1)) == 0) spdlog::warn("evpn: gobgpd refused {} ({} such so far); retried", why, n);
@@ -432,7 +436,16 @@ class GobgpClient final : public EvpnClient {
     apipb::GetBgpResponse resp;
     grpc::ClientContext c;
     deadline(c);
-    return call_ok(stub_->GetBgp(&c, req, &resp), "GetBgp");
+    const Call r = call_result(stub_->GetBgp(&c, req, &resp), "GetBgp");
+    if (r == Call::Ok) {
+      unanswered_ = 0;
+      return true;
+    }
+    if (r == Call::Lost) return false;
+    if (++unanswered_ < kHungChecks) return true;
+    unanswered_ = 0;
+    down("GetBgp unanswered " + std::to_string(kHungChecks) + " times in a row (hung)");
+    return false;
   }
 
   void sweep_stale() {
@@ -595,6 +608,9 @@ class GobgpClient final : public EvpnClient {
   std::size_t peak_routes_ = 0;                     // sync thread
   std::uint64_t connects_ = 0, failures_ = 0;
   std::map<std::string, std::uint64_t> refused_;    // under mu_: calls gobgpd refused
+  std::map<std::string, std::uint64_t> slow_;       // under mu_: deadlines missed while connected
+  int unanswered_ = 0;                              // sync thread: GetBgp checks in a row
+  static constexpr int kHungChecks = 5;
   std::map<std::string, std::uint64_t> ignored_;  // under mu_: routes not taken, by reason
   std::chrono::steady_clock::time_point last_check_{};  // sync thread
   std::thread sync_, watch_;
