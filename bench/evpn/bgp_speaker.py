@@ -5,7 +5,7 @@ It connects to a BGP peer (gobgpd, configured with this speaker as a passive iBG
 opens a session for l2vpn-evpn (RFC 4271 OPEN, RFC 4760 multiprotocol capability AFI 25 /
 SAFI 70, RFC 6793 4-octet AS), and sends ROUTES type-2 MAC/IP routes (RFC 7432 §7.2, MAC
 only) spread over VTEPS next hops 10.100.X.Y, in UPDATEs of up to 100 NLRIs sharing one next
-hop (MP_REACH_NLRI, RFC 4760 §3), with route target AS:VNI (RFC 8365 §5.1.2.1) and the VXLAN
+hop (MP_REACH_NLRI, RFC 4760 §3; PER_UPDATE, the 8th argument, changes the 100), with route target AS:VNI (RFC 8365 §5.1.2.1) and the VXLAN
 encapsulation community (RFC 9012, tunnel type 8). When the session ends it reconnects and
 sends them again. Commands on stdin, one a line:
   moves N SECONDS   re-advertise N routes a second (round robin) with the MAC at another VTEP
@@ -90,6 +90,7 @@ def main():
     peer, port, asn, routes, vteps, vni = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), \
         int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
     bgp_id = sys.argv[7] if len(sys.argv) > 7 else "10.99.0.2"
+    per_update = int(sys.argv[8]) if len(sys.argv) > 8 else 100
     per_vtep = (routes + vteps - 1) // vteps
     at = {}  # route index -> (vtep index, seq)
     for i in range(routes):
@@ -122,8 +123,8 @@ def main():
             sent = 0
             out = []
             for (v, seq), idx in by_vtep.items():
-                for k in range(0, len(idx), 100):
-                    nl = [type2_nlri(vtep(v), vni, mac(i)) for i in idx[k:k + 100]]
+                for k in range(0, len(idx), per_update):
+                    nl = [type2_nlri(vtep(v), vni, mac(i)) for i in idx[k:k + per_update]]
                     out.append(update(asn, vni, vtep(v), nl, seq if seq else None))
                     sent += len(nl)
                 if len(out) >= 64:

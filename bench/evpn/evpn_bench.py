@@ -82,7 +82,8 @@ class Lab:
     def start_gen(self):
         self.gen = subprocess.Popen(["ip", "netns", "exec", self.ns, sys.executable,
                                      os.path.join(HERE, "bgp_speaker.py"), LOCAL, "179", "65000",
-                                     str(self.a.routes), str(self.a.vteps), "100", PEER],
+                                     str(self.a.routes), str(self.a.vteps), "100", PEER,
+                                     str(self.a.per_update)],
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
     def ofld_pid(self):
@@ -157,11 +158,12 @@ def main():
     ap.add_argument("--routes", type=int, default=100000)
     ap.add_argument("--vteps", type=int, default=1000)
     ap.add_argument("--churn", type=int, default=0)
+    ap.add_argument("--per-update", type=int, default=100, help="NLRIs per UPDATE (1..100)")
     ap.add_argument("--json")
     a = ap.parse_args()
     a.ofld = os.path.abspath(a.ofld)
     N = a.routes
-    res = {"routes": N, "vteps": a.vteps}
+    res = {"routes": N, "vteps": a.vteps, "nlris_per_update": a.per_update}
     L = Lab(a)
     try:
         L.up()

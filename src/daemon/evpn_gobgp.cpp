@@ -251,7 +251,9 @@ class GobgpClient final : public EvpnClient {
       n = s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ? ++slow_[what] : ++refused_[what];
     }
     // one line per power of two: a refusal repeated every sync does not flood the log
-    if ((n & (n - 1)) == 0) spdlog::warn("evpn: gobgpd refused {} ({} such so far); retried", why, n);
+    if ((n & (n - 1)) == 0)
+      spdlog::warn("evpn: gobgpd {} {} ({} such so far); retried",
+                   s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ? "did not answer in time:" : "refused", why, n);
     return Call::Refused;
   }
 
