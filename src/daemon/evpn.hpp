@@ -96,9 +96,11 @@ class EvpnClient {
 
   virtual ~EvpnClient() = default;
   /// {"server", "connected", "asn", "router_id", "advertised_macs", "remote_macs", "vteps",
-  ///  "mac_routes", "imet_routes" (the route set, evpn_rib.hpp), "connects", "failures"
+  ///  "mac_routes", "imet_routes" (the route set, evpn_rib.hpp), "stale_routes" (not
+  ///  received again since the last reconnection), "connects", "failures"
   ///  (lost connections), "refused" {call: count} (calls gobgpd answered with an error: not
-  ///  a lost connection; retried), "withdraw_pending" (our routes whose withdrawal is being
+  ///  a lost connection; retried), "slow" {call: count} (deadlines missed while connected),
+  ///  "withdraw_pending" (our routes whose withdrawal is being
   ///  retried), "ignored": {reason: routes} (reasons: evpn_route.hpp), "advertise_deferred"
   ///  (new type-2 advertisements postponed by the rate limit: one per MAC per sync pass),
   ///  "moves", "duplicates_detected", "duplicate_macs": EvpnRib::duplicates_json}.

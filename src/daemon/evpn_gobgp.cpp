@@ -140,6 +140,7 @@ class GobgpClient final : public EvpnClient {
             {"router_id", o_.router_id.to_string()},
             {"advertised_macs", advertised_n_.load()}, {"remote_macs", rib_.remote_macs()},
             {"vteps", rib_.vteps()}, {"mac_routes", rib_.mac_routes()}, {"imet_routes", rib_.imet_routes()},
+            {"stale_routes", rib_.stale_routes()},
             {"connects", connects_}, {"failures", failures_}, {"refused", refused_}, {"slow", slow_},
             {"withdraw_pending", withdraw_pending_n_.load()},
             {"ignored", ignored_}, {"advertise_deferred", deferred_.load()}, {"moves", rib_.moves()},

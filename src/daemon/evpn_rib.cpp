@@ -87,6 +87,7 @@ void EvpnRib::apply(const Mac& mac, std::uint64_t now_ns) {
 void EvpnRib::update_mac(RouteId id, const Mac& mac, const IpAddr& vtep, std::uint32_t seq, std::uint64_t now_ns) {
   auto it = macs_.lower_bound({mac, 0});
   const bool first = it == macs_.end() || it->first.first != mac;
+  if (auto old = macs_.find({mac, id}); old != macs_.end() && old->second.gen != gen_ && stale_) --stale_;
   auto [r, fresh] = macs_.insert_or_assign({mac, id}, Mac2{vtep, seq, gen_});
   (void)r;
   if (first && fresh) ++n_macs_;
@@ -94,7 +95,10 @@ void EvpnRib::update_mac(RouteId id, const Mac& mac, const IpAddr& vtep, std::ui
 }
 
 void EvpnRib::withdraw_mac(RouteId id, const Mac& mac, std::uint64_t now_ns) {
-  if (!macs_.erase({mac, id})) return;
+  auto old = macs_.find({mac, id});
+  if (old == macs_.end()) return;
+  if (old->second.gen != gen_ && stale_) --stale_;
+  macs_.erase(old);
   auto it = macs_.lower_bound({mac, 0});
   if (it == macs_.end() || it->first.first != mac) --n_macs_;
   apply(mac, now_ns);
@@ -119,6 +123,7 @@ void EvpnRib::update_imet(RouteId id, const IpAddr& vtep) {
     vtep_ref(vtep);
     return;
   }
+  if (it->second.gen != gen_ && stale_) --stale_;
   it->second.gen = gen_;
   if (it->second.vtep == vtep) return;
   const IpAddr old = it->second.vtep;
@@ -131,6 +136,7 @@ void EvpnRib::withdraw_imet(RouteId id) {
   auto it = imets_.find(id);
   if (it == imets_.end()) return;
   const IpAddr v = it->second.vtep;
+  if (it->second.gen != gen_ && stale_) --stale_;
   imets_.erase(it);
   vtep_unref(v);
 }
@@ -151,11 +157,13 @@ void EvpnRib::local_gone(const Mac& mac, std::uint64_t now_ns) {
 void EvpnRib::begin_resync() {
   ++gen_;
   resyncing_ = true;
+  stale_ = macs_.size() + imets_.size();
 }
 
 std::size_t EvpnRib::end_resync(std::uint64_t now_ns) {
   if (!resyncing_) return 0;
   resyncing_ = false;
+  stale_ = 0;
   std::size_t n = 0;
   for (auto it = macs_.begin(); it != macs_.end();) {
     if (it->second.gen == gen_) {

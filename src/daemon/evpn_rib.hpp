@@ -71,6 +71,8 @@ class EvpnRib {
   /// Returns how many routes were withdrawn.
   std::size_t end_resync(std::uint64_t now_ns);
   bool resyncing() const noexcept { return resyncing_; }
+  /// Routes not received again since begin_resync (0 when not re-synchronising).
+  std::size_t stale_routes() const noexcept { return stale_; }
 
   /// Ends freezes that are due (call about once a second).
   void tick(std::uint64_t now_ns);
@@ -120,6 +122,7 @@ class EvpnRib {
   std::map<tunnel::IpAddr, std::uint32_t> vtep_refs_;     // type-3 routes naming each VTEP
   std::map<tunnel::Mac, Mobility> mobility_;              // MACs that moved recently
   std::size_t n_macs_ = 0;
+  std::size_t stale_ = 0;
   std::uint32_t gen_ = 0;
   bool resyncing_ = false;
   std::uint64_t moves_ = 0, dups_ = 0;

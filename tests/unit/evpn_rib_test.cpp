@@ -130,8 +130,10 @@ TEST_F(RouteSet, ResyncWithdrawsOnlyRoutesNotReceivedAgain) {
   rib->update_imet(10, ip("10.0.0.2"));
   rib->update_imet(11, ip("10.0.0.3"));
   rib->begin_resync();
+  EXPECT_EQ(rib->stale_routes(), 4u);
   rib->update_mac(1, kMac, ip("10.0.0.2"), 0, 2);
   rib->update_imet(10, ip("10.0.0.2"));
+  EXPECT_EQ(rib->stale_routes(), 2u);
   EXPECT_EQ(at(m2), "evpn 10.0.0.3") << "kept until the re-synchronisation ends";
   EXPECT_EQ(rib->end_resync(3), 2u);
   EXPECT_EQ(at(kMac), "evpn 10.0.0.2");
