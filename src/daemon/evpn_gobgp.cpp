@@ -231,7 +231,9 @@ class GobgpClient final : public EvpnClient {
       case grpc::StatusCode::UNIMPLEMENTED:  // not gobgpd's API at that address
         return true;
       case grpc::StatusCode::DEADLINE_EXCEEDED:
-        return channel_->GetState(false) != GRPC_CHANNEL_READY;
+        // busy: connected and still sending events (installing routes); hung (stopped): silent
+        return channel_->GetState(false) != GRPC_CHANNEL_READY ||
+               mono_ns() - last_event_ns_.load(std::memory_order_relaxed) > kBusyEventNs;
       default:
         return false;
     }
@@ -531,7 +533,7 @@ class GobgpClient final : public EvpnClient {
     std::size_t n = 0;
     while (reader->Read(&r))
       for (const auto& p : r.destination().paths())
-        if (p.best()) on_path(p), ++n;
+        if (p.best()) on_path(p), ++n, last_event_ns_.store(mono_ns(), std::memory_order_relaxed);
     auto st = reader->Finish();
     {
       std::lock_guard g(mu_);
@@ -562,6 +564,7 @@ class GobgpClient final : public EvpnClient {
     bool table_read = false;
     std::vector<apipb::WatchEventResponse> early;  // table events before the first peer event
     while (reader->Read(&ev)) {
+      last_event_ns_.store(mono_ns(), std::memory_order_relaxed);
       if (!table_read) {
         if (ev.has_table()) {
           early.push_back(ev);
@@ -613,6 +616,8 @@ class GobgpClient final : public EvpnClient {
   std::map<std::string, std::uint64_t> refused_;    // under mu_: calls gobgpd refused
   std::map<std::string, std::uint64_t> slow_;       // under mu_: deadlines missed while connected
   int unanswered_ = 0;                              // sync thread: GetBgp checks in a row
+  std::atomic<std::uint64_t> last_event_ns_{0};     // last watch event or ListPath path
+  static constexpr std::uint64_t kBusyEventNs = 3000000000ull;
   static constexpr int kHungChecks = 5;
   std::map<std::string, std::uint64_t> ignored_;  // under mu_: routes not taken, by reason
   std::chrono::steady_clock::time_point last_check_{};  // sync thread
