@@ -308,6 +308,27 @@ const std::vector<Setting>& settings() {
        SET(if (v[0].empty() || v[0].find(':') == std::string::npos)
              return "evpn-server: '" + v[0] + "' is not HOST:PORT";
            c.cfg.evpn_server = v[0]; c.cfg.evpn = true)},
+      // EVPN: the RD's router ID and duplicate MAC detection, spelled as FRR spells them
+      // (`bgp router-id`, `dup-addr-detection [max-moves N time S]`, `... freeze S|permanent`)
+      {"router-id", {"router_id"}, nullptr, Arity::One, Value::Str, kVx, {"router-id"},
+       SET(auto ip = tunnel::IpAddr::parse(v[0]);
+           if (!ip || ip->family != 4) return "router-id: '" + v[0] + "' is not an IPv4 address (A.B.C.D)";
+           c.cfg.evpn_router_id = *ip)},
+      {"dup-addr-detection", {}, "no-dup-addr-detection", Arity::Flag, Value::Any, kVx, {"dup-addr-detection"},
+       SET(c.cfg.dup_addr_detection = on)},
+      {"dup-addr-detection-max-moves", {"dup_addr_detection_max_moves"}, nullptr, Arity::One, Value::Any, kVx,
+       {"dup-addr-detection-max-moves"},
+       SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 2, 1000, n)) return e;
+           c.cfg.dad_max_moves = std::uint32_t(n))},
+      {"dup-addr-detection-time", {"dup_addr_detection_time"}, nullptr, Arity::One, Value::Any, kVx,
+       {"dup-addr-detection-time"},
+       SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 2, 1800, n)) return e;
+           c.cfg.dad_time_s = std::uint32_t(n))},
+      {"dup-addr-detection-freeze", {"dup_addr_detection_freeze"}, nullptr, Arity::One, Value::Any, kVx,
+       {"dup-addr-detection-freeze"},
+       SET(if (v[0] == "permanent") { c.cfg.dad_freeze_permanent = true; return std::nullopt; }
+           std::uint64_t n = 0; if (auto e = num_arg(k, v, 30, 3600, n)) return e;
+           c.cfg.dad_freeze_s = std::uint32_t(n))},
       // static forwarding entries: `fdb MAC ADDR` (TOML: [[fdb]] tables with mac and remote)
       {"fdb", {}, nullptr, Arity::Two, Value::Str, kVx, {},
        SET(auto mac = parse_mac(v[0]); if (!mac) return "fdb: '" + v[0] + "' is not a MAC address";

@@ -21,6 +21,8 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
+#include <sstream>
 #include <variant>
 
 #include <spdlog/spdlog.h>
@@ -371,76 +373,51 @@ struct TunnelDaemon::Impl {
     return stats_from(docs);
   }
 
-  // `ofld fdb`: the whole table as one JSON document (the layout of SharedFdb::to_json, plus
-  // "vni" and "evpn"), streamed to the client in pieces of kFdbPiece entries as it reads
-  // them. The one place that reads the FDB for the control socket. The table's lock is held
-  // only while SharedFdb copies its maps out (entries(), flood_list(), locals()); the text is
-  // written from the copies on the control thread. (to_json would hold the lock, and so
-  // stall every worker's lookup, while it built 100,000 JSON objects: 0.5-1.5 s measured on
-  // this machine.) A snapshot/streaming read side of the FDB would replace the copies.
-  static constexpr std::size_t kFdbPiece = 2048;
-  std::function<bool(std::string&)> fdb_stream() const {
+  // `ofld fdb [mac M] [vtep A]`: the table as one JSON document — SharedFdb::write_json's
+  // (which copies the table one shard lock at a time and writes the text with no lock held)
+  // with "vni" and "evpn" added — streamed to the client in pieces of kFdbPiece bytes.
+  static constexpr std::size_t kFdbPiece = 256 * 1024;
+  std::function<bool(std::string&)> fdb_stream(const tunnel::FdbFilter& filter) const {
     struct St {
-      std::map<tunnel::Mac, tunnel::FdbEntry> entries;
-      std::map<tunnel::Mac, tunnel::FdbEntry>::const_iterator it;
-      std::string tail;  // flood list, locals, vni, evpn: written after the entries
-      std::uint64_t now = 0;
-      bool first = true;
+      std::string text;
+      std::size_t at = 0;
     };
     auto st = std::make_shared<St>();
-    st->now = now_ns();
-    auto age = [now = st->now](std::uint64_t t) { return now > t ? (now - t) / 1000000ull : 0ull; };
-    auto mac = [](std::string& o, const tunnel::Mac& m) {
-      char b[24];
-      std::snprintf(b, sizeof b, "\"%02x:%02x:%02x:%02x:%02x:%02x\"", m[0], m[1], m[2], m[3], m[4], m[5]);
-      o += b;
-    };
-    st->entries = fdb->entries();
-    st->it = st->entries.begin();
-    const auto flood = fdb->flood_list();
-    const bool local = evpn != nullptr;  // local learning is on with EVPN (start_evpn)
-    std::string& o = st->tail;
-    o = "],\"flood\":[";
-    bool first = true;
-    for (const auto& [r, src] : flood) {
-      o += first ? "" : ",";
-      first = false;
-      o += "{\"remote\":\"" + r.to_string() + "\",\"source\":\"" + std::string(tunnel::to_string(src)) + "\"}";
-    }
-    o += "]";
-    if (local) {
-      o += ",\"local\":[";
-      first = true;
-      for (const auto& [m, l] : fdb->locals()) {
-        o += first ? "{\"age_ms\":" : ",{\"age_ms\":";
-        first = false;
-        o += std::to_string(age(l.updated_ns)) + ",\"mac\":";
-        mac(o, m);
-        o += ",\"seq\":" + std::to_string(l.seq) + "}";
-      }
-      o += "]";
-    }
-    o += ",\"vni\":" + std::to_string(cfg.vxlan.vni);
-    if (evpn) o += ",\"evpn\":" + evpn->state().dump();
-    o += "}\n";
-    return [st, age, mac](std::string& out) {
-      if (st->first) out += "{\"entries\":[";
-      for (std::size_t n = 0; n < kFdbPiece && st->it != st->entries.end(); ++n, ++st->it) {
-        const auto& [m, e] = *st->it;
-        out += st->first ? "{\"age_ms\":" : ",{\"age_ms\":";
-        st->first = false;
-        out += std::to_string(e.is_static ? 0ull : age(e.updated_ns));
-        out += ",\"mac\":";
-        mac(out, m);
-        out += ",\"remote\":\"" + e.remote.to_string() + "\"";
-        if (e.source == tunnel::FdbSource::Evpn) out += ",\"seq\":" + std::to_string(e.seq);
-        out += ",\"source\":\"" + std::string(tunnel::to_string(e.source)) + "\"}";
-      }
-      st->first = false;
-      if (st->it != st->entries.end()) return true;
-      out += st->tail;
+    fdb->write_json(st->text, now_ns(), filter);
+    st->text.pop_back();  // the document's closing '}'
+    st->text += ",\"vni\":" + std::to_string(cfg.vxlan.vni);
+    if (evpn) st->text += ",\"evpn\":" + evpn->state().dump();
+    st->text += "}\n";
+    return [st](std::string& out) {
+      const std::size_t n = std::min(kFdbPiece, st->text.size() - st->at);
+      out.append(st->text, st->at, n);
+      st->at += n;
+      if (st->at < st->text.size()) return true;
+      std::string().swap(st->text);
       return false;
     };
+  }
+
+  // The arguments of the `fdb` request: "mac MAC" and / or "vtep ADDR" (`ofld fdb --mac /
+  // --vtep`). An error text, or nothing.
+  static std::optional<std::string> fdb_filter(const std::string& args, tunnel::FdbFilter& f) {
+    std::istringstream in(args);
+    std::string k, v;
+    while (in >> k) {
+      if (!(in >> v)) return "fdb: '" + k + "' needs a value";
+      if (k == "mac") {
+        auto m = parse_mac(v);
+        if (!m) return "fdb: '" + v + "' is not a MAC address";
+        f.mac = *m;
+      } else if (k == "vtep") {
+        auto a = tunnel::IpAddr::parse(v);
+        if (!a) return "fdb: '" + v + "' is not an IP address";
+        f.remote = *a;
+      } else {
+        return "fdb: unknown argument '" + k + "' (mac MAC, vtep ADDR)";
+      }
+    }
+    return std::nullopt;
   }
 
   // The requests of the control socket (README "Control socket"). Read: stats, fdb, who.
@@ -452,9 +429,11 @@ struct TunnelDaemon::Impl {
         r.send(stats_from(docs).dump() + "\n");
       });
     });
-    c.handle("fdb", ControlAccess::Read, [this](const std::string&, ControlServer::Reply r) {
+    c.handle("fdb", ControlAccess::Read, [this](const std::string& args, ControlServer::Reply r) {
+      tunnel::FdbFilter f;
       if (!fdb) r.send(fdb_json().dump() + "\n");  // the error: not a VXLAN endpoint
-      else r.stream(fdb_stream());
+      else if (auto e = fdb_filter(args, f)) r.send(json{{"error", *e}}.dump() + "\n");
+      else r.stream(fdb_stream(f));
     });
     c.handle("log-level", ControlAccess::Owner, [](const std::string& a, ControlServer::Reply r) {
       const auto lv = spdlog::level::from_str(a);
@@ -699,7 +678,10 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   }
   if (vxlan && cfg.evpn) {
     std::string e;
-    im->evpn = start_evpn(EvpnOptions{cfg.evpn_server, v.local, v.vni, im->fdb}, e);
+    im->evpn = start_evpn(EvpnOptions{cfg.evpn_server, v.local, v.vni, im->fdb, cfg.evpn_router_id,
+                                      DupAddrDetection{cfg.dup_addr_detection, cfg.dad_max_moves, cfg.dad_time_s,
+                                                       cfg.dad_freeze_s, cfg.dad_freeze_permanent}},
+                          e);
     if (!im->evpn) return R::error(e);
   }
   // systemd (Type=notify): ready once the workers run and the control socket is served;
@@ -743,19 +725,19 @@ int TunnelDaemon::run() { return impl_->ws.run(); }
 
 io::Result<json> query_stats(const std::string& path) { return query_control(path, ""); }
 
-io::Result<json> query_control(const std::string& path, const std::string& request) {
+io::Result<std::string> query_control_text(const std::string& path, const std::string& request) {
   int s = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_un sa{};
   sa.sun_family = AF_UNIX;
   if (path.size() >= sizeof sa.sun_path) {
     ::close(s);
-    return io::Result<json>::error("control: path too long");
+    return io::Result<std::string>::error("control: path too long");
   }
   std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
   if (::connect(s, reinterpret_cast<sockaddr*>(&sa), sizeof sa) < 0) {
     auto e = "connect " + path + " (is `ofld tunnel` running?): " + std::strerror(errno);
     ::close(s);
-    return io::Result<json>::error(e);
+    return io::Result<std::string>::error(e);
   }
   // A daemon that accepts but never answers must not hang the client (the daemon itself
   // closes a client after its bounds: docs/ofld.8 "CONTROL SOCKET").
@@ -764,15 +746,21 @@ io::Result<json> query_control(const std::string& path, const std::string& reque
   const std::string line = request.empty() ? request : request + "\n";
   if (!line.empty() && ::send(s, line.data(), line.size(), MSG_NOSIGNAL) != ssize_t(line.size())) {
     ::close(s);
-    return io::Result<json>::error("control: write to " + path + ": " + std::strerror(errno));
+    return io::Result<std::string>::error("control: write to " + path + ": " + std::strerror(errno));
   }
   ::shutdown(s, SHUT_WR);  // the request is complete (none: the stats)
   std::string out;
-  char buf[4096];
+  char buf[65536];
   ssize_t n;
   while ((n = ::read(s, buf, sizeof buf)) > 0) out.append(buf, std::size_t(n));
   ::close(s);
-  auto j = json::parse(out, nullptr, false);
+  return out;
+}
+
+io::Result<json> query_control(const std::string& path, const std::string& request) {
+  auto t = query_control_text(path, request);
+  if (!t.ok()) return io::Result<json>::error(t.message());
+  auto j = json::parse(t.value(), nullptr, false);
   if (j.is_discarded()) return io::Result<json>::error("control: malformed reply from " + path);
   return j;
 }

@@ -110,6 +110,16 @@ struct DaemonConfig {
   /// MACs and the flood list from the routes received.
   bool evpn = false;
   std::string evpn_server = "127.0.0.1:50051";
+  /// `router-id A.B.C.D` (FRR's `bgp router-id`): the administrator field of our EVPN
+  /// type-1 Route Distinguishers (router-id:VNI). Unset: FRR's default (an IPv4 VTEP; else
+  /// the highest IPv4 address of a loopback, else of any interface).
+  tunnel::IpAddr evpn_router_id;
+  /// FRR's `dup-addr-detection` (on; `no-dup-addr-detection`), `max-moves N time S` as
+  /// `dup-addr-detection-max-moves N` (2..1000, 5) / `dup-addr-detection-time S` (2..1800,
+  /// 180), `freeze S|permanent` as `dup-addr-detection-freeze` (30..3600 s; 0 = no freeze).
+  bool dup_addr_detection = true;
+  std::uint32_t dad_max_moves = 5, dad_time_s = 180, dad_freeze_s = 0;
+  bool dad_freeze_permanent = false;
   /// `user NAME` / TOML `user =`: once the device, sockets and control socket are open,
   /// become this user (name or uid) keeping only the capabilities still needed
   /// (daemon::caps_after_start). Empty: stay as started.

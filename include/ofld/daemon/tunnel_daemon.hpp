@@ -64,5 +64,8 @@ io::Result<nlohmann::json> query_stats(const std::string& control_path);
 /// A refused or unknown request is answered {"error": "..."} (still ok() here). Waits at
 /// most 30 s for the answer.
 io::Result<nlohmann::json> query_control(const std::string& control_path, const std::string& request);
+/// query_control's answer as the text the daemon sent (one JSON document and a newline),
+/// unparsed: `ofld fdb --json` passes a 100,000-entry table through as it is.
+io::Result<std::string> query_control_text(const std::string& control_path, const std::string& request);
 
 }  // namespace ofld::daemon
