@@ -431,6 +431,13 @@ bool Fdb::remove_evpn(const Mac& mac, const IpAddr& r) {
   return true;
 }
 
+bool Fdb::remove_static(const Mac& mac) {
+  auto* e = entries_.find(mac);
+  if (!e || e->source != FdbSource::Static) return false;
+  entries_.erase(e);
+  return true;
+}
+
 LocalResult Fdb::learn_local_ex(const Mac& src, std::uint64_t now_ns) {
   if (is_group(src) || src == Mac{}) return LocalResult::Ignored;
   if (auto* l = locals_.find(src)) {
@@ -626,6 +633,12 @@ bool SharedFdb::remove_evpn(const Mac& mac, const IpAddr& r) {
   Shard& s = shard(mac);
   std::lock_guard g(s.mu);
   return s.fdb.remove_evpn(mac, r);
+}
+
+bool SharedFdb::remove_static(const Mac& mac) {
+  Shard& s = shard(mac);
+  std::lock_guard g(s.mu);
+  return s.fdb.remove_static(mac);
 }
 
 std::map<Mac, LocalMac> SharedFdb::locals() const {

@@ -230,6 +230,9 @@ class Fdb {
   bool set_evpn(const Mac& mac, const IpAddr& r, std::uint32_t seq, std::uint64_t now_ns);
   /// EVPN type-2 withdrawn: remove `mac`'s EVPN entry if it points at `r`. True when removed.
   bool remove_evpn(const Mac& mac, const IpAddr& r);
+  /// A static entry taken out of the configuration (a reload): remove `mac`'s entry if it is
+  /// static. True when removed.
+  bool remove_static(const Mac& mac);
   /// Flood list by source: add `r` (Evpn: type-3; Group: the multicast group) / remove it.
   /// A member is kept while any source still names it.
   void add_flood(const IpAddr& r, FdbSource src);
@@ -341,6 +344,7 @@ class SharedFdb {
   std::uint32_t known_generation() const noexcept;
   bool set_evpn(const Mac& mac, const IpAddr& r, std::uint32_t seq, std::uint64_t now_ns);
   bool remove_evpn(const Mac& mac, const IpAddr& r);
+  bool remove_static(const Mac& mac);
   void add_flood(const IpAddr& r, FdbSource src);
   void remove_flood(const IpAddr& r, FdbSource src);
   std::vector<std::pair<IpAddr, FdbSource>> flood_list() const;
