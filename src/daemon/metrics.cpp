@@ -187,6 +187,7 @@ class Renderer {
     } else if (ends("_us")) {
       s = s.substr(0, s.size() - 3) + "_seconds", scale = 1e-6, gauge = true;
     }
+    if (!gauge && ends("_total")) s.resize(s.size() - 6);  // per_queue drops_total: one _total
     const std::string name = "ofld_" + s;
     add(name, gauge ? Kind::Gauge : Kind::Counter, p,
         labels.empty() ? "" : "{" + labels + "}", number_text(v, scale));
