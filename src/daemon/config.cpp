@@ -1,8 +1,10 @@
 // `ofld tunnel` configuration parsing (words and TOML).
 #include "ofld/daemon/config.hpp"
+#include "ofld/daemon/metrics.hpp"
 
 #include <charconv>
 #include <cstdio>
+#include <set>
 
 // toml++ header-only, unless the build defines TOML_SHARED_LIB=1 (the DPDK flags pulled in by
 // CMake do, and link libtomlplusplus with it).
@@ -201,6 +203,14 @@ const std::vector<Setting>& settings() {
        SET(if (v[0] != "text" && v[0] != "json")
              return "log-format: '" + v[0] + "' is not text or json";
            c.cfg.log_format = v[0])},
+      {"log-level", {"log_level"}, nullptr, Arity::One, Value::Str, kTop, {"log-level"},
+       SET(static const std::set<std::string> kLevels = {"trace", "debug", "info", "warning", "error", "critical", "off"};
+           if (!kLevels.count(v[0]))
+             return "log-level: '" + v[0] + "' is not trace, debug, info, warning, error, critical or off";
+           c.cfg.log_level = v[0])},
+      {"metrics", {}, nullptr, Arity::One, Value::Any, kTop, {"metrics"},
+       SET(auto l = parse_metrics_listen(v[0]); if (auto* e = std::get_if<std::string>(&l)) return *e;
+           c.cfg.metrics = v[0])},
       {"offload", {}, "no-offload", Arity::Flag, Value::Any, kTop, {"offload"}, SET(c.cfg.offload = on)},
       {"gro", {}, "no-gro", Arity::Flag, Value::Any, kTop, {"gro"}, SET(c.cfg.gro = on)},
       // ---- the tunnel

@@ -7,6 +7,7 @@
 
 #include <malloc.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -33,9 +34,11 @@
 #include "ofld/io/tun.hpp"
 #include "ofld/io/udp_socket.hpp"
 #include "ofld/io/vnet_writer.hpp"
+#include "ofld/daemon/reload.hpp"
 #include "ofld/daemon/service.hpp"
 #include "ofld/tunnel/peer.hpp"
 #include "evpn.hpp"
+#include "metrics_server.hpp"
 #include "worker_set.hpp"
 
 namespace ofld::daemon {
@@ -123,6 +126,7 @@ struct Worker : detail::WorkerBase, io::FrameSink {
   std::optional<io::RawIpSocket> raw;         // GRE, ip6gre
   std::optional<io::UdpSocket> grp;           // VXLAN `group`: worker 0 receives the group's datagrams
   std::uint16_t dport = 0;                    // UDP destination port (dstport / port)
+  std::uint8_t ttl = 0, tos = 0;              // outer TTL / TOS of sockets opened later (a reload changes them)
   std::unique_ptr<tunnel::Endpoint> path;
   tunnel::OuterCsum outer_csum = tunnel::OuterCsum::Unknown;  // what the socket says of it
   bool write_warned = false;
@@ -188,7 +192,7 @@ struct Worker : detail::WorkerBase, io::FrameSink {
     if (it != tx.end()) return it->second;
     if (!tx_port_pool_full && tx.size() < 64) {
       const auto& v = cfg->vxlan;
-      io::UdpSocketOptions o{v.local, sport, !v.tx_outer_csum(), false, v.ttl, v.tos,
+      io::UdpSocketOptions o{v.local, sport, !v.tx_outer_csum(), false, ttl, tos,
                              udp->gso(), false, 4 << 20, true};
       o.mcast = !cfg->group.empty();  // floods to the group leave by `dev`
       o.mcast_dev = cfg->group_dev;
@@ -284,6 +288,24 @@ struct Worker : detail::WorkerBase, io::FrameSink {
     }
   }
 
+  // A reload changed ttl/tos: the data path's outer header, and the TTL of every open socket
+  // (-1: back to the kernel's default, as ttl 0 at start).
+  void set_outer(std::uint8_t new_ttl, std::uint8_t new_tos, bool inherit) {
+    ttl = new_ttl, tos = new_tos;
+    path->set_outer(new_ttl, new_tos, inherit);
+    const bool v6 = cfg->mode == TunnelMode::Vxlan ? cfg->vxlan.ipv6() : cfg->ip.ipv6();
+    const int t = new_ttl ? int(new_ttl) : -1;
+    auto set = [&](int fd) {
+      if (fd < 0) return;
+      const int r = v6 ? ::setsockopt(fd, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &t, sizeof t)
+                       : ::setsockopt(fd, IPPROTO_IP, IP_TTL, &t, sizeof t);
+      if (r < 0) spdlog::warn("reload: ttl {} on socket: {}", int(new_ttl), std::strerror(errno));
+    };
+    if (udp) set(udp->fd());
+    if (raw) set(raw->fd());
+    for (auto& [p, s] : tx) set(s.fd());
+  }
+
   // After the loop (stop): forward what the device queue and the sockets still hold, one
   // bounded round each (drain on stop; the fds are non-blocking).
   void drain() {
@@ -330,6 +352,74 @@ struct TunnelDaemon::Impl {
   detail::WorkerSet<Worker> ws;
   std::unique_ptr<EvpnClient> evpn;  // after ws: destroyed first (withdraws its routes)
   DropReporter drop_log;             // rate-limited drop lines (the control thread)
+  std::unique_ptr<MetricsServer> metrics;  // `metrics ADDR:PORT`; before ws goes (its threads wait on ws)
+  // Live reload (ofld/daemon/reload.hpp), control thread only: the configuration as now
+  // running (cfg stays as started: the workers read it) and where to read the next one.
+  DaemonConfig running;
+  std::function<Parsed<DaemonConfig>()> reload_source;
+
+  json reload(const std::string& by) {
+    if (!reload_source)
+      return json{{"error", "reload: this endpoint was started without --config; there is no file to read again"}};
+    notify("RELOADING=1\nMONOTONIC_USEC=" + std::to_string(now_ns() / 1000) + "\nSTATUS=reloading");
+    json out = apply_reload(by);
+    notify("READY=1\nSTATUS=forwarding on " + dev().name());
+    return out;
+  }
+  json apply_reload(const std::string& by) {
+    auto p = reload_source();
+    if (auto* e = std::get_if<std::string>(&p)) {
+      spdlog::warn("reload refused by={} error=\"{}\"", by, *e);
+      return json{{"error", "reload: " + *e + " (running configuration kept)"}};
+    }
+    const DaemonConfig& next = std::get<DaemonConfig>(p);
+    const ReloadPlan plan = plan_reload(running, next);
+    if (!plan.refused.empty()) {
+      spdlog::warn("reload refused by={} error=\"{}\"", by, plan.refused);
+      return json{{"error", "reload: " + plan.refused + " (running configuration kept)"}};
+    }
+    // EVPN first: the one step that can fail (the new server's address); nothing changed yet
+    if (plan.evpn_server) {
+      evpn.reset();  // withdraws our routes from the old server
+      std::string e;
+      evpn = start_evpn(EvpnOptions{next.evpn_server, cfg.vxlan.local, cfg.vxlan.vni, fdb}, e);
+      if (!evpn) {
+        std::string e2;
+        evpn = start_evpn(EvpnOptions{running.evpn_server, cfg.vxlan.local, cfg.vxlan.vni, fdb}, e2);
+        spdlog::warn("reload refused by={} error=\"evpn-server {}: {}\"", by, next.evpn_server, e);
+        return json{{"error", "reload: evpn-server " + next.evpn_server + ": " + e + " (running configuration kept)"}};
+      }
+    }
+    if (plan.log_level)
+      spdlog::set_level(next.log_level.empty() ? spdlog::level::info : spdlog::level::from_str(next.log_level));
+    if (fdb) {
+      for (const auto& [m, r] : plan.fdb_added) fdb->add_static(m, r);
+      for (const auto& m : plan.fdb_removed) fdb->remove_static(m);
+      for (const auto& r : plan.remotes_added) fdb->add_default_remote(r);
+      for (const auto& r : plan.remotes_removed) fdb->remove_flood(r, tunnel::FdbSource::Static);
+    }
+    if (peers) {
+      for (const auto& r : plan.remotes_added) peers->add(r);
+      for (const auto& r : plan.remotes_removed) peers->remove(r);
+    }
+    if (plan.outer) {
+      const bool vx = cfg.mode == TunnelMode::Vxlan;
+      const std::uint8_t t = vx ? next.vxlan.ttl : next.ip.ttl, s = vx ? next.vxlan.tos : next.ip.tos;
+      const bool inh = vx ? next.vxlan.tos_inherit : next.ip.tos_inherit;
+      ws.post_all([t, s, inh](Worker& w) { w.set_outer(t, s, inh); });
+    }
+    running.vxlan.remotes = next.vxlan.remotes;
+    running.static_fdb = next.static_fdb;
+    running.vxlan.ttl = next.vxlan.ttl, running.vxlan.tos = next.vxlan.tos, running.vxlan.tos_inherit = next.vxlan.tos_inherit;
+    running.ip.ttl = next.ip.ttl, running.ip.tos = next.ip.tos, running.ip.tos_inherit = next.ip.tos_inherit;
+    running.evpn_server = next.evpn_server;
+    running.log_level = next.log_level;
+    json ch = json::array();
+    std::string line;
+    for (const auto& c : plan.changes) ch.push_back(c), line += (line.empty() ? "" : ", ") + c;
+    spdlog::info("reload by={} changes=\"{}\"", by, line);
+    return json{{"reloaded", true}, {"changes", ch}};
+  }
 
   const Device& dev() const { return *ws.workers[0]->dev; }
   std::string mode() const {
@@ -362,6 +452,7 @@ struct TunnelDaemon::Impl {
         out["control"] = ws.ctl->counters().to_json();
         out["control"]["clients"] = ws.ctl->clients();
       }
+      if (metrics) out["metrics"] = metrics->counters().to_json();
     });
   }
   // Read directly (not while run() runs: the workers' state is theirs then; the control
@@ -435,6 +526,9 @@ struct TunnelDaemon::Impl {
       else if (auto e = fdb_filter(args, f)) r.send(json{{"error", *e}}.dump() + "\n");
       else r.stream(fdb_stream(f));
     });
+    c.handle("reload", ControlAccess::Owner, [this](const std::string&, ControlServer::Reply r) {
+      r.send(reload("control:" + std::to_string(long(r.peer().uid))).dump() + "\n");
+    });
     c.handle("log-level", ControlAccess::Owner, [](const std::string& a, ControlServer::Reply r) {
       const auto lv = spdlog::level::from_str(a);
       if (a.empty() || (lv == spdlog::level::off && a != "off")) {
@@ -453,6 +547,9 @@ TunnelDaemon::~TunnelDaemon() = default;
 const std::string& TunnelDaemon::tap_name() const noexcept { return impl_->dev().name(); }
 void TunnelDaemon::request_stop() noexcept { impl_->ws.stop_all(); }
 json TunnelDaemon::stats_json() const { return impl_->stats(); }
+void TunnelDaemon::set_reload_source(std::function<Parsed<DaemonConfig>()> source) {
+  impl_->reload_source = std::move(source);
+}
 
 io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfig& cfg) {
   using R = io::Result<std::unique_ptr<TunnelDaemon>>;
@@ -471,6 +568,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   ::mallopt(M_TRIM_THRESHOLD, 64 << 20);
   auto im = std::make_unique<Impl>();
   im->cfg = cfg;
+  im->running = cfg;
   const unsigned nq = cfg.queues;
   const bool mq = nq > 1;
   const char* kind = vxlan ? "tap" : "tun";
@@ -609,6 +707,8 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
                         std::to_string(port) + ": " + u.message());
       w.udp.emplace(std::move(u.value()));
       w.dport = port;
+      w.ttl = vxlan ? v.ttl : ip.ttl;
+      w.tos = vxlan ? v.tos : ip.tos;
       if (vxlan && !cfg.group.empty() && w.idx == 0) {  // the group's datagrams: worker 0
         io::UdpSocketOptions go = uo;
         go.local = cfg.group;
@@ -668,6 +768,21 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
     if (auto e = im->ws.open_control(std::move(co)); !e.empty()) return R::error(e);
     im->serve_control();
   }
+  // Metrics (`metrics ADDR:PORT`): bound now (a port below 1024 needs the privilege), served
+  // once privileges are dropped; each scrape asks the control thread for a snapshot round.
+  if (!cfg.metrics.empty()) {
+    auto l = parse_metrics_listen(cfg.metrics);
+    if (auto* e = std::get_if<std::string>(&l)) return R::error(*e);
+    auto m = MetricsServer::bind(std::get<MetricsListen>(l));
+    if (!m.ok()) return R::error(m.message());
+    im->metrics = std::move(m.value());
+    im->ws.ctl->watch(im->metrics->ask_fd(), [p = im.get()] {
+      if (!p->metrics->take_asks()) return;
+      p->ws.snapshot([p](const std::vector<detail::WorkerDoc>& docs) {
+        p->metrics->publish(std::make_shared<const json>(p->stats_from(docs)));
+      });
+    });
+  }
   // Least privilege: from here on the endpoint only uses what it opened; become `user` (or, not
   // root, e.g. systemd's DynamicUser with AmbientCapabilities) keeping only the capabilities
   // still needed. Before the EVPN client: its threads inherit the reduced set.
@@ -675,6 +790,12 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
     const std::uint64_t keep = caps_after_start(cfg);
     if (auto s = drop_privileges(cfg.user, keep); !s.ok()) return R::error(s.message());
     spdlog::info("privileges dropped uid={} gid={} cap_eff=0x{:x}", ::getuid(), ::getgid(), effective_caps());
+  }
+  if (im->metrics) {
+    im->metrics->start();
+    const auto l = std::get<MetricsListen>(parse_metrics_listen(cfg.metrics));
+    spdlog::info("metrics http://{}:{}/metrics", l.host.find(':') != std::string::npos ? "[" + l.host + "]" : l.host,
+                 im->metrics->port());
   }
   if (vxlan && cfg.evpn) {
     std::string e;
@@ -691,6 +812,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
     spdlog::info("ready dev={}", p->dev().name());
   };
   im->ws.on_stopping = [] { notify("STOPPING=1\nSTATUS=draining"); };
+  im->ws.on_reload = [p = im.get()] { p->reload("SIGHUP"); };
   // Once a second on the control thread: the drop lines, from a snapshot round (never a read
   // of another thread's counters).
   im->ws.each_second = [p = im.get()] {

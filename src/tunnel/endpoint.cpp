@@ -657,6 +657,12 @@ void Endpoint::tick(std::uint64_t now_ns) {
   }
 }
 
+void Endpoint::set_outer(std::uint8_t ttl, std::uint8_t tos, bool tos_inherit) noexcept {
+  // the encapsulation strategy reads its configuration through a reference to vx_ / ip_
+  if (vx_) vx_->ttl = ttl, vx_->tos = tos, vx_->tos_inherit = tos_inherit;
+  if (ip_) ip_->ttl = ttl, ip_->tos = tos, ip_->tos_inherit = tos_inherit;
+}
+
 // ---- stats ------------------------------------------------------------------------------------
 
 nlohmann::json Endpoint::stats() const {

@@ -480,6 +480,13 @@ bool Fdb::clear_evpn(const Mac& mac) {
   return true;
 }
 
+bool Fdb::remove_static(const Mac& mac) {
+  auto* e = entries_.find(mac);
+  if (!e || e->source != FdbSource::Static) return false;
+  entries_.erase(e);
+  return true;
+}
+
 LocalResult Fdb::learn_local_ex(const Mac& src, std::uint64_t now_ns) {
   if (is_group(src) || src == Mac{}) return LocalResult::Ignored;
   if (auto* l = locals_.find(src)) {
@@ -703,6 +710,12 @@ bool SharedFdb::is_local(const Mac& mac) const {
   Shard& s = shard(mac);
   std::lock_guard g(s.mu);
   return s.fdb.has_local(mac);
+}
+
+bool SharedFdb::remove_static(const Mac& mac) {
+  Shard& s = shard(mac);
+  std::lock_guard g(s.mu);
+  return s.fdb.remove_static(mac);
 }
 
 std::map<Mac, LocalMac> SharedFdb::locals() const {

@@ -254,6 +254,9 @@ class Fdb {
   /// Our VTEP address (RFC 7432 §15.1: of equal sequence numbers the lower VTEP wins).
   /// Unset: a remote route of equal sequence number takes a local MAC away.
   void set_own_vtep(const IpAddr& a);
+  /// A static entry taken out of the configuration (a reload): remove `mac`'s entry if it is
+  /// static. True when removed.
+  bool remove_static(const Mac& mac);
   /// Flood list by source: add `r` (Evpn: type-3; Group: the multicast group) / remove it.
   /// A member is kept while any source still names it.
   void add_flood(const IpAddr& r, FdbSource src);
@@ -378,6 +381,7 @@ class SharedFdb {
   std::optional<FdbEntry> find(const Mac& mac) const;
   /// Whether `mac` is one of our local MACs.
   bool is_local(const Mac& mac) const;
+  bool remove_static(const Mac& mac);
   void add_flood(const IpAddr& r, FdbSource src);
   void remove_flood(const IpAddr& r, FdbSource src);
   std::vector<std::pair<IpAddr, FdbSource>> flood_list() const;

@@ -1,0 +1,152 @@
+// Live reload: the plan (ofld/daemon/reload.hpp). One table of the settings a reload may not
+// change, each with how to print it; then the ones it may change, as lists of changes.
+#include "ofld/daemon/reload.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <set>
+
+namespace ofld::daemon {
+
+namespace {
+
+std::string b(bool v) { return v ? "on" : "off"; }
+std::string n(std::uint64_t v) { return std::to_string(v); }
+std::string key(const std::optional<std::uint32_t>& k) { return k ? std::to_string(*k) : "none"; }
+std::string mac_text(const tunnel::Mac& m) {
+  char s[24];
+  std::snprintf(s, sizeof s, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+  return s;
+}
+std::string mode_text(const DaemonConfig& c) {
+  return c.mode == TunnelMode::Vxlan ? "vxlan" : std::string(c.ip.name());
+}
+std::string tos_text(std::uint8_t tos, bool inherit) { return inherit ? "inherit" : std::to_string(tos); }
+
+/// A setting a reload may not change: its name and its value as text.
+struct Fixed {
+  const char* name;
+  std::function<std::string(const DaemonConfig&)> text;
+};
+
+// The settings a reload may not change, per mode ("encapsulation" first: the rest only
+// compare within one mode).
+const std::vector<Fixed>& fixed_common() {
+  static const std::vector<Fixed> k = {
+      {"encapsulation", [](const DaemonConfig& c) { return mode_text(c); }},
+      {"dev", [](const DaemonConfig& c) { return c.dev; }},
+      {"queues", [](const DaemonConfig& c) { return n(c.queues); }},
+      {"address", [](const DaemonConfig& c) { return c.address; }},
+      {"control", [](const DaemonConfig& c) { return c.control; }},
+      {"control-group", [](const DaemonConfig& c) { return c.control_group; }},
+      {"offload", [](const DaemonConfig& c) { return b(c.offload); }},
+      {"gro", [](const DaemonConfig& c) { return b(c.gro); }},
+      {"user", [](const DaemonConfig& c) { return c.user; }},
+      {"log-format", [](const DaemonConfig& c) { return c.log_format; }},
+      {"metrics", [](const DaemonConfig& c) { return c.metrics; }},
+      {"integrity", [](const DaemonConfig& c) { return b(c.integrity); }},
+      {"peer-key", [](const DaemonConfig& c) { return c.peer_key; }},
+  };
+  return k;
+}
+const std::vector<Fixed>& fixed_vxlan() {
+  static const std::vector<Fixed> k = {
+      {"id", [](const DaemonConfig& c) { return n(c.vxlan.vni); }},
+      {"local", [](const DaemonConfig& c) { return c.vxlan.local.to_string(); }},
+      {"dstport", [](const DaemonConfig& c) { return n(c.vxlan.dstport); }},
+      {"srcport", [](const DaemonConfig& c) { return n(c.vxlan.port_min) + " " + n(c.vxlan.port_max); }},
+      {"udpcsum", [](const DaemonConfig& c) { return b(c.vxlan.udp_csum); }},
+      {"udp6zerocsumtx", [](const DaemonConfig& c) { return b(c.vxlan.udp6_zero_csum_tx); }},
+      {"udp6zerocsumrx", [](const DaemonConfig& c) { return b(c.vxlan.udp6_zero_csum_rx); }},
+      {"remcsumtx", [](const DaemonConfig& c) { return b(c.vxlan.remcsum_tx); }},
+      {"remcsumrx", [](const DaemonConfig& c) { return b(c.vxlan.remcsum_rx); }},
+      {"remcsum-nopartial", [](const DaemonConfig& c) { return b(c.vxlan.remcsum_nopartial); }},
+      {"mtu", [](const DaemonConfig& c) { return n(std::uint64_t(c.vxlan.mtu)); }},
+      {"ageing", [](const DaemonConfig& c) { return n(c.vxlan.ageing_s); }},
+      {"learning", [](const DaemonConfig& c) { return b(c.vxlan.learning); }},
+      {"maxaddress", [](const DaemonConfig& c) { return n(c.vxlan.fdb_limits.maxaddress); }},
+      {"maxaddress-per-remote", [](const DaemonConfig& c) { return n(c.vxlan.fdb_limits.per_remote); }},
+      {"learning-from", [](const DaemonConfig& c) { return n(unsigned(c.vxlan.fdb_limits.from)); }},
+      {"local-maxaddress", [](const DaemonConfig& c) { return n(c.vxlan.fdb_limits.local_max); }},
+      {"group", [](const DaemonConfig& c) { return c.group.empty() ? "" : c.group.to_string() + " dev " + c.group_dev; }},
+      {"evpn", [](const DaemonConfig& c) { return b(c.evpn); }},
+  };
+  return k;
+}
+const std::vector<Fixed>& fixed_ip() {
+  static const std::vector<Fixed> k = {
+      {"local", [](const DaemonConfig& c) { return c.ip.local.to_string(); }},
+      {"remote", [](const DaemonConfig& c) { return c.ip.remote.to_string(); }},
+      {"port", [](const DaemonConfig& c) { return n(c.ip.port); }},
+      {"udpcsum", [](const DaemonConfig& c) { return b(c.ip.udp_csum); }},
+      {"udp6zerocsumtx", [](const DaemonConfig& c) { return b(c.ip.udp6_zero_csum_tx); }},
+      {"udp6zerocsumrx", [](const DaemonConfig& c) { return b(c.ip.udp6_zero_csum_rx); }},
+      {"remcsumtx", [](const DaemonConfig& c) { return b(c.ip.remcsum_tx); }},
+      {"remcsumrx", [](const DaemonConfig& c) { return b(c.ip.remcsum_rx); }},
+      {"remcsum-nopartial", [](const DaemonConfig& c) { return b(c.ip.remcsum_nopartial); }},
+      {"ikey", [](const DaemonConfig& c) { return key(c.ip.ikey); }},
+      {"okey", [](const DaemonConfig& c) { return key(c.ip.okey); }},
+      {"icsum", [](const DaemonConfig& c) { return b(c.ip.icsum); }},
+      {"ocsum", [](const DaemonConfig& c) { return b(c.ip.ocsum); }},
+      {"mtu", [](const DaemonConfig& c) { return n(std::uint64_t(c.ip.mtu)); }},
+  };
+  return k;
+}
+
+std::string shown(const std::string& v) { return v.empty() ? "(none)" : v; }
+
+}  // namespace
+
+ReloadPlan plan_reload(const DaemonConfig& a, const DaemonConfig& z) {
+  ReloadPlan p;
+  auto check = [&](const std::vector<Fixed>& list) {
+    for (const auto& f : list) {
+      const std::string x = f.text(a), y = f.text(z);
+      if (x != y) {
+        p.refused = std::string(f.name) + ": " + shown(x) + " -> " + shown(y) +
+                    " cannot change while the endpoint runs (it needs a new device or socket, or "
+                    "changes what the data path was built with); restart the endpoint to change it";
+        return false;
+      }
+    }
+    return true;
+  };
+  if (!check(fixed_common())) return p;
+  if (!check(a.mode == TunnelMode::Vxlan ? fixed_vxlan() : fixed_ip())) return p;
+
+  // ---- what a reload applies
+  if (a.mode == TunnelMode::Vxlan) {
+    const std::set<tunnel::IpAddr> ra(a.vxlan.remotes.begin(), a.vxlan.remotes.end()),
+        rz(z.vxlan.remotes.begin(), z.vxlan.remotes.end());
+    for (const auto& r : rz)
+      if (!ra.count(r)) p.remotes_added.push_back(r), p.changes.push_back("remote +" + r.to_string());
+    for (const auto& r : ra)
+      if (!rz.count(r)) p.remotes_removed.push_back(r), p.changes.push_back("remote -" + r.to_string());
+    std::map<tunnel::Mac, tunnel::IpAddr> fa(a.static_fdb.begin(), a.static_fdb.end()),
+        fz(z.static_fdb.begin(), z.static_fdb.end());
+    for (const auto& [m, r] : fz)
+      if (auto it = fa.find(m); it == fa.end() || !(it->second == r))
+        p.fdb_added.emplace_back(m, r), p.changes.push_back("fdb " + mac_text(m) + " " + r.to_string());
+    for (const auto& [m, r] : fa)
+      if (!fz.count(m)) p.fdb_removed.push_back(m), p.changes.push_back("fdb -" + mac_text(m));
+    if (a.vxlan.ttl != z.vxlan.ttl)
+      p.outer = true, p.changes.push_back("ttl " + n(a.vxlan.ttl) + " -> " + n(z.vxlan.ttl));
+    if (a.vxlan.tos != z.vxlan.tos || a.vxlan.tos_inherit != z.vxlan.tos_inherit)
+      p.outer = true, p.changes.push_back("tos " + tos_text(a.vxlan.tos, a.vxlan.tos_inherit) + " -> " +
+                                          tos_text(z.vxlan.tos, z.vxlan.tos_inherit));
+    if (a.evpn && a.evpn_server != z.evpn_server)
+      p.evpn_server = true, p.changes.push_back("evpn-server " + a.evpn_server + " -> " + z.evpn_server);
+  } else {
+    if (a.ip.ttl != z.ip.ttl) p.outer = true, p.changes.push_back("ttl " + n(a.ip.ttl) + " -> " + n(z.ip.ttl));
+    if (a.ip.tos != z.ip.tos || a.ip.tos_inherit != z.ip.tos_inherit)
+      p.outer = true, p.changes.push_back("tos " + tos_text(a.ip.tos, a.ip.tos_inherit) + " -> " +
+                                          tos_text(z.ip.tos, z.ip.tos_inherit));
+  }
+  if (a.log_level != z.log_level)
+    p.log_level = true, p.changes.push_back("log-level " + shown(a.log_level) + " -> " + shown(z.log_level));
+  return p;
+}
+
+}  // namespace ofld::daemon
