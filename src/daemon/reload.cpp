@@ -72,6 +72,11 @@ const std::vector<Fixed>& fixed_vxlan() {
       {"local-maxaddress", [](const DaemonConfig& c) { return n(c.vxlan.fdb_limits.local_max); }},
       {"group", [](const DaemonConfig& c) { return c.group.empty() ? "" : c.group.to_string() + " dev " + c.group_dev; }},
       {"evpn", [](const DaemonConfig& c) { return b(c.evpn); }},
+      {"router-id", [](const DaemonConfig& c) { return c.evpn_router_id.to_string(); }},
+      {"dup-addr-detection", [](const DaemonConfig& c) {
+         return b(c.dup_addr_detection) + " " + n(c.dad_max_moves) + " " + n(c.dad_time_s) + " " +
+                n(c.dad_freeze_s) + b(c.dad_freeze_permanent);
+       }},
   };
   return k;
 }

@@ -382,10 +382,10 @@ struct TunnelDaemon::Impl {
     if (plan.evpn_server) {
       evpn.reset();  // withdraws our routes from the old server
       std::string e;
-      evpn = start_evpn(EvpnOptions{next.evpn_server, cfg.vxlan.local, cfg.vxlan.vni, fdb}, e);
+      evpn = start_evpn(evpn_options(cfg, next.evpn_server), e);
       if (!evpn) {
         std::string e2;
-        evpn = start_evpn(EvpnOptions{running.evpn_server, cfg.vxlan.local, cfg.vxlan.vni, fdb}, e2);
+        evpn = start_evpn(evpn_options(cfg, running.evpn_server), e2);
         spdlog::warn("reload refused by={} error=\"evpn-server {}: {}\"", by, next.evpn_server, e);
         return json{{"error", "reload: evpn-server " + next.evpn_server + ": " + e + " (running configuration kept)"}};
       }
@@ -462,6 +462,14 @@ struct TunnelDaemon::Impl {
     for (const auto& w : ws.workers)
       docs.push_back({w->idx, std::make_shared<const json>(w->stats()), false});
     return stats_from(docs);
+  }
+
+  // The EVPN client's options for configuration `c` (its VXLAN settings; router-id and
+  // duplicate address detection are fixed at start, reload.cpp) with the server `server`.
+  EvpnOptions evpn_options(const DaemonConfig& c, const std::string& server) const {
+    return EvpnOptions{server, c.vxlan.local, c.vxlan.vni, fdb, c.evpn_router_id,
+                       DupAddrDetection{c.dup_addr_detection, c.dad_max_moves, c.dad_time_s, c.dad_freeze_s,
+                                        c.dad_freeze_permanent}};
   }
 
   // `ofld fdb [mac M] [vtep A]`: the table as one JSON document — SharedFdb::write_json's
@@ -799,10 +807,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   }
   if (vxlan && cfg.evpn) {
     std::string e;
-    im->evpn = start_evpn(EvpnOptions{cfg.evpn_server, v.local, v.vni, im->fdb, cfg.evpn_router_id,
-                                      DupAddrDetection{cfg.dup_addr_detection, cfg.dad_max_moves, cfg.dad_time_s,
-                                                       cfg.dad_freeze_s, cfg.dad_freeze_permanent}},
-                          e);
+    im->evpn = start_evpn(im->evpn_options(cfg, cfg.evpn_server), e);
     if (!im->evpn) return R::error(e);
   }
   // systemd (Type=notify): ready once the workers run and the control socket is served;
