@@ -14,6 +14,7 @@ Documentation: docs/python.md.
 """
 import ctypes
 import os
+import struct
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Union
 
@@ -202,6 +203,11 @@ def features(names: Union[str, int, None]) -> int:
     return bits.value
 
 
+_VNET_C = struct.Struct("=BBHHHH")  # struct ofld_vnet_hdr, host order, no padding
+if _VNET_C.size != _native.VNET_HDR_SIZE:
+    raise ImportError("ofld: struct ofld_vnet_hdr of ofld._native differs from the binding's")
+
+
 # ---- virtio_net_hdr ---------------------------------------------------------------------------
 
 @dataclass
@@ -217,6 +223,11 @@ class VnetHdr:
     NEEDS_CSUM = 1
     DATA_VALID = 2
     GSO_NONE, GSO_TCPV4, GSO_UDP, GSO_TCPV6, GSO_UDP_L4, GSO_ECN = 0, 1, 3, 4, 5, 0x80
+
+    def _raw(self) -> bytes:
+        """The struct ofld_vnet_hdr (host order) as bytes, for ofld._native."""
+        return _VNET_C.pack(self.flags, self.gso_type, self.hdr_len, self.gso_size,
+                            self.csum_start, self.csum_offset)
 
     def _c(self) -> "_c.VnetHdrC":
         return _c.VnetHdrC(self.flags, self.gso_type, self.hdr_len, self.gso_size,
@@ -305,13 +316,15 @@ class Segment:
                 f"vnet_hdr={self.vnet_hdr})")
 
 
-def _seg_infos(info: bytearray, n: int):
-    """The ofld_seg_info array that ofld._native filled, as ctypes structures (no copy)."""
-    return (_c.SegInfoC * n).from_buffer(info)
+_SEG_INFO_SIZE = ctypes.sizeof(_c.SegInfoC)
+if _SEG_INFO_SIZE != _native.SEG_INFO_SIZE:
+    raise ImportError("ofld: struct ofld_seg_info of ofld._native differs from the binding's")
 
 
 class Segments(Sequence):
-    """The outputs of one call: one buffer, one info array; Segment objects made on access."""
+    """The outputs of one call: one buffer, and the n ofld_seg_info records that ofld._native
+    wrote into `info` (a bytearray); Segment objects (and the record's ctypes view) made on
+    access."""
     __slots__ = ("_buf", "_mv", "_info", "_n")
 
     def __init__(self, buf, info, n):
@@ -327,7 +340,7 @@ class Segments(Sequence):
             i += self._n
         if not 0 <= i < self._n:
             raise IndexError(i)
-        s = self._info[i]
+        s = _c.SegInfoC.from_buffer(self._info, i * _SEG_INFO_SIZE)
         return Segment(self._mv[s.offset:s.offset + s.len], s)
 
     @property
@@ -364,10 +377,10 @@ class Gso:
         and says gso_type/gso_size; without, the frame's headers and `mss` do (L4 fields hold
         full checksums, or seeds with input_seeds). Returns the outputs (one when nothing
         needs splitting). Raises VnetHdrRejected, GsoRefused, FrameParseError."""
-        vnet = bytes(vnet_hdr._c()) if vnet_hdr is not None else None
+        vnet = vnet_hdr._raw() if vnet_hdr is not None else None
         r, out, info, n = _native.gso_segment(self._h or 0, frame, vnet, mss, int(input_seeds))
         _check(r)
-        return Segments(out, _seg_infos(info, n), n)
+        return Segments(out, info, n)
 
     @property
     def counters(self) -> Dict[str, object]:
@@ -431,13 +444,13 @@ class Gro:
         completed, valid frames), other packets untouched."""
         r, out, info, n = _native.gro_take(self._h or 0, 1, now_ns, int(all), int(finish))
         _check(r)
-        return Segments(out, _seg_infos(info, n), n)
+        return Segments(out, info, n)
 
     def take(self, finish: bool = False) -> Segments:
         """Take the outputs waiting now (without completing held flows)."""
         r, out, info, n = _native.gro_take(self._h or 0, 0, 0, 0, int(finish))
         _check(r)
-        return Segments(out, _seg_infos(info, n), n)
+        return Segments(out, info, n)
 
     @property
     def counters(self) -> Dict[str, object]:
