@@ -12,9 +12,10 @@ pkgs=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
       valgrind               # bench/seeds table 2: callgrind instruction counts
       dpkg-dev groff-base    # scripts/test-install: cpack's dpkg-shlibdeps, ofld.8 check
       libsystemd-dev         # sd_notify for the systemd unit (docs/service.md)
+      libcpp-httplib-dev prometheus  # metrics endpoint; promtool and a scraping Prometheus in its tests
       libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc golang-github-osrg-gobgp-dev gobgpd  # EVPN client (docs/evpn.md)
       frr                    # EVPN interop test (tests/kernel/evpn_frr_test.cpp)
-      python3-venv python3-setuptools python3-pytest python3-numpy  # Python package (docs/python.md)
+      python3-venv python3-setuptools python3-pytest python3-numpy python3-dev python3-pybind11 pybind11-dev  # Python package (docs/python.md)
       golang-go abigail-tools  # C API: Go consumer, ABI baseline check (docs/c-api.md)
       )
 missing=()

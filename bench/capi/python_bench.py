@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Python (the ofld package) vs the C API for the same work, alternating rounds, medians.
 
-    bench/capi/python_bench.py [--rounds R] [--bench build/release/capi_bench]
+    bench/capi/python_bench.sh [--rounds R] [--bench build/release/capi_bench]
+    (installs the package into a temporary venv, as scripts/test-python does, and runs this)
 
 gso: one 64 KB TCPv4 TSO read with its virtio_net_hdr, segmented (45 segments, checksums
 summed) into one output buffer: ofld.Gso.segment vs ofld_gso_run + ofld_gso_copy_all.
@@ -20,8 +21,11 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
-import ofld  # noqa: E402
+try:
+    import ofld  # the installed package (it carries the compiled ofld._native)
+except ImportError as e:
+    sys.exit(f"python_bench: {e}; run it with a Python that has ofld installed, "
+             "e.g. bench/capi/python_bench.sh")
 
 
 def fold(data: bytes, s: int = 0) -> int:
@@ -89,7 +93,7 @@ def main():
                 cv, pv = c(), p()
             res[name][0].append(cv)
             res[name][1].append(pv)
-    print(f"python_bench: {a.rounds} alternating rounds, medians (ofld {ofld.version()}, ctypes)")
+    print(f"python_bench: {a.rounds} alternating rounds, medians (ofld {ofld.version()}, ctypes + pybind11 batch calls)")
     for name, what in (("gso", "64 KB TSO read, 45 segments"), ("gro", "64-frame batch")):
         cs, ps = res[name]
         ratios = [p / c for c, p in zip(cs, ps)]

@@ -25,6 +25,10 @@ struct GsoBenchResults {
   bool have_dpdk = false;
   std::string dpdk_note;
   double sg_over_dpdk = 0;  ///< ours SG median / DPDK median
+  /// Same-run ratios of medians, in print order: "copy/copy-sum" (seed 001 holds below 1),
+  /// "<mode> excess/memcpy" ((mode − sg-ref) / memcpy of the same bytes; target ≤ 2), for
+  /// fresh and warm inputs.
+  std::vector<std::pair<std::string, double>> ratios;
 };
 GsoBenchResults run_gso_bench(int reps = 15);
 std::string gso_bench_text(const GsoBenchResults& r);

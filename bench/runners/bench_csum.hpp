@@ -35,7 +35,13 @@ struct CsumBenchSize {
   double best_over_dpdk = 0;     ///< best kernel median / rte_raw_cksum median; 0 if no DPDK
 };
 
+/// The CPU the run measured: CPUID brand string, family/model (decimal) and the
+/// micro-architecture class where known, e.g. "AMD EPYC (family 26 model 2: Zen 5)".
+/// Empty brand strings (some VMs) leave "family F model M". Not x86: "unknown".
+std::string cpu_model();
+
 struct CsumBenchResults {
+  std::string cpu;          ///< cpu_model()
   std::string best_kernel;  ///< kernel_name(best_kernel())
   /// ISA of the widest read loop this CPU runs ("avx512", "avx2", "scalar").
   std::string read_isa;

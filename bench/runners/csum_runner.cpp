@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 #include <stdexcept>
+#include <string>
 
 #include "ofld/core/csum.hpp"
 
@@ -26,7 +27,56 @@
 #endif
 #endif
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 namespace ofld::bench {
+
+std::string cpu_model() {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  std::string brand;
+  if (__get_cpuid(0x80000000u, &a, &b, &c, &d) && a >= 0x80000004u) {
+    char buf[49] = {};
+    for (unsigned i = 0; i < 3; ++i) {
+      __get_cpuid(0x80000002u + i, &a, &b, &c, &d);
+      std::memcpy(buf + 16 * i, &a, 4);
+      std::memcpy(buf + 16 * i + 4, &b, 4);
+      std::memcpy(buf + 16 * i + 8, &c, 4);
+      std::memcpy(buf + 16 * i + 12, &d, 4);
+    }
+    brand = buf;
+    while (!brand.empty() && brand.back() == ' ') brand.pop_back();
+    brand.erase(0, brand.find_first_not_of(' '));
+  }
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return brand.empty() ? "unknown" : brand;
+  unsigned family = (a >> 8) & 0xf, model = (a >> 4) & 0xf;
+  if (family == 0xf) family += (a >> 20) & 0xff;
+  if (family == 0xf || family == 0x6) model |= ((a >> 16) & 0xf) << 4;
+  // The class decides how wide vector work executes (Zen 4: 512-bit in two 256-bit halves;
+  // Zen 5 and Intel server cores since Ice Lake: whole 512-bit operations).
+  __builtin_cpu_init();
+  const bool avx512 = __builtin_cpu_supports("avx512f");
+  const char* uarch = nullptr;
+  if (__builtin_cpu_is("amd")) {
+    if (family == 0x17) uarch = "Zen/Zen 2";
+    else if (family == 0x19) uarch = avx512 ? "Zen 4" : "Zen 3";
+    else if (family == 0x1a) uarch = "Zen 5";
+  } else if (__builtin_cpu_is("intel") && family == 6) {
+    if (model == 0x8f || model == 0xcf) uarch = "Sapphire/Emerald Rapids";
+    else if (model == 0xad || model == 0xae) uarch = "Granite Rapids";
+    else if (model == 0x6a || model == 0x6c) uarch = "Ice Lake server";
+    else if (model == 0x55) uarch = "Skylake/Cascade Lake server";
+  }
+  std::string r = brand.empty() ? std::string() : brand + " ";
+  r += "(family " + std::to_string(family) + " model " + std::to_string(model);
+  if (uarch) r += std::string(": ") + uarch;
+  return r + ")";
+#else
+  return "unknown";
+#endif
+}
 namespace {
 
 using csum::Kernel;
@@ -192,6 +242,7 @@ CsumBenchResults run_csum_bench(const CsumBenchOptions& opt) {
     if (s == 0) throw std::invalid_argument("bench csum: sizes must be > 0");
 
   CsumBenchResults res;
+  res.cpu = cpu_model();
   res.best_kernel = std::string(csum::kernel_name(csum::best_kernel()));
   const std::vector<ReadVariant> variants = read_variants();
   res.read_isa = variants.back().isa;

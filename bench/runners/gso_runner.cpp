@@ -4,13 +4,16 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstring>
 #include <ctime>
 #include <nlohmann/json.hpp>
 
 #include "ofld/core/features.hpp"
 #include "ofld/gso/gso.hpp"
 #include "runners/bench.hpp"
+#include "runners/bench_csum.hpp"
 #include "ofld/wire/bytes.hpp"
+#include "ofld/wire/layout.hpp"
 
 #ifdef OFLD_HAVE_DPDK
 #include <rte_eal.h>
@@ -84,6 +87,43 @@ double time_rep(F&& once, int iters) {
   const double t0 = cpu_ns();
   for (int i = 0; i < iters; ++i) once();
   return (cpu_ns() - t0) / double(iters) / kSegs;
+}
+
+// The bench frame inside a UDP tunnel to `dport`: outer Ethernet / IPv4 (DF) / UDP (checksum
+// on: UDP_TUNNEL_CSUM) / `tunnel` header bytes / the bench frame (inner Ethernet).
+std::vector<std::uint8_t> tunnel_frame(std::uint16_t dport, const std::vector<std::uint8_t>& tunnel) {
+  const auto in = bench_frame();
+  const std::size_t ulen = 8 + tunnel.size() + in.size();
+  std::vector<std::uint8_t> f(14 + 20);
+  f[0] = 2, f[5] = 4, f[6] = 2, f[11] = 3;
+  wire::store_be16(&f[12], 0x0800);
+  f[14] = 0x45;
+  wire::store_be16(&f[16], std::uint16_t(20 + ulen));
+  f[20] = 0x40, f[22] = 64, f[23] = 17;
+  f[26] = 192, f[27] = 0, f[28] = 2, f[29] = 1, f[30] = 192, f[31] = 0, f[32] = 2, f[33] = 2;
+  wire::store_be16(&f[24], csum::ip_compute_csum(&f[14], 20));
+  std::uint8_t uh[8] = {0xc3, 0x50, 0, 0, 0, 0, 0, 0};
+  wire::store_be16(uh + 2, dport);
+  wire::store_be16(uh + 4, std::uint16_t(ulen));
+  f.insert(f.end(), uh, uh + 8);
+  f.insert(f.end(), tunnel.begin(), tunnel.end());
+  f.insert(f.end(), in.begin(), in.end());
+  const std::uint16_t c = csum::csum_fold16(csum::csum_tcpudp_nofold(
+      &f[26], &f[30], std::uint32_t(ulen), 17, csum::csum_partial(&f[34], ulen, 0)));
+  wire::store_be16(&f[40], std::uint16_t(~c) == 0 ? 0xffff : std::uint16_t(~c));
+  return f;
+}
+
+// A socket-built GSO packet of `f` (prepare_frame: seeds, offsets, gso_type; payload in 4 KiB
+// page fragments), or an empty packet when it does not prepare.
+core::Packet tunnel_packet(const std::vector<std::uint8_t>& f) {
+  auto l = wire::parse_frame(f, wire::LinkType::Ethernet, {});
+  if (!l) return core::Packet{};
+  gso::PrepareOptions o;
+  o.gso_size = std::uint16_t(kMss);
+  o.frag_size = 4096;
+  auto pr = gso::prepare_frame(f, l.value(), o);
+  return pr.status == gso::PrepareStatus::Gso ? std::move(pr.pkt) : core::Packet{};
 }
 
 #ifdef OFLD_HAVE_DPDK
@@ -181,18 +221,56 @@ GsoBenchResults run_gso_bench(int reps) {
 #else
   res.dpdk_note = "built without libdpdk";
 #endif
+  // Two input kinds, interleaved like the modes. Fresh: every run consumes a newly built
+  // super-packet (200 × 64 KB, more than L2: the payload comes from L3 or memory, as for a
+  // socket's pages written long before). Warm: clones of one super-packet sharing its
+  // fragment buffers (the payload stays in L2, as for a frame just read from a TAP).
+  // Beside them, in the same rounds, the byte work alone on the same inputs: memcpy and
+  // csum_partial_copy of every segment's payload into 2 KiB blocks (the segments' size class).
+  const core::Packet master = bench_packet(frame);
+  auto make_input = [&](bool warm) { return warm ? master.clone() : bench_packet(frame); };
+  std::vector<std::vector<double>> warm_samples(std::size(modes));
+  std::vector<double> base_samples[2][2];  // [memcpy, copy+csum][fresh, warm]
+  std::vector<std::uint8_t> blocks(kSegs * 2048);
+  auto payload_work = [&](const core::Packet& in, bool sum) {
+    const auto frs = in.frags();
+    std::size_t fi = 0, fo = 0;
+    csum::wsum acc = 0;
+    for (std::size_t k = 0; k < kSegs; ++k) {
+      std::uint8_t* dst = blocks.data() + k * 2048 + 86;  // where a segment's payload starts
+      std::size_t need = kMss, w = 0;
+      while (need) {
+        const auto b = frs[fi].bytes();
+        const std::size_t n = std::min(need, b.size() - fo);
+        if (sum) acc = csum::csum_block_add(acc, csum::csum_partial_copy(dst + w, b.data() + fo, n), w);
+        else std::memcpy(dst + w, b.data() + fo, n);
+        w += n, need -= n, fo += n;
+        if (fo == b.size()) ++fi, fo = 0;
+      }
+    }
+    asm volatile("" : : "r"(blocks.data()), "r"(acc) : "memory");
+  };
   for (int r = 0; r < reps; ++r) {
-    for (std::size_t m = 0; m < std::size(modes); ++m) {
-      core::Device dev;
-      dev.features = dev.hw_enc_features = modes[m].f;
-      // Inputs are built outside the timed region; each run consumes one.
-      inputs.clear();
-      for (int i = 0; i < iters; ++i) inputs.push_back(bench_packet(frame));
-      int k = 0;
-      samples[m].push_back(time_rep([&] {
-        auto g = gso::gso_segment(std::move(inputs[std::size_t(k++)]), modes[m].f, dev);
-        if (g.segs.size() != kSegs) std::abort();
-      }, iters));
+    for (int warm = 0; warm < 2; ++warm) {
+      for (std::size_t m = 0; m < std::size(modes); ++m) {
+        core::Device dev;
+        dev.features = dev.hw_enc_features = modes[m].f;
+        // Inputs are built outside the timed region; each run consumes one.
+        inputs.clear();
+        for (int i = 0; i < iters; ++i) inputs.push_back(make_input(warm != 0));
+        int k = 0;
+        (warm ? warm_samples : samples)[m].push_back(time_rep([&] {
+          auto g = gso::gso_segment(std::move(inputs[std::size_t(k++)]), modes[m].f, dev);
+          if (g.segs.size() != kSegs) std::abort();
+        }, iters));
+      }
+      for (int sum = 0; sum < 2; ++sum) {
+        inputs.clear();
+        for (int i = 0; i < iters; ++i) inputs.push_back(make_input(warm != 0));
+        int k = 0;
+        base_samples[sum][warm].push_back(
+            time_rep([&] { payload_work(inputs[std::size_t(k++)], sum != 0); }, iters));
+      }
     }
 #ifdef OFLD_HAVE_DPDK
     if (res.have_dpdk) {
@@ -206,6 +284,28 @@ GsoBenchResults run_gso_bench(int reps) {
   }
   for (std::size_t m = 0; m < std::size(modes); ++m)
     res.rows.push_back(summarize(modes[m].name, samples[m], modes[m].note));
+  for (std::size_t m = 0; m < std::size(modes); ++m)
+    res.rows.push_back(summarize(std::string(modes[m].name) + " warm", warm_samples[m],
+                                 "as above, payload warm in L2"));
+  const char* base_names[2] = {"memcpy of the payload", "copy+csum of the payload"};
+  for (int warm = 0; warm < 2; ++warm)
+    for (int sum = 0; sum < 2; ++sum)
+      res.rows.push_back(summarize(std::string(base_names[sum]) + (warm ? " warm" : ""),
+                                   base_samples[sum][warm],
+                                   sum ? "csum_partial_copy per segment, no segment built"
+                                       : "memcpy per segment, no segment built"));
+  // Same-run ratios of medians (rows: 0..3 fresh modes, 4..7 warm, 8.. baselines).
+  static constexpr const char* kShort[] = {"sg-ref", "copy", "copy-sum", "sg+sum"};
+  for (int warm = 0; warm < 2; ++warm) {
+    const std::size_t o = warm ? std::size(modes) : 0;
+    const std::string tag = warm ? " warm" : "";
+    auto med = [&](std::size_t i) { return res.rows[i].ns_per_segment_median; };
+    const double memcpy_ns = med(2 * std::size(modes) + std::size_t(warm) * 2);
+    res.ratios.emplace_back("copy/copy-sum" + tag, med(o + 1) / med(o + 2));
+    for (std::size_t m = 1; m < std::size(modes); ++m)
+      res.ratios.emplace_back(std::string(kShort[m]) + " excess/memcpy" + tag,
+                              (med(o + m) - med(o)) / memcpy_ns);
+  }
 #ifdef OFLD_HAVE_DPDK
   if (res.have_dpdk) {
     res.rows.push_back(summarize("dpdk rte_gso_segment", dpdk_samples,
@@ -214,16 +314,55 @@ GsoBenchResults run_gso_bench(int reps) {
   }
   if (in) rte_pktmbuf_free(in);
 #endif
+  // Tunnels, same run, alternating rounds: VXLAN (8-byte header) and Geneve (8-byte header
+  // plus one 8-byte option, as OVN's), each in copy-sum mode (no features) and sg-ref mode
+  // (SG+HW_CSUM: inner seed left for the device, outer UDP checksum by LCO).
+  {
+    const std::vector<std::uint8_t> vx = {0x08, 0, 0, 0, 0, 0, 42, 0};
+    const std::vector<std::uint8_t> gn = {0x02, 0, 0x65, 0x58, 0, 0, 42, 0,
+                                          0x01, 0x02, 0x80, 0x01, 0, 0, 0, 7};
+    const std::vector<std::uint8_t> frames[2] = {tunnel_frame(4789, vx), tunnel_frame(6081, gn)};
+    const char* names[2][2] = {{"vxlan copy-sum (none)", "vxlan sg-ref (SG+HW_CSUM)"},
+                               {"geneve copy-sum (none)", "geneve sg-ref (SG+HW_CSUM)"}};
+    const core::Features feats[2] = {core::Features{}, nf::SG | nf::HW_CSUM};
+    std::vector<double> t[2][2];
+    for (int r = 0; r < reps; ++r)
+      for (int m = 0; m < 2; ++m)
+        for (int k = 0; k < 2; ++k) {
+          core::Device dev;
+          dev.features = dev.hw_enc_features = feats[m];
+          inputs.clear();
+          for (int i = 0; i < iters; ++i) inputs.push_back(tunnel_packet(frames[k]));
+          int n = 0;
+          t[k][m].push_back(time_rep([&] {
+            auto g = gso::gso_segment(std::move(inputs[std::size_t(n++)]), feats[m], dev);
+            if (g.segs.size() != kSegs) std::abort();
+          }, iters));
+        }
+    for (int m = 0; m < 2; ++m) {
+      auto v = summarize(names[0][m], t[0][m], "UDP 4789, outer UDP checksum on");
+      auto g = summarize(names[1][m], t[1][m], "");
+      g.note = fmt::format("UDP 6081, one 8-byte option; geneve / vxlan = {:.3f} (same run)",
+                           g.ns_per_segment_median / v.ns_per_segment_median);
+      res.rows.push_back(std::move(v));
+      res.rows.push_back(std::move(g));
+    }
+  }
   return res;
 }
 
 std::string gso_bench_text(const GsoBenchResults& r) {
-  std::string t = fmt::format("TCPv4 super-packet: {} B payload, gso_size {}, {} segments; "
+  std::string t = "cpu: " + cpu_model() + "; checksum kernel: " +
+                  std::string(csum::kernel_name(csum::best_kernel())) + "\n";
+  t += fmt::format("TCPv4 super-packet: {} B payload, gso_size {}, {} segments; "
                               "thread-CPU ns/segment, median of {} reps [min..max]\n",
                               r.payload, r.mss, r.segments, r.reps);
   for (auto& row : r.rows)
-    t += fmt::format("{:<28} {:8.1f} [{:7.1f}..{:7.1f}]  {}\n", row.name, row.ns_per_segment_median,
+    t += fmt::format("{:<34} {:8.1f} [{:7.1f}..{:7.1f}]  {}\n", row.name, row.ns_per_segment_median,
                      row.ns_per_segment_min, row.ns_per_segment_max, row.note);
+  for (auto& [name, v] : r.ratios)
+    t += fmt::format("ratio {:<34} {:5.2f}{}\n", name, v,
+                     name.starts_with("copy/") ? "  (seed 001: below 1)" : "  (target <= 2)");
   if (r.have_dpdk)
     t += fmt::format("ratio ofld sg-ref / dpdk: {:.2f} (target <= 0.5; DPDK does no checksum "
                      "work, ofld sg-ref writes per-segment TCP seeds and IPv4 checksums)\n",
@@ -235,6 +374,8 @@ std::string gso_bench_text(const GsoBenchResults& r) {
 
 std::string gso_bench_json(const GsoBenchResults& r) {
   nlohmann::json j;
+  j["cpu"] = cpu_model();
+  j["checksum_kernel"] = std::string(csum::kernel_name(csum::best_kernel()));
   j["payload"] = r.payload;
   j["gso_size"] = r.mss;
   j["segments"] = r.segments;
@@ -244,6 +385,7 @@ std::string gso_bench_json(const GsoBenchResults& r) {
     j["rows"].push_back({{"name", row.name}, {"median", row.ns_per_segment_median},
                          {"min", row.ns_per_segment_min}, {"max", row.ns_per_segment_max},
                          {"note", row.note}});
+  for (auto& [name, v] : r.ratios) j["ratios"][name] = v;
   j["have_dpdk"] = r.have_dpdk;
   if (r.have_dpdk) j["ratio_sg_over_dpdk"] = r.sg_over_dpdk;
   else j["dpdk_note"] = r.dpdk_note;

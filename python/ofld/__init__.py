@@ -12,13 +12,14 @@ reason class, with the engine's reason string in ``.reason`` (e.g. "csum-outside
 
 Documentation: docs/python.md.
 """
-import array
 import ctypes
 import os
+import struct
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Union
 
 from . import _capi as _c
+from . import _native  # after _capi: links the libofld.so that _capi loaded (its SONAME)
 
 __all__ = [
     "OfldError", "InvalidArgument", "BufferTooSmall", "VnetHdrRejected", "GsoRefused",
@@ -202,6 +203,11 @@ def features(names: Union[str, int, None]) -> int:
     return bits.value
 
 
+_VNET_C = struct.Struct("=BBHHHH")  # struct ofld_vnet_hdr, host order, no padding
+if _VNET_C.size != _native.VNET_HDR_SIZE:
+    raise ImportError("ofld: struct ofld_vnet_hdr of ofld._native differs from the binding's")
+
+
 # ---- virtio_net_hdr ---------------------------------------------------------------------------
 
 @dataclass
@@ -217,6 +223,11 @@ class VnetHdr:
     NEEDS_CSUM = 1
     DATA_VALID = 2
     GSO_NONE, GSO_TCPV4, GSO_UDP, GSO_TCPV6, GSO_UDP_L4, GSO_ECN = 0, 1, 3, 4, 5, 0x80
+
+    def _raw(self) -> bytes:
+        """The struct ofld_vnet_hdr (host order) as bytes, for ofld._native."""
+        return _VNET_C.pack(self.flags, self.gso_type, self.hdr_len, self.gso_size,
+                            self.csum_start, self.csum_offset)
 
     def _c(self) -> "_c.VnetHdrC":
         return _c.VnetHdrC(self.flags, self.gso_type, self.hdr_len, self.gso_size,
@@ -305,8 +316,15 @@ class Segment:
                 f"vnet_hdr={self.vnet_hdr})")
 
 
+_SEG_INFO_SIZE = ctypes.sizeof(_c.SegInfoC)
+if _SEG_INFO_SIZE != _native.SEG_INFO_SIZE:
+    raise ImportError("ofld: struct ofld_seg_info of ofld._native differs from the binding's")
+
+
 class Segments(Sequence):
-    """The outputs of one call: one buffer, one info array; Segment objects made on access."""
+    """The outputs of one call: one buffer, and the n ofld_seg_info records that ofld._native
+    wrote into `info` (a bytearray); Segment objects (and the record's ctypes view) made on
+    access."""
     __slots__ = ("_buf", "_mv", "_info", "_n")
 
     def __init__(self, buf, info, n):
@@ -322,7 +340,7 @@ class Segments(Sequence):
             i += self._n
         if not 0 <= i < self._n:
             raise IndexError(i)
-        s = self._info[i]
+        s = _c.SegInfoC.from_buffer(self._info, i * _SEG_INFO_SIZE)
         return Segment(self._mv[s.offset:s.offset + s.len], s)
 
     @property
@@ -347,12 +365,6 @@ class Gso:
         self._h = _c.ofld_gso_new(globals()["features"](features), _link(link))
         if not self._h:
             _raise(-1)
-        self._cap = 0
-        self._out = bytearray()
-        self._outp = None
-        self._info = (_c.SegInfoC * 0)()
-        self._used = _c.c_size()
-        self._n = _c.c_size()
 
     def __del__(self):
         h, self._h = getattr(self, "_h", None), None
@@ -365,25 +377,10 @@ class Gso:
         and says gso_type/gso_size; without, the frame's headers and `mss` do (L4 fields hold
         full checksums, or seeds with input_seeds). Returns the outputs (one when nothing
         needs splitting). Raises VnetHdrRejected, GsoRefused, FrameParseError."""
-        p, n, _k = _ptr(frame)
-        h = ctypes.byref(vnet_hdr._c()) if vnet_hdr is not None else None
-        _check(_c.ofld_gso_run(self._h, p, n, h, mss, int(input_seeds)))
-        cnt = _c.ofld_gso_count(self._h)
-        out = bytearray(n + cnt * 256 + 64)
-        info = (_c.SegInfoC * cnt)()
-        a = (ctypes.c_char * len(out)).from_buffer(out)
-        r = _c.ofld_gso_copy_all(self._h, a, len(out), ctypes.byref(self._used), info, cnt,
-                                 ctypes.byref(self._n))
-        del a
-        if r == -2:  # headers longer than guessed: exactly the reported size
-            out = bytearray(self._used.value)
-            a = (ctypes.c_char * len(out)).from_buffer(out)
-            r = _c.ofld_gso_copy_all(self._h, a, len(out), ctypes.byref(self._used), info, cnt,
-                                     ctypes.byref(self._n))
-            del a
+        vnet = vnet_hdr._raw() if vnet_hdr is not None else None
+        r, out, info, n = _native.gso_segment(self._h or 0, frame, vnet, mss, int(input_seeds))
         _check(r)
-        del out[self._used.value:]
-        return Segments(out, info, cnt)
+        return Segments(out, info, n)
 
     @property
     def counters(self) -> Dict[str, object]:
@@ -428,8 +425,6 @@ class Gro:
         self._h = _c.ofld_gro_new(ctypes.byref(cfg))
         if not self._h:
             _raise(-1)
-        self._used = _c.c_size()
-        self._n = _c.c_size()
 
     def __del__(self):
         h, self._h = getattr(self, "_h", None), None
@@ -441,36 +436,21 @@ class Gro:
         state: "none", "unnecessary" (csum_level) or "complete" (the sum is taken as such a
         device would). Outputs queue up for flush()."""
         ip_summed = _CSUM_NAMES.get(csum, csum) if isinstance(csum, str) else csum
-        if not isinstance(frames, (list, tuple)):
-            frames = list(frames)
-        joined = b"".join(frames)
-        lens = array.array("Q", map(len, frames)) if frames else array.array("Q")
-        lp = (ctypes.c_char * (len(lens) * 8)).from_buffer(lens) if lens else None
-        _check(_c.ofld_gro_receive_packed(self._h, joined, len(joined), lp, len(lens),
-                                          ip_summed, csum_level, now_ns))
+        _check(_native.gro_receive(self._h or 0, frames, ip_summed, csum_level, now_ns))
 
     def flush(self, now_ns: int = 0, all: bool = True, finish: bool = False) -> Segments:
         """Complete held flows (all, or those older than the flush timeout) and take every
         output: aggregates PARTIAL with their virtio_net_hdr (finish=True: checksums
         completed, valid frames), other packets untouched."""
-        _check(_c.ofld_gro_flush(self._h, now_ns, int(all)))
-        return self.take(finish)
+        r, out, info, n = _native.gro_take(self._h or 0, 1, now_ns, int(all), int(finish))
+        _check(r)
+        return Segments(out, info, n)
 
     def take(self, finish: bool = False) -> Segments:
         """Take the outputs waiting now (without completing held flows)."""
-        cnt = _c.ofld_gro_pending(self._h)
-        info = (_c.SegInfoC * cnt)()
-        r = _c.ofld_gro_next_all(self._h, None, 0, ctypes.byref(self._used), int(finish), info,
-                                 cnt, ctypes.byref(self._n))
-        need = self._used.value
-        out = bytearray(need)
-        if r == -2 or r == 0:
-            a = (ctypes.c_char * need).from_buffer(out) if need else None
-            r = _c.ofld_gro_next_all(self._h, a, need, ctypes.byref(self._used), int(finish), info,
-                                     cnt, ctypes.byref(self._n))
-            del a
+        r, out, info, n = _native.gro_take(self._h or 0, 0, 0, 0, int(finish))
         _check(r)
-        return Segments(out, info, cnt)
+        return Segments(out, info, n)
 
     @property
     def counters(self) -> Dict[str, object]:

@@ -1,6 +1,7 @@
 """ctypes declarations of libofld's C API (include/ofld/ofld.h). Internal to the package."""
 import ctypes
 import ctypes.util
+import glob
 import os
 
 API_VERSION = 10000  # OFLD_API_VERSION this binding was written for (major 1)
@@ -85,7 +86,8 @@ def _load():
     candidates = []
     if os.environ.get("OFLD_LIBRARY"):
         candidates.append(os.environ["OFLD_LIBRARY"])
-    candidates.append(os.path.join(here, "libofld.so"))  # bundled by setup.py
+    # bundled by setup.py under its SONAME (ofld._native links that name, $ORIGIN)
+    candidates.extend(sorted(glob.glob(os.path.join(here, "libofld.so.*"))))
     found = ctypes.util.find_library("ofld")
     if found:
         candidates.append(found)

@@ -167,6 +167,39 @@ def test_gro_bad_checksum_not_merged_t1():
     assert gro.counters["not_merged"].get("checksum") == 1
 
 
+def test_gro_receive_takes_every_buffer_kind_t11():
+    """The batch call (ofld._native) reads bytes, bytearray, memoryview, array, numpy and
+    strided views alike, and a generator of them: the aggregate is the payload in order."""
+    np = pytest.importorskip("numpy")
+    frames = [ipv4_tcp(PAYLOAD[i * 1000:(i + 1) * 1000], seq=1000 + i * 1000) for i in range(6)]
+    doubled = np.frombuffer(frames[5], dtype=np.uint8).repeat(2)
+    kinds = [frames[0], bytearray(frames[1]), memoryview(frames[2]), array.array("B", frames[3]),
+             np.frombuffer(frames[4], dtype=np.uint8), doubled[::2]]  # last: not contiguous
+    gro = ofld.Gro(flow_hash_key=0)
+    gro.receive(k for k in kinds)
+    out = gro.flush()
+    assert len(out) == 1 and bytes(out[0])[54:] == PAYLOAD[:6000]
+    assert gro.counters["packets_in"] == 6 and gro.counters["merged"] == 5
+
+
+def test_gro_receive_refuses_what_is_not_a_buffer():
+    gro = ofld.Gro()
+    with pytest.raises(TypeError):
+        gro.receive([ipv4_tcp(PAYLOAD[:100]), 7])
+    with pytest.raises(TypeError):
+        gro.receive(None)
+    gro.receive([])  # an empty batch is not an error
+    assert len(gro.flush()) == 0 and gro.counters["packets_in"] == 0
+
+
+def test_gso_output_buffer_is_exact_and_writable_x21():
+    f = ipv4_tcp(PAYLOAD[:4000])
+    segs = ofld.gso(memoryview(f), mss=1000)
+    assert len(segs) == 4
+    assert len(segs.buffer) == sum(len(s) for s in segs) == 4 * 54 + 4000
+    assert b"".join(bytes(s)[54:] for s in segs) == PAYLOAD[:4000]
+
+
 # ---- tunnels (RFC 7348 §5, V-13) --------------------------------------------------------------
 
 def test_vxlan_header_rfc7348_and_round_trip():

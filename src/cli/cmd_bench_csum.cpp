@@ -15,6 +15,7 @@ struct Args {
 
 nlohmann::json to_json(const ofld::bench::CsumBenchResults& r) {
   nlohmann::json j;
+  j["cpu"] = r.cpu;
   j["best_kernel"] = r.best_kernel;
   j["read_isa"] = r.read_isa;  // widest read loop; "memread" is the fastest read variant
   j["have_dpdk"] = r.have_dpdk;
@@ -35,9 +36,9 @@ nlohmann::json to_json(const ofld::bench::CsumBenchResults& r) {
 
 void print_table(const ofld::bench::CsumBenchResults& r) {
   // Like `openssl speed`: one row per operation, one column per size (median GB/s).
-  std::printf("best kernel: %s; memread = fastest read loop (widest: %s); GB/s, median of "
-              "reps [min..max]\n",
-              r.best_kernel.c_str(), r.read_isa.c_str());
+  std::printf("cpu: %s\nkernel chosen (csum_partial): %s; memread = fastest read loop "
+              "(widest: %s); GB/s, median of reps [min..max]\n",
+              r.cpu.c_str(), r.best_kernel.c_str(), r.read_isa.c_str());
   std::printf("%-22s", "operation");
   for (const auto& s : r.sizes) std::printf(" %22zu B", s.size);
   std::printf("\n");

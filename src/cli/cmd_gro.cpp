@@ -5,7 +5,10 @@
 #include <memory>
 
 #include "ofld/offload/gro_context.hpp"
+#include "ofld/core/csum.hpp"
+#include "ofld/wire/numbers.hpp"
 #include "runners/bench.hpp"
+#include "runners/bench_csum.hpp"
 #include "ofld/lab/gro_conformance.hpp"
 #include "ofld/tools/gro_tool.hpp"
 #include "registry.hpp"
@@ -39,6 +42,7 @@ struct GroArgs {
   std::string features;
   bool have_features = false;
   std::vector<std::uint16_t> vxlan_ports;
+  std::vector<std::uint16_t> geneve_ports;
   std::uint32_t gro_max_size = 65536, gro_ipv4_max_size = 65536;
   bool ipv6_big_tcp = false;
 };
@@ -67,6 +71,8 @@ ofld::cli::Registrar reg{[](CLI::App& root) {
   g->add_flag("--udp-gro-fwd", a->udp_fwd,
               "alias: adds rx-udp-gro-forwarding (NETIF_F_GRO_UDP_FWD) to the features");
   g->add_option("--vxlan-port", a->vxlan_ports, "UDP port(s) with a VXLAN socket (tunnel GRO)");
+  g->add_option("--geneve-port", a->geneve_ports,
+                "UDP port(s) with a Geneve socket (tunnel GRO; the IANA port is 6081)");
   g->add_option("--gro-max-size", a->gro_max_size,
                 "receiving device's gro_max_size (IPv6), bytes; an aggregate stays below it "
                 "(default 65536; BIG TCP: up to 524280)")
@@ -86,6 +92,8 @@ ofld::cli::Registrar reg{[](CLI::App& root) {
     o.flush_timeout_ns = a->timeout_us * 1000;
     o.keep_partial = a->keep_partial;
     for (auto p : a->vxlan_ports) o.config.udp_tunnels.push_back({p, 4789, false, false});
+    for (auto p : a->geneve_ports)
+      o.config.udp_tunnels.push_back({p, ofld::wire::udpport::kGeneve, false, false});
     o.config.gro_max_size = a->gro_max_size;
     o.config.gro_ipv4_max_size = a->gro_ipv4_max_size;
     o.config.ipv6_big_tcp = a->ipv6_big_tcp;
@@ -191,7 +199,9 @@ ofld::cli::Registrar reg{[](CLI::App& root) {
       std::printf("%s\n", ofld::bench::to_json(r).dump(2).c_str());
       return;
     }
-    std::printf("ns/packet, median of reps [min..max]\n");
+    std::printf("cpu: %s; checksum kernel: %s\nns/packet, median of reps [min..max]\n",
+                ofld::bench::cpu_model().c_str(),
+                std::string(ofld::csum::kernel_name(ofld::csum::best_kernel())).c_str());
     for (const auto& e : r.entries)
       std::printf("%-26s %8.1f [%6.1f..%6.1f]\n", e.name.c_str(), e.median_ns, e.min_ns, e.max_ns);
     if (r.have_dpdk)

@@ -41,6 +41,7 @@ ofld::cli::Registrar reg{[](CLI::App& root) {
   g->add_flag("--csum-partial", ga->o.csum_partial,
               "input L4 checksum fields hold pseudo-header seeds (capture from a host with offloads)");
   g->add_option("--gue-port", ga->o.gue_port, "UDP port carrying GUE");
+  g->add_option("--geneve-port", ga->o.geneve_port, "UDP port carrying Geneve (default 6081; 0: none)");
   g->add_option("--gso-max-size", ga->o.gso_max_size,
                 "device gso_max_size (IPv6 and others): a super-packet of this many bytes or "
                 "more is segmented in software even with TSO (default 65536; BIG TCP: up to "

@@ -14,7 +14,7 @@ namespace {
 
 struct TunnelArgs {
   std::optional<std::string> dev;  // given, even empty, overrides the configuration's
-  std::string config, address, control, control_group, queues, user, log_format;
+  std::string config, address, control, control_group, queues, user, log_format, log_level, metrics;
   bool no_offload = false, no_gro = false, verbose = false;
   std::vector<std::string> words;
 };
@@ -51,6 +51,8 @@ int run_tunnel(const TunnelArgs& a) {
   if (!a.queues.empty()) opts.push_back({"queues", {a.queues}});
   if (!a.user.empty()) opts.push_back({"user", {a.user}});
   if (!a.log_format.empty()) opts.push_back({"log-format", {a.log_format}});
+  if (!a.metrics.empty()) opts.push_back({"metrics", {a.metrics}});
+  if (!a.log_level.empty()) opts.push_back({"log-level", {a.log_level}});
   for (const auto& [name, values] : opts)
     if (auto e = apply_setting(cfg, name, values)) {
       std::cerr << "ofld tunnel: " << *e << "\n";
@@ -60,6 +62,7 @@ int run_tunnel(const TunnelArgs& a) {
     std::cerr << "ofld tunnel: " << *e << "\n";
     return 2;
   }
+  if (!cfg.log_level.empty()) spdlog::set_level(spdlog::level::from_str(cfg.log_level));
   if (a.verbose) spdlog::set_level(spdlog::level::debug);
   set_log_format(parse_log_format(cfg.log_format).value_or(LogFormat::Text));
   auto d = TunnelDaemon::create(cfg);
@@ -67,6 +70,17 @@ int run_tunnel(const TunnelArgs& a) {
     std::cerr << "ofld tunnel: " << d.message() << "\n";
     return d.is_skipped() ? 1 : 2;
   }
+  // A reload (SIGHUP, `ofld reload`) reads the file again and applies the same options.
+  if (!a.config.empty())
+    d.value()->set_reload_source([path = a.config, opts]() -> Parsed<DaemonConfig> {
+      auto p = parse_toml_file(path);
+      if (std::holds_alternative<std::string>(p)) return p;
+      DaemonConfig next = std::get<DaemonConfig>(p);
+      for (const auto& [name, values] : opts)
+        if (auto e = apply_setting(next, name, values)) return *e;
+      if (auto e = validate_local(next)) return *e;
+      return next;
+    });
   return d.value()->run();
 }
 
@@ -91,13 +105,21 @@ ofld::cli::Registrar reg([](CLI::App& root) {
                 "needed (TOML: user = NAME)");
   t->add_option("--log-format", a->log_format,
                 "log lines: text (key=value, default) or json (TOML: log_format = ...)");
+  t->add_option("--metrics", a->metrics,
+                "serve the counters as Prometheus/OpenMetrics text at http://ADDR:PORT/metrics "
+                "([ADDR:]PORT, [ADDR6]:PORT; a port alone: 127.0.0.1; TOML: metrics = ...)");
+  t->add_option("--log-level", a->log_level,
+                "trace, debug, info (default), warning, error, critical or off (TOML: log_level = ...; "
+                "changed by a reload)");
   t->add_flag("-v,--verbose", a->verbose, "debug logging");
   t->add_option("words", a->words,
                 "vxlan id VNI local ADDR remote ADDR [remote ADDR..] [dstport N] [srcport MIN MAX] "
                 "[udpcsum|noudpcsum] [udp6zerocsumtx] [udp6zerocsumrx] [remcsumtx] [remcsumrx] "
                 "[remcsum-nopartial] [ttl N] [tos N|inherit] [mtu N] [ageing S] [nolearning] [fdb MAC ADDR] "
                 "[maxaddress N] [maxaddress-per-remote N] [learning-from remotes|any] [local-maxaddress N] "
-                "[group ADDR [dev IF]] [evpn] [evpn-server HOST:PORT]\n"
+                "[group ADDR [dev IF]] [evpn] [evpn-server HOST:PORT] [router-id A.B.C.D] "
+                "[no-dup-addr-detection] [dup-addr-detection-max-moves N] [dup-addr-detection-time S] "
+                "[dup-addr-detection-freeze S|permanent]\n"
                 "gue local ADDR remote ADDR port P [udpcsum|noudpcsum] [udp6zerocsumtx] "
                 "[udp6zerocsumrx] [remcsumtx] [remcsumrx] [remcsum-nopartial] [ttl N] [tos N] [mtu N]\n"
                 "gre|ip6gre local ADDR remote ADDR [key K] [ikey K] [okey K] [csum] [icsum] [ocsum] "

@@ -42,21 +42,27 @@ struct PendingRefs {
   ~PendingRefs() { settle(); }
 };
 
-// The SG + checksum-offload case without a frag_list (X-7 with sg && csum; a TCP socket's
-// skb: headers linear, payload in page frags, maybe some in the head): no payload is summed
-// and no segment needs anything but header bytes, head payload bytes and fragment
-// references. Every segment is constructed in place in its final container from one
-// metadata template (__copy_skb_header done once) with the header bytes and the head
-// payload it takes already in its linear area. Same bytes, metadata and counters as the
-// general loop below, which the fast-path differential test holds it to.
+// Every mode without a frag_list (a TCP socket's skb: headers linear, payload in page frags,
+// maybe some in the head): each segment is constructed in place in its final container from
+// one metadata template (__copy_skb_header done once) with the header bytes already in its
+// linear area, so the per-segment cost is the payload work the mode asks for and nothing
+// else. Mode SgRef with Sum = false is X-7 with sg && csum (no payload summed, fragments
+// referenced); SgRef with Sum is X-9 (referenced, then each piece summed in place); Copy is
+// X-8's plain copy (the device checksums) and CopySum its copy-and-sum in one pass. Same
+// bytes, metadata, checksum results and counters as the general loop below, piece by piece
+// (the same csum_block_add over the same pieces), which the fast-path differential test
+// holds it to.
 // flatten: the per-segment constructor, pool and fragment pushes are inlined into the loop
 // whatever the inliner's size budget says.
-[[gnu::flatten]] int skb_segment_sg_fast(SegmentContext& ctx, const std::uint8_t* hdr,
-                                         std::size_t doffset, std::size_t mss,
-                                         std::size_t total) {
+template <SegMode Mode, bool Sum>
+[[gnu::flatten]] int skb_segment_fast(SegmentContext& ctx, const std::uint8_t* hdr,
+                                      std::size_t doffset, std::size_t mss, std::size_t total) {
+  static_assert(Mode == SegMode::SgRef || Sum == (Mode == SegMode::CopySum));
   const Packet& skb = *ctx.skb;
   core::PacketMeta meta{};
   copy_skb_header(skb, meta, ctx.frame_start);
+  // A summed segment leaves PARTIAL for the L4 handler, which completes it from cb_csum.
+  if (Sum && !meta.remcsum_offload) meta.csum = core::CsumNone{};
 
   const std::size_t nsegs = (total + mss - 1) / mss;
   ctx.reset_segs(nsegs);
@@ -64,44 +70,72 @@ struct PendingRefs {
   std::size_t hleft = skb.headlen();  // payload bytes still in the head
   const std::span<const core::Frag> frags = skb.frags();
   std::size_t fi = 0, foff = 0, left = total;
-  const std::uint64_t copied = hleft;
+  const std::uint64_t head_bytes = hleft;
   const std::span<const std::uint8_t> hspan{hdr, doffset};
+  const pos_t pay_pos = pos_t(doffset);
   PendingRefs pending;
 
   for (std::size_t i = 0; i < nsegs; ++i) {
     const std::size_t len = std::min(mss, left);
     left -= len;
     const std::size_t hcopy = std::min(len, hleft);
-    Packet& p = ctx.add_seg(meta, hspan, kSegHeadroom, hcopy).pkt;
+    // Copy modes put the whole payload into the head: size it for that at once.
+    GsoSeg& s = ctx.add_seg(meta, hspan, kSegHeadroom, Mode == SegMode::SgRef ? hcopy : len);
+    Packet& p = s.pkt;
+    wsum sum = 0;
+    std::uint8_t* dst = Mode == SegMode::SgRef ? (hcopy ? p.put_uninit(hcopy) : nullptr)
+                                               : p.put_uninit(len);  // within the tailroom
     if (hcopy) {
-      std::memcpy(p.put_uninit(hcopy), hp, hcopy);  // within the tailroom reserved above
+      if constexpr (Sum) {
+        sum = csum::csum_partial_copy(dst, hp, hcopy);
+      } else {
+        std::memcpy(dst, hp, hcopy);
+      }
       hp += hcopy;
       hleft -= hcopy;
     }
-    std::size_t need = len - hcopy, nfr = 0;
+    std::size_t need = len - hcopy, k = hcopy, nfr = 0;
     while (need) {
       const core::Frag& f = frags[fi];
       const std::size_t n = std::min<std::size_t>(need, f.len - foff);
       if (n) {
-        if (++nfr > core::kMaxSkbFrags) return ctx.fail(GsoReason::TooManyFrags);
         core::Buffer* b = f.buf.get();
-        if (b != pending.buf) {
-          pending.settle();
-          pending.buf = b;
+        const std::uint8_t* src = b->bytes.data() + f.off + foff;
+        if constexpr (Mode == SegMode::SgRef) {
+          if (++nfr > core::kMaxSkbFrags) return ctx.fail(GsoReason::TooManyFrags);
+          if (b != pending.buf) {
+            pending.settle();
+            pending.buf = b;
+          }
+          p.add_frag_adopted(b, std::uint32_t(f.off + foff), std::uint32_t(n));
+          ++pending.n;
+          if constexpr (Sum) sum = csum::csum_block_add(sum, csum::csum_partial(src, n), k);
+        } else if constexpr (Sum) {  // copy and sum in one pass
+          sum = csum::csum_block_add(sum, csum::csum_partial_copy(dst + k, src, n), k);
+        } else {  // plain copy, no sum (the device checksums)
+          std::memcpy(dst + k, src, n);
         }
-        p.add_frag_adopted(b, std::uint32_t(f.off + foff), std::uint32_t(n));
-        ++pending.n;
+        k += n;
         need -= n;
         foff += n;
       }
       if (foff == f.len) ++fi, foff = 0;
     }
+    if constexpr (Sum) {
+      s.cb_csum = sum;
+      s.cb_csum_start = pay_pos;
+    }
   }
   if (ctx.counters) {
-    ctx.counters->seg_mode[std::size_t(SegMode::SgRef)] += nsegs;
+    ctx.counters->seg_mode[std::size_t(Mode)] += nsegs;
+    if (Mode == SegMode::SgRef && Sum) ctx.counters->sg_sum += nsegs;
+    const std::uint64_t copied = Mode == SegMode::SgRef ? head_bytes : total;
     ctx.counters->payload_bytes_copied += copied;
     ctx.counters->payload_bytes_referenced += total - copied;
   }
+  // The hooks' tight rewrite loops take these segments: headers in every head, one shared
+  // checksum state (the TCP loop completes a summed segment from cb_csum as its general
+  // loop does, X-15).
   ctx.seg_fast = true;
   return 0;
 }
@@ -123,8 +157,17 @@ int skb_segment(SegmentContext& ctx) {
   const bool sg = ctx.features.has(core::netif_f::SG);
   const bool csum_ok = core::can_checksum_protocol(ctx.features, ctx.protocol);
   const SegMode mode = sg ? SegMode::SgRef : (csum_ok ? SegMode::Copy : SegMode::CopySum);
-  if (sg && csum_ok && skb.frag_list().empty() && ctx.fast_path)
-    return skb_segment_sg_fast(ctx, hdr, doffset, mss, total);
+  if (skb.frag_list().empty() && ctx.fast_path) {
+    switch (mode) {
+      case SegMode::SgRef:
+        return csum_ok ? skb_segment_fast<SegMode::SgRef, false>(ctx, hdr, doffset, mss, total)
+                       : skb_segment_fast<SegMode::SgRef, true>(ctx, hdr, doffset, mss, total);
+      case SegMode::Copy: return skb_segment_fast<SegMode::Copy, false>(ctx, hdr, doffset, mss, total);
+      case SegMode::CopySum:
+        return skb_segment_fast<SegMode::CopySum, true>(ctx, hdr, doffset, mss, total);
+      case SegMode::kCount: break;
+    }
+  }
 
   thread_local std::vector<Piece> pieces;  // reused: no allocation per packet
   pieces.clear();

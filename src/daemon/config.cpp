@@ -1,8 +1,10 @@
 // `ofld tunnel` configuration parsing (words and TOML).
 #include "ofld/daemon/config.hpp"
+#include "ofld/daemon/metrics.hpp"
 
 #include <charconv>
 #include <cstdio>
+#include <set>
 
 // toml++ header-only, unless the build defines TOML_SHARED_LIB=1 (the DPDK flags pulled in by
 // CMake do, and link libtomlplusplus with it).
@@ -213,6 +215,14 @@ const std::vector<Setting>& settings() {
        SET(if (v[0] != "text" && v[0] != "json")
              return "log-format: '" + v[0] + "' is not text or json";
            c.cfg.log_format = v[0])},
+      {"log-level", {"log_level"}, nullptr, Arity::One, Value::Str, kTop, {"log-level"},
+       SET(static const std::set<std::string> kLevels = {"trace", "debug", "info", "warning", "error", "critical", "off"};
+           if (!kLevels.count(v[0]))
+             return "log-level: '" + v[0] + "' is not trace, debug, info, warning, error, critical or off";
+           c.cfg.log_level = v[0])},
+      {"metrics", {}, nullptr, Arity::One, Value::Any, kTop, {"metrics"},
+       SET(auto l = parse_metrics_listen(v[0]); if (auto* e = std::get_if<std::string>(&l)) return *e;
+           c.cfg.metrics = v[0])},
       {"offload", {}, "no-offload", Arity::Flag, Value::Any, kTop, {"offload"}, SET(c.cfg.offload = on)},
       {"gro", {}, "no-gro", Arity::Flag, Value::Any, kTop, {"gro"}, SET(c.cfg.gro = on)},
       // ---- the tunnel
@@ -319,6 +329,27 @@ const std::vector<Setting>& settings() {
        SET(if (v[0].empty() || v[0].find(':') == std::string::npos)
              return "evpn-server: '" + v[0] + "' is not HOST:PORT";
            c.cfg.evpn_server = v[0]; c.cfg.evpn = true)},
+      // EVPN: the RD's router ID and duplicate MAC detection, spelled as FRR spells them
+      // (`bgp router-id`, `dup-addr-detection [max-moves N time S]`, `... freeze S|permanent`)
+      {"router-id", {"router_id"}, nullptr, Arity::One, Value::Str, kVx, {"router-id"},
+       SET(auto ip = tunnel::IpAddr::parse(v[0]);
+           if (!ip || ip->family != 4) return "router-id: '" + v[0] + "' is not an IPv4 address (A.B.C.D)";
+           c.cfg.evpn_router_id = *ip)},
+      {"dup-addr-detection", {}, "no-dup-addr-detection", Arity::Flag, Value::Any, kVx, {"dup-addr-detection"},
+       SET(c.cfg.dup_addr_detection = on)},
+      {"dup-addr-detection-max-moves", {"dup_addr_detection_max_moves"}, nullptr, Arity::One, Value::Any, kVx,
+       {"dup-addr-detection-max-moves"},
+       SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 2, 1000, n)) return e;
+           c.cfg.dad_max_moves = std::uint32_t(n))},
+      {"dup-addr-detection-time", {"dup_addr_detection_time"}, nullptr, Arity::One, Value::Any, kVx,
+       {"dup-addr-detection-time"},
+       SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 2, 1800, n)) return e;
+           c.cfg.dad_time_s = std::uint32_t(n))},
+      {"dup-addr-detection-freeze", {"dup_addr_detection_freeze"}, nullptr, Arity::One, Value::Any, kVx,
+       {"dup-addr-detection-freeze"},
+       SET(if (v[0] == "permanent") { c.cfg.dad_freeze_permanent = true; return std::nullopt; }
+           std::uint64_t n = 0; if (auto e = num_arg(k, v, 30, 3600, n)) return e;
+           c.cfg.dad_freeze_s = std::uint32_t(n))},
       // static forwarding entries: `fdb MAC ADDR` (TOML: [[fdb]] tables with mac and remote)
       {"fdb", {}, nullptr, Arity::Two, Value::Str, kVx, {},
        SET(auto mac = parse_mac(v[0]); if (!mac) return "fdb: '" + v[0] + "' is not a MAC address";

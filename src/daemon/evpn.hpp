@@ -11,13 +11,15 @@
 // (RFC 9012 tunnel type 8). A local MAC that ages out, or moves away, is withdrawn within one
 // sync period (kSyncMs); every route is withdrawn when the client stops.
 //
-// Receives (WatchEvent, best paths, with the table's current content first): type-2 routes
+// Receives (the table through ListPath, then the changes through WatchEvent; best paths): type-2 routes
 // of our VNI from another VTEP program FDB entries (withdrawn: removed); type-3 routes make
 // the flood list. Our own routes (next hop = our VTEP) are ignored.
 //
-// gobgpd down or slow (every call has a deadline of kRpcTimeoutMs; while connected, GetBgp
-// is asked every kRetryMs so that a hung gobgpd is noticed): logged once, retried every kRetryMs; the FDB keeps what it has, so forwarding continues; on reconnection every
-// route is advertised again and the table read again.
+// gobgpd down (every call has a deadline of kRpcTimeoutMs; while connected, GetBgp is asked
+// every kRetryMs, and 5 unanswered in a row mean a hung gobgpd): logged once, retried every
+// kRetryMs; the FDB keeps what it has, so forwarding continues; on reconnection every route
+// is advertised again and the table read again. A call refused, or a deadline missed on a
+// connected channel (a busy gobgpd), is retried at the next sync without reconnecting.
 #pragma once
 
 #include <algorithm>
@@ -28,6 +30,8 @@
 #include <nlohmann/json.hpp>
 
 #include "ofld/tunnel/fdb.hpp"
+
+#include "evpn_rib.hpp"
 
 namespace ofld::daemon {
 
@@ -61,13 +65,26 @@ struct EvpnOptions {
   tunnel::IpAddr vtep; ///< our underlay address (next hop, originator, RD admin)
   std::uint32_t vni = 0;
   std::shared_ptr<tunnel::SharedFdb> fdb;
+  /// `router-id A.B.C.D`: the administrator field of our type-1 Route Distinguishers
+  /// (RFC 7432 §7.9: router-id:VNI). Unset: default_router_id(vtep).
+  tunnel::IpAddr router_id;
+  DupAddrDetection dad;  ///< `dup-addr-detection ...` (evpn_rib.hpp)
 };
+
+/// FRR's default BGP router ID for a VTEP: an IPv4 VTEP itself; else the highest IPv4
+/// address of a loopback interface, else of any interface (zebra's router-id choice); else
+/// 0.0.0.0 (then every IPv6-only VTEP of a VNI would share one RD: configure `router-id`).
+tunnel::IpAddr default_router_id(const tunnel::IpAddr& vtep);
 
 class EvpnClient {
  public:
   static constexpr int kSyncMs = 100;        ///< local MACs → routes, at most this late
   static constexpr int kRpcTimeoutMs = 2000; ///< deadline of each unary call
   static constexpr int kRetryMs = 1000;      ///< reconnect period while gobgpd is down
+  static constexpr int kListMs = 120000;     ///< deadline of the ListPath that reads the table
+  /// gRPC receive limit (default 4 MiB): a WatchEvent message holds the paths of one UPDATE,
+  /// each with the UPDATE's whole MP_REACH_NLRI (docs/evpn.md "Scale").
+  static constexpr int kMaxMessage = 256 << 20;
   /// After a reconnection, entries programmed before it that no route has confirmed within
   /// this time are removed (gobgpd restarted without them).
   static constexpr int kStaleMs = 15000;
@@ -78,10 +95,15 @@ class EvpnClient {
   static constexpr std::uint32_t kAdvertiseBurst = 500;
 
   virtual ~EvpnClient() = default;
-  /// {"server", "connected", "asn", "advertised_macs", "remote_macs", "vteps",
-  ///  "connects", "failures", "ignored": {reason: routes} (reasons: evpn_route.hpp),
-  ///  "advertise_deferred" (new type-2 advertisements postponed by the rate limit: one per
-  ///  MAC per sync pass)}.
+  /// {"server", "connected", "asn", "router_id", "advertised_macs", "remote_macs", "vteps",
+  ///  "mac_routes", "imet_routes" (the route set, evpn_rib.hpp), "stale_routes" (not
+  ///  received again since the last reconnection), "connects", "failures"
+  ///  (lost connections), "refused" {call: count} (calls gobgpd answered with an error: not
+  ///  a lost connection; retried), "slow" {call: count} (deadlines missed while connected),
+  ///  "withdraw_pending" (our routes whose withdrawal is being
+  ///  retried), "ignored": {reason: routes} (reasons: evpn_route.hpp), "advertise_deferred"
+  ///  (new type-2 advertisements postponed by the rate limit: one per MAC per sync pass),
+  ///  "moves", "duplicates_detected", "duplicate_macs": EvpnRib::duplicates_json}.
   virtual nlohmann::json state() const = 0;
 };
 

@@ -1,6 +1,40 @@
 // The BGP EVPN client over gobgpd's gRPC API (src/daemon/evpn.hpp, docs/evpn.md).
 #include "evpn.hpp"
 
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+
+#include <cstring>
+
+namespace ofld::daemon {
+
+tunnel::IpAddr default_router_id(const tunnel::IpAddr& vtep) {
+  if (vtep.family == 4) return vtep;
+  tunnel::IpAddr best_lo, best_any;
+  ifaddrs* ifs = nullptr;
+  if (::getifaddrs(&ifs) == 0) {
+    for (ifaddrs* i = ifs; i; i = i->ifa_next) {
+      if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET) continue;
+      tunnel::IpAddr a;
+      a.family = 4;
+      const auto* sin = reinterpret_cast<const sockaddr_in*>(i->ifa_addr);
+      std::memcpy(a.bytes.data(), &sin->sin_addr, 4);
+      if (a.bytes[0] == 127) continue;  // zebra skips 127/8
+      tunnel::IpAddr& best = (i->ifa_flags & IFF_LOOPBACK) ? best_lo : best_any;
+      if (best.empty() || best < a) best = a;
+    }
+    ::freeifaddrs(ifs);
+  }
+  if (!best_lo.empty()) return best_lo;
+  if (!best_any.empty()) return best_any;
+  tunnel::IpAddr zero;
+  zero.family = 4;
+  return zero;
+}
+
+}  // namespace ofld::daemon
+
 #ifndef OFLD_HAVE_EVPN
 
 namespace ofld::daemon {
@@ -20,12 +54,17 @@ std::unique_ptr<EvpnClient> start_evpn(const EvpnOptions&, std::string& error) {
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <cstdio>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <thread>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include <grpcpp/grpcpp.h>
 #include <spdlog/spdlog.h>
@@ -41,6 +80,7 @@ namespace ofld::daemon {
 namespace {
 
 using tunnel::IpAddr;
+using tunnel::LocalMac;
 using tunnel::Mac;
 
 std::uint64_t mono_ns() {
@@ -64,13 +104,19 @@ apipb::Family evpn_family() {
 
 class GobgpClient final : public EvpnClient {
  public:
-  explicit GobgpClient(EvpnOptions o) : o_(std::move(o)) {
+  explicit GobgpClient(EvpnOptions o) : o_(std::move(o)), rib_(o_.fdb, o_.dad) {
+    if (o_.router_id.empty()) o_.router_id = default_router_id(o_.vtep);
+    o_.fdb->set_own_vtep(o_.vtep);
     // gRPC's reconnect backoff grows to 2 minutes by default: keep it at our retry period, so
     // a gobgpd that comes (back) up is found within about kRetryMs.
     grpc::ChannelArguments args;
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, kRetryMs / 2);
     args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, kRetryMs / 2);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, kRetryMs);
+    // One WatchEvent message carries the paths of one UPDATE, each with the UPDATE's whole
+    // MP_REACH_NLRI (gobgpd): about 120 × 120 NLRIs in a 4,096-byte UPDATE, ~2 MB; with
+    // extended messages (RFC 8654) more. The table itself is read with ListPath.
+    args.SetMaxReceiveMessageSize(kMaxMessage);
     channel_ = grpc::CreateCustomChannel(o_.server, grpc::InsecureChannelCredentials(), args);
     stub_ = apipb::GobgpApi::NewStub(channel_);
     sync_ = std::thread([this] { sync_loop(); });
@@ -81,6 +127,7 @@ class GobgpClient final : public EvpnClient {
       std::lock_guard g(mu_);
       stop_ = true;
       if (watch_ctx_) watch_ctx_->TryCancel();
+      if (list_ctx_) list_ctx_->TryCancel();
     }
     cv_.notify_all();
     if (sync_.joinable()) sync_.join();
@@ -90,16 +137,23 @@ class GobgpClient final : public EvpnClient {
   nlohmann::json state() const override {
     std::lock_guard g(mu_);
     return {{"server", o_.server}, {"connected", connected_.load()}, {"asn", asn_.load()},
-            {"advertised_macs", advertised_n_.load()}, {"remote_macs", remote_macs_.size()},
-            {"vteps", vteps_.size()}, {"connects", connects_}, {"failures", failures_},
-            {"ignored", ignored_}, {"advertise_deferred", deferred_.load()}};
+            {"router_id", o_.router_id.to_string()},
+            {"advertised_macs", advertised_n_.load()}, {"remote_macs", rib_.remote_macs()},
+            {"vteps", rib_.vteps()}, {"mac_routes", rib_.mac_routes()}, {"imet_routes", rib_.imet_routes()},
+            {"stale_routes", rib_.stale_routes()},
+            {"connects", connects_}, {"failures", failures_}, {"refused", refused_}, {"slow", slow_},
+            {"withdraw_pending", withdraw_pending_n_.load()},
+            {"ignored", ignored_}, {"advertise_deferred", deferred_.load()}, {"moves", rib_.moves()},
+            {"duplicates_detected", rib_.duplicates_detected()},
+            {"duplicate_macs", rib_.duplicates_json(mono_ns())}};
   }
 
  private:
   // ---- routes we advertise
   google::protobuf::Any rd() const {
+    // RFC 7432 §7.9: type 1, the router ID (an IPv4 address) : a number of this EVI
     apipb::RouteDistinguisherIPAddress r;
-    r.set_admin(o_.vtep.to_string());
+    r.set_admin(o_.router_id.to_string());
     r.set_assigned(o_.vni & 0xFFFF);
     google::protobuf::Any a;
     a.PackFrom(r);
@@ -165,27 +219,65 @@ class GobgpClient final : public EvpnClient {
     return p;
   }
 
-  bool call_ok(const grpc::Status& s, const char* what) {
-    if (s.ok()) return true;
-    down(std::string(what) + ": " + s.error_message() + " (" + std::to_string(int(s.error_code())) + ")");
-    return false;
+  /// The connection is lost: these codes, and a deadline missed while the channel is not
+  /// connected. A deadline missed on a connected channel is a slow gobgpd (installing
+  /// 100,000 routes takes it seconds): retried, not a reconnection — which would read the
+  /// whole table again and keep it slow; alive() declares a hung gobgpd after kHungChecks
+  /// unanswered checks in a row. Any other error is gobgpd refusing the call.
+  bool connection_lost(const grpc::Status& s) const {
+    switch (s.error_code()) {
+      case grpc::StatusCode::UNAVAILABLE:
+      case grpc::StatusCode::CANCELLED:
+      case grpc::StatusCode::UNIMPLEMENTED:  // not gobgpd's API at that address
+        return true;
+      case grpc::StatusCode::DEADLINE_EXCEEDED:
+        // busy: connected and still sending events (installing routes); hung (stopped): silent
+        return channel_->GetState(false) != GRPC_CHANNEL_READY ||
+               mono_ns() - last_event_ns_.load(std::memory_order_relaxed) > kBusyEventNs;
+      default:
+        return false;
+    }
   }
+
+  enum class Call : std::uint8_t { Ok, Refused, Lost };
+
+  Call call_result(const grpc::Status& s, const char* what) {
+    if (s.ok()) return Call::Ok;
+    const std::string why = std::string(what) + ": " + s.error_message() + " (" + std::to_string(int(s.error_code())) + ")";
+    if (connection_lost(s)) {
+      down(why);
+      return Call::Lost;
+    }
+    std::uint64_t n;
+    {
+      std::lock_guard g(mu_);
+      n = s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ? ++slow_[what] : ++refused_[what];
+    }
+    // one line per power of two: a refusal repeated every sync does not flood the log
+    if ((n & (n - 1)) == 0)
+      spdlog::warn("evpn: gobgpd {} {} ({} such so far); retried",
+                   s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ? "did not answer in time:" : "refused", why, n);
+    return Call::Refused;
+  }
+
+  bool call_ok(const grpc::Status& s, const char* what) { return call_result(s, what) == Call::Ok; }
 
   void deadline(grpc::ClientContext& c, int ms = kRpcTimeoutMs) {
     c.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(ms));
   }
 
-  bool add(const apipb::Path& p, const char* what) {
+  Call add_r(const apipb::Path& p, const char* what) {
     apipb::AddPathRequest req;
     req.set_table_type(apipb::GLOBAL);
     *req.mutable_path() = p;
     apipb::AddPathResponse resp;
     grpc::ClientContext c;
     deadline(c);
-    return call_ok(stub_->AddPath(&c, req, &resp), what);
+    return call_result(stub_->AddPath(&c, req, &resp), what);
   }
+  bool add(const apipb::Path& p, const char* what) { return add_r(p, what) == Call::Ok; }
 
-  bool del(const apipb::Path& p, const char* what, int ms = kRpcTimeoutMs) {
+  Call del_r(const apipb::Path& p, const char* what, int ms = kRpcTimeoutMs) {
     apipb::DeletePathRequest req;
     req.set_table_type(apipb::GLOBAL);
     *req.mutable_family() = evpn_family();
@@ -193,7 +285,16 @@ class GobgpClient final : public EvpnClient {
     google::protobuf::Empty resp;
     grpc::ClientContext c;
     deadline(c, ms);
-    return call_ok(stub_->DeletePath(&c, req, &resp), what);
+    return call_result(stub_->DeletePath(&c, req, &resp), what);
+  }
+  bool del(const apipb::Path& p, const char* what, int ms = kRpcTimeoutMs) { return del_r(p, what, ms) == Call::Ok; }
+
+  /// Withdraw our type-2 route for `m`. Sent without the MAC Mobility community: a
+  /// withdrawal is matched by its NLRI (RFC 4271 §4.3), and gobgpd applies its mobility
+  /// check to a DeletePath that carries one — refusing the withdrawal of a MAC that moved
+  /// away (the remote route has the higher sequence number).
+  Call withdraw_mac(const Mac& m, int ms = kRpcTimeoutMs) {
+    return del_r(type2_path(m, 0), "DeletePath type-2", ms);
   }
 
   // ---- connection state: logged once per outage
@@ -206,6 +307,7 @@ class GobgpClient final : public EvpnClient {
       ++failures_;
       const bool was = connected_.exchange(false);
       if (watch_ctx_) watch_ctx_->TryCancel();
+      if (list_ctx_) list_ctx_->TryCancel();
       log = was || !warned_;
       warned_ = true;
     }
@@ -229,16 +331,22 @@ class GobgpClient final : public EvpnClient {
     }
     asn_ = resp.global().asn();
     if (watch_.joinable()) watch_.join();  // the previous stream ended
-    advertised_.clear();                    // advertise everything again
+    // Advertise everything again; what we advertised before for a MAC that is no longer
+    // ours may still be in gobgpd's RIB (a lost connection is not a restarted gobgpd):
+    // withdraw it until gobgpd agrees.
+    {
+      const auto locals = o_.fdb->locals();
+      for (const auto& [mac, seq] : advertised_)
+        if (!locals.count(mac)) withdraw_pending_.insert(mac);
+      advertised_.clear();
+      withdraw_pending_n_ = withdraw_pending_.size();
+    }
     {
       // What the previous session programmed stays (forwarding continues) but is stale until
       // a route confirms it; what is still unconfirmed after kStaleMs is removed (a gobgpd that
       // restarted may never withdraw routes it no longer has).
       std::lock_guard g(mu_);
-      stale_macs_.insert(remote_macs_.begin(), remote_macs_.end());
-      stale_vteps_.insert(vteps_.begin(), vteps_.end());
-      remote_macs_.clear();
-      vteps_.clear();
+      rib_.begin_resync();
       stale_until_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(kStaleMs);
     }
     if (!add(type3_path(), "AddPath type-3")) return false;
@@ -258,24 +366,55 @@ class GobgpClient final : public EvpnClient {
   // Local MACs → type-2 routes (new or re-sequenced: AddPath; gone: DeletePath).
   bool sync_locals() {
     const auto locals = o_.fdb->locals();
+    const std::uint64_t now = mono_ns();
+    // MACs that stopped being ours (aged out, moved away): the route set decides again
+    for (const auto& [mac, seq] : known_locals_)
+      if (!locals.count(mac)) {
+        std::lock_guard g(mu_);
+        rib_.local_gone(mac, now);
+      }
+    for (const auto& [mac, l] : locals)
+      if (!known_locals_.count(mac)) {
+        std::lock_guard g(mu_);
+        rib_.local_appeared(mac, now);
+      }
+    known_locals_ = locals;
     for (auto it = advertised_.begin(); it != advertised_.end();) {
       auto l = locals.find(it->first);
       if (l != locals.end() && l->second.seq == it->second) {
         ++it;
         continue;
       }
-      if (!del(type2_path(it->first, it->second), "DeletePath type-2")) return false;
+      if (l == locals.end()) withdraw_pending_.insert(it->first);
+      // a new sequence number: the AddPath below replaces the route (same NLRI)
       it = advertised_.erase(it);
     }
-    const std::uint64_t now = mono_ns();
+    // Withdrawals: retried every sync until gobgpd takes them (refused: kept; lost: reconnect)
+    for (auto it = withdraw_pending_.begin(); it != withdraw_pending_.end();) {
+      if (locals.count(*it)) {  // ours again before the withdrawal went through
+        it = withdraw_pending_.erase(it);
+        continue;
+      }
+      const Call c = withdraw_mac(*it);
+      if (c == Call::Lost) return false;
+      it = c == Call::Ok ? withdraw_pending_.erase(it) : std::next(it);
+    }
+    withdraw_pending_n_ = withdraw_pending_.size();
     for (const auto& [mac, l] : locals) {
       if (advertised_.count(mac)) continue;
       if (!limiter_.take(now)) {  // rate limit: advertised at a later sync
         deferred_.fetch_add(1, std::memory_order_relaxed);
         continue;
       }
-      if (!add(type2_path(mac, l.seq), "AddPath type-2")) return false;
-      advertised_[mac] = l.seq;
+      Call c = add_r(type2_path(mac, l.seq), "AddPath type-2");
+      if (c == Call::Refused && l.seq > 0) {
+        // gobgpd's mobility check compares our sequence number with every best route for
+        // the MAC and Ethernet tag, of any RD — another MAC-VRF's route for the same MAC
+        // refuses ours. Without the community gobgpd numbers the route itself; advertised.
+        c = add_r(type2_path(mac, 0), "AddPath type-2 (sequence numbered by gobgpd)");
+      }
+      if (c == Call::Lost) return false;
+      if (c == Call::Ok) advertised_[mac] = l.seq;
     }
     advertised_n_ = advertised_.size();
     return true;
@@ -284,7 +423,9 @@ class GobgpClient final : public EvpnClient {
   void withdraw_all() {
     if (!connected_) return;
     for (const auto& [mac, seq] : advertised_)
-      if (!del(type2_path(mac, seq), "DeletePath type-2", 500)) return;
+      if (withdraw_mac(mac, 500) == Call::Lost) return;
+    for (const auto& mac : withdraw_pending_)
+      if (withdraw_mac(mac, 500) == Call::Lost) return;
     advertised_.clear();
     advertised_n_ = 0;
     del(type3_path(), "DeletePath type-3", 500);
@@ -300,19 +441,40 @@ class GobgpClient final : public EvpnClient {
     apipb::GetBgpResponse resp;
     grpc::ClientContext c;
     deadline(c);
-    return call_ok(stub_->GetBgp(&c, req, &resp), "GetBgp");
+    const Call r = call_result(stub_->GetBgp(&c, req, &resp), "GetBgp");
+    if (r == Call::Ok) {
+      unanswered_ = 0;
+      return true;
+    }
+    if (r == Call::Lost) return false;
+    if (++unanswered_ < kHungChecks) return true;
+    unanswered_ = 0;
+    down("GetBgp unanswered " + std::to_string(kHungChecks) + " times in a row (hung)");
+    return false;
   }
 
   void sweep_stale() {
-    std::lock_guard g(mu_);
-    if (stale_macs_.empty() && stale_vteps_.empty()) return;
-    if (!connected_ || std::chrono::steady_clock::now() < stale_until_) return;
-    for (const auto& [mac, nh] : stale_macs_)
-      if (!remote_macs_.count({mac, nh})) o_.fdb->remove_evpn(mac, nh);
-    for (const auto& v : stale_vteps_)
-      if (!vteps_.count(v)) o_.fdb->remove_flood(v, tunnel::FdbSource::Evpn);
-    stale_macs_.clear();
-    stale_vteps_.clear();
+    std::size_t routes, removed = 0;
+    const std::uint64_t now = mono_ns();
+    {
+      std::lock_guard g(mu_);
+      if (now - last_tick_ns_ >= 1000000000ull) {
+        last_tick_ns_ = now;
+        rib_.tick(now);
+      }
+      if (rib_.resyncing() && connected_ && std::chrono::steady_clock::now() >= stale_until_)
+        removed = rib_.end_resync(now);
+      routes = rib_.mac_routes() + rib_.imet_routes();
+    }
+    if (removed) spdlog::info("evpn: {} routes not received again since the reconnection removed", removed);
+    // A mass withdrawal frees many small nodes inside the heap: give the pages back
+    if (routes + kTrimRoutes < peak_routes_) {
+#if defined(__GLIBC__)
+      malloc_trim(0);
+#endif
+      peak_routes_ = routes;
+    }
+    peak_routes_ = std::max(peak_routes_, routes);
   }
 
   void sync_loop() {
@@ -339,29 +501,58 @@ class GobgpClient final : public EvpnClient {
     }
     const EvpnRouteAction& a = *d.action;
     if (a.kind == EvpnRouteAction::Kind::MacIp) {
-      if (a.withdraw) {
-        o_.fdb->remove_evpn(a.mac, a.vtep);
-        remote_macs_.erase({a.mac, a.vtep});
-      } else {
-        o_.fdb->set_evpn(a.mac, a.vtep, a.seq, now);
-        remote_macs_.insert({a.mac, a.vtep});
-      }
+      if (a.withdraw) rib_.withdraw_mac(a.route_id, a.mac, now);
+      else rib_.update_mac(a.route_id, a.mac, a.vtep, a.seq, now);
     } else {
-      if (a.withdraw) {
-        o_.fdb->remove_flood(a.vtep, tunnel::FdbSource::Evpn);
-        vteps_.erase(a.vtep);
-      } else {
-        o_.fdb->add_flood(a.vtep, tunnel::FdbSource::Evpn);
-        vteps_.insert(a.vtep);
-      }
+      if (a.withdraw) rib_.withdraw_imet(a.route_id);
+      else rib_.update_imet(a.route_id, a.vtep);
     }
+  }
+
+  // The table is read with ListPath (one destination a message) between the start of the
+  // WatchEvent stream and the first read of its table events: gobgpd queues the events of a
+  // watcher, so those that happen while the table is read are applied after it, in order —
+  // a route withdrawn meanwhile is withdrawn again, never resurrected. (WatchEvent's own
+  // `init` sends the whole table as one message, and gobgpd gives every path of an UPDATE
+  // the UPDATE's MP_REACH_NLRI with all its NLRIs: 10,000 routes packed 100 to an UPDATE
+  // are a 182 MB message.) The peer-state watch makes gobgpd answer at once (its INIT /
+  // END_OF_INIT events), so the watcher is known to be registered before ListPath starts.
+  bool read_table() {
+    apipb::ListPathRequest req;
+    req.set_table_type(apipb::GLOBAL);
+    *req.mutable_family() = evpn_family();
+    grpc::ClientContext c;
+    deadline(c, kListMs);
+    {
+      std::lock_guard g(mu_);
+      if (stop_) return false;
+      list_ctx_ = &c;
+    }
+    auto reader = stub_->ListPath(&c, req);
+    apipb::ListPathResponse r;
+    std::size_t n = 0;
+    while (reader->Read(&r))
+      for (const auto& p : r.destination().paths())
+        if (p.best()) on_path(p), ++n, last_event_ns_.store(mono_ns(), std::memory_order_relaxed);
+    auto st = reader->Finish();
+    {
+      std::lock_guard g(mu_);
+      list_ctx_ = nullptr;
+    }
+    if (!st.ok()) {
+      down("ListPath: " + st.error_message());
+      return false;
+    }
+    spdlog::info("evpn: gobgpd at {}: table read, {} best paths", o_.server, n);
+    return true;
   }
 
   void watch_loop() {
     apipb::WatchEventRequest req;
+    req.mutable_peer();  // peer-state events: gobgpd answers as soon as the watcher exists
     auto* f = req.mutable_table()->add_filters();
     f->set_type(apipb::WatchEventRequest::Table::Filter::BEST);
-    f->set_init(true);  // the table as it is, then the changes
+    f->set_init(false);  // the table is read with ListPath (read_table)
     grpc::ClientContext* ctx;
     {
       std::lock_guard g(mu_);
@@ -370,7 +561,22 @@ class GobgpClient final : public EvpnClient {
     }
     auto reader = stub_->WatchEvent(ctx, req);
     apipb::WatchEventResponse ev;
+    bool table_read = false;
+    std::vector<apipb::WatchEventResponse> early;  // table events before the first peer event
     while (reader->Read(&ev)) {
+      last_event_ns_.store(mono_ns(), std::memory_order_relaxed);
+      if (!table_read) {
+        if (ev.has_table()) {
+          early.push_back(ev);
+          continue;
+        }
+        if (!read_table()) break;
+        table_read = true;
+        for (const auto& e : early)
+          for (const auto& p : e.table().paths()) on_path(p);
+        std::vector<apipb::WatchEventResponse>().swap(early);
+        continue;
+      }
       if (!ev.has_table()) continue;
       for (const auto& p : ev.table().paths()) on_path(p);  // other families: ignored there
     }
@@ -396,13 +602,23 @@ class GobgpClient final : public EvpnClient {
   AdvertiseLimiter limiter_{kAdvertisePerSec, kAdvertiseBurst};  // sync thread
   std::atomic<std::uint64_t> deferred_{0};
   std::unique_ptr<grpc::ClientContext> watch_ctx_;  // under mu_
+  grpc::ClientContext* list_ctx_ = nullptr;         // under mu_: the ListPath call running
   std::map<Mac, std::uint32_t> advertised_;         // sync thread: MAC → seq advertised
-  std::set<std::pair<Mac, IpAddr>> remote_macs_;    // under mu_
-  std::set<IpAddr> vteps_;                          // under mu_
-  std::set<std::pair<Mac, IpAddr>> stale_macs_;     // under mu_: programmed before a reconnect
-  std::set<IpAddr> stale_vteps_;                    // under mu_
+  std::set<Mac> withdraw_pending_;                  // sync thread: our routes to withdraw
+  std::atomic<std::size_t> withdraw_pending_n_{0};
+  std::map<Mac, LocalMac> known_locals_;            // sync thread: locals at the last sync
+  EvpnRib rib_;                                     // under mu_: the routes received
   std::chrono::steady_clock::time_point stale_until_{};
+  std::uint64_t last_tick_ns_ = 0;                  // under mu_
+  static constexpr std::size_t kTrimRoutes = 10000; // routes gone before the heap is trimmed
+  std::size_t peak_routes_ = 0;                     // sync thread
   std::uint64_t connects_ = 0, failures_ = 0;
+  std::map<std::string, std::uint64_t> refused_;    // under mu_: calls gobgpd refused
+  std::map<std::string, std::uint64_t> slow_;       // under mu_: deadlines missed while connected
+  int unanswered_ = 0;                              // sync thread: GetBgp checks in a row
+  std::atomic<std::uint64_t> last_event_ns_{0};     // last watch event or ListPath path
+  static constexpr std::uint64_t kBusyEventNs = 3000000000ull;
+  static constexpr int kHungChecks = 5;
   std::map<std::string, std::uint64_t> ignored_;  // under mu_: routes not taken, by reason
   std::chrono::steady_clock::time_point last_check_{};  // sync thread
   std::thread sync_, watch_;

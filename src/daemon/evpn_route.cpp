@@ -99,6 +99,24 @@ int hex(char c) {
 
 EvpnRouteDecision ignored(RouteIgnored why) { return {std::nullopt, why}; }
 
+/// FNV-1a 64 over the key fields, each length-prefixed (no two field lists hash alike by
+/// concatenation).
+struct KeyHash {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  void bytes(std::string_view s) {
+    num(s.size());
+    for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+  }
+  void num(std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) h = (h ^ ((v >> (8 * i)) & 0xFF)) * 0x100000001b3ull;
+  }
+};
+
+void hash_rd(KeyHash& k, const google::protobuf::Any& rd) {
+  k.bytes(rd.type_url());
+  k.bytes(rd.value());
+}
+
 }  // namespace
 
 std::optional<Mac> parse_evpn_mac(std::string_view s) noexcept {
@@ -153,6 +171,13 @@ EvpnRouteDecision map_evpn_route(const apipb::Path& p, const EvpnRouteContext& c
     if (tunnel::Fdb::is_group(*mac) || *mac == Mac{}) return ignored(RouteIgnored::MacNotUnicast);
     if (auto why = vtep_unusable(*nh, ctx)) return ignored(*why);
     act.kind = EvpnRouteAction::Kind::MacIp;
+    KeyHash k;
+    k.num(2);
+    hash_rd(k, r.rd());
+    k.num(r.ethernet_tag());
+    k.bytes(std::string_view(reinterpret_cast<const char*>(mac->data()), mac->size()));
+    k.bytes(r.ip_address());
+    act.route_id = k.h;
     act.mac = *mac;
     act.vtep = *nh;
     act.seq = at.seq;  // RFC 7432 §7.7 (0 without the community)
@@ -180,6 +205,12 @@ EvpnRouteDecision map_evpn_route(const apipb::Path& p, const EvpnRouteContext& c
     }
     if (auto why = vtep_unusable(vtep, ctx)) return ignored(*why);
     act.kind = EvpnRouteAction::Kind::InclusiveMulticast;
+    KeyHash k;
+    k.num(3);
+    hash_rd(k, r.rd());
+    k.num(r.ethernet_tag());
+    k.bytes(r.ip_address());
+    act.route_id = k.h;
     act.vtep = vtep;
     return {act, {}};
   }

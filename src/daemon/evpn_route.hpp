@@ -47,6 +47,10 @@ struct EvpnRouteAction {
   tunnel::Mac mac{};      ///< type-2 only
   tunnel::IpAddr vtep;    ///< type-2: the next hop; type-3: the replication target
   std::uint32_t seq = 0;  ///< type-2: MAC Mobility sequence number (RFC 7432 §7.7), else 0
+  /// The route's identity (EvpnRib::RouteId): a 64-bit hash of the NLRI's key fields —
+  /// type-2: RD, Ethernet tag, MAC, IP (RFC 7432 §7.2: not the ESI, not the labels);
+  /// type-3: RD, Ethernet tag, originating router's IP (§7.3).
+  std::uint64_t route_id = 0;
   friend bool operator==(const EvpnRouteAction&, const EvpnRouteAction&) = default;
 };
 

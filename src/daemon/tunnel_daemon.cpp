@@ -7,6 +7,7 @@
 
 #include <malloc.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -21,6 +22,8 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
+#include <sstream>
 #include <variant>
 
 #include <spdlog/spdlog.h>
@@ -31,9 +34,11 @@
 #include "ofld/io/tun.hpp"
 #include "ofld/io/udp_socket.hpp"
 #include "ofld/io/vnet_writer.hpp"
+#include "ofld/daemon/reload.hpp"
 #include "ofld/daemon/service.hpp"
 #include "ofld/tunnel/peer.hpp"
 #include "evpn.hpp"
+#include "metrics_server.hpp"
 #include "worker_set.hpp"
 
 namespace ofld::daemon {
@@ -121,6 +126,7 @@ struct Worker : detail::WorkerBase, io::FrameSink {
   std::optional<io::RawIpSocket> raw;         // GRE, ip6gre
   std::optional<io::UdpSocket> grp;           // VXLAN `group`: worker 0 receives the group's datagrams
   std::uint16_t dport = 0;                    // UDP destination port (dstport / port)
+  std::uint8_t ttl = 0, tos = 0;              // outer TTL / TOS of sockets opened later (a reload changes them)
   std::unique_ptr<tunnel::Endpoint> path;
   tunnel::OuterCsum outer_csum = tunnel::OuterCsum::Unknown;  // what the socket says of it
   bool write_warned = false;
@@ -186,7 +192,7 @@ struct Worker : detail::WorkerBase, io::FrameSink {
     if (it != tx.end()) return it->second;
     if (!tx_port_pool_full && tx.size() < 64) {
       const auto& v = *cfg->tunnel.udp();
-      io::UdpSocketOptions o{v.local, sport, !v.tx_outer_csum(), false, v.ttl, v.tos,
+      io::UdpSocketOptions o{v.local, sport, !v.tx_outer_csum(), false, ttl, tos,
                              udp->gso(), false, 4 << 20, true};
       o.mcast = !cfg->group.empty();  // floods to the group leave by `dev`
       o.mcast_dev = cfg->group_dev;
@@ -282,6 +288,24 @@ struct Worker : detail::WorkerBase, io::FrameSink {
     }
   }
 
+  // A reload changed ttl/tos: the data path's outer header, and the TTL of every open socket
+  // (-1: back to the kernel's default, as ttl 0 at start).
+  void set_outer(std::uint8_t new_ttl, std::uint8_t new_tos, bool inherit) {
+    ttl = new_ttl, tos = new_tos;
+    path->set_outer(new_ttl, new_tos, inherit);
+    const bool v6 = cfg->tunnel.common().ipv6();
+    const int t = new_ttl ? int(new_ttl) : -1;
+    auto set = [&](int fd) {
+      if (fd < 0) return;
+      const int r = v6 ? ::setsockopt(fd, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &t, sizeof t)
+                       : ::setsockopt(fd, IPPROTO_IP, IP_TTL, &t, sizeof t);
+      if (r < 0) spdlog::warn("reload: ttl {} on socket: {}", int(new_ttl), std::strerror(errno));
+    };
+    if (udp) set(udp->fd());
+    if (raw) set(raw->fd());
+    for (auto& [p, s] : tx) set(s.fd());
+  }
+
   // After the loop (stop): forward what the device queue and the sockets still hold, one
   // bounded round each (drain on stop; the fds are non-blocking).
   void drain() {
@@ -328,6 +352,77 @@ struct TunnelDaemon::Impl {
   detail::WorkerSet<Worker> ws;
   std::unique_ptr<EvpnClient> evpn;  // after ws: destroyed first (withdraws its routes)
   DropReporter drop_log;             // rate-limited drop lines (the control thread)
+  std::unique_ptr<MetricsServer> metrics;  // `metrics ADDR:PORT`; before ws goes (its threads wait on ws)
+  // Live reload (ofld/daemon/reload.hpp), control thread only: the configuration as now
+  // running (cfg stays as started: the workers read it) and where to read the next one.
+  DaemonConfig running;
+  std::function<Parsed<DaemonConfig>()> reload_source;
+
+  json reload(const std::string& by) {
+    if (!reload_source)
+      return json{{"error", "reload: this endpoint was started without --config; there is no file to read again"}};
+    notify("RELOADING=1\nMONOTONIC_USEC=" + std::to_string(now_ns() / 1000) + "\nSTATUS=reloading");
+    json out = apply_reload(by);
+    notify("READY=1\nSTATUS=forwarding on " + dev().name());
+    return out;
+  }
+  json apply_reload(const std::string& by) {
+    auto p = reload_source();
+    if (auto* e = std::get_if<std::string>(&p)) {
+      spdlog::warn("reload refused by={} error=\"{}\"", by, *e);
+      return json{{"error", "reload: " + *e + " (running configuration kept)"}};
+    }
+    const DaemonConfig& next = std::get<DaemonConfig>(p);
+    const ReloadPlan plan = plan_reload(running, next);
+    if (!plan.refused.empty()) {
+      spdlog::warn("reload refused by={} error=\"{}\"", by, plan.refused);
+      return json{{"error", "reload: " + plan.refused + " (running configuration kept)"}};
+    }
+    // EVPN first: the one step that can fail (the new server's address); nothing changed yet
+    if (plan.evpn_server) {
+      evpn.reset();  // withdraws our routes from the old server
+      std::string e;
+      evpn = start_evpn(evpn_options(cfg, next.evpn_server), e);
+      if (!evpn) {
+        std::string e2;
+        evpn = start_evpn(evpn_options(cfg, running.evpn_server), e2);
+        spdlog::warn("reload refused by={} error=\"evpn-server {}: {}\"", by, next.evpn_server, e);
+        return json{{"error", "reload: evpn-server " + next.evpn_server + ": " + e + " (running configuration kept)"}};
+      }
+    }
+    if (plan.log_level)
+      spdlog::set_level(next.log_level.empty() ? spdlog::level::info : spdlog::level::from_str(next.log_level));
+    if (fdb) {
+      for (const auto& [m, r] : plan.fdb_added) fdb->add_static(m, r);
+      for (const auto& m : plan.fdb_removed) fdb->remove_static(m);
+      for (const auto& r : plan.remotes_added) fdb->add_default_remote(r);
+      for (const auto& r : plan.remotes_removed) fdb->remove_flood(r, tunnel::FdbSource::Static);
+    }
+    if (peers) {
+      for (const auto& r : plan.remotes_added) peers->add(r);
+      for (const auto& r : plan.remotes_removed) peers->remove(r);
+    }
+    if (plan.outer) {
+      const auto& o = next.tunnel.common();
+      const std::uint8_t t = o.ttl, s = o.tos;
+      const bool inh = o.tos_inherit;
+      ws.post_all([t, s, inh](Worker& w) { w.set_outer(t, s, inh); });
+    }
+    if (auto* v = running.tunnel.get<tunnel::VxlanConfig>()) v->remotes = next.tunnel.get<tunnel::VxlanConfig>()->remotes;
+    running.static_fdb = next.static_fdb;
+    {
+      auto& o = running.tunnel.common();
+      const auto& z = next.tunnel.common();
+      o.ttl = z.ttl, o.tos = z.tos, o.tos_inherit = z.tos_inherit;
+    }
+    running.evpn_server = next.evpn_server;
+    running.log_level = next.log_level;
+    json ch = json::array();
+    std::string line;
+    for (const auto& c : plan.changes) ch.push_back(c), line += (line.empty() ? "" : ", ") + c;
+    spdlog::info("reload by={} changes=\"{}\"", by, line);
+    return json{{"reloaded", true}, {"changes", ch}};
+  }
 
   const Device& dev() const { return *ws.workers[0]->dev; }
   std::string mode() const { return std::string(cfg.tunnel.name()); }
@@ -363,6 +458,7 @@ struct TunnelDaemon::Impl {
         out["control"] = ws.ctl->counters().to_json();
         out["control"]["clients"] = ws.ctl->clients();
       }
+      if (metrics) out["metrics"] = metrics->counters().to_json();
     });
   }
   // Read directly (not while run() runs: the workers' state is theirs then; the control
@@ -374,76 +470,122 @@ struct TunnelDaemon::Impl {
     return stats_from(docs);
   }
 
-  // `ofld fdb`: the whole table as one JSON document (the layout of SharedFdb::to_json, plus
-  // "vni" and "evpn"), streamed to the client in pieces of kFdbPiece entries as it reads
-  // them. The one place that reads the FDB for the control socket. The table's lock is held
-  // only while SharedFdb copies its maps out (entries(), flood_list(), locals()); the text is
-  // written from the copies on the control thread. (to_json would hold the lock, and so
-  // stall every worker's lookup, while it built 100,000 JSON objects: 0.5-1.5 s measured on
-  // this machine.) A snapshot/streaming read side of the FDB would replace the copies.
-  static constexpr std::size_t kFdbPiece = 2048;
-  std::function<bool(std::string&)> fdb_stream() const {
+  // The EVPN client's options for configuration `c` (its VXLAN settings; router-id and
+  // duplicate address detection are fixed at start, reload.cpp) with the server `server`.
+  EvpnOptions evpn_options(const DaemonConfig& c, const std::string& server) const {
+    return EvpnOptions{server, c.tunnel.common().local, c.tunnel.get<tunnel::VxlanConfig>()->vni, fdb, c.evpn_router_id,
+                       DupAddrDetection{c.dup_addr_detection, c.dad_max_moves, c.dad_time_s, c.dad_freeze_s,
+                                        c.dad_freeze_permanent}};
+  }
+
+  // `ofld fdb [mac M] [vtep A]`: the table as one JSON document — SharedFdb::write_json's
+  // layout with "vni" and "evpn" added. A filtered answer (a few entries) is written whole by
+  // write_json. The whole table is written kFdbEntries entries per piece from a copy
+  // (SharedFdb::entries(), one shard lock at a time), so that the control thread answers other
+  // clients between pieces: written whole, 100,000 entries held it for seconds (ASan build),
+  // and `ofld stats` waited behind every dump.
+  static constexpr std::size_t kFdbPiece = 256 * 1024, kFdbEntries = 2048;
+  std::function<bool(std::string&)> fdb_stream(const tunnel::FdbFilter& filter) const {
+    std::string tail;
+    if (const auto* n = vni()) tail = ",\"vni\":" + std::to_string(*n);
+    if (evpn) tail += ",\"evpn\":" + evpn->state().dump();
+    tail += "}\n";
+    if (!filter.empty()) {
+      struct St {
+        std::string text;
+        std::size_t at = 0;
+      };
+      auto st = std::make_shared<St>();
+      fdb->write_json(st->text, now_ns(), filter);
+      st->text.pop_back();  // the document's closing '}'
+      st->text += tail;
+      return [st](std::string& out) {
+        const std::size_t n = std::min(kFdbPiece, st->text.size() - st->at);
+        out.append(st->text, st->at, n);
+        st->at += n;
+        if (st->at < st->text.size()) return true;
+        std::string().swap(st->text);
+        return false;
+      };
+    }
     struct St {
       std::map<tunnel::Mac, tunnel::FdbEntry> entries;
       std::map<tunnel::Mac, tunnel::FdbEntry>::const_iterator it;
-      std::string tail;  // flood list, locals, vni, evpn: written after the entries
+      std::string rest;  // flood list, locals, vni, evpn
       std::uint64_t now = 0;
       bool first = true;
     };
     auto st = std::make_shared<St>();
     st->now = now_ns();
+    st->entries = fdb->entries();
+    st->it = st->entries.begin();
     auto age = [now = st->now](std::uint64_t t) { return now > t ? (now - t) / 1000000ull : 0ull; };
     auto mac = [](std::string& o, const tunnel::Mac& m) {
       char b[24];
-      std::snprintf(b, sizeof b, "\"%02x:%02x:%02x:%02x:%02x:%02x\"", m[0], m[1], m[2], m[3], m[4], m[5]);
+      std::snprintf(b, sizeof b, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
       o += b;
     };
-    st->entries = fdb->entries();
-    st->it = st->entries.begin();
-    const auto flood = fdb->flood_list();
-    const bool local = evpn != nullptr;  // local learning is on with EVPN (start_evpn)
-    std::string& o = st->tail;
+    std::string& o = st->rest;
     o = "],\"flood\":[";
     bool first = true;
-    for (const auto& [r, src] : flood) {
-      o += first ? "" : ",";
+    for (const auto& [r, src] : fdb->flood_list()) {
+      o += first ? "{\"remote\":\"" : ",{\"remote\":\"";
       first = false;
-      o += "{\"remote\":\"" + r.to_string() + "\",\"source\":\"" + std::string(tunnel::to_string(src)) + "\"}";
+      o += r.to_string() + "\",\"source\":\"" + std::string(tunnel::to_string(src)) + "\"}";
     }
     o += "]";
-    if (local) {
+    if (evpn) {  // local learning is on with EVPN (start_evpn)
       o += ",\"local\":[";
       first = true;
       for (const auto& [m, l] : fdb->locals()) {
-        o += first ? "{\"age_ms\":" : ",{\"age_ms\":";
+        o += first ? "{\"mac\":\"" : ",{\"mac\":\"";
         first = false;
-        o += std::to_string(age(l.updated_ns)) + ",\"mac\":";
         mac(o, m);
-        o += ",\"seq\":" + std::to_string(l.seq) + "}";
+        o += "\",\"age_ms\":" + std::to_string(age(l.updated_ns)) + ",\"seq\":" + std::to_string(l.seq) + "}";
       }
       o += "]";
     }
-    if (const auto* n = vni()) o += ",\"vni\":" + std::to_string(*n);
-    if (evpn) o += ",\"evpn\":" + evpn->state().dump();
-    o += "}\n";
+    o += tail;
     return [st, age, mac](std::string& out) {
       if (st->first) out += "{\"entries\":[";
-      for (std::size_t n = 0; n < kFdbPiece && st->it != st->entries.end(); ++n, ++st->it) {
+      for (std::size_t n = 0; n < kFdbEntries && st->it != st->entries.end(); ++n, ++st->it) {
         const auto& [m, e] = *st->it;
-        out += st->first ? "{\"age_ms\":" : ",{\"age_ms\":";
+        out += st->first ? "{\"mac\":\"" : ",{\"mac\":\"";
         st->first = false;
-        out += std::to_string(e.is_static ? 0ull : age(e.updated_ns));
-        out += ",\"mac\":";
         mac(out, m);
-        out += ",\"remote\":\"" + e.remote.to_string() + "\"";
+        out += "\",\"remote\":\"" + e.remote.to_string() + "\",\"source\":\"" +
+               std::string(tunnel::to_string(e.source)) + "\",\"age_ms\":";
+        out += std::to_string(e.is_static ? 0ull : age(e.updated_ns));
         if (e.source == tunnel::FdbSource::Evpn) out += ",\"seq\":" + std::to_string(e.seq);
-        out += ",\"source\":\"" + std::string(tunnel::to_string(e.source)) + "\"}";
+        out += "}";
       }
       st->first = false;
       if (st->it != st->entries.end()) return true;
-      out += st->tail;
+      out += st->rest;
       return false;
     };
+  }
+
+  // The arguments of the `fdb` request: "mac MAC" and / or "vtep ADDR" (`ofld fdb --mac /
+  // --vtep`). An error text, or nothing.
+  static std::optional<std::string> fdb_filter(const std::string& args, tunnel::FdbFilter& f) {
+    std::istringstream in(args);
+    std::string k, v;
+    while (in >> k) {
+      if (!(in >> v)) return "fdb: '" + k + "' needs a value";
+      if (k == "mac") {
+        auto m = parse_mac(v);
+        if (!m) return "fdb: '" + v + "' is not a MAC address";
+        f.mac = *m;
+      } else if (k == "vtep") {
+        auto a = tunnel::IpAddr::parse(v);
+        if (!a) return "fdb: '" + v + "' is not an IP address";
+        f.remote = *a;
+      } else {
+        return "fdb: unknown argument '" + k + "' (mac MAC, vtep ADDR)";
+      }
+    }
+    return std::nullopt;
   }
 
   // The requests of the control socket (README "Control socket"). Read: stats, fdb, who.
@@ -455,9 +597,14 @@ struct TunnelDaemon::Impl {
         r.send(stats_from(docs).dump() + "\n");
       });
     });
-    c.handle("fdb", ControlAccess::Read, [this](const std::string&, ControlServer::Reply r) {
+    c.handle("fdb", ControlAccess::Read, [this](const std::string& args, ControlServer::Reply r) {
+      tunnel::FdbFilter f;
       if (!fdb) r.send(fdb_json().dump() + "\n");  // the error: not a VXLAN endpoint
-      else r.stream(fdb_stream());
+      else if (auto e = fdb_filter(args, f)) r.send(json{{"error", *e}}.dump() + "\n");
+      else r.stream(fdb_stream(f));
+    });
+    c.handle("reload", ControlAccess::Owner, [this](const std::string&, ControlServer::Reply r) {
+      r.send(reload("control:" + std::to_string(long(r.peer().uid))).dump() + "\n");
     });
     c.handle("log-level", ControlAccess::Owner, [](const std::string& a, ControlServer::Reply r) {
       const auto lv = spdlog::level::from_str(a);
@@ -477,6 +624,9 @@ TunnelDaemon::~TunnelDaemon() = default;
 const std::string& TunnelDaemon::tap_name() const noexcept { return impl_->dev().name(); }
 void TunnelDaemon::request_stop() noexcept { impl_->ws.stop_all(); }
 json TunnelDaemon::stats_json() const { return impl_->stats(); }
+void TunnelDaemon::set_reload_source(std::function<Parsed<DaemonConfig>()> source) {
+  impl_->reload_source = std::move(source);
+}
 
 io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfig& cfg) {
   using R = io::Result<std::unique_ptr<TunnelDaemon>>;
@@ -505,6 +655,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   ::mallopt(M_TRIM_THRESHOLD, 64 << 20);
   auto im = std::make_unique<Impl>();
   im->cfg = cfg;
+  im->running = cfg;
   const unsigned nq = cfg.queues;
   const bool mq = nq > 1;
   const char* kind = tap ? "tap" : "tun";
@@ -640,6 +791,8 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
                         std::to_string(port) + ": " + u.message());
       w.udp.emplace(std::move(u.value()));
       w.dport = port;
+      w.ttl = common.ttl;
+      w.tos = common.tos;
       if (!cfg.group.empty() && w.idx == 0) {  // the group's datagrams: worker 0
         io::UdpSocketOptions go = uo;
         go.local = cfg.group;
@@ -698,6 +851,21 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
     if (auto e = im->ws.open_control(std::move(co)); !e.empty()) return R::error(e);
     im->serve_control();
   }
+  // Metrics (`metrics ADDR:PORT`): bound now (a port below 1024 needs the privilege), served
+  // once privileges are dropped; each scrape asks the control thread for a snapshot round.
+  if (!cfg.metrics.empty()) {
+    auto l = parse_metrics_listen(cfg.metrics);
+    if (auto* e = std::get_if<std::string>(&l)) return R::error(*e);
+    auto m = MetricsServer::bind(std::get<MetricsListen>(l));
+    if (!m.ok()) return R::error(m.message());
+    im->metrics = std::move(m.value());
+    im->ws.ctl->watch(im->metrics->ask_fd(), [p = im.get()] {
+      if (!p->metrics->take_asks()) return;
+      p->ws.snapshot([p](const std::vector<detail::WorkerDoc>& docs) {
+        p->metrics->publish(std::make_shared<const json>(p->stats_from(docs)));
+      });
+    });
+  }
   // Least privilege: from here on the endpoint only uses what it opened; become `user` (or, not
   // root, e.g. systemd's DynamicUser with AmbientCapabilities) keeping only the capabilities
   // still needed. Before the EVPN client: its threads inherit the reduced set.
@@ -706,9 +874,15 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
     if (auto s = drop_privileges(cfg.user, keep); !s.ok()) return R::error(s.message());
     spdlog::info("privileges dropped uid={} gid={} cap_eff=0x{:x}", ::getuid(), ::getgid(), effective_caps());
   }
+  if (im->metrics) {
+    im->metrics->start();
+    const auto l = std::get<MetricsListen>(parse_metrics_listen(cfg.metrics));
+    spdlog::info("metrics http://{}:{}/metrics", l.host.find(':') != std::string::npos ? "[" + l.host + "]" : l.host,
+                 im->metrics->port());
+  }
   if (cfg.evpn) {  // a VXLAN setting (config.cpp)
     std::string e;
-    im->evpn = start_evpn(EvpnOptions{cfg.evpn_server, common.local, *im->vni(), im->fdb}, e);
+    im->evpn = start_evpn(im->evpn_options(cfg, cfg.evpn_server), e);
     if (!im->evpn) return R::error(e);
   }
   // systemd (Type=notify): ready once the workers run and the control socket is served;
@@ -718,6 +892,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
     spdlog::info("ready dev={}", p->dev().name());
   };
   im->ws.on_stopping = [] { notify("STOPPING=1\nSTATUS=draining"); };
+  im->ws.on_reload = [p = im.get()] { p->reload("SIGHUP"); };
   // Once a second on the control thread: the drop lines, from a snapshot round (never a read
   // of another thread's counters).
   im->ws.each_second = [p = im.get()] {
@@ -736,19 +911,19 @@ int TunnelDaemon::run() { return impl_->ws.run(); }
 
 io::Result<json> query_stats(const std::string& path) { return query_control(path, ""); }
 
-io::Result<json> query_control(const std::string& path, const std::string& request) {
+io::Result<std::string> query_control_text(const std::string& path, const std::string& request) {
   int s = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_un sa{};
   sa.sun_family = AF_UNIX;
   if (path.size() >= sizeof sa.sun_path) {
     ::close(s);
-    return io::Result<json>::error("control: path too long");
+    return io::Result<std::string>::error("control: path too long");
   }
   std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
   if (::connect(s, reinterpret_cast<sockaddr*>(&sa), sizeof sa) < 0) {
     auto e = "connect " + path + " (is `ofld tunnel` running?): " + std::strerror(errno);
     ::close(s);
-    return io::Result<json>::error(e);
+    return io::Result<std::string>::error(e);
   }
   // A daemon that accepts but never answers must not hang the client (the daemon itself
   // closes a client after its bounds: docs/ofld.8 "CONTROL SOCKET").
@@ -757,15 +932,21 @@ io::Result<json> query_control(const std::string& path, const std::string& reque
   const std::string line = request.empty() ? request : request + "\n";
   if (!line.empty() && ::send(s, line.data(), line.size(), MSG_NOSIGNAL) != ssize_t(line.size())) {
     ::close(s);
-    return io::Result<json>::error("control: write to " + path + ": " + std::strerror(errno));
+    return io::Result<std::string>::error("control: write to " + path + ": " + std::strerror(errno));
   }
   ::shutdown(s, SHUT_WR);  // the request is complete (none: the stats)
   std::string out;
-  char buf[4096];
+  char buf[65536];
   ssize_t n;
   while ((n = ::read(s, buf, sizeof buf)) > 0) out.append(buf, std::size_t(n));
   ::close(s);
-  auto j = json::parse(out, nullptr, false);
+  return out;
+}
+
+io::Result<json> query_control(const std::string& path, const std::string& request) {
+  auto t = query_control_text(path, request);
+  if (!t.ok()) return io::Result<json>::error(t.message());
+  auto j = json::parse(t.value(), nullptr, false);
   if (j.is_discarded()) return io::Result<json>::error("control: malformed reply from " + path);
   return j;
 }

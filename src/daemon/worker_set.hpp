@@ -109,6 +109,10 @@ struct WorkerBase {
   std::mutex snap_mu;  ///< guards `snap` only: the worker takes it once per published snapshot
   std::shared_ptr<const nlohmann::json> snap;
   std::atomic<std::uint64_t> snap_gen{0};  ///< snapshots published so far
+  // ---- work posted by the control thread (a reload), run by the worker between two batches
+  std::atomic<bool> task_want{false};
+  std::mutex task_mu;
+  std::vector<std::function<void()>> tasks;
   WorkerBase() = default;
   WorkerBase(const WorkerBase&) = delete;
   WorkerBase& operator=(const WorkerBase&) = delete;
@@ -159,6 +163,8 @@ class WorkerSet {
   /// stop_all); `each_second` about once a second on the control thread (ask for a snapshot
   /// there to read counters).
   std::function<void()> on_ready, on_stopping, each_second;
+  /// SIGHUP, on the control thread (a reload; set before open_control).
+  std::function<void()> on_reload;
 
   WorkerSet() = default;
   WorkerSet(const WorkerSet&) = delete;
@@ -170,6 +176,7 @@ class WorkerSet {
     workers.clear();  // closes the device queues: the kernel deletes a non-persistent TAP/TUN
     if (sig_ >= 0) ::close(sig_);
     if (snap_ev_ >= 0) ::close(snap_ev_);
+    if (hup_ >= 0) ::close(hup_);
   }
 
   /// Own the control socket (ControlServer::open: refused when a live endpoint holds the
@@ -199,6 +206,18 @@ class WorkerSet {
           each_second();
         }
       }
+    });
+    // SIGHUP (reload) is read on the control thread, off the data path
+    sigset_t hs;
+    sigemptyset(&hs);
+    sigaddset(&hs, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &hs, nullptr);
+    hup_ = ::signalfd(-1, &hs, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (hup_ < 0) return std::string("signalfd: ") + std::strerror(errno);
+    ctl->watch(hup_, [this] {
+      signalfd_siginfo si;
+      while (::read(hup_, &si, sizeof si) > 0)
+        if (on_reload) on_reload();
     });
     sigset_t ss;
     sigemptyset(&ss);
@@ -232,6 +251,22 @@ class WorkerSet {
     join();
     if (ctl) ctl->stop();
     return rc_;
+  }
+
+  /// Control thread: run `f(worker)` on every worker's own thread, between two of its batches.
+  void post_all(const std::function<void(W&)>& f) {
+    std::uint64_t one = 1;
+    for (auto& wp : workers) {
+      W* w = wp.get();
+      {
+        std::lock_guard g(w->task_mu);
+        w->tasks.push_back([w, f] { f(*w); });
+      }
+      w->task_want.store(true, std::memory_order_release);
+      if (::write(w->wake, &one, sizeof one) < 0) {
+        // already woken
+      }
+    }
   }
 
   void stop_all() noexcept {
@@ -343,6 +378,15 @@ class WorkerSet {
       }
       if (main) w.tick();
       if (w.snap_want.load(std::memory_order_acquire)) publish(w);
+      if (w.task_want.load(std::memory_order_acquire)) {
+        std::vector<std::function<void()>> todo;
+        {
+          std::lock_guard g(w.task_mu);
+          w.task_want.store(false, std::memory_order_relaxed);
+          todo.swap(w.tasks);
+        }
+        for (auto& t : todo) t();
+      }
     }
     w.drain();
   }
@@ -351,7 +395,7 @@ class WorkerSet {
     if (!stopping_sent_.exchange(true) && on_stopping) on_stopping();
   }
 
-  int sig_ = -1, snap_ev_ = -1;
+  int sig_ = -1, snap_ev_ = -1, hup_ = -1;
   std::atomic<bool> stop_{false}, stopping_sent_{false};
   long last_second_ = 0;
   std::atomic<int> rc_{0};

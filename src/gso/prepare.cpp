@@ -49,12 +49,13 @@ Prepared prepare_frame(std::span<const std::uint8_t> frame, const wire::Layout& 
   const std::uint32_t l4len = l4->end - l4->offset;
   const std::uint32_t payload = l4->end - l4->header_end();
 
-  // Tunnels the engine segments: one level of VXLAN, GUE, GRE or IP-in-IP (IPIP/SIT,
+  // Tunnels the engine segments: one level of VXLAN, Geneve, GUE, GRE or IP-in-IP (IPIP/SIT,
   // IP4IP6/IP6IP6). Any other tunnel is passed through under a reason naming it — when the
   // frame would have needed segmenting (oversize); otherwise it simply fits.
   const bool tunnel = l.encapsulation;
   const bool ipxip = l.tunnel == wire::TunnelKind::Ipip || l.tunnel == wire::TunnelKind::Sit;
   if (tunnel && (l.tunnel_depth != 1 || (l.tunnel != wire::TunnelKind::Vxlan &&
+                                        l.tunnel != wire::TunnelKind::Geneve &&
                                         l.tunnel != wire::TunnelKind::Gue &&
                                         l.tunnel != wire::TunnelKind::Gre && !ipxip))) {
     if (opt.gso_size == 0 || payload <= opt.gso_size) return pass(frame, "payload fits in one segment");
@@ -111,6 +112,10 @@ Prepared prepare_frame(std::span<const std::uint8_t> frame, const wire::Layout& 
         p.inner_protocol = wire::ethertype::kTeb;
         if (wire::load_be32(b + t4 + wire::udp::kHdrLen + wire::vxlan::kFlagsOffset) & wire::vxlan::kFlagRco)
           type |= sg::TUNNEL_REMCSUM;
+      } else if (l.tunnel == wire::TunnelKind::Geneve) {
+        // geneve_xmit_skb: inner protocol TEB, or the payload's ethertype (inner_proto_inherit).
+        p.inner_protocol_type = core::InnerProtoType::Ether;
+        p.inner_protocol = wire::load_be16(b + t4 + wire::udp::kHdrLen + 2);  // protocol type
       } else {
         p.inner_protocol_type = core::InnerProtoType::IpProto;
         p.inner_ipproto = ip->kind == HeaderKind::Ipv4 ? wire::ipproto::kIpip

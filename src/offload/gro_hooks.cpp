@@ -61,6 +61,7 @@ std::string_view to_string(GroReason r) noexcept {
     case GroReason::GreCsumFou: return "gre_csum_fou";
     case GroReason::GueInvalid: return "gue_invalid";
     case GroReason::RcoNoCsum: return "rco_no_csum";
+    case GroReason::GeneveVerOam: return "geneve_ver_oam";
     case GroReason::TableFull: return "table_full";
     case GroReason::Timeout: return "timeout";
     case GroReason::PollEnd: return "poll_end";

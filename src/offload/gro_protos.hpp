@@ -46,6 +46,8 @@ void vxlan_gro_receive(GroContext& ctx);
 int vxlan_gro_complete(GroContext& ctx, std::uint32_t nhoff);
 void gue_gro_receive(GroContext& ctx);
 int gue_gro_complete(GroContext& ctx, std::uint32_t nhoff);
+void geneve_gro_receive(GroContext& ctx);
+int geneve_gro_complete(GroContext& ctx, std::uint32_t nhoff);
 }  // namespace gro_hooks
 
 }  // namespace ofld::offload

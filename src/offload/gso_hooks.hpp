@@ -21,6 +21,7 @@ int tcp_segment(GsoContext& ctx);   // tcp4/tcp6_gso_segment + tcp_gso_segment (
 int udp_segment(GsoContext& ctx);   // udp4/udp6 gso: tunnels or USO
 int vxlan_segment(GsoContext& ctx); // VXLAN: inner Ethernet, then X-31
 int gue_segment(GsoContext& ctx);   // GUE: inner IP protocol, then X-31
+int geneve_segment(GsoContext& ctx); // Geneve: inner ethertype from the header, then X-31 (GN-6)
 int gre_segment(GsoContext& ctx);   // gre_gso_segment
 int ipip_segment(GsoContext& ctx);  // ipip / ip4ip6 gso: IPXIP4/6 check, then IPv4
 int sit_segment(GsoContext& ctx);   // sit / ip6ip6 gso: IPXIP4/6 check, then IPv6
@@ -31,6 +32,11 @@ int sit_segment(GsoContext& ctx);   // sit / ip6ip6 gso: IPXIP4/6 check, then IP
 /// this tunnel's header in bytes (VXLAN 16, GUE 8 + its header), the whole distance to the
 /// inner headers for one tunnel level (NestedTunnel otherwise); < 0 for an unknown tunnel.
 int udp_tunnel_segment(GsoContext& ctx, bool inner_ether, int own_hlen);
+/// The same with an ethertype-typed inner (ENCAP_TYPE_ETHER with skb->inner_protocol, as
+/// skb_udp_tunnel_segment): `inner_ethertype` 0x6558 (TEB) = an Ethernet frame, MAC-level
+/// GSO; 0x0800 / 0x86DD = a bare IP packet right after the tunnel header, handed to that
+/// ethertype's hook (Geneve with a protocol type other than TEB, GN-6).
+int udp_tunnel_segment_ethertype(GsoContext& ctx, std::uint16_t inner_ethertype, int own_hlen);
 
 /// The L3 hooks' call of the IP-protocol hook (inet_gso_segment / ipv6_gso_segment calling
 /// ops->callbacks.gso_segment): ctx.l3_pos / l3_proto name this level's IP header at `nh`

@@ -52,6 +52,9 @@ constexpr ProtocolEntry kBuiltin[] = {
      {"vxlan", s::vxlan_segment, g::vxlan_gro_receive, g::vxlan_gro_complete}},
     {Key::UdpPort, port::kVxlanLinux,
      {"vxlan", s::vxlan_segment, g::vxlan_gro_receive, g::vxlan_gro_complete}},
+    // Geneve on the IANA port (RFC 8926 §3.3), the Linux driver's default (docs/geneve.md).
+    {Key::UdpPort, port::kGeneve,
+     {"geneve", s::geneve_segment, g::geneve_gro_receive, g::geneve_gro_complete}},
     // GUE (see the ports' comment above).
     {Key::UdpPort, port::kGue,
      {"gue", s::gue_segment, g::gue_gro_receive, g::gue_gro_complete}},

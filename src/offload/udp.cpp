@@ -267,8 +267,15 @@ int udp_segment(GsoContext& ctx) {
     const std::uint16_t dport = wire::load_be16(skb.data() + udp::kDestOffset);
     const auto* e = ctx.reg->find(Key::UdpPort, dport);
     if (e && e->segment) return e->segment(ctx);
+    // An unknown UDP tunnel: its length unknown. An ethertype-typed inner with no link header
+    // (inner MAC header = inner network header, e.g. Geneve carrying IPv4 on another port) is
+    // that IP packet, as skb_mac_gso_segment with mac_len 0 dispatches on skb->inner_protocol.
+    if (skb.inner_protocol_type == core::InnerProtoType::Ether &&
+        skb.inner_mac_header == skb.inner_network_header &&
+        (skb.inner_protocol == wire::ethertype::kIpv4 || skb.inner_protocol == wire::ethertype::kIpv6))
+      return udp_tunnel_segment_ethertype(ctx, skb.inner_protocol, /*own_hlen=*/-1);
     return udp_tunnel_segment(ctx, skb.inner_protocol_type == core::InnerProtoType::Ether,
-                              /*own_hlen=*/-1);  // an unknown UDP tunnel: its length unknown
+                              /*own_hlen=*/-1);
   }
   // Inside a tunnel's inner call (encapsulation cleared) a UDP packet whose gso_type asks
   // for a UDP tunnel and not for USO is a second tunnel level (issue 11 item 4).

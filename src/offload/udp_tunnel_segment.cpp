@@ -11,8 +11,13 @@ namespace ofld::offload::gso_hooks {
 
 namespace udp = wire::udp;
 
-int udp_tunnel_segment(GsoContext& ctx, bool inner_ether, int own_hlen) {
+namespace {
+
+// inner_ethertype: 0 = an IP-protocol inner (skb->inner_ipproto), else the ethertype of the
+// payload after the tunnel header (TEB: an Ethernet frame).
+int segment(GsoContext& ctx, std::uint16_t inner_ethertype, int own_hlen) {
   core::Packet& skb = *ctx.skb;
+  const bool inner_ether = inner_ethertype == wire::ethertype::kTeb;
   if (ctx.tunnel_inner) return ctx.fail(GsoReason::NestedTunnel);
   if (skb.inner_mac_header == core::kNoHeader || skb.inner_network_header == core::kNoHeader)
     return ctx.fail(GsoReason::BadTunnel);
@@ -52,9 +57,9 @@ int udp_tunnel_segment(GsoContext& ctx, bool inner_ether, int own_hlen) {
     if (!need_csum || offload_csum) ctx.features |= HW_CSUM;
   }
   int rc;
-  if (inner_ether) {
-    ctx.protocol = wire::ethertype::kTeb;
-    rc = mac_gso_segment(ctx, wire::ethertype::kTeb);
+  if (inner_ethertype != 0) {
+    ctx.protocol = inner_ethertype;
+    rc = mac_gso_segment(ctx, inner_ethertype);
   } else {  // IP-protocol inner: skb->protocol stays the outer ethertype
     rc = ipproto_gso_segment(ctx, skb.inner_ipproto);
   }
@@ -81,6 +86,17 @@ int udp_tunnel_segment(GsoContext& ctx, bool inner_ether, int own_hlen) {
     }
   }
   return 0;
+}
+
+}  // namespace
+
+int udp_tunnel_segment(GsoContext& ctx, bool inner_ether, int own_hlen) {
+  return segment(ctx, inner_ether ? wire::ethertype::kTeb : 0, own_hlen);
+}
+
+int udp_tunnel_segment_ethertype(GsoContext& ctx, std::uint16_t inner_ethertype, int own_hlen) {
+  if (inner_ethertype == 0) return ctx.fail(GsoReason::BadTunnel);
+  return segment(ctx, inner_ethertype, own_hlen);
 }
 
 }  // namespace ofld::offload::gso_hooks

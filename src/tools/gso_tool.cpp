@@ -94,6 +94,7 @@ GsoToolSummary run_gso_pcap(const GsoToolOptions& o) {
   io::PcapWriter wr(o.out, rd.link());
   wire::ParseOptions po;
   po.gue_port = o.gue_port;
+  po.geneve_port = o.geneve_port;
   gso::PrepareOptions popt;
   popt.gso_size = o.mss;
   popt.input = o.csum_partial ? gso::InputCsum::Seeds : gso::InputCsum::Complete;

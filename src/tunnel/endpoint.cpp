@@ -447,6 +447,12 @@ void Endpoint::written(std::uint64_t frames, std::uint64_t bytes, std::uint64_t 
 
 void Endpoint::tick(std::uint64_t now_ns) { enc_->tick(now_ns, ctr_); }
 
+void Endpoint::set_outer(std::uint8_t ttl, std::uint8_t tos, bool tos_inherit) noexcept {
+  auto& c = cfg_.common();
+  c.ttl = ttl, c.tos = tos, c.tos_inherit = tos_inherit;
+  enc_->set_outer(ttl, tos, tos_inherit);  // the encapsulation reads its own copy
+}
+
 // ---- stats ------------------------------------------------------------------------------------
 
 nlohmann::json Endpoint::stats() const {

@@ -158,6 +158,12 @@ void FlatMacMap<Slot>::erase(Slot* s) noexcept {
 }
 
 template <class Slot>
+void FlatMacMap<Slot>::maybe_shrink() {
+  if (slots_.size() > 8 && size_ * 8 < slots_.size())
+    rehash(std::max<std::size_t>(8, std::bit_ceil(size_ * 2 + 1)));
+}
+
+template <class Slot>
 template <class Pred, class OnErase>
 std::size_t FlatMacMap<Slot>::erase_if(Pred pred, OnErase on_erase) {
   // A removal only pulls members into positions at or after the hole (or, across the wrap,
@@ -172,8 +178,7 @@ std::size_t FlatMacMap<Slot>::erase_if(Pred pred, OnErase on_erase) {
       ++i;
     }
   }
-  if (slots_.size() > 8 && size_ * 8 < slots_.size())  // shrink after a flood has aged out
-    rehash(std::max<std::size_t>(8, std::bit_ceil(size_ * 2 + 1)));
+  maybe_shrink();  // after a flood has aged out
   return n;
 }
 
@@ -250,6 +255,8 @@ struct FdbShared {
   std::atomic<std::uint64_t> r_full{0}, r_per_remote{0}, r_unknown{0}, r_table{0}, r_local{0};
   std::atomic<std::uint64_t> next_log_ns{0};
   const std::uint64_t seed = random_seed();
+  mutable std::mutex own_mu;
+  IpAddr own_vtep;  // under own_mu (set once, read when a route meets a local MAC)
 
   LearnFrom effective_from() const noexcept {
     const LearnFrom f = from.load(std::memory_order_relaxed);
@@ -427,6 +434,55 @@ bool Fdb::set_evpn(const Mac& mac, const IpAddr& r, std::uint32_t seq, std::uint
 bool Fdb::remove_evpn(const Mac& mac, const IpAddr& r) {
   auto* e = entries_.find(mac);
   if (!e || e->source != FdbSource::Evpn || addr(e->remote) != r) return false;
+  entries_.erase(e);
+  entries_.maybe_shrink();  // a mass withdrawal gives its memory back
+  return true;
+}
+
+void Fdb::set_own_vtep(const IpAddr& a) {
+  std::lock_guard g(sh_->own_mu);
+  sh_->own_vtep = a;
+}
+
+bool Fdb::program_evpn(const Mac& mac, const IpAddr& r, std::uint32_t seq, std::uint64_t now_ns) {
+  if (is_group(mac) || mac == Mac{}) return false;
+  if (auto* l = locals_.find(mac)) {
+    // RFC 7432 §15.1: the higher sequence number wins; of equal ones the lower VTEP address
+    IpAddr own;
+    {
+      std::lock_guard g(sh_->own_mu);
+      own = sh_->own_vtep;
+    }
+    if (seq < l->seq || (seq == l->seq && !own.empty() && own < r)) return false;
+    locals_.erase(l);  // it moved away from here
+    sh_->locals.fetch_sub(1, std::memory_order_relaxed);
+  }
+  const RemoteId id = intern_known(r);
+  if (id >= kRemotesFull) {
+    spdlog::error("fdb: EVPN entry at {} not added: the remote table is full", r.to_string());
+    return false;
+  }
+  auto [e, fresh] = entries_.insert(mac);
+  if (!fresh) {
+    if (e->source == FdbSource::Static) return false;
+    forget_learned(*e);
+    if (e->source == FdbSource::Evpn && e->remote == id && e->seq == seq) return true;
+  }
+  e->updated_ns = now_ns, e->remote = id, e->seq = seq, e->source = FdbSource::Evpn;
+  return true;
+}
+
+bool Fdb::clear_evpn(const Mac& mac) {
+  auto* e = entries_.find(mac);
+  if (!e || e->source != FdbSource::Evpn) return false;
+  entries_.erase(e);
+  entries_.maybe_shrink();
+  return true;
+}
+
+bool Fdb::remove_static(const Mac& mac) {
+  auto* e = entries_.find(mac);
+  if (!e || e->source != FdbSource::Static) return false;
   entries_.erase(e);
   return true;
 }
@@ -628,6 +684,40 @@ bool SharedFdb::remove_evpn(const Mac& mac, const IpAddr& r) {
   return s.fdb.remove_evpn(mac, r);
 }
 
+bool SharedFdb::program_evpn(const Mac& mac, const IpAddr& r, std::uint32_t seq, std::uint64_t now_ns) {
+  Shard& s = shard(mac);
+  std::lock_guard g(s.mu);
+  return s.fdb.program_evpn(mac, r, seq, now_ns);
+}
+
+bool SharedFdb::clear_evpn(const Mac& mac) {
+  Shard& s = shard(mac);
+  std::lock_guard g(s.mu);
+  return s.fdb.clear_evpn(mac);
+}
+
+void SharedFdb::set_own_vtep(const IpAddr& a) { shards_[0]->fdb.set_own_vtep(a); }
+
+std::optional<FdbEntry> SharedFdb::find(const Mac& mac) const {
+  Shard& s = shard(mac);
+  std::lock_guard g(s.mu);
+  std::optional<FdbEntry> out;
+  s.fdb.for_one(mac, [&](const FdbEntry& e) { out = e; });
+  return out;
+}
+
+bool SharedFdb::is_local(const Mac& mac) const {
+  Shard& s = shard(mac);
+  std::lock_guard g(s.mu);
+  return s.fdb.has_local(mac);
+}
+
+bool SharedFdb::remove_static(const Mac& mac) {
+  Shard& s = shard(mac);
+  std::lock_guard g(s.mu);
+  return s.fdb.remove_static(mac);
+}
+
 std::map<Mac, LocalMac> SharedFdb::locals() const {
   std::map<Mac, LocalMac> out;
   for (const auto& s : shards_) {
@@ -723,7 +813,7 @@ nlohmann::json SharedFdb::to_json(std::uint64_t now_ns) const {
   return json::parse(text);
 }
 
-void SharedFdb::write_json(std::string& out, std::uint64_t now_ns) const {
+void SharedFdb::write_json(std::string& out, std::uint64_t now_ns, const FdbFilter& f) const {
   // A compact copy (32 bytes an entry) taken one shard at a time, sorted, then written.
   struct R {
     Mac mac;
@@ -737,6 +827,19 @@ void SharedFdb::write_json(std::string& out, std::uint64_t now_ns) const {
   for (const auto& s : shards_) {
     std::lock_guard g(s->mu);
     local_on = s->fdb.local_learning();
+    if (f.mac) {  // one shard holds it
+      if (&*s != &shard(*f.mac)) continue;
+      s->fdb.for_each_slot([&](const detail::FdbSlot& e, const IpAddr& r) {
+        if (e.mac == *f.mac && (!f.remote || r == *f.remote)) rs.push_back(R{e.mac, e.source, e.seq, e.updated_ns, &r});
+      });
+      continue;
+    }
+    if (f.remote) {
+      s->fdb.for_each_slot([&](const detail::FdbSlot& e, const IpAddr& r) {
+        if (r == *f.remote) rs.push_back(R{e.mac, e.source, e.seq, e.updated_ns, &r});
+      });
+      continue;
+    }
     rs.reserve(rs.size() + s->fdb.size());
     s->fdb.for_each_slot([&](const detail::FdbSlot& e, const IpAddr& r) {
       rs.push_back(R{e.mac, e.source, e.seq, e.updated_ns, &r});
@@ -766,6 +869,7 @@ void SharedFdb::write_json(std::string& out, std::uint64_t now_ns) const {
   out += "],\"flood\":[";
   first = true;
   for (const auto& [a, src] : flood_list()) {
+    if (f.mac || (f.remote && a != *f.remote)) continue;
     out += first ? "{\"remote\":\"" : ",{\"remote\":\"";
     first = false;
     out += a.to_string();
@@ -778,6 +882,7 @@ void SharedFdb::write_json(std::string& out, std::uint64_t now_ns) const {
     out += ",\"local\":[";
     first = true;
     for (const auto& [m, l] : locals()) {
+      if (f.remote || (f.mac && m != *f.mac)) continue;
       out += first ? "{\"mac\":\"" : ",{\"mac\":\"";
       first = false;
       mac_to(out, m);

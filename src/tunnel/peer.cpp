@@ -92,6 +92,11 @@ void PeerTable::add(const IpAddr& a) {
   s_.try_emplace(a);
 }
 
+void PeerTable::remove(const IpAddr& a) {
+  std::lock_guard g(mu_);
+  s_.erase(a);
+}
+
 bool PeerTable::fresh(const S& s, std::uint64_t now) const noexcept {
   return s.i.last_answer_ns != 0 && now >= s.i.last_answer_ns &&
          now - s.i.last_answer_ns <= o_.fresh_ns;

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <future>
 #include <regex>
 #include <thread>
 
@@ -32,14 +33,22 @@ const char* kServer =
     "  h.update(d);n+=len(d)\n"
     "print(n,h.hexdigest(),flush=True)\n";
 
-std::string client(const std::string& dst, int mb) {
+/// The client of a hashed transfer of `mb` MiB; `rate` > 0 paces it (bytes per second).
+std::string client(const std::string& dst, int mb, long rate = 0) {
   return "import socket,hashlib,random,time\n"
-         "r=random.Random(18);data=r.randbytes(" + std::to_string(mb) + "<<20)\n"
+         "r=random.Random(18);data=r.randbytes(" + std::to_string(mb) + "<<20);rate=" + std::to_string(rate) + "\n"
          "for i in range(100):\n"
          "  try:\n"
          "    s=socket.create_connection(('" + dst + "',5001),timeout=20);break\n"
          "  except ConnectionRefusedError: time.sleep(0.1)\n"
-         "s.sendall(data);s.shutdown(socket.SHUT_WR);s.recv(1);s.close()\n"
+         "if rate<=0: s.sendall(data)\n"
+         "else:\n"
+         "  t0=time.monotonic();off=0\n"
+         "  while off<len(data):\n"
+         "    s.sendall(data[off:off+65536]);off+=65536\n"
+         "    ahead=off/rate-(time.monotonic()-t0)\n"
+         "    if ahead>0: time.sleep(ahead)\n"
+         "s.shutdown(socket.SHUT_WR);s.recv(1);s.close()\n"
          "print(len(data),hashlib.sha256(data).hexdigest())\n";
 }
 
@@ -49,11 +58,11 @@ std::string trim(std::string s) {
 }
 
 /// TCP transfer of `mb` MiB from host a to host b's overlay address; {client "N sha", server "N sha"}.
-std::pair<std::string, std::string> transfer(Underlay& u, int a, int b, int mb) {
+std::pair<std::string, std::string> transfer(Underlay& u, int a, int b, int mb, long rate = 0) {
   std::string slog = "/tmp/ofld-ev-srv-" + u.host(b).name() + ".log";
   pid_t srv = ktest::spawn({"ip", "netns", "exec", u.host(b).name(), "python3", "-c", kServer}, slog);
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
-  auto c = u.host(a).exec({"python3", "-c", client(u.overlay_addr(b), mb)}, std::chrono::seconds(40));
+  auto c = u.host(a).exec({"python3", "-c", client(u.overlay_addr(b), mb, rate)}, std::chrono::seconds(40));
   int st = 0;
   for (int i = 0; i < 500 && ::waitpid(srv, &st, WNOHANG) != srv; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -227,19 +236,36 @@ TEST(Issue18Evpn, ThreeHostsGobgpAllPairsMacMoveAndStop) {
     EXPECT_EQ(count(u.log(1), "retrying every"), warns1 + 1) << "logged more than once per outage: " << u.log(1);
   }
 
-  // gobgpd of host 0 killed: host 0 keeps forwarding on what it knows; logged once more
+  // gobgpd of host 0 killed while a hashed transfer from host 0 to host 1 runs (16 MiB paced
+  // at 2 MiB/s: about 8 s), and started again while it still runs — the fault matrix's gobgpd
+  // cell (docs/service.md): host 0 keeps forwarding on the FDB it has (the transfer arrives
+  // intact, no reset), logs the outage once, and once gobgpd is back its routes are
+  // advertised again (the others flood to it) and its FDB still has host 1's MAC.
   const auto warns0 = count(u.log(0), "retrying every");
+  const std::string mac1 = tap_mac(u, 1);
+  auto mid = std::async(std::launch::async, [&u] { return transfer(u, 0, 1, 16, 2L << 20); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
   u.stop_gobgpd(0, SIGKILL);
   EXPECT_TRUE(wait_for([&] { return count(u.log(0), "retrying every") == warns0 + 1; }, std::chrono::seconds(5)))
       << u.log(0);
-  EXPECT_EQ(ping(u.host(0), u.overlay_addr(1)), "reply") << "host 0 without gobgpd\n" << u.logs();
+  EXPECT_EQ(entry(u, 0, mac1), u.underlay_addr(1)) << "host 0 forgot host 1 without gobgpd: " << fdb_json(u, 0).dump();
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   EXPECT_EQ(count(u.log(0), "retrying every"), warns0 + 1) << "logged more than once per outage: " << u.log(0);
   ASSERT_EQ(u.start_gobgpd(0, 3), "");  // back: routes advertised again, both sessions up
+  EXPECT_EQ(mid.wait_for(std::chrono::seconds(0)), std::future_status::timeout)
+      << "the transfer ended before gobgpd was back: the cell did not test a restart mid-transfer";
+  {
+    auto [c, s] = mid.get();
+    EXPECT_EQ(c, s) << "transfer across the gobgpd kill and restart";
+    EXPECT_NE(s, "");
+  }
   for (int o : {1, 2}) {
     EXPECT_TRUE(wait_for([&] { return flood(u, o).count(u.underlay_addr(0) + "/evpn") == 1; }, std::chrono::seconds(30)))
         << fdb_json(u, o).dump() << "\n" << u.logs();
   }
+  EXPECT_TRUE(wait_for([&] { return entry(u, 0, mac1) == u.underlay_addr(1); }, std::chrono::seconds(10)))
+      << "host 0 after re-synchronising: " << fdb_json(u, 0).dump();
+  EXPECT_EQ(ping(u.host(0), u.overlay_addr(1)), "reply") << "host 0 after gobgpd is back\n" << u.logs();
 
   // host 2 stopped (ofld, then its gobgpd): its routes are withdrawn, nobody floods to it
   const std::string mac2 = tap_mac(u, 2);

@@ -516,6 +516,45 @@ TEST(Issue18EvpnRoute, WatchEventTableAsGobgpdStreamsIt) {
   EXPECT_EQ(d3.action->vtep, ip("10.0.0.3"));
 }
 
+// ---- route identity (the route set's key: RFC 7432 §7.2 / §7.3 NLRI key fields)
+
+std::uint64_t id_of(const apipb::Path& p) {
+  const auto d = map_evpn_route(p, ctx4());
+  return d.action ? d.action->route_id : 0;
+}
+
+TEST(EvpnRouteIdentity, Rfc7432_7_2_WithdrawalAndNewBestPathHaveTheAdvertisementsIdentity) {
+  Attrs a, b;
+  a.mac_mobility_seq = 3;
+  b.mac_mobility_seq = 4;  // another best path for the same NLRI: other attributes
+  const auto adv = id_of(type2("52:54:00:12:34:56", kVni, a));
+  ASSERT_NE(adv, 0u);
+  EXPECT_EQ(id_of(type2("52:54:00:12:34:56", kVni, a, true)), adv);
+  EXPECT_EQ(id_of(type2("52:54:00:12:34:56", kVni, b)), adv);
+}
+
+TEST(EvpnRouteIdentity, Rfc7432_7_2_RdMacAndIpAreKeyFields) {
+  Attrs a, other_rd;
+  other_rd.next_hop = "10.0.0.3";  // type2() takes the RD's admin from the next hop
+  const auto base = id_of(type2("52:54:00:12:34:56", kVni, a));
+  EXPECT_NE(id_of(type2("52:54:00:12:34:57", kVni, a)), base);
+  EXPECT_NE(id_of(type2("52:54:00:12:34:56", kVni, other_rd)), base);
+  apipb::Path with_ip = type2("52:54:00:12:34:56", kVni, a);
+  apipb::EVPNMACIPAdvertisementRoute r;
+  ASSERT_TRUE(with_ip.nlri().UnpackTo(&r));
+  r.set_ip_address("192.168.1.5");  // the MAC+IP route beside the MAC-only one
+  with_ip.mutable_nlri()->PackFrom(r);
+  EXPECT_NE(id_of(with_ip), base);
+}
+
+TEST(EvpnRouteIdentity, Rfc7432_7_3_ImetIdentityIsRdTagAndOriginator) {
+  const Pmsi pm{6, kVni, addr_bytes("10.0.0.2")};
+  const auto base = id_of(type3("10.0.0.2", pm));
+  ASSERT_NE(base, 0u);
+  EXPECT_EQ(id_of(type3("10.0.0.2", pm, {}, true)), base);
+  EXPECT_NE(id_of(type3("10.0.0.2", pm, {}, false, kVni)), base);  // another Ethernet tag
+}
+
 }  // namespace
 
 #endif  // OFLD_HAVE_EVPN

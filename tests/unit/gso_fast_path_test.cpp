@@ -279,6 +279,31 @@ TEST(GsoFastPath, X7_X21_SocketShapedSuperPacketsDifferential) {
       }
 }
 
+// The same shapes through every construction mode of skb_segment's fast loop: X-8's plain
+// copy (HW_CSUM, no SG) and copy-and-sum (no features), X-9's reference-then-sum (SG, no
+// checksum offload): same bytes, checksums, checksum state and mode counters as the general
+// loop.
+TEST(GsoFastPath, X8_X9_SocketShapedSuperPacketsEveryModeDifferential) {
+  std::mt19937 rng(8);
+  for (core::Features f : {core::Features{nf::HW_CSUM}, core::Features{}, core::Features{nf::SG},
+                           core::Features{nf::SG | nf::IP_CSUM}, core::Features{nf::IP_CSUM}})
+    for (bool v6 : {false, true})
+      for (std::size_t mss : {536, 1001, 1448, 4096})
+        for (Layout lay : {Layout::Frags, Layout::Mixed, Layout::Head}) {
+          TcpSpec s;
+          s.v6 = v6;
+          s.payload = std::min<std::size_t>(mss * 44 + 7, 60000);
+          s.flags = 0x18 | 0x80;  // ACK PSH CWR
+          core::Packet p = prepare(tcp_frame(s), std::uint16_t(mss));
+          core::Packet q = relayout(p, lay, payload_offset(p), rng);
+          differential(q, f, device(f),
+                       std::string(v6 ? "v6" : "v4") + " mss " + std::to_string(mss) +
+                           " layout " + std::to_string(int(lay)) + " features 0x" +
+                           std::to_string(f.bits));
+          if (::testing::Test::HasFailure()) return;
+        }
+}
+
 // more than MAX_SKB_FRAGS fragments in one segment fails the same way on both paths
 // (reason and counters), however many segments were built before.
 TEST(GsoFastPath, X13_TooManyFragsSameFailure) {

@@ -109,16 +109,17 @@ struct SegmentContext {
   bool gso_partial = false;
   GsoReason reason = GsoReason::Ok;     ///< first failure
   /// Option (offload::GsoOptions::fast_path, as gro::EngineOptions::fast_path): skb_segment
-  /// may take its SG fast loop ("SG + checksum offload, no frag_list": segments stamped from
-  /// one header/metadata template, fragments referenced without re-checking), and the hooks
-  /// their tight rewrite loops over such segments. The general loop produces the same bytes
+  /// may take its fast loop (any construction mode, no frag_list: segments stamped from one
+  /// header/metadata template, fragments referenced or payload copied/summed without
+  /// re-checking), and the hooks their tight rewrite loops over such segments. The general loop produces the same bytes
   /// and metadata; false makes it the reference for the differential test
   /// (tests/unit/gso_fast_path_test.cpp).
   bool fast_path = true;
-  /// Set by skb_segment's fast loop (fast_path): every segment holds the headers
-  /// [0, data_offset) in its linear head at data(), was stamped from one metadata
-  /// template (same checksum state, gso info clear before segment_payload's GSO-partial step),
-  /// needed no payload sum, and all but the last carry the same length (headers + gso_size).
+  /// Set by skb_segment's fast loop (fast_path, every construction mode): every segment
+  /// holds the headers [0, data_offset) in its linear head at data(), was stamped from one
+  /// metadata template (same checksum state: as the super-packet's, or NONE with the payload
+  /// sum in cb_csum for the summing modes; gso info clear before segment_payload's
+  /// GSO-partial step), and all but the last carry the same length (headers + gso_size).
   /// The hooks' tight rewrite loops run only then, and not for GSO-partial outputs (whose
   /// building may grow a head).
   bool seg_fast = false;

@@ -14,6 +14,8 @@
 //   queues = 1               # TAP/TUN queues, one worker thread each (1..kMaxQueues)
 //   user = "ofld"            # optional: run as this user once set up (daemon/service.hpp)
 //   log_format = "text"      # or "json" (logfmt key=value lines by default)
+//   log_level = "info"       # trace, debug, info, warning, error, critical, off
+//   metrics = "127.0.0.1:9100" # optional: Prometheus/OpenMetrics at /metrics (a port alone: loopback)
 //   [vxlan]
 //   id = 42
 //   local = "10.0.0.1"
@@ -106,12 +108,29 @@ struct DaemonConfig {
   /// MACs and the flood list from the routes received.
   bool evpn = false;
   std::string evpn_server = "127.0.0.1:50051";
+  /// `router-id A.B.C.D` (FRR's `bgp router-id`): the administrator field of our EVPN
+  /// type-1 Route Distinguishers (router-id:VNI). Unset: FRR's default (an IPv4 VTEP; else
+  /// the highest IPv4 address of a loopback, else of any interface).
+  tunnel::IpAddr evpn_router_id;
+  /// FRR's `dup-addr-detection` (on; `no-dup-addr-detection`), `max-moves N time S` as
+  /// `dup-addr-detection-max-moves N` (2..1000, 5) / `dup-addr-detection-time S` (2..1800,
+  /// 180), `freeze S|permanent` as `dup-addr-detection-freeze` (30..3600 s; 0 = no freeze).
+  bool dup_addr_detection = true;
+  std::uint32_t dad_max_moves = 5, dad_time_s = 180, dad_freeze_s = 0;
+  bool dad_freeze_permanent = false;
   /// `user NAME` / TOML `user =`: once the device, sockets and control socket are open,
   /// become this user (name or uid) keeping only the capabilities still needed
   /// (daemon::caps_after_start). Empty: stay as started.
   std::string user;
   /// `log-format text|json` / TOML `log_format =`: logfmt key=value lines or JSON lines.
   std::string log_format = "text";
+  /// `metrics [ADDR:]PORT` / TOML `metrics =`: serve the counters as Prometheus/OpenMetrics
+  /// text at http://ADDR:PORT/metrics (ofld/daemon/metrics.hpp; 127.0.0.1 when only a port
+  /// is given). Empty: off.
+  std::string metrics;
+  /// `log-level LEVEL` / TOML `log_level =`: trace, debug, info, warning, error, critical or
+  /// off; empty: info (or debug with -v). Changed by a reload (ofld/daemon/reload.hpp).
+  std::string log_level;
 };
 
 /// Most queues accepted: the kernel's MAX_TAP_QUEUES (drivers/net/tun.c).
@@ -123,7 +142,7 @@ Parsed<unsigned> parse_queues(const std::string& s);
 
 /// Set a host-side setting from a command-line option — the same description, rules and
 /// messages as its TOML key at the top level: `dev`, `address`, `control`, `queues`, `user`,
-/// `log-format` (one value each), `offload`, `gro` (flags, no value; `no-offload`, `no-gro` turn them off). Error text
+/// `log-format`, `log-level`, `metrics` (one value each), `offload`, `gro` (flags, no value; `no-offload`, `no-gro` turn them off). Error text
 /// names the setting.
 std::optional<std::string> apply_setting(DaemonConfig& cfg, const std::string& name,
                                          const std::vector<std::string>& values = {});

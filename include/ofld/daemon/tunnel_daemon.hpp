@@ -22,6 +22,7 @@
 // device's MTU, link state and address are not set again when already so.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -45,6 +46,11 @@ class TunnelDaemon {
   /// workers' state directly: call it before or after run(), not while it runs (then ask the
   /// control socket, query_stats, which answers from the workers' published snapshots).
   nlohmann::json stats_json() const;
+  /// Where a reload (SIGHUP, the control request "reload", `ofld reload`) reads the
+  /// configuration again: typically the --config file with the same command-line options
+  /// applied (they win, as at start). Unset: a reload is refused (nothing to read). What may
+  /// change: ofld/daemon/reload.hpp. Call before run().
+  void set_reload_source(std::function<Parsed<DaemonConfig>()> source);
   /// The device's name (TAP or TUN).
   const std::string& tap_name() const noexcept;
 
@@ -60,9 +66,13 @@ io::Result<nlohmann::json> query_stats(const std::string& control_path);
 /// Send `request` (one line, e.g. "fdb") on the control socket and parse the JSON answer.
 /// The daemon answers "fdb" with tunnel::SharedFdb::to_json plus "vni" and "evpn" (the
 /// BGP client's state, when configured); an error for a non-VXLAN endpoint. Other requests:
-/// "stats", "who" (the endpoint's dev, mode, pid, uid), "log-level LEVEL" (owner or root).
+/// "stats", "who" (the endpoint's dev, mode, pid, uid), "log-level LEVEL", "reload" (owner or
+/// root; answered {"reloaded": true, "changes": [...]} or {"error": ...}).
 /// A refused or unknown request is answered {"error": "..."} (still ok() here). Waits at
 /// most 30 s for the answer.
 io::Result<nlohmann::json> query_control(const std::string& control_path, const std::string& request);
+/// query_control's answer as the text the daemon sent (one JSON document and a newline),
+/// unparsed: `ofld fdb --json` passes a 100,000-entry table through as it is.
+io::Result<std::string> query_control_text(const std::string& control_path, const std::string& request);
 
 }  // namespace ofld::daemon

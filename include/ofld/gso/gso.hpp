@@ -99,7 +99,7 @@ struct Prepared {
   PrepareStatus status = PrepareStatus::PassThrough;
   std::string why;  ///< pass-through reason (human text)
   /// PassThrough of a frame whose payload exceeds gso_size (it leaves unsegmented, e.g.
-  /// "geneve (not supported)"), as opposed to one that needs no segmenting.
+  /// "gre-in-udp (not supported)"), as opposed to one that needs no segmenting.
   bool oversize = false;
 };
 

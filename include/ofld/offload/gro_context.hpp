@@ -98,6 +98,7 @@ enum class GroReason : std::uint8_t {
   TableFull,       ///< G-7: bucket held 8 flows, the oldest is completed
   Timeout,         ///< G-9: flush timeout expired
   PollEnd,         ///< G-9: end of a NAPI-style batch (flush of every held flow)
+  GeneveVerOam,    ///< GN-2 (docs/geneve.md): Geneve version != 0 or the O (OAM) bit set
   Count_
 };
 inline constexpr std::size_t kGroReasonCount = std::size_t(GroReason::Count_);
@@ -116,7 +117,7 @@ inline constexpr std::uint16_t kUdpGroCntMax = 64;     ///< UDP_GRO_CNT_MAX
 struct GroUdpTunnel {
   std::uint16_t port = 0;           ///< local UDP port the tunnel listens on
   std::uint16_t registry_port = 0;  ///< registry UdpPort entry with the hooks (4789 VXLAN,
-                                    ///< 6080 GUE)
+                                    ///< 6080 GUE, 6081 Geneve)
   bool remcsum_rx = false;          ///< VXLAN_F_REMCSUM_RX (GUE: always honoured, V-10)
   bool remcsum_nopartial = false;   ///< *_REMCSUM_NOPARTIAL (W-22 no-partial mode)
 };

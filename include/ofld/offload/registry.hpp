@@ -4,7 +4,7 @@
 // Like the kernel's packet_offload / net_offload tables (net/core/gro.c, net/ipv4/protocol.c):
 // one entry per protocol, keyed by where its number is found — an ethertype (L3 handlers:
 // IPv4, IPv6, TEB), an IP protocol number (L4 and IP tunnels: TCP, UDP, GRE, IPIP) or a UDP
-// destination port (UDP tunnels: VXLAN, GUE). An entry carries the protocol's three hooks;
+// destination port (UDP tunnels: VXLAN, Geneve, GUE). An entry carries the protocol's three hooks;
 // a tunnel hook hands the inner packet back to the table, so the chain composes and adding a
 // protocol is adding one module plus one row in the protocol table (src/offload/protocols.cpp).
 //
@@ -88,8 +88,8 @@ struct ProtocolEntry {
 };
 
 /// The built-in protocols, one row per (key, number), each with its GSO and GRO hooks:
-/// Ethernet (TEB), IPv4, IPv6, TCP, UDP, GRE, IPIP, SIT, VXLAN (UDP 4789, 8472) and GUE
-/// (UDP 5555, 6080). The one list both engines use (src/offload/protocols.cpp).
+/// Ethernet (TEB), IPv4, IPv6, TCP, UDP, GRE, IPIP, SIT, VXLAN (UDP 4789, 8472), Geneve (UDP
+/// 6081) and GUE (UDP 5555, 6080). The one list both engines use (src/offload/protocols.cpp).
 std::span<const ProtocolEntry> builtin_protocols() noexcept;
 
 /// A table holding `rows` (later rows extend earlier ones with the same key and number, as

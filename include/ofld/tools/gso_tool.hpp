@@ -12,6 +12,7 @@
 #include "ofld/gso/gso.hpp"
 #include "ofld/io/tap.hpp"
 #include "ofld/offload/virtio_net.hpp"
+#include "ofld/wire/numbers.hpp"
 
 namespace ofld::tools {
 
@@ -30,6 +31,9 @@ struct GsoToolOptions {
   /// Input L4 checksum fields hold pseudo-header seeds (capture from a host with offloads).
   bool csum_partial = false;
   std::uint16_t gue_port = 0;  ///< UDP port carrying GUE (0: none)
+  /// UDP destination port carrying Geneve (RFC 8926: 6081; 0: none). Frames to another port
+  /// are segmented as the kernel's generic UDP tunnel path would (GN-6, docs/geneve.md).
+  std::uint16_t geneve_port = wire::udpport::kGeneve;
   /// The device's GSO size limits (core::Device::gso_max_size / gso_ipv4_max_size, bytes):
   /// a super-packet of at least this many bytes is segmented in software even when the
   /// features include TSO (F-10). 65536 by default; up to core::kGsoMaxSize for BIG TCP.
@@ -49,7 +53,7 @@ struct GsoToolSummary {
   /// Frames passed through that need no segmenting (payload fits, not TCP/UDP, ...).
   std::map<std::string, std::uint64_t> pass_reasons;
   /// Frames passed through although their payload exceeds mss, by reason (e.g.
-  /// "geneve (not supported)"). Counted in `passed` too.
+  /// "nested tunnels (not supported)"). Counted in `passed` too.
   std::map<std::string, std::uint64_t> unsegmented_reasons;
   gso::GsoCounters counters;
   core::Features features{};

@@ -123,6 +123,12 @@ class Encapsulation {
   /// The configuration's common settings and (VXLAN, GUE) its UDP ones; null when not UDP.
   virtual const TunnelCommon& common() const noexcept = 0;
   virtual const UdpTunnelSettings* udp() const noexcept { return nullptr; }
+  /// A reload: the outer TTL and TOS (`ttl`, `tos N|inherit`) of the datagrams built from now
+  /// on. Call from the thread that runs the endpoint.
+  void set_outer(std::uint8_t ttl, std::uint8_t tos, bool tos_inherit) noexcept {
+    auto& c = const_cast<TunnelCommon&>(common());  // every encapsulation's own (non-const) copy
+    c.ttl = ttl, c.tos = tos, c.tos_inherit = tos_inherit;
+  }
 
   // ---- device and socket
   /// Device link layer: Ethernet (TAP) for VXLAN, raw IP (TUN) for GUE/GRE.

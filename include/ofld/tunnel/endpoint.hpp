@@ -210,6 +210,10 @@ class Endpoint {
   void written(std::uint64_t frames, std::uint64_t bytes, std::uint64_t failed) noexcept;
   /// Age the FDB (VXLAN; call about once a second).
   void tick(std::uint64_t now_ns);
+  /// A reload: the outer header's TTL and TOS (`ttl`, `tos N|inherit`) for the trains built
+  /// from now on (the socket's TTL is the caller's). Call from the thread that runs this
+  /// endpoint.
+  void set_outer(std::uint8_t ttl, std::uint8_t tos, bool tos_inherit) noexcept;
   /// Peer session messages to send now (issue 15), one single-datagram train each (count 1,
   /// src_port = dst_port(): they leave from the tunnel's own port): ACKs queued by received
   /// HELLOs, and with `hellos` the HELLOs that are due (first contact, retries, refresh).

@@ -31,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -124,6 +125,15 @@ struct LocalMac {
   std::uint32_t seq = 0;         ///< MAC Mobility sequence number to advertise it with
 };
 
+/// What `ofld fdb --mac M` / `--vtep A` show (SharedFdb::write_json): unset = everything.
+/// With `mac`: that MAC's entry and local MAC, no flood list. With `remote`: the entries at
+/// that remote and the flood-list member, no local MACs. Both: both conditions.
+struct FdbFilter {
+  std::optional<Mac> mac;
+  std::optional<IpAddr> remote;
+  bool empty() const noexcept { return !mac && !remote; }
+};
+
 /// Refusal counters of one FDB (all its shards; relaxed atomics inside, copied out here).
 struct FdbRefusals {
   std::uint64_t maxaddress = 0;      ///< LearnResult::RefusedFull
@@ -162,6 +172,8 @@ class FlatMacMap {
   /// The slot for `m` (created zeroed but for mac/used when new) and whether it is new.
   std::pair<Slot*, bool> insert(const Mac& m);
   void erase(Slot* s) noexcept;
+  /// Give memory back after removals: a table below 1/8 full is rehashed to its size.
+  void maybe_shrink();
   /// Remove the slots `pred` is true for; `on_erase(slot)` runs before each removal.
   template <class Pred, class OnErase>
   std::size_t erase_if(Pred pred, OnErase on_erase);
@@ -230,6 +242,21 @@ class Fdb {
   bool set_evpn(const Mac& mac, const IpAddr& r, std::uint32_t seq, std::uint64_t now_ns);
   /// EVPN type-2 withdrawn: remove `mac`'s EVPN entry if it points at `r`. True when removed.
   bool remove_evpn(const Mac& mac, const IpAddr& r);
+  /// The EVPN entry of `mac` as a function of the routes present (the caller — the EVPN
+  /// client's route set, daemon::EvpnRib — chose the best route, RFC 7432 §15.1): `mac` →
+  /// `r` with `seq`, replacing a learned or EVPN entry whatever its sequence number (a static
+  /// entry is kept). A local MAC of ours wins over it when its sequence number is higher, or
+  /// equal and our VTEP (set_own_vtep) is the lower address; else the local is dropped (it
+  /// moved away). Returns true when the entry is now `r`.
+  bool program_evpn(const Mac& mac, const IpAddr& r, std::uint32_t seq, std::uint64_t now_ns);
+  /// No route for `mac` is left: remove its EVPN entry, wherever it points. True when removed.
+  bool clear_evpn(const Mac& mac);
+  /// Our VTEP address (RFC 7432 §15.1: of equal sequence numbers the lower VTEP wins).
+  /// Unset: a remote route of equal sequence number takes a local MAC away.
+  void set_own_vtep(const IpAddr& a);
+  /// A static entry taken out of the configuration (a reload): remove `mac`'s entry if it is
+  /// static. True when removed.
+  bool remove_static(const Mac& mac);
   /// Flood list by source: add `r` (Evpn: type-3; Group: the multicast group) / remove it.
   /// A member is kept while any source still names it.
   void add_flood(const IpAddr& r, FdbSource src);
@@ -277,6 +304,12 @@ class Fdb {
   void for_each_slot(F f) const {
     entries_.for_each([&](const detail::FdbSlot& s) { f(s, addr(s.remote)); });
   }
+  /// f(const FdbEntry&) for the entry of `m`, when there is one.
+  template <class F>
+  void for_one(const Mac& m, F f) const {
+    if (const auto* s = entries_.find(m)) f(view(*s));
+  }
+  bool has_local(const Mac& m) const noexcept { return locals_.find(m) != nullptr; }
   /// f(const Mac&, const LocalMac&) for every local MAC, table order.
   template <class F>
   void for_each_local(F f) const {
@@ -341,6 +374,14 @@ class SharedFdb {
   std::uint32_t known_generation() const noexcept;
   bool set_evpn(const Mac& mac, const IpAddr& r, std::uint32_t seq, std::uint64_t now_ns);
   bool remove_evpn(const Mac& mac, const IpAddr& r);
+  bool program_evpn(const Mac& mac, const IpAddr& r, std::uint32_t seq, std::uint64_t now_ns);
+  bool clear_evpn(const Mac& mac);
+  void set_own_vtep(const IpAddr& a);
+  /// The entry of `mac`, if any (one shard's lock).
+  std::optional<FdbEntry> find(const Mac& mac) const;
+  /// Whether `mac` is one of our local MACs.
+  bool is_local(const Mac& mac) const;
+  bool remove_static(const Mac& mac);
   void add_flood(const IpAddr& r, FdbSource src);
   void remove_flood(const IpAddr& r, FdbSource src);
   std::vector<std::pair<IpAddr, FdbSource>> flood_list() const;
@@ -387,7 +428,10 @@ class SharedFdb {
   nlohmann::json to_json(std::uint64_t now_ns) const;
   /// The same document as to_json, written as text to `out` (appended) without building a
   /// JSON tree: about 100 bytes of output per entry plus a 32-byte copy of each entry.
-  void write_json(std::string& out, std::uint64_t now_ns) const;
+  /// `filter` restricts entries, flood list and local MACs (FdbFilter); the counters and
+  /// limits are always whole-table. The daemon's `fdb` answer is this text with "vni" and
+  /// "evpn" added.
+  void write_json(std::string& out, std::uint64_t now_ns, const FdbFilter& filter = {}) const;
   /// A copy of the entries (for stats and tests).
   std::map<Mac, FdbEntry> entries() const;
 

@@ -104,6 +104,8 @@ class PeerTable {
 
   /// A configured remote: gets a session (HELLO at the next due()).
   void add(const IpAddr& a);
+  /// A remote taken out of the configuration (a reload): its session ends (no more HELLOs).
+  void remove(const IpAddr& a);
   /// HELLOs due at `now` (first contact, retries with backoff, refresh) appended to `out`.
   void due(std::uint64_t now_ns, std::vector<Out>& out);
   /// One received datagram (from its tunnel header on). Returns true when it is a control

@@ -384,6 +384,16 @@ struct ErspanIIIRepr {
 
 namespace geneve {
 inline constexpr std::size_t kBaseLen = 8, kOptHdrLen = 4;
+/// Largest header: 8 bytes + Opt Len 63 × 4 = 260 bytes (RFC 8926 §3.4).
+inline constexpr std::size_t kMaxLen = kBaseLen + 63 * 4;
+inline constexpr unsigned kVersion = 0;  ///< the only version RFC 8926 defines
+/// Byte 1 flag masks: O (control/OAM packet) and C (critical options present).
+inline constexpr std::uint8_t kFlagOam = 0x80, kFlagCritical = 0x40;
+/// An option's type byte with this bit set is critical (RFC 8926 §3.5.1).
+inline constexpr std::uint8_t kOptTypeCritical = 0x80;
+/// Overhead of Ethernet 14 + IPv4 20 / IPv6 40 + UDP 8 + Geneve 8 without options: the MTU
+/// headroom of a Linux geneve device (GENEVE_IPV4_HLEN / GENEVE_IPV6_HLEN plus Ethernet).
+inline constexpr std::size_t kHeadroom4 = 50, kHeadroom6 = 70;
 }
 
 /// Geneve header view (RFC 8926 §3.4): Ver(2) OptLen(6) | O C Rsvd(6) | Protocol Type(16) |
@@ -400,11 +410,16 @@ class GeneveHeader : public ViewBase<B> {
     if (n > s.size()) return truncated(HeaderKind::Geneve, 0, s.size(), n);
     return GeneveHeader(s.data(), n);
   }
+  /// A view over a header the caller has checked: at least 8 bytes, and 8 + Opt Len × 4
+  /// bytes present (the length taken from p[0] without a bound).
+  static constexpr GeneveHeader unchecked(B* p) noexcept {
+    return GeneveHeader(p, geneve::kBaseLen + std::size_t(p[0] & 0x3f) * 4);
+  }
   std::uint8_t version() const noexcept { return this->u8(0) >> 6; }
   /// Option length in 4-byte words.
   std::uint8_t opt_len() const noexcept { return this->u8(0) & 0x3f; }
-  bool oam() const noexcept { return this->u8(1) & 0x80; }
-  bool critical() const noexcept { return this->u8(1) & 0x40; }
+  bool oam() const noexcept { return this->u8(1) & geneve::kFlagOam; }
+  bool critical() const noexcept { return this->u8(1) & geneve::kFlagCritical; }
   std::uint16_t protocol() const noexcept { return this->be16(2); }
   std::uint32_t vni() const noexcept { return this->be24(4); }
   std::span<B> options() const noexcept { return this->header().subspan(geneve::kBaseLen); }
@@ -425,7 +440,7 @@ class GeneveHeader : public ViewBase<B> {
   void set_vni(std::uint32_t v) const noexcept requires ViewBase<B>::kMutable { this->w24(4, v); }
 
  private:
-  GeneveHeader(B* p, std::size_t n) : ViewBase<B>(p, n) {}
+  constexpr GeneveHeader(B* p, std::size_t n) : ViewBase<B>(p, n) {}
 };
 
 /// Geneve base header value (no options).

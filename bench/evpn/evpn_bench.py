@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""bench/evpn: `ofld tunnel ... evpn` at scale (docs/evpn.md "Scale").
+
+In a network namespace of its own: gobgpd (the endpoint's BGP daemon, API on 127.0.0.1:50071),
+a route generator peering with it over iBGP (bench/evpn/bgp_speaker.py: ROUTES type-2 routes
+from VTEPS VTEPs), and `ofld tunnel vxlan ... evpn`. Measured:
+  install      routes in ofld's FDB, from the moment gobgpd holds them all (and from the
+               generator's start)
+  fdb --json   `ofld fdb --json` of the whole table (median of 5)
+  rss          ofld's RSS per route (VmRSS at ROUTES minus before the routes, over ROUTES)
+  resync       after gobgpd restarts (SIGKILL, started again; the generator re-peers) and
+               after ofld restarts (SIGTERM, started again): until the FDB has every route
+               again and the client's route set equals gobgpd's
+  churn        (--churn S) 1,000 MAC moves a second for S seconds: reconnects, FDB = RIB at
+               the end, how far behind the FDB was at the end of the churn
+  withdrawal   the generator's session closed: gobgpd withdraws everything; time until the
+               FDB is empty, and RSS after (returned?)
+Needs root, gobgpd/gobgp, python3. Usage:
+  sudo bench/evpn/evpn_bench.py --ofld build/release/ofld [--routes 100000] [--vteps 1000]
+       [--churn 60] [--json OUT]
+"""
+import argparse
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+API = "127.0.0.1:50071"
+LOCAL, PEER = "10.99.0.1", "10.99.0.2"
+
+
+class Lab:
+    def __init__(self, a):
+        self.a = a
+        self.ns = "ofld-evb-%d" % os.getpid()
+        self.ctl = "/run/ofld/evb-%d.sock" % os.getpid()
+        self.tmp = "/tmp/ofld-evb-%d" % os.getpid()
+        os.makedirs(self.tmp, exist_ok=True)
+        os.makedirs("/run/ofld", exist_ok=True)
+        self.bgp = self.ofld = self.gen = None
+
+    def sh(self, *cmd, check=True):
+        return subprocess.run(["ip", "netns", "exec", self.ns, *cmd], check=check,
+                              capture_output=True, text=True)
+
+    def up(self):
+        subprocess.run(["ip", "netns", "add", self.ns], check=True)
+        self.sh("ip", "link", "set", "lo", "up")
+        self.sh("ip", "addr", "add", LOCAL + "/32", "dev", "lo")
+        self.sh("ip", "addr", "add", PEER + "/32", "dev", "lo")
+        conf = os.path.join(self.tmp, "gobgpd.toml")
+        with open(conf, "w") as f:
+            f.write('[global.config]\n  as = 65000\n  router-id = "%s"\n  local-address-list = ["%s"]\n'
+                    '[[neighbors]]\n  [neighbors.config]\n    neighbor-address = "%s"\n    peer-as = 65000\n'
+                    '  [neighbors.transport.config]\n    passive-mode = true\n    local-address = "%s"\n'
+                    '  [[neighbors.afi-safis]]\n    [neighbors.afi-safis.config]\n'
+                    '      afi-safi-name = "l2vpn-evpn"\n' % (LOCAL, LOCAL, PEER, LOCAL))
+        self.conf = conf
+
+    def start_bgp(self):
+        log = open(os.path.join(self.tmp, "gobgpd.log"), "a")
+        self.bgp = subprocess.Popen(["ip", "netns", "exec", self.ns, "gobgpd", "-f", self.conf, "-p",
+                                     "--api-hosts", API, "--pprof-disable", "-l", "warn"],
+                                    stdout=log, stderr=log)
+
+    def start_ofld(self):
+        log = open(os.path.join(self.tmp, "ofld.log"), "a")
+        self.ofld = subprocess.Popen(["ip", "netns", "exec", self.ns, self.a.ofld, "tunnel", "--dev", "evb0",
+                                      "--control", self.ctl, "vxlan", "id", "100", "local", LOCAL,
+                                      "evpn-server", API], stdout=log, stderr=log)
+        for _ in range(200):
+            if self.query("stats"):
+                return
+            time.sleep(0.05)
+        raise RuntimeError("ofld did not come up: " + open(os.path.join(self.tmp, "ofld.log")).read()[-2000:])
+
+    def start_gen(self):
+        self.gen = subprocess.Popen(["ip", "netns", "exec", self.ns, sys.executable,
+                                     os.path.join(HERE, "bgp_speaker.py"), LOCAL, "179", "65000",
+                                     str(self.a.routes), str(self.a.vteps), "100", PEER,
+                                     str(self.a.per_update)],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def ofld_pid(self):
+        # `ip netns exec` execs the program: the Popen pid is ofld's
+        return self.ofld.pid
+
+    def rss_kb(self):
+        with open("/proc/%d/status" % self.ofld_pid()) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        return 0
+
+    def query(self, req):
+        try:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(30)
+            s.connect(self.ctl)
+            if req != "stats":
+                s.sendall((req + "\n").encode())
+            s.shutdown(socket.SHUT_WR)
+            out = b""
+            while True:
+                d = s.recv(1 << 20)
+                if not d:
+                    break
+                out += d
+            s.close()
+            return json.loads(out)
+        except (OSError, ValueError):
+            return None
+
+    def fdb_entries(self):
+        j = self.query("stats")
+        return j.get("fdb", {}).get("entries", -1) if j else -1
+
+    def evpn(self):
+        j = self.query("fdb vtep 192.0.2.1")  # a VTEP no route names: just the counters
+        return j.get("evpn", {}) if j else {}
+
+    def rib_paths(self):
+        r = self.sh("gobgp", "-u", API.split(":")[0], "-p", API.split(":")[1], "global", "rib", "-a",
+                    "evpn", "summary", check=False)
+        try:
+            return int(r.stdout.split("Path:")[1].split()[0].strip(","))
+        except (IndexError, ValueError):
+            return -1
+
+    def down(self):
+        for p in (self.gen, self.ofld, self.bgp):
+            if p and p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+        subprocess.run(["ip", "netns", "del", self.ns], check=False)
+
+
+def wait(cond, timeout, step=0.05):
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        if cond():
+            return time.time() - t0
+        time.sleep(step)
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ofld", required=True)
+    ap.add_argument("--routes", type=int, default=100000)
+    ap.add_argument("--vteps", type=int, default=1000)
+    ap.add_argument("--churn", type=int, default=0)
+    ap.add_argument("--ofld-after", action="store_true",
+                    help="start ofld once gobgpd holds the routes (its start-up re-sync; RSS absolute)")
+    ap.add_argument("--per-update", type=int, default=100, help="NLRIs per UPDATE (1..100)")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    a.ofld = os.path.abspath(a.ofld)
+    N = a.routes
+    res = {"routes": N, "vteps": a.vteps, "nlris_per_update": a.per_update}
+    L = Lab(a)
+    try:
+        L.up()
+        L.start_bgp()
+        time.sleep(0.5)
+        if a.ofld_after:  # gobgpd takes the routes in first (no watcher), then ofld starts
+            t0 = time.time()
+            L.start_gen()
+            t_rib = wait(lambda: L.rib_paths() >= N, 1800, 0.5)
+            print("gobgpd holds %d routes after %.1f s" % (N, time.time() - t0), flush=True)
+        L.start_ofld()
+        if wait(lambda: L.evpn().get("connected"), 20) is None:
+            raise RuntimeError("ofld never connected to gobgpd")
+        if not a.ofld_after:
+            time.sleep(1)
+            rss0 = L.rss_kb()
+            t0 = time.time()
+            L.start_gen()
+            t_rib = wait(lambda: L.rib_paths() >= N, 1800, 0.1)
+        else:
+            rss0 = 0
+        t_rib_at = time.time()
+        t_fdb = wait(lambda: L.fdb_entries() >= N, 300)
+        res["install_s_from_gobgpd_holding"] = round(time.time() - t_rib_at, 3) if t_fdb is not None else None
+        res["install_s_from_start"] = round(time.time() - t0, 3) if t_fdb is not None else None
+        res["gobgpd_holding_s_from_start"] = round(t_rib, 3) if t_rib is not None else None
+        time.sleep(2)
+        rss1 = L.rss_kb()
+        res["rss_kb_before"], res["rss_kb_at_routes"] = rss0, rss1
+        res["rss_bytes_per_route"] = round((rss1 - rss0) * 1024 / N, 1) if rss0 else None
+        ts = []
+        for _ in range(5):
+            t = time.time()
+            r = subprocess.run([a.ofld, "fdb", "--json", "--control", L.ctl], capture_output=True)
+            ts.append(time.time() - t)
+            if r.returncode != 0:
+                res["fdb_json_error"] = (r.returncode, r.stderr[:300].decode(errors="replace"))
+        res["fdb_json_s_median"] = round(statistics.median(ts), 3)
+        res["fdb_json_bytes"] = len(r.stdout)
+        print(json.dumps(res), flush=True)
+        if not a.ofld_after:  # gobgpd restart (its re-ingest is slow with a watcher)
+            c0 = L.evpn().get("connects", 0)
+            L.bgp.kill()
+            L.bgp.wait()
+            t = time.time()
+            L.start_bgp()
+            t_b = wait(lambda: L.rib_paths() >= N, 900, 0.2)
+            t_b_at = time.time()
+            ok = wait(lambda: (lambda e: e.get("connects", 0) > c0 and e.get("mac_routes", 0) >= N and
+                               e.get("stale_routes", 1) == 0)(L.evpn()), 120, 0.1)
+            res["gobgpd_restart_holding_again_s"] = round(t_b, 3) if t_b is not None else None
+            res["resync_s_after_gobgpd_holding_again"] = round(time.time() - t_b_at, 3) if ok is not None else None
+            res["fdb_entries_after_gobgpd_restart"] = L.fdb_entries()
+            print(json.dumps(res), flush=True)
+        # ofld restart
+        L.ofld.terminate()
+        L.ofld.wait()
+        t = time.time()
+        L.start_ofld()
+        ok = wait(lambda: L.fdb_entries() >= N, 300)
+        res["resync_s_after_ofld_restart"] = round(time.time() - t, 3) if ok is not None else None
+        time.sleep(2)
+        res["rss_kb_at_routes_after_ofld_restart"] = L.rss_kb()
+        if a.churn:
+            time.sleep(1)
+            c0 = L.evpn().get("connects", 0)
+            L.gen.stdin.write("moves 1000 %d\n" % a.churn)
+            L.gen.stdin.flush()
+            time.sleep(a.churn + 0.5)
+            e = L.evpn()
+            res["churn_reconnects"] = e.get("connects", 0) - c0
+            ok = wait(lambda: L.fdb_entries() == N and L.evpn().get("mac_routes") == L.rib_paths(), 30, 0.2)
+            res["churn_fdb_equals_rib_s_after_end"] = round(ok, 3) if ok is not None else None
+            res["churn_moves_counted"] = L.evpn().get("moves")
+        # mass withdrawal
+        L.gen.stdin.write("quit\n")
+        L.gen.stdin.flush()
+        t = time.time()
+        ok = wait(lambda: L.fdb_entries() == 0, 60)
+        res["withdraw_all_s"] = round(time.time() - t, 3) if ok is not None else None
+        time.sleep(3)
+        res["rss_kb_after_withdraw_all"] = L.rss_kb()
+        # an ofld started fresh holds this much with no routes: RSS "returned" is relative to it
+    finally:
+        L.down()
+    res["machine"] = "shared 2-core VM, other builds running (absolute times noisy)"
+    print(json.dumps(res, indent=2))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(res, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,170 @@
+// Live reload: the plan (ofld/daemon/reload.hpp). One table of the settings a reload may not
+// change, each with how to print it; then the ones it may change, as lists of changes.
+#include "ofld/daemon/reload.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <set>
+
+namespace ofld::daemon {
+
+namespace {
+
+std::string b(bool v) { return v ? "on" : "off"; }
+std::string n(std::uint64_t v) { return std::to_string(v); }
+std::string key(const std::optional<std::uint32_t>& k) { return k ? std::to_string(*k) : "none"; }
+std::string mac_text(const tunnel::Mac& m) {
+  char s[24];
+  std::snprintf(s, sizeof s, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+  return s;
+}
+std::string mode_text(const DaemonConfig& c) { return std::string(c.tunnel.name()); }
+// The running encapsulation's settings (plan_reload compares within one encapsulation only).
+const tunnel::TunnelCommon& common(const DaemonConfig& c) { return c.tunnel.common(); }
+const tunnel::UdpTunnelSettings& udp(const DaemonConfig& c) { return *c.tunnel.udp(); }
+const tunnel::VxlanConfig& vx(const DaemonConfig& c) { return *c.tunnel.get<tunnel::VxlanConfig>(); }
+const tunnel::GueConfig& gue(const DaemonConfig& c) { return *c.tunnel.get<tunnel::GueConfig>(); }
+const tunnel::GreConfig& gre(const DaemonConfig& c) { return *c.tunnel.get<tunnel::GreConfig>(); }
+std::string tos_text(std::uint8_t tos, bool inherit) { return inherit ? "inherit" : std::to_string(tos); }
+
+/// A setting a reload may not change: its name and its value as text.
+struct Fixed {
+  const char* name;
+  std::function<std::string(const DaemonConfig&)> text;
+};
+
+// The settings a reload may not change, per mode ("encapsulation" first: the rest only
+// compare within one mode).
+const std::vector<Fixed>& fixed_common() {
+  static const std::vector<Fixed> k = {
+      {"encapsulation", [](const DaemonConfig& c) { return mode_text(c); }},
+      {"dev", [](const DaemonConfig& c) { return c.dev; }},
+      {"queues", [](const DaemonConfig& c) { return n(c.queues); }},
+      {"address", [](const DaemonConfig& c) { return c.address; }},
+      {"control", [](const DaemonConfig& c) { return c.control; }},
+      {"control-group", [](const DaemonConfig& c) { return c.control_group; }},
+      {"offload", [](const DaemonConfig& c) { return b(c.offload); }},
+      {"gro", [](const DaemonConfig& c) { return b(c.gro); }},
+      {"user", [](const DaemonConfig& c) { return c.user; }},
+      {"log-format", [](const DaemonConfig& c) { return c.log_format; }},
+      {"metrics", [](const DaemonConfig& c) { return c.metrics; }},
+      {"integrity", [](const DaemonConfig& c) { return b(c.integrity); }},
+      {"peer-key", [](const DaemonConfig& c) { return c.peer_key; }},
+  };
+  return k;
+}
+const std::vector<Fixed>& fixed_vxlan() {
+  static const std::vector<Fixed> k = {
+      {"id", [](const DaemonConfig& c) { return n(vx(c).vni); }},
+      {"local", [](const DaemonConfig& c) { return common(c).local.to_string(); }},
+      {"dstport", [](const DaemonConfig& c) { return n(vx(c).dstport); }},
+      {"srcport", [](const DaemonConfig& c) { return n(vx(c).port_min) + " " + n(vx(c).port_max); }},
+      {"udpcsum", [](const DaemonConfig& c) { return b(udp(c).udp_csum); }},
+      {"udp6zerocsumtx", [](const DaemonConfig& c) { return b(udp(c).udp6_zero_csum_tx); }},
+      {"udp6zerocsumrx", [](const DaemonConfig& c) { return b(udp(c).udp6_zero_csum_rx); }},
+      {"remcsumtx", [](const DaemonConfig& c) { return b(udp(c).remcsum_tx); }},
+      {"remcsumrx", [](const DaemonConfig& c) { return b(udp(c).remcsum_rx); }},
+      {"remcsum-nopartial", [](const DaemonConfig& c) { return b(udp(c).remcsum_nopartial); }},
+      {"mtu", [](const DaemonConfig& c) { return n(std::uint64_t(common(c).mtu)); }},
+      {"ageing", [](const DaemonConfig& c) { return n(vx(c).ageing_s); }},
+      {"learning", [](const DaemonConfig& c) { return b(vx(c).learning); }},
+      {"maxaddress", [](const DaemonConfig& c) { return n(vx(c).fdb_limits.maxaddress); }},
+      {"maxaddress-per-remote", [](const DaemonConfig& c) { return n(vx(c).fdb_limits.per_remote); }},
+      {"learning-from", [](const DaemonConfig& c) { return n(unsigned(vx(c).fdb_limits.from)); }},
+      {"local-maxaddress", [](const DaemonConfig& c) { return n(vx(c).fdb_limits.local_max); }},
+      {"group", [](const DaemonConfig& c) { return c.group.empty() ? "" : c.group.to_string() + " dev " + c.group_dev; }},
+      {"evpn", [](const DaemonConfig& c) { return b(c.evpn); }},
+      {"router-id", [](const DaemonConfig& c) { return c.evpn_router_id.to_string(); }},
+      {"dup-addr-detection", [](const DaemonConfig& c) {
+         return b(c.dup_addr_detection) + " " + n(c.dad_max_moves) + " " + n(c.dad_time_s) + " " +
+                n(c.dad_freeze_s) + b(c.dad_freeze_permanent);
+       }},
+  };
+  return k;
+}
+const std::vector<Fixed>& fixed_gue() {
+  static const std::vector<Fixed> k = {
+      {"local", [](const DaemonConfig& c) { return common(c).local.to_string(); }},
+      {"remote", [](const DaemonConfig& c) { return gue(c).remote.to_string(); }},
+      {"port", [](const DaemonConfig& c) { return n(gue(c).port); }},
+      {"udpcsum", [](const DaemonConfig& c) { return b(udp(c).udp_csum); }},
+      {"udp6zerocsumtx", [](const DaemonConfig& c) { return b(udp(c).udp6_zero_csum_tx); }},
+      {"udp6zerocsumrx", [](const DaemonConfig& c) { return b(udp(c).udp6_zero_csum_rx); }},
+      {"remcsumtx", [](const DaemonConfig& c) { return b(udp(c).remcsum_tx); }},
+      {"remcsumrx", [](const DaemonConfig& c) { return b(udp(c).remcsum_rx); }},
+      {"remcsum-nopartial", [](const DaemonConfig& c) { return b(udp(c).remcsum_nopartial); }},
+      {"mtu", [](const DaemonConfig& c) { return n(std::uint64_t(common(c).mtu)); }},
+  };
+  return k;
+}
+const std::vector<Fixed>& fixed_gre() {
+  static const std::vector<Fixed> k = {
+      {"local", [](const DaemonConfig& c) { return common(c).local.to_string(); }},
+      {"remote", [](const DaemonConfig& c) { return gre(c).remote.to_string(); }},
+      {"ikey", [](const DaemonConfig& c) { return key(gre(c).ikey); }},
+      {"okey", [](const DaemonConfig& c) { return key(gre(c).okey); }},
+      {"icsum", [](const DaemonConfig& c) { return b(gre(c).icsum); }},
+      {"ocsum", [](const DaemonConfig& c) { return b(gre(c).ocsum); }},
+      {"mtu", [](const DaemonConfig& c) { return n(std::uint64_t(common(c).mtu)); }},
+  };
+  return k;
+}
+// The fixed settings of the running encapsulation (encapsulation first compared equal).
+const std::vector<Fixed>& fixed_encap(const DaemonConfig& c) {
+  if (c.tunnel.get<tunnel::VxlanConfig>()) return fixed_vxlan();
+  if (c.tunnel.get<tunnel::GueConfig>()) return fixed_gue();
+  return fixed_gre();
+}
+
+std::string shown(const std::string& v) { return v.empty() ? "(none)" : v; }
+
+}  // namespace
+
+ReloadPlan plan_reload(const DaemonConfig& a, const DaemonConfig& z) {
+  ReloadPlan p;
+  auto check = [&](const std::vector<Fixed>& list) {
+    for (const auto& f : list) {
+      const std::string x = f.text(a), y = f.text(z);
+      if (x != y) {
+        p.refused = std::string(f.name) + ": " + shown(x) + " -> " + shown(y) +
+                    " cannot change while the endpoint runs (it needs a new device or socket, or "
+                    "changes what the data path was built with); restart the endpoint to change it";
+        return false;
+      }
+    }
+    return true;
+  };
+  if (!check(fixed_common())) return p;
+  if (!check(fixed_encap(a))) return p;
+
+  // ---- what a reload applies
+  if (const auto* va = a.tunnel.get<tunnel::VxlanConfig>()) {
+    const auto& vz = vx(z);
+    const std::set<tunnel::IpAddr> ra(va->remotes.begin(), va->remotes.end()), rz(vz.remotes.begin(), vz.remotes.end());
+    for (const auto& r : rz)
+      if (!ra.count(r)) p.remotes_added.push_back(r), p.changes.push_back("remote +" + r.to_string());
+    for (const auto& r : ra)
+      if (!rz.count(r)) p.remotes_removed.push_back(r), p.changes.push_back("remote -" + r.to_string());
+    std::map<tunnel::Mac, tunnel::IpAddr> fa(a.static_fdb.begin(), a.static_fdb.end()),
+        fz(z.static_fdb.begin(), z.static_fdb.end());
+    for (const auto& [m, r] : fz)
+      if (auto it = fa.find(m); it == fa.end() || !(it->second == r))
+        p.fdb_added.emplace_back(m, r), p.changes.push_back("fdb " + mac_text(m) + " " + r.to_string());
+    for (const auto& [m, r] : fa)
+      if (!fz.count(m)) p.fdb_removed.push_back(m), p.changes.push_back("fdb -" + mac_text(m));
+    if (a.evpn && a.evpn_server != z.evpn_server)
+      p.evpn_server = true, p.changes.push_back("evpn-server " + a.evpn_server + " -> " + z.evpn_server);
+  }
+  const auto &ca = common(a), &cz = common(z);
+  if (ca.ttl != cz.ttl) p.outer = true, p.changes.push_back("ttl " + n(ca.ttl) + " -> " + n(cz.ttl));
+  if (ca.tos != cz.tos || ca.tos_inherit != cz.tos_inherit)
+    p.outer = true,
+    p.changes.push_back("tos " + tos_text(ca.tos, ca.tos_inherit) + " -> " + tos_text(cz.tos, cz.tos_inherit));
+  if (a.log_level != z.log_level)
+    p.log_level = true, p.changes.push_back("log-level " + shown(a.log_level) + " -> " + shown(z.log_level));
+  return p;
+}
+
+}  // namespace ofld::daemon

@@ -1,0 +1,132 @@
+// EVPN at scale against a real gobgpd (docs/evpn.md "Scale"): a BGP speaker
+// (bench/evpn/bgp_speaker.py) gives gobgpd 10,000 type-2 routes from 100 VTEPs (RFC 7432
+// §7.2) over iBGP; an `ofld tunnel ... evpn` started while gobgpd holds them must install all
+// of them (gobgpd sends the table a WatchEvent begins with as one gRPC message, ~4 MB here:
+// past gRPC's 4 MiB default receive limit the stream failed and the FDB stayed empty), then
+// follow a restart of gobgpd, and end empty when the speaker's session closes (every route
+// withdrawn, RFC 4271 §6: the peer's routes go with its session). Root, gobgpd and an
+// EVPN-enabled build needed; skipped otherwise.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "ofld/daemon/tunnel_daemon.hpp"
+#include "ofld/io/netns.hpp"
+#include "proc_util.hpp"
+
+namespace {
+
+using namespace ofld;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kRoutes = 10000, kVteps = 100;
+
+std::size_t fdb_entries(const std::string& ctl) {
+  auto r = daemon::query_stats(ctl);
+  if (!r.ok() || !r.value().contains("fdb")) return 0;
+  return r.value()["fdb"].value("entries", std::size_t(0));
+}
+
+long rib_paths(io::Netns& ns) {
+  auto r = ns.exec({"gobgp", "-p", "50072", "global", "rib", "-a", "evpn", "summary"}, std::chrono::seconds(20));
+  if (!r.ok()) return -1;
+  const auto& o = r.value().out;
+  const auto at = o.find("Path:");
+  return at == std::string::npos ? -1 : std::atol(o.c_str() + at + 5);
+}
+
+template <class F>
+bool wait_for(F f, std::chrono::milliseconds limit) {
+  const auto t0 = Clock::now();
+  while (Clock::now() - t0 < limit) {
+    if (f()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+TEST(EvpnScale, EndpointStartedWhileGobgpdHolds10000RoutesInstallsAllAndFollowsRestartAndWithdrawal) {
+  if (!io::run_command({"gobgpd", "--version"}).ok()) GTEST_SKIP() << "gobgpd not installed (scripts/deps.sh)";
+  if (auto s = io::netns_available(); !s.ok()) GTEST_SKIP() << s.message();
+  auto n = io::Netns::create("ofld-evs");
+  if (!n.ok()) GTEST_SKIP() << n.message();
+  io::Netns ns = std::move(n.value());
+  ns.ip({"link", "set", "lo", "up"});
+  ns.ip({"addr", "add", "10.97.0.1/32", "dev", "lo"});
+  ns.ip({"addr", "add", "10.97.0.2/32", "dev", "lo"});
+  const std::string tag = std::to_string(::getpid());
+  const std::string conf = "/tmp/ofld-evs-" + tag + ".toml", blog = "/tmp/ofld-evs-bgp-" + tag + ".log",
+                    olog = "/tmp/ofld-evs-" + tag + ".log", slog = "/tmp/ofld-evs-spk-" + tag + ".log",
+                    ctl = "/run/ofld/evs-" + tag + ".sock";
+  {
+    FILE* f = std::fopen(conf.c_str(), "w");
+    ASSERT_TRUE(f);
+    std::fputs("[global.config]\n  as = 65000\n  router-id = \"10.97.0.1\"\n  local-address-list = [\"10.97.0.1\"]\n"
+               "[[neighbors]]\n  [neighbors.config]\n    neighbor-address = \"10.97.0.2\"\n    peer-as = 65000\n"
+               "  [neighbors.transport.config]\n    passive-mode = true\n    local-address = \"10.97.0.1\"\n"
+               "  [[neighbors.afi-safis]]\n    [neighbors.afi-safis.config]\n      afi-safi-name = \"l2vpn-evpn\"\n",
+               f);
+    std::fclose(f);
+  }
+  auto gobgpd = [&] {
+    return ktest::spawn({"ip", "netns", "exec", ns.name(), "gobgpd", "-f", conf, "-p", "--api-hosts",
+                         "127.0.0.1:50072", "--pprof-disable", "-l", "warn"},
+                        blog);
+  };
+  pid_t bgp = gobgpd();
+  pid_t spk = ktest::spawn({"ip", "netns", "exec", ns.name(), "python3",
+                            std::string(OFLD_SOURCE_DIR) + "/bench/evpn/bgp_speaker.py", "10.97.0.1", "179",
+                            "65000", std::to_string(kRoutes), std::to_string(kVteps), "100", "10.97.0.2"},
+                           slog);
+  pid_t ofld = -1;
+  struct Cleanup {
+    pid_t *a, *b, *c;
+    std::string ctl;
+    ~Cleanup() {
+      ktest::stop(*c);
+      ktest::stop(*b);
+      ktest::stop(*a);
+      ::unlink(ctl.c_str());
+    }
+  } cleanup{&bgp, &spk, &ofld, ctl};
+  ASSERT_TRUE(wait_for([&] { return rib_paths(ns) >= kRoutes; }, std::chrono::seconds(60)))
+      << "gobgpd never held the routes: " << ktest::slurp(slog) << ktest::slurp(blog);
+
+  ofld = ktest::spawn({"ip", "netns", "exec", ns.name(), OFLD_CLI_PATH, "tunnel", "--dev", "evs0", "--control", ctl,
+                       "vxlan", "id", "100", "local", "10.97.0.1", "evpn-server", "127.0.0.1:50072"},
+                      olog);
+  const auto t0 = Clock::now();
+  ASSERT_TRUE(wait_for([&] { return fdb_entries(ctl) >= std::size_t(kRoutes); }, std::chrono::seconds(20)))
+      << "FDB entries " << fdb_entries(ctl) << "\n" << ktest::slurp(olog);
+  const auto install_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count();
+  RecordProperty("install_ms", int(install_ms));
+  auto j = daemon::query_control(ctl, "fdb vtep 10.100.0.1");
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ(j.value()["entries"].size(), std::size_t(kRoutes / kVteps)) << "--vtep: the routes of one VTEP";
+  EXPECT_EQ(j.value()["evpn"]["connects"], 1) << "no reconnection loop";
+
+  // gobgpd restarted: the speaker re-peers, the table is read again, nothing is lost
+  ktest::stop(bgp, SIGKILL);
+  bgp = gobgpd();
+  ASSERT_TRUE(wait_for(
+      [&] {
+        auto q = daemon::query_control(ctl, "fdb vtep 192.0.2.1");
+        return q.ok() && q.value()["evpn"].value("connects", 0) >= 2 &&
+               q.value()["evpn"].value("mac_routes", 0) >= kRoutes;
+      },
+      std::chrono::seconds(30)))
+      << ktest::slurp(olog);
+  EXPECT_EQ(fdb_entries(ctl), std::size_t(kRoutes));
+
+  // the speaker's session ends: gobgpd withdraws its routes, the FDB empties
+  ktest::stop(spk);
+  EXPECT_TRUE(wait_for([&] { return fdb_entries(ctl) == 0; }, std::chrono::seconds(30)))
+      << "FDB entries " << fdb_entries(ctl);
+  ::unlink(conf.c_str());
+}
+
+}  // namespace
