@@ -299,7 +299,7 @@ const std::vector<Setting>& settings() {
       {"local-maxaddress", {"local_maxaddress"}, nullptr, Arity::One, Value::Any, kVx, {"local-maxaddress"},
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 0, 16777216, n)) return e;
            c.cfg.vxlan.fdb_limits.local_max = std::uint32_t(n))},
-      // issue 15: integrity mode (inner checksums elided toward peers that have it too)
+      // integrity mode (inner checksums elided toward peers that have it too)
       {"integrity", {}, nullptr, Arity::Flag, Value::Any, kVx | kL3, {"integrity"}, SET(c.cfg.integrity = on)},
       // peer sessions authenticated with a pre-shared key (HMAC-SHA-256; docs/peer-protocol.md)
       {"peer-key", {}, nullptr, Arity::One, Value::Str, kVx | kL3, {"peer-key"},
@@ -436,7 +436,7 @@ std::optional<std::string> finish(Ctx& c) {
     if (cfg.evpn && cfg.vxlan.local.empty())
       return std::string("evpn: needs local ADDR (the VTEP address the routes carry)");
     if (auto e = tunnel::validate(cfg.vxlan, cfg.group.empty() && !cfg.evpn)) return e;
-    // Issue 15: with the inner checksum elided, the outer UDP checksum is what protects the
+    // Integrity mode: with the inner checksum elided, the outer UDP checksum is what protects the
     // inner frame (the link CRC of IPoIB connected mode, spec I-5) — in both directions.
     const auto& v = cfg.vxlan;
     if (cfg.integrity && (!v.tx_outer_csum() || v.udp6_zero_csum_rx))
@@ -459,7 +459,7 @@ std::optional<std::string> finish(Ctx& c) {
     }
   }
   if (auto e = tunnel::validate(cfg.ip)) return e;
-  // Issue 15 in the L3 modes: the outer checksum protects the inner packet once its own
+  // Integrity mode in the L3 modes: the outer checksum protects the inner packet once its own
   // checksum is elided — GUE's UDP checksum as for VXLAN, GRE's own checksum (V-13) both ways.
   const auto& ip = cfg.ip;
   if (cfg.integrity && c.mode == kGue && (!ip.tx_outer_csum() || ip.udp6_zero_csum_rx))

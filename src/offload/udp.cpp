@@ -278,7 +278,7 @@ int udp_segment(GsoContext& ctx) {
                               /*own_hlen=*/-1);
   }
   // Inside a tunnel's inner call (encapsulation cleared) a UDP packet whose gso_type asks
-  // for a UDP tunnel and not for USO is a second tunnel level (issue 11 item 4).
+  // for a UDP tunnel and not for USO is a second tunnel level (X-31: one level per pass).
   if (ctx.tunnel_inner && (t & (core::skb_gso::UDP_TUNNEL | core::skb_gso::UDP_TUNNEL_CSUM)) &&
       !(t & core::skb_gso::UDP_L4))
     return ctx.fail(GsoReason::NestedTunnel);

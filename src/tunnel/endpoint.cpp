@@ -324,7 +324,7 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
   if (flooded && remotes_.size() > 1) ++ctr_.tx_flooded;
   const std::uint16_t sport = enc_->src_port(frame);
   const std::uint8_t tos = enc_->outer_tos(frame);  // every segment has the frame's dsfield
-  const bool elide = opts_.peer_sessions && tx_elide(now_ns);  // integrity mode (issue 15)
+  const bool elide = opts_.peer_sessions && tx_elide(now_ns);  // integrity mode
 
   // GSO of the inner super-packet; the tunnel header goes on each segment below.
   segs_.clear();
@@ -332,7 +332,7 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
   // Where nothing else needs the segments' inner checksums (no RCO possible, not elided),
   // the train builder is the "device" with NETIF_F_SG | NETIF_F_HW_CSUM: GSO neither copies
   // nor sums, and each segment's checksum is summed while it is copied into the train
-  // (copy_and_checksum_help, one pass) — one copy of the payload instead of two (issue 16).
+  // (copy_and_checksum_help, one pass) — one copy of the payload instead of two.
   const bool sum_in_train = !elide && enc_->gso_features() == core::Features{};
   // The value the kernel's software path writes for a sum that folds to 0: TCP segments keep
   // 0 (tcp_gso_segment), UDP segments and a lone frame's checksum_help write 0xFFFF.
@@ -507,7 +507,7 @@ void Endpoint::receive(std::span<const std::uint8_t> payload, const IpAddr& from
 void Endpoint::receive_one(std::span<const std::uint8_t> payload, const IpAddr& from, Peer* peer,
                            OuterCsum outer, std::uint64_t now_ns, const core::BufferRef* owner,
                            int outer_tos) {
-  // Peer session messages (issue 15) are not data: consumed and counted by the session table.
+  // Peer session messages are not data: consumed and counted by the session table.
   if (opts_.peer_sessions && rx_control(payload, from, now_ns)) return;
   ++ctr_.rx_datagrams;
   ctr_.rx_dgram_bytes += payload.size();
@@ -521,7 +521,7 @@ void Endpoint::receive_one(std::span<const std::uint8_t> payload, const IpAddr& 
     if (peer) ++peer->ctr.rx_dropped;
     return;
   }
-  // The inner checksum field held its seed: delivered NEEDS_CSUM, never summed (issue 15).
+  // The inner checksum field held its seed: delivered NEEDS_CSUM, never summed (integrity mode).
   if (peer && !d.rco && d.pkt.ip_summed() == core::IpSummed::Partial) ++peer->ctr.rx_csum_seed;
   if (fdb_) {  // VXLAN: loop check and vxlan_snoop
     Mac src = mac_at(d.pkt.head(), wire::eth::kSrcOffset);

@@ -1,4 +1,4 @@
-// The Endpoint's peer-session and integrity-mode parts (issue 15; docs/peer-protocol.md),
+// The Endpoint's peer-session and integrity-mode parts (docs/peer-protocol.md),
 // kept apart from the packet path in endpoint.cpp: control messages in and out, and the
 // decision to elide inner checksums toward a peer.
 #include "ofld/tunnel/endpoint.hpp"
@@ -26,7 +26,7 @@ bool Endpoint::elide_inner_csum(core::Packet& seg) noexcept {
   if (seg.ip_summed() != core::IpSummed::Partial) return false;
   if (std::get<core::CsumPartial>(seg.csum).not_inet) return false;  // CRC32c: finish it
   // The field keeps the seed; the outer checksum protects the bytes, the receiver delivers
-  // the frame NEEDS_CSUM (issue 15, spec I-5 carried over).
+  // the frame NEEDS_CSUM (spec I-5 carried over).
   seg.csum = core::CsumNone{};
   return true;
 }

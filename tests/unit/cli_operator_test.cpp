@@ -139,7 +139,7 @@ TEST(CliOperator, BenchCsumSizesOutOfRangeNamedUpFront) {
   }
 }
 
-// Issue 11 item 5: `ofld csum verify` reassembles fragments and says which frames made each
+// `ofld csum verify` reassembles fragments and says which frames made each
 // datagram, in the text and in the JSON. Expected frame lists are tshark's (ip.fragment /
 // ipv6.fragment with ip.defragment / ipv6.defragment on) for the public captures.
 TEST(CliOperator, Item5_CsumVerifyNamesTheFramesOfEachDatagram) {
@@ -186,7 +186,7 @@ TEST(CliOperator, Item5_CsumVerifyNamesTheFramesOfEachDatagram) {
   }
 }
 
-// Issue 11 item 6: `ofld gro --features` takes ethtool names as `ofld gso` does; the old flag
+// `ofld gro --features` takes ethtool names as `ofld gso` does; the old flag
 // stays an alias. Without rx-gro (NETIF_F_GRO, spec G-1) nothing is merged; rx-udp-gro-
 // forwarding is NETIF_F_GRO_UDP_FWD (U-3), rx-gro-list NETIF_F_GRO_FRAGLIST (T-4).
 TEST(CliOperator, Item6_GroFeaturesTakesEthtoolNames) {

@@ -1,4 +1,4 @@
-// Issue 11 item 5: `ofld csum verify` as deep as tshark — IPv4/IPv6 reassembly (RFC 791 §3.2,
+// `ofld csum verify` as deep as tshark — IPv4/IPv6 reassembly (RFC 791 §3.2,
 // RFC 8200 §4.5, RFC 5722 §4 + erratum 3089), bounded memory and time, and encapsulations
 // followed to the stated limit with a named verdict past it.
 //

@@ -473,7 +473,7 @@ TEST(PacketCsum, C28_ChecksumHelpErrorsAndComplete) {
   EXPECT_EQ(c.to_bytes(), b);
 }
 
-// checksum_help on flat bytes (the train builder's sum after its copy, issue 16): the same
+// checksum_help on flat bytes (the train builder's sum after its copy): the same
 // field value as checksum_help on the packet; RFC 1071 §3's example (words 0001 f203 f4f5 f6f7
 // sum to 0xddf2, checksum 0x220d); C-29's 0 → 0xFFFF; a field outside the bytes refused.
 TEST(PacketCsum, C28_C29_ChecksumHelpBytes) {

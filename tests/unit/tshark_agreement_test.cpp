@@ -350,7 +350,7 @@ TEST(TsharkAgreement, KnownBadCapturesAreBadForBoth) {
   }
 }
 
-// Issue 11 item 5: with reassembly on both sides (tshark's ip.defragment / ipv6.defragment),
+// With reassembly on both sides (tshark's ip.defragment / ipv6.defragment),
 // every capture agrees frame by frame and layer by layer, the L4 of each reassembled datagram
 // (and every tunnel layer inside it) included, and both name the same frames for each
 // datagram. The captures with fragments must really reassemble (ip4/ip6 fragments, and the

@@ -269,7 +269,7 @@ TEST(WireErspan, V15_TypeIIGolden) {
 }
 
 TEST(WireErspan, V16_TypeIIIGoldenWithPlatform) {
-  // Ver 2, VLAN 0x064 → 20 64; COS 0 BSO 0 T 0 Session 1 → 00 01; Timestamp 0x11223344;
+  // Ver 2, VLAN 0x064 → 20 64; COS 0 BSO 0 T 0 SessionID 1 → 00 01; Timestamp 0x11223344;
   // SGT 0x0102; P 1, FT 0, HwID 0x2d (10 1101) → byte10 = 1 00000 10 = 0x82,
   // byte11 = 1101 1 10 1 (HwID low 4, D 1, Gra 2, O 1) = 0xdd; platform sub-header 8 bytes.
   const Bytes b = hex("20 64 00 01  11 22 33 44  01 02 82 dd  0c 00 00 00 00 00 00 01");
