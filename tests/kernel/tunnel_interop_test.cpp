@@ -285,7 +285,7 @@ std::string request_response(const io::Netns& from, const io::Netns& to, const s
   return c.ok() ? c.value().out : "client failed: " + c.message();
 }
 
-TEST(TunnelInterop, G2_RequestsJustAboveOneMssBothWaysNoRetransmits) {
+TEST(TunnelInterop, BugG2_RequestsJustAboveOneMssBothWaysNoRetransmits) {
   Pair p;
   bool skipped = false;
   std::string why = setup(p, {false, true, false, false}, skipped);

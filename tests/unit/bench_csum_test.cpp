@@ -11,7 +11,7 @@
 
 using namespace ofld;
 
-TEST(BenchCsum, Item6_ReadBaselineIsTheWidestAndFastestRead) {
+TEST(BenchCsum, ReadBaselineIsTheWidestAndFastestRead) {
   bench::CsumBenchOptions o;
   o.sizes = {1500, 65536};
   o.reps = 7;

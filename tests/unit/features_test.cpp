@@ -412,7 +412,7 @@ TEST(Features, F20_LinearizeAndCsumOffsets) {
   EXPECT_FALSE(resolve_tx(p, d).crc32c_help);
 }
 
-TEST(Features, G1_Ipv6NeverGetsIpv4ChecksumOffload) {
+TEST(Features, BugG1_Ipv6NeverGetsIpv4ChecksumOffload) {
   // public-bugs G1 (VPP-1857): an IPv6/TCP packet must not be handed to an IPv4-only checksum
   // engine. With a device that only has IP_CSUM, the resolved features of an IPv6 packet
   // carry no checksum capability, and the checksum is finished in software.

@@ -356,7 +356,7 @@ TEST(TsharkAgreement, KnownBadCapturesAreBadForBoth) {
 // datagram. The captures with fragments must really reassemble (ip4/ip6 fragments, and the
 // GRE-in-fragmented-IPv4 of zeek_erspan.pcap); the nested ones (VXLAN ×3, ERSPAN, GRE in UDP)
 // are compared layer by layer as in the test above.
-TEST(TsharkAgreement, Item5_ReassemblyAndNestingAsTshark) {
+TEST(TsharkAgreement, ReassemblyAndNestingAsTshark) {
   if (!have_tshark()) GTEST_SKIP() << "tshark not installed; agreement test skipped";
   const auto files = capture_files();
   ASSERT_FALSE(files.empty());

@@ -109,6 +109,7 @@ std::vector<tunnel::TapFrame> deliver(const tunnel::TxTrain& t, S& to, const tun
 
 }  // namespace
 
+// I-5: both sides have integrity, so neither computes an inner checksum.
 TEST(TunnelIntegrity, BothSidesNoInnerChecksumComputed) {
   Side a(kA, kB, true, 0x1111), b(kB, kA, true, 0x2222);
   handshake(a, kA, b, kB, 1);

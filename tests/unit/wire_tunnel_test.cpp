@@ -307,7 +307,7 @@ TEST(WireErspan, V17_MetadataSizes) {
 // ---- Geneve ---------------------------------------------------------------------------------
 
 TEST(WireGeneve, GoldenWithOption) {
-  // RFC 8926 §3.4: Ver 0, Opt Len 2 (8 bytes) → 0x02; O 0, C 1 → 0x40; Protocol 0x6558;
+  // GN-1, RFC 8926 §3.4: Ver 0, Opt Len 2 (8 bytes) → 0x02; O 0, C 1 → 0x40; Protocol 0x6558;
   // VNI 0x00abcd, reserved; option class 0x0102, type 0x80, R 0, length 1 (4 data bytes).
   const Bytes b = hex("02 40 65 58  00 ab cd 00  01 02 80 01  de ad be ef");
   auto g = GeneveHeader<>::parse(b);
