@@ -252,7 +252,8 @@ int uso_segment(GsoContext& ctx) {
       wire::store_be16(uh + udp::kCheckOffset, csum::udp_csum_mangle(core::gso_make_checksum(s, ~std::uint32_t(check))));
     }
   }
-  // NONE on the original becomes UNNECESSARY (bad-offload check, X-4).
+  // NONE on the original becomes UNNECESSARY (the kernel does it to keep its
+  // bad-offload warning quiet).
   if (skb.ip_summed() == core::IpSummed::None) skb.csum = core::CsumUnnecessary{};
   return 0;
 }
