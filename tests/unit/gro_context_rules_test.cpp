@@ -1,11 +1,13 @@
 // GRO engine rules checked at the GroContext helpers (offload/gro_context.hpp) and through the
 // engine: dispatch (G-3, G-6, G-10), the carried checksum (G-14, G-15), merge accounting
-// (G-20), and the GRE receive checks (W-6, W-7, W-8, W-10). Expected values come from the
-// spec rules and the kernel functions they mirror (net/core/gro.c dev_gro_receive,
-// include/net/gro.h, net/ipv4/gre_offload.c gre_gro_receive), never from ofld's output.
+// (G-20), the GRE receive checks (W-6, W-7, W-8, W-10) and UDP fraglist mode (U-8). Expected
+// values come from the spec rules and the kernel functions they mirror (net/core/gro.c
+// dev_gro_receive, include/net/gro.h, net/ipv4/gre_offload.c gre_gro_receive,
+// net/ipv4/udp_offload.c udp_gro_receive_segment), never from ofld's output.
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "gro_test_util.hpp"
@@ -292,3 +294,70 @@ TEST(GroContextRules, W6_GreChecksumOverGueNotMerged) {
 }
 
 }  // namespace
+
+namespace {
+
+// One UDP datagram of the flow 192.168.1.200:1500 → .100:8000 at the UDP header, with a held
+// packet of the same flow as its only candidate (what dev_gro_receive and inet_gro_receive
+// have set up when udp4_gro_receive runs).
+struct UdpRound {
+  std::vector<std::uint8_t> held_bytes = udp_frame(false, 100, false, 1500, 8000, 'u', 0);
+  std::vector<std::uint8_t> skb_bytes = udp_frame(false, 100, false, 1500, 8000, 'u', 1);
+  ofld::offload::GroConfig cfg;
+  GroHeld held;
+  GroHeld* cand[1] = {&held};
+  Packet skb = Packet::from_bytes(skb_bytes);
+  GroContext ctx;
+
+  void run(bool held_flist) {
+    held.pkt = Packet::from_bytes(held_bytes);
+    held.network_offsets[0] = 14;
+    held.transport_offset = 34;
+    held.proto = 17;
+    held.data_offset = 42;
+    held.same_flow = true;
+    held.is_flist = held_flist;
+    ctx.cfg = &cfg;
+    ctx.reg = &ofld::offload::builtin_registry();
+    ctx.skb = &skb;
+    ctx.data_offset = 34;
+    ctx.proto = 17;
+    ctx.network_offsets[0] = 14;
+    ctx.transport_offset = 34;
+    ctx.candidates = std::span<GroHeld*>(cand, 1);
+    const auto* udp = ctx.reg->find(Key::IpProto, 17);
+    ASSERT_NE(udp, nullptr);
+    udp->gro_receive(ctx);
+  }
+};
+
+}  // namespace
+
+// U-8: a datagram whose fraglist mode differs from its flow's is not merged, and the held flow
+// is completed. Here the device has GRO_FRAGLIST and no socket wants UDP_GRO, so the datagram is
+// in fraglist mode (U-3); a flow held in segment mode refuses it. With the modes equal (both
+// segment mode: GRO_UDP_FWD without GRO_FRAGLIST) the same datagram merges.
+TEST(GroContextRules, U8_FraglistModeMismatchCompletesTheFlow) {
+  UdpRound mismatch;
+  mismatch.cfg.gro_fraglist = true;
+  mismatch.run(/*held_flist=*/false);
+  EXPECT_TRUE(mismatch.ctx.is_flist);
+  EXPECT_TRUE(mismatch.ctx.flush);
+  EXPECT_EQ(mismatch.ctx.skb_reason, GroReason::FraglistMode);
+  EXPECT_EQ(mismatch.ctx.pp, &mismatch.held);
+  EXPECT_EQ(mismatch.ctx.pp_reason, GroReason::FraglistMode);
+
+  UdpRound other_way;  // segment-mode datagram, fraglist flow
+  other_way.cfg.udp_gro_fwd = true;
+  other_way.run(/*held_flist=*/true);
+  EXPECT_FALSE(other_way.ctx.is_flist);
+  EXPECT_EQ(other_way.ctx.skb_reason, GroReason::FraglistMode);
+  EXPECT_EQ(other_way.ctx.pp, &other_way.held);
+
+  UdpRound same;  // both segment mode: merged
+  same.cfg.udp_gro_fwd = true;
+  same.run(/*held_flist=*/false);
+  EXPECT_FALSE(same.ctx.flush);
+  EXPECT_TRUE(same.ctx.same_flow);
+  EXPECT_EQ(same.held.count, 2);
+}
