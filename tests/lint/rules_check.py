@@ -202,8 +202,9 @@ def check_index(src):
     for i, cells in sorted(untested.items(), key=lambda kv: sort_key(kv[0])):
         # the known gaps: cited by code and by no test; once a test cites one it moves up
         if i in by_id or i in by_file:
+            citing = ", ".join(sorted(by_id.get(i, by_file.get(i)))[:3])
             bad.append(f"{i} is under '{UNTESTED_HEADING}' but a test cites it: move it "
-                       f"into the rule table ({', '.join(sorted(by_id.get(i, by_file.get(i)))[:3])})")
+                       f"into the rule table ({citing})")
         elif i not in where:
             bad.append(f"{i} is under '{UNTESTED_HEADING}' but nothing cites it")
         if len(cells) != 3 or not all(cells):
@@ -243,7 +244,8 @@ def check_history(src):
         text = read(src, f)
         if f.startswith("tests/"):
             for m in TEST_MACRO.finditer(text):
-                if re.search(r"Issue\d", m.group(1)) or re.search(r"Issue\d|(^|_)Item\d", m.group(2)):
+                suite, name = m.group(1), m.group(2)
+                if re.search(r"Issue\d", suite) or re.search(r"Issue\d|(^|_)Item\d", name):
                     bad.append(f"{f}: test {m.group(1)}.{m.group(2)} is named after an issue")
         if f.startswith(("src/", "include/", "tests/")) or f in ("CMakeLists.txt",) or \
                 f.startswith("cmake/"):
@@ -252,7 +254,8 @@ def check_history(src):
             for n, c in comments(text, f):
                 m = HISTORY.search(c)
                 if m and not re.search(r"#(include|define|if|endif|pragma|else|undef)", c):
-                    bad.append(f"{f}:{n}: comment cites history ({m.group(0)!r}): {c.strip()[:100]}")
+                    bad.append(f"{f}:{n}: comment cites history ({m.group(0)!r}): "
+                               f"{c.strip()[:100]}")
     if bad:
         print("\n".join(bad))
         return 1

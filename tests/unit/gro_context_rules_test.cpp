@@ -1,5 +1,5 @@
 // GRO engine rules checked at the GroContext helpers (offload/gro_context.hpp) and through the
-// engine: dispatch (G-3, G-6, G-10), the carried checksum (G-14, G-15), merge accounting
+// engine: dispatch (G-3, G-6, G-10), the carried checksum (G-14, G-15, N-9), merge accounting
 // (G-20), the GRE receive checks (W-6, W-7, W-8, W-10) and UDP fraglist mode (U-8). Expected
 // values come from the spec rules and the kernel functions they mirror (net/core/gro.c
 // dev_gro_receive, include/net/gro.h, net/ipv4/gre_offload.c gre_gro_receive,
@@ -56,7 +56,9 @@ Outcome run_counted(const Frames& frames, ofld::gro::EngineOptions o = opts()) {
   return r;
 }
 
-std::uint64_t not_merged(const Outcome& r, GroReason why) { return r.c.not_merged[std::size_t(why)]; }
+std::uint64_t not_merged(const Outcome& r, GroReason why) {
+  return r.c.not_merged[std::size_t(why)];
+}
 
 Frames tcp_stream(int n) {
   Frames f;
@@ -81,7 +83,7 @@ Frames gre_stream(std::uint16_t flags, std::uint16_t proto, int n) {
   return f;
 }
 
-// ---- dispatch --------------------------------------------------------------------------------
+// ---- dispatch ---------------------------------------------------------------------------------
 
 // G-3: an ethertype without a GRO handler passes up unchanged — never held, never merged.
 TEST(GroContextRules, G3_EthertypeWithoutHandlerPassesUpUnchanged) {
@@ -150,7 +152,7 @@ TEST(GroContextRules, G10_RecursionLimitFlushes) {
   EXPECT_EQ(none.skb_reason, GroReason::NoHandler);
 }
 
-// ---- the carried checksum ----------------------------------------------------------------------
+// ---- the carried checksum ---------------------------------------------------------------------
 
 // G-14 skb_gro_checksum_try_convert: only when no verified level is left and no sum is
 // carried does the context take ~pseudo as its COMPLETE-style sum.
@@ -189,8 +191,8 @@ TEST(GroContextRules, G15_PostpullTakesHeaderOutOfCarriedSum) {
     ctx.csum_valid = true;
     ctx.csum = cs::csum_partial(b.data(), b.size(), 0);
     ofld::offload::gro_postpull_rcsum(ctx, 0, hdr);
-    EXPECT_EQ(cs::csum_fold(ctx.csum), cs::csum_fold(cs::csum_partial(b.data() + hdr, b.size() - hdr, 0)))
-        << hdr;
+    const cs::wsum rest = cs::csum_partial(b.data() + hdr, b.size() - hdr, 0);
+    EXPECT_EQ(cs::csum_fold(ctx.csum), cs::csum_fold(rest)) << hdr;
   }
   Packet p = Packet::from_bytes(pattern(60, 9));
   GroContext none;
@@ -200,7 +202,7 @@ TEST(GroContextRules, G15_PostpullTakesHeaderOutOfCarriedSum) {
   EXPECT_EQ(none.csum, cs::wsum(0x1111));
 }
 
-// ---- merge accounting ----------------------------------------------------------------------------
+// ---- merge accounting -------------------------------------------------------------------------
 
 // G-20: a merge adds the arriving packet's segment count (a GSO packet brings gso_segs) and
 // its payload to the aggregate, and marks the packet merged (same_flow).
@@ -244,7 +246,8 @@ TEST(GroContextRules, W10_GrePullsItsHeaderLength) {
     const std::size_t inner = kGreOff + len;
     ASSERT_EQ(b.size(), inner + 20 + 20 + 300) << flags;
     EXPECT_EQ(get16(b.data() + inner + 2), 20 + 20 + 300) << "inner tot_len " << flags;
-    for (std::size_t i = inner + 40; i < b.size(); ++i) ASSERT_EQ(b[i], 'a') << flags << " at " << i;
+    for (std::size_t i = inner + 40; i < b.size(); ++i)
+      ASSERT_EQ(b[i], 'a') << flags << " at " << i;
   }
 }
 
@@ -360,4 +363,51 @@ TEST(GroContextRules, U8_FraglistModeMismatchCompletesTheFlow) {
   EXPECT_FALSE(same.ctx.flush);
   EXPECT_TRUE(same.ctx.same_flow);
   EXPECT_EQ(same.held.count, 2);
+}
+
+namespace {
+
+ofld::core::wsum g_seen_csum = 0;
+std::uint32_t g_seen_offset = 0;
+bool g_seen_valid = false;
+void record_l4(GroContext& ctx) {
+  g_seen_csum = ctx.csum;
+  g_seen_offset = ctx.data_offset;
+  g_seen_valid = ctx.csum_valid;
+}
+
+}  // namespace
+
+// N-9: IPv6 GRO takes the IPv6 header (and the extension headers it walks, N-7) out of the
+// carried CHECKSUM_COMPLETE sum before the L4 handler runs, so that handler sees the sum of
+// exactly its own bytes. The IPv6 hook of the built-in table runs; the TCP slot is a recorder.
+TEST(GroContextRules, N9_Ipv6HeaderTakenOutOfTheCarriedSum) {
+  const auto* v6 = ofld::offload::builtin_registry().find(Key::Ethertype, 0x86DD);
+  ASSERT_NE(v6, nullptr);
+  ofld::offload::Registry reg;
+  ASSERT_TRUE(reg.add(Key::Ethertype, 0x86DD, *v6));
+  ASSERT_TRUE(reg.add(Key::IpProto, 6, {"recorder", nullptr, record_l4, nullptr}));
+  for (bool ext : {false, true}) {
+    Tcp t;
+    t.v6 = true;
+    if (ext) t.v6_ext = std::vector<std::uint8_t>(8, 0);  // an 8-byte destination-options header
+    const auto b = tcp_frame(t);
+    const std::size_t l4 = 14 + 40 + (ext ? 8 : 0);
+    ofld::offload::GroConfig cfg;
+    Packet p = Packet::from_bytes(b);
+    GroContext ctx;
+    ctx.cfg = &cfg;
+    ctx.reg = &reg;
+    ctx.skb = &p;
+    ctx.data_offset = 14;
+    ctx.protocol = 0x86DD;
+    ctx.csum_valid = true;  // G-5: a device COMPLETE sum from the network header on
+    ctx.csum = cs::csum_partial(b.data() + 14, b.size() - 14, 0);
+    g_seen_valid = false;
+    ofld::offload::gro_call_receive(ctx, Key::Ethertype, 0x86DD);
+    ASSERT_TRUE(g_seen_valid) << ext;
+    EXPECT_EQ(g_seen_offset, l4) << ext;
+    const cs::wsum l4_sum = cs::csum_partial(b.data() + l4, b.size() - l4, 0);
+    EXPECT_EQ(cs::csum_fold(g_seen_csum), cs::csum_fold(l4_sum)) << ext;
+  }
 }
