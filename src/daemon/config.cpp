@@ -310,7 +310,7 @@ const std::vector<Setting>& settings() {
       {"local-maxaddress", {"local_maxaddress"}, nullptr, Arity::One, Value::Any, kVx, {"local-maxaddress"},
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 0, 16777216, n)) return e;
            c.vx().fdb_limits.local_max = std::uint32_t(n))},
-      // issue 15: integrity mode (inner checksums elided toward peers that have it too)
+      // integrity mode (inner checksums elided toward peers that have it too)
       {"integrity", {}, nullptr, Arity::Flag, Value::Any, kVx | kL3, {"integrity"}, SET(c.cfg.integrity = on)},
       // peer sessions authenticated with a pre-shared key (HMAC-SHA-256; docs/peer-protocol.md)
       {"peer-key", {}, nullptr, Arity::One, Value::Str, kVx | kL3, {"peer-key"},

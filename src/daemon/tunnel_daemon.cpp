@@ -136,7 +136,7 @@ struct Worker : detail::WorkerBase, io::FrameSink {
   std::vector<core::BufferRef> rxbufs;  // one per receive slot (shared with packets)
   std::vector<std::span<std::uint8_t>> rxspans;
   std::vector<tunnel::TxTrain> trains;
-  std::vector<tunnel::TxTrain> control;  // peer session messages (issue 15)
+  std::vector<tunnel::TxTrain> control;  // peer session messages (docs/peer-protocol.md)
   std::vector<tunnel::TapFrame> frames;
 
   int net_fd() const { return raw ? raw->fd() : udp->fd(); }
@@ -147,7 +147,7 @@ struct Worker : detail::WorkerBase, io::FrameSink {
   }
 
   // Worker 0, every loop iteration: age the shared FDB about once a second; peer session
-  // HELLOs that are due (issue 15).
+  // HELLOs that are due (docs/peer-protocol.md).
   void tick() {
     auto t = now_ns();
     if (t - last_tick > 1000000000ull) {
@@ -347,7 +347,7 @@ struct Worker : detail::WorkerBase, io::FrameSink {
 struct TunnelDaemon::Impl {
   DaemonConfig cfg;  // before ws: the workers point at it
   std::shared_ptr<tunnel::SharedFdb> fdb;  // VXLAN
-  std::shared_ptr<tunnel::PeerTable> peers;  // peer sessions, shared by the workers (issue 15)
+  std::shared_ptr<tunnel::PeerTable> peers;  // peer sessions, shared by the workers
   unsigned dev_offload = 0;
   detail::WorkerSet<Worker> ws;
   std::unique_ptr<EvpnClient> evpn;  // after ws: destroyed first (withdraws its routes)
@@ -734,7 +734,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
     if (!cfg.group.empty()) im->fdb->add_flood(cfg.group, tunnel::FdbSource::Group);
     po.fdb = im->fdb;
   }
-  {  // peer sessions (issue 15): every configured remote gets one
+  {  // peer sessions (docs/peer-protocol.md): every configured remote gets one
     tunnel::PeerOptions pso;
     pso.encap = enc->peer_encap();
     pso.integrity = cfg.integrity;
@@ -779,7 +779,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
       // 8 MiB receive queue (the kernel accounts twice that with its overhead): with 4 MiB a
       // 4-stream demo on 2 busy cores lost 0.03-0.1 % of the datagrams to overflow in 4 runs
       // of 5 (TCP retransmits 578-4440); with 8 MiB none in 8 of 8 (bench/tunnel-profile.md,
-      // "Session 10"). Drops that still happen are in stats (socket.rx_queue_drops).
+      // "Datagrams lost in the receive queue"). Drops that still happen are in stats (socket.rx_queue_drops).
       uo.rcvbuf_bytes = 8 << 20;
       uo.recv_tos = true;  // outer ECN for RFC 6040 decapsulation
       uo.mcast = !cfg.group.empty();

@@ -20,7 +20,7 @@ class GueEncap final : public Encapsulation {
   std::uint16_t dst_port() const noexcept override { return c_.port; }
   int overhead() const noexcept override { return c_.overhead(); }
   // Datagrams are copied into each packet: the NAPI weight, so that GRO merges them while
-  // they are cache-hot (bench/tunnel-profile.md, "Session 6").
+  // they are cache-hot (bench/tunnel-profile.md, the GRO batch measurements).
   std::size_t default_gro_backlog() const noexcept override { return 64; }
 
   std::optional<Drop> tx_check(std::span<const std::uint8_t> p) const noexcept override {

@@ -338,7 +338,7 @@ void Endpoint::receive(std::span<const std::uint8_t> payload, const IpAddr& from
 void Endpoint::receive_one(std::span<const std::uint8_t> payload, const IpAddr& from, Peer* peer,
                            OuterCsum outer, std::uint64_t now_ns, const core::BufferRef* owner,
                            int outer_tos) {
-  // Peer session messages (issue 15) are not data: consumed and counted by the session table.
+  // Peer session messages are not data: consumed and counted by the session table.
   if (opts_.peer_sessions && rx_control(payload, from, now_ns)) return;
   ++ctr_.rx_datagrams;
   ctr_.rx_dgram_bytes += payload.size();
@@ -352,7 +352,7 @@ void Endpoint::receive_one(std::span<const std::uint8_t> payload, const IpAddr& 
     if (peer) ++peer->ctr.rx_dropped;
     return;
   }
-  // The inner checksum field held its seed: delivered NEEDS_CSUM, never summed (issue 15).
+  // The inner checksum field held its seed: delivered NEEDS_CSUM, never summed (integrity mode).
   if (peer && !d.rco && d.pkt.ip_summed() == core::IpSummed::Partial) ++peer->ctr.rx_csum_seed;
   // After decapsulation (VXLAN: loop check and vxlan_snoop).
   if (!enc_->after_decap(d.pkt, from, peer, now_ns, ctr_)) {

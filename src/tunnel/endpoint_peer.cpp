@@ -1,4 +1,4 @@
-// The Endpoint's peer-session and integrity-mode parts (issue 15; docs/peer-protocol.md),
+// The Endpoint's peer-session and integrity-mode parts (docs/peer-protocol.md),
 // kept apart from the packet path in endpoint.cpp: control messages in and out, and the
 // decision to elide inner checksums toward a peer.
 #include "ofld/tunnel/endpoint.hpp"

@@ -71,7 +71,7 @@ DecapResult gre_decap(std::span<const std::uint8_t> payload, const GreConfig& cf
   r.pkt = core::Packet::from_bytes(inner);
   // A verified GRE checksum gives the inner packet's sum for free (CHECKSUM_COMPLETE).
   if (h.csum_present()) r.pkt.csum = core::CsumComplete{inner_sum};
-  // K-9 (issue 15, integrity mode): a seed in the inner field is CHECKSUM_PARTIAL when the
+  // K-9 (integrity mode): a seed in the inner field is CHECKSUM_PARTIAL when the
   // GRE checksum, verified above, covers the bytes; without a GRE checksum it is not trusted
   // (rx_seed.hpp). A COMPLETE sum would fail the inner verification against a seed.
   detail::take_seed(r.pkt, seed_partial_ip(inner), h.csum_present(), c);

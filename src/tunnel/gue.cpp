@@ -97,7 +97,7 @@ DecapResult gue_decap(std::span<const std::uint8_t> payload, const GueConfig& cf
     r.rco = true;
   } else {
     r.pkt = core::Packet::from_bytes(inner);
-    // K-9 (issue 15, integrity mode): a seed in the inner field is CHECKSUM_PARTIAL under an
+    // K-9 (integrity mode): a seed in the inner field is CHECKSUM_PARTIAL under an
     // outer UDP checksum the kernel verified before the socket saw the datagram; under a
     // zero one it is not trusted (rx_seed.hpp).
     detail::take_seed(r.pkt, seed_partial_ip(inner), outer != OuterCsum::Zero, c);

@@ -1,4 +1,4 @@
-// Issue 11 item 8 bullet 1 (RFC 6040 ECN at the tunnel) and item 6 bullet 3 (udp6zerocsumrx
+// RFC 6040 ECN at the tunnel and udp6zerocsumrx (a zero IPv6 UDP checksum
 // enforced in the library) for the GUE and GRE / ip6gre modes: gue_decap / gre_decap and the
 // Endpoint. Expected values come from RFC 6040 §4.2 Figure 4 (decapsulation) and §4.1
 // (normal-mode encapsulation: CE → ECT(0)), and RFC 6935 §5 / RFC 8200 §8.1 (a zero UDP
@@ -106,7 +106,7 @@ constexpr int kFig4[4][4] = {
     /* inner CE      */ {3, 3, 3, 3},
 };
 
-TEST(Issue11Item8, GueGreDecapFollowsRfc6040Figure4) {
+TEST(IpTunnelEcnRfc6040, GueGreDecapFollowsRfc6040Figure4) {
   for (const auto& m : modes()) {
     const auto cfg = cfg_of(m.words);
     for (bool v6in : {false, true}) {
@@ -144,7 +144,7 @@ TEST(Issue11Item8, GueGreDecapFollowsRfc6040Figure4) {
   }
 }
 
-TEST(Issue11Item8, IpDatapathReceiveMarksCeAndDropsNotEct) {
+TEST(IpTunnelEcnRfc6040, IpDatapathReceiveMarksCeAndDropsNotEct) {
   for (const auto& m : modes()) {
     SCOPED_TRACE(m.name);
     auto cfg = cfg_of(m.words);
@@ -167,7 +167,7 @@ TEST(Issue11Item8, IpDatapathReceiveMarksCeAndDropsNotEct) {
   }
 }
 
-TEST(Issue11Item8, IpDatapathTransmitOuterTosPerRfc6040) {
+TEST(IpTunnelEcnRfc6040, IpDatapathTransmitOuterTosPerRfc6040) {
   // RFC 6040 §4.1 normal mode: the outer ECN is the inner's, except CE → ECT(0).
   const int enc[4] = {0, 1, 2, 2};
   for (const auto& m : modes()) {
@@ -192,7 +192,7 @@ TEST(Issue11Item8, IpDatapathTransmitOuterTosPerRfc6040) {
   }
 }
 
-TEST(Issue11Item8, TosInheritAcceptedForGueAndGre) {
+TEST(IpTunnelEcnRfc6040, TosInheritAcceptedForGueAndGre) {
   for (const auto& m : modes()) {
     auto w = m.words;
     w.insert(w.end(), {"tos", "inherit"});
@@ -202,7 +202,7 @@ TEST(Issue11Item8, TosInheritAcceptedForGueAndGre) {
   }
 }
 
-TEST(Issue11Item6, GueIpv6ZeroUdpChecksumNeedsUdp6zerocsumrx) {
+TEST(TunnelUdp6ZeroCsum, GueIpv6ZeroUdpChecksumNeedsUdp6zerocsumrx) {
   const auto v6 = *cfg_of(modes()[1].words).get<tunnel::GueConfig>();
   auto v6rx = *cfg_of({"gue", "local", "fd00::1", "remote", "fd00::2", "port", "5555", "udp6zerocsumrx"})
                    .get<tunnel::GueConfig>();

@@ -36,10 +36,10 @@ TEST(TunnelConfig, WordsFullSet) {
   ASSERT_EQ(c.static_fdb.size(), 1u);
 }
 
-// Issue 11 item 8: iproute2's `tos inherit` (the kernel's tos 1, vxlan_xmit_one: outer DSCP
+// iproute2's `tos inherit` (the kernel's tos 1, vxlan_xmit_one: outer DSCP
 // from the inner header), in words and TOML; a number keeps working; anything else is an error
 // naming `tos`.
-TEST(TunnelConfig, Issue11Item8_TosInherit) {
+TEST(TunnelConfig, TosInherit) {
   DaemonConfig c;
   ASSERT_FALSE(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "tos", "inherit"}, &c));
   EXPECT_TRUE(tunnel_test::vxlan_of(c).tos_inherit);
@@ -278,10 +278,10 @@ std::string toml_error(const std::string& text) {
   return std::holds_alternative<std::string>(p) ? std::get<std::string>(p) : std::string();
 }
 
-// Issue 14: one configuration parser. The command words and the equivalent TOML table give
+// One configuration parser. The command words and the equivalent TOML table give
 // the same configuration, field for field, in every mode and for every setting (flags on and
 // off, numbers, addresses, lists, pairs, keys, tos inherit, static FDB entries).
-TEST(TunnelConfig, Issue14_WordsAndTomlGiveTheSameConfig) {
+TEST(TunnelConfig, WordsAndTomlGiveTheSameConfig) {
   struct Case {
     std::vector<std::string> words;
     std::string toml;
@@ -323,11 +323,11 @@ TEST(TunnelConfig, Issue14_WordsAndTomlGiveTheSameConfig) {
   }
 }
 
-// Issue 14: the TOML front end names the setting ("table.key: ...") for every kind of wrong
+// The TOML front end names the setting ("table.key: ...") for every kind of wrong
 // value, as the words do — a flag given a number, a value setting given a boolean, a list
 // where one value goes — and checks the host settings (dev, address) with the same rules and
 // messages as --dev/--address (validate_local).
-TEST(TunnelConfig, Issue14_TomlErrorsNameTheSettingLikeTheWords) {
+TEST(TunnelConfig, TomlErrorsNameTheSettingLikeTheWords) {
   const std::string vx = "[vxlan]\nid = 1\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\n";
   EXPECT_EQ(toml_error(vx + "remcsumtx = 1\n").rfind("vxlan.remcsumtx:", 0), 0u) << toml_error(vx + "remcsumtx = 1\n");
   EXPECT_EQ(toml_error(vx + "udpcsum = \"yes\"\n").rfind("vxlan.udpcsum:", 0), 0u) << toml_error(vx + "udpcsum = \"yes\"\n");
@@ -353,9 +353,9 @@ TEST(TunnelConfig, Issue14_TomlErrorsNameTheSettingLikeTheWords) {
 
 namespace {
 
-// Issue 14: the command-line options (--dev, --address, --control, --queues, --no-offload,
+// The command-line options (--dev, --address, --control, --queues, --no-offload,
 // --no-gro) are the TOML file's top-level settings: same result, same message.
-TEST(TunnelConfig, Issue14_OptionsAreTheTopLevelSettings) {
+TEST(TunnelConfig, OptionsAreTheTopLevelSettings) {
   using ofld::daemon::apply_setting;
   const std::string vx = "[vxlan]\nid = 1\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\n";
   auto toml_cfg = [&](const std::string& top) {
@@ -383,10 +383,10 @@ TEST(TunnelConfig, Issue14_OptionsAreTheTopLevelSettings) {
 
 }  // namespace
 
-// Issue 15: `integrity` (word) and `integrity = true` (TOML) give the same configuration;
+// Integrity mode: `integrity` (word) and `integrity = true` (TOML) give the same configuration;
 // without the outer UDP checksum in both directions it is refused, naming the setting that
 // removes the protection.
-TEST(TunnelConfig, Issue15_IntegrityWordTomlAndOuterChecksumRequired) {
+TEST(TunnelConfig, IntegrityWordTomlAndOuterChecksumRequired) {
   DaemonConfig c;
   ASSERT_FALSE(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "integrity"}, &c));
   EXPECT_TRUE(c.integrity);

@@ -1,4 +1,4 @@
-// Issue 15, integrity mode in the endpoint (no I/O): toward a peer whose session advertised
+// Integrity mode in the endpoint (no I/O): toward a peer whose session advertised
 // the capability, the inner checksum is left as the pseudo-header seed (C-12, as RCO does,
 // W-26) and GSO copies without summing (X-8: HW_CSUM|SG, no CopySum segments); the receiver
 // takes the seed as CHECKSUM_PARTIAL and writes NEEDS_CSUM (S-8) without summing. Toward a
@@ -111,7 +111,8 @@ std::vector<tunnel::TapFrame> deliver(const tunnel::TxTrain& t, S& to, const tun
 
 }  // namespace
 
-TEST(TunnelIntegrity, Issue15_BothSidesNoInnerChecksumComputed) {
+// I-5: both sides have integrity, so neither computes an inner checksum.
+TEST(TunnelIntegrity, BothSidesNoInnerChecksumComputed) {
   Side a(kA, kB, true, 0x1111), b(kB, kA, true, 0x2222);
   handshake(a, kA, b, kB, 1);
   auto f = tcp_frame(3000, false, true);  // field holds the seed, as a TAP read gives it
@@ -147,7 +148,7 @@ TEST(TunnelIntegrity, Issue15_BothSidesNoInnerChecksumComputed) {
   EXPECT_EQ(0, std::memcmp(got.data() + 54, f.data() + 54, 3000));  // payload intact
 }
 
-TEST(TunnelIntegrity, Issue15_I7_PeerWithoutCapabilityGetsFullChecksums) {
+TEST(TunnelIntegrity, I7_PeerWithoutCapabilityGetsFullChecksums) {
   Side a(kA, kB, true, 0x1111), b(kB, kA, false, 0x2222);
   handshake(a, kA, b, kB, 1);
   auto f = tcp_frame(3000, false, true);
@@ -162,7 +163,7 @@ TEST(TunnelIntegrity, Issue15_I7_PeerWithoutCapabilityGetsFullChecksums) {
   EXPECT_EQ(a.ep->peer(kB)->ctr.tx_csum_full, 3u);
 }
 
-TEST(TunnelIntegrity, Issue15_NoSessionNoElision) {
+TEST(TunnelIntegrity, NoSessionNoElision) {
   // Integrity on, but the peer never answered (a kernel VXLAN device): full checksums.
   Side a(kA, kB, true, 0x1111);
   std::vector<tunnel::TxTrain> msgs;
@@ -176,7 +177,7 @@ TEST(TunnelIntegrity, Issue15_NoSessionNoElision) {
   EXPECT_EQ(a.ep->peer(kB)->ctr.tx_csum_full, 3u);
 }
 
-TEST(TunnelIntegrity, Issue15_MalformedControlCountedNotDelivered) {
+TEST(TunnelIntegrity, MalformedControlCountedNotDelivered) {
   Side a(kA, kB, true, 0x1111);
   std::vector<tunnel::TxTrain> msgs;
   a.ep->control_out(1, true, msgs);
@@ -237,7 +238,7 @@ TEST(TunnelIntegrity, I7_ForgedHelloFromSilentRemoteKeepsFullChecksums) {
   EXPECT_NE(i.state, tunnel::SessionState::Established);
 }
 
-// ---- GUE, GRE, ip6gre (issue 15: integrity mode beyond VXLAN) ----------------------------------
+// ---- GUE, GRE, ip6gre (integrity mode beyond VXLAN) -------------------------------------------
 
 namespace {
 
@@ -318,7 +319,7 @@ std::string l3_name(const L3Mode& m) {
 // X-8; GRE's raw socket would otherwise have summed each one, X-33), and the receiver, whose
 // outer checksum (GUE: UDP; GRE: the verified GRE checksum, V-13) protects the bytes, takes the
 // seed as CHECKSUM_PARTIAL (K-9) and writes NEEDS_CSUM (S-8) without summing.
-TEST(TunnelIntegrity, Issue15_GueGre_BothSidesNoInnerChecksumComputed) {
+TEST(TunnelIntegrity, GueGre_BothSidesNoInnerChecksumComputed) {
   for (const auto& m : kL3Modes) {
     SCOPED_TRACE(l3_name(m));
     const auto A = l3_addr(m, true), B = l3_addr(m, false);
@@ -361,7 +362,7 @@ TEST(TunnelIntegrity, Issue15_GueGre_BothSidesNoInnerChecksumComputed) {
 
 // I-7 in the L3 modes: integrity on here, the peer answered without it: full inner checksums
 // (RFC 793 verifies each), counted as full toward that peer; its receiver takes no seed.
-TEST(TunnelIntegrity, Issue15_I7_GueGre_PeerWithoutCapabilityGetsFullChecksums) {
+TEST(TunnelIntegrity, I7_GueGre_PeerWithoutCapabilityGetsFullChecksums) {
   for (const auto& m : kL3Modes) {
     SCOPED_TRACE(l3_name(m));
     const auto A = l3_addr(m, true), B = l3_addr(m, false);
@@ -391,7 +392,7 @@ TEST(TunnelIntegrity, Issue15_I7_GueGre_PeerWithoutCapabilityGetsFullChecksums) 
 // the seed is not trusted, the packet stays unverified and is counted. A complete inner
 // checksum under a GRE checksum stays CHECKSUM_COMPLETE (the sum comes free, V-13); a GRE
 // packet whose checksum fails is dropped, whatever its inner field holds.
-TEST(TunnelIntegrity, Issue15_K9_GueGreSeedPartialOnlyUnderOuterChecksum) {
+TEST(TunnelIntegrity, K9_GueGreSeedPartialOnlyUnderOuterChecksum) {
   for (bool v6 : {false, true}) {
     SCOPED_TRACE(v6 ? "IPv6 inner" : "IPv4 inner");
     const int l3 = v6 ? 40 : 20;
@@ -471,7 +472,7 @@ TEST(TunnelIntegrity, Issue15_K9_GueGreSeedPartialOnlyUnderOuterChecksum) {
 // `integrity` in the L3 modes (word and TOML): GUE needs its outer UDP checksum both ways,
 // like VXLAN; GRE / ip6gre need the GRE checksum both ways (`csum`, or `icsum` + `ocsum`),
 // since that is what protects the inner packet once its own checksum is elided.
-TEST(TunnelConfig, Issue15_IntegrityGueGreNeedsOuterChecksum) {
+TEST(TunnelConfig, IntegrityGueGreNeedsOuterChecksum) {
   auto words = [](std::vector<std::string> w, daemon::DaemonConfig* out = nullptr) {
     daemon::DaemonConfig c;
     auto e = daemon::parse_tunnel_words(w, c);

@@ -502,7 +502,7 @@ struct PacketMeta {
   bool encap_hdr_csum = false;   ///< outer csum to be done in software during GSO
   bool remcsum_offload = false;  ///< RCO in effect
   bool csum_valid = false;       ///< software validated (C-23)
-  bool csum_complete_sw = false; ///< COMPLETE value computed by software (C-24, C-27)
+  bool csum_complete_sw = false; ///< COMPLETE value computed by software (C-24)
 
   // -- checksum state --
   CsumState csum{CsumNone{}};

@@ -90,7 +90,7 @@ struct DaemonConfig {
   /// address family): one TunnelConfig, its encapsulation's settings in tunnel.encap.
   tunnel::TunnelConfig tunnel;
   std::vector<std::pair<tunnel::Mac, tunnel::IpAddr>> static_fdb;
-  /// Integrity mode (issue 15; word `integrity`, TOML `integrity = true` in the tunnel
+  /// Integrity mode (docs/peer-protocol.md; word `integrity`, TOML `integrity = true` in the tunnel
   /// table; every mode): inner checksums elided toward peers whose session says they have it
   /// too. Needs the outer checksum both ways (refused otherwise): VXLAN/GUE the outer UDP
   /// checksum, GRE/ip6gre the GRE checksum (`csum`).

@@ -1,4 +1,4 @@
-// ofld/gso/gso.hpp — the software GSO engine (docs/ARCHITECTURE.md: gso; spec §4 X-1..X-36).
+// ofld/gso/gso.hpp — the software GSO engine (docs/ARCHITECTURE.md: gso; spec §4, docs/rules.md X-).
 //
 // gso_segment() drives the offload chain (ofld/offload/registry.hpp) from the frame's first
 // header down to the L4 hook, which calls core::skb_segment() to build the segments; on the way back

@@ -77,7 +77,7 @@ namespace ofld::core { struct GsoCounters; }
 
 namespace ofld::tunnel {
 
-class PeerTable;  // ofld/tunnel/peer.hpp: per-remote sessions (issue 15)
+class PeerTable;  // ofld/tunnel/peer.hpp: per-remote sessions
 
 /// UDP_MAX_SEGMENTS of older kernels (64); 6.12 allows 128 — 64 works on both.
 inline constexpr std::size_t kMaxTrainSegs = 64;
@@ -85,9 +85,9 @@ inline constexpr std::size_t kMaxTrainSegs = 64;
 inline constexpr std::size_t kMaxTrainBytes = 65535 - 20 - 8;
 /// A train for one send: `count` datagrams (each from its tunnel header on) of `seg_size`
 /// bytes laid end to end in `buf`, the last one possibly shorter; seg_size == buf.size()
-/// for a single datagram. One representation only: issue 14 measured the scattered form
-/// (headers + the segments' own pieces over an iovec) against this copying form and kept
-/// this one (bench/tunnel-profile.md, "Session 6").
+/// for a single datagram. One representation only: the scattered form, measured
+/// (headers + the segments' own pieces over an iovec), was no faster than this copying form
+/// (bench/tunnel-profile.md, "Train representation: copying builder vs scattered").
 struct TxTrain {
   IpAddr remote;
   std::uint16_t src_port = 0;  ///< UDP source port (host order; VXLAN: flow_src_port; GUE: port; GRE: 0)
@@ -141,9 +141,9 @@ struct EndpointOptions {
   /// 1000 (netdev_max_backlog) for VXLAN, whose zero-copy receive leaves the payload in the
   /// receive slot; 64 (the NAPI weight) for GUE/GRE, whose datagrams are copied into each
   /// packet, so that GRO merges them while they are cache-hot (measured: bench/tunnel-profile.md,
-  /// "Session 6").
+  /// "GUE, GRE, ip6gre").
   std::size_t gro_backlog = 0;
-  /// Peer sessions (issue 15; shared by the workers): HELLO / HELLO-ACK datagrams received are
+  /// Peer sessions (docs/peer-protocol.md; shared by the workers): HELLO / HELLO-ACK datagrams received are
   /// handed to it instead of decapsulation, and with integrity mode inner checksums are
   /// elided toward peers it says have it too. Null: no sessions, full checksums.
   std::shared_ptr<PeerTable> peer_sessions;
@@ -176,7 +176,7 @@ class Endpoint {
   /// read batch) share a train where the previous frame's last train is still open (same
   /// remote, source port and TOS, no shorter datagram yet, within kMaxTrainSegs and
   /// kMaxTrainBytes): a batch of pure ACKs of one flow leaves as one UDP_SEGMENT send instead
-  /// of one send each; the datagrams are the same bytes in the same order (issue 16).
+  /// of one send each; the datagrams are the same bytes in the same order.
   void transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::uint8_t> frame,
                 std::uint64_t now_ns, std::vector<TxTrain>& out, const core::BufferRef* owner = nullptr);
   /// The daemon's report of one train's send: `ok` false → every datagram counted as
@@ -214,7 +214,7 @@ class Endpoint {
   /// from now on (the socket's TTL is the caller's). Call from the thread that runs this
   /// endpoint.
   void set_outer(std::uint8_t ttl, std::uint8_t tos, bool tos_inherit) noexcept;
-  /// Peer session messages to send now (issue 15), one single-datagram train each (count 1,
+  /// Peer session messages to send now (docs/peer-protocol.md), one single-datagram train each (count 1,
   /// src_port = dst_port(): they leave from the tunnel's own port): ACKs queued by received
   /// HELLOs, and with `hellos` the HELLOs that are due (first contact, retries, refresh).
   /// Not counted as data (tx counters); nothing when EndpointOptions::peer_sessions is null.

@@ -107,7 +107,7 @@ enum class OuterCsum : std::uint8_t { Unknown, Present, Zero };
 /// known to be zero carries no integrity and an unrecoverable inner checksum (K-2): counted
 /// in rx_rco_nocsum and dropped (RxRcoNoOuterCsum).
 ///
-/// Issue 11 item 1 (spec K-9, DESIGN "Receive"): without RCO, an inner TCP/UDP checksum field
+/// Receive-side PARTIAL (spec K-9, DESIGN "Receive"): without RCO, an inner TCP/UDP checksum field
 /// (Ethernet, up to two VLAN tags, IPv4 unfragmented or IPv6 with hop-by-hop/destination
 /// options) that holds exactly the pseudo-header seed of its packet is the receive form of
 /// CHECKSUM_PARTIAL — what a kernel peer sends across a veth with tx-checksumming on — and
