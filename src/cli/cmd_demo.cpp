@@ -1,4 +1,4 @@
-// `ofld demo`: wiring of daemon::run_demo and a printout.
+// `ofld demo`: wiring of lab::run_demo and a printout.
 #include <cctype>
 #include <cstdio>
 #include <iostream>
@@ -18,7 +18,7 @@ std::string encap_label(const std::string& e) {
 }
 
 ofld::cli::Registrar reg([](CLI::App& root) {
-  auto o = std::make_shared<ofld::daemon::DemoOptions>();
+  auto o = std::make_shared<ofld::lab::DemoOptions>();
   auto json_out = std::make_shared<bool>(false);
   auto no_offload = std::make_shared<bool>(false);
   auto no_gro = std::make_shared<bool>(false);
@@ -59,12 +59,12 @@ ofld::cli::Registrar reg([](CLI::App& root) {
     o->gro = !*no_gro;
     o->integrity_a = *integrity || *integrity_side == "a";
     o->integrity_b = *integrity || *integrity_side == "b";
-    if (auto why = ofld::daemon::demo_refusal(*o)) {  // before anything is made
+    if (auto why = ofld::lab::demo_refusal(*o)) {  // before anything is made
       std::cerr << "ofld demo: " << *why << "\n";
       ofld::cli::exit_code() = 2;
       return;
     }
-    auto r = ofld::daemon::run_demo(*o);
+    auto r = ofld::lab::run_demo(*o);
     if (!r.ok()) {
       std::cerr << "ofld demo: " << r.message() << "\n";
       ofld::cli::exit_code() = r.is_skipped() ? 1 : 2;

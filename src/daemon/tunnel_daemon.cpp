@@ -5,7 +5,6 @@
 // GRE/ip6gre); the fds are read and written by src/io.
 #include "ofld/daemon/tunnel_daemon.hpp"
 
-#include <malloc.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
@@ -36,6 +35,7 @@
 #include "ofld/io/vnet_writer.hpp"
 #include "ofld/daemon/reload.hpp"
 #include "ofld/daemon/service.hpp"
+#include "ofld/tunnel/endpoint.hpp"
 #include "ofld/tunnel/peer.hpp"
 #include "evpn.hpp"
 #include "metrics_server.hpp"
@@ -648,11 +648,6 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   if (cfg.queues < 1 || cfg.queues > kMaxQueues)
     return R::error("queues: " + std::to_string(cfg.queues) + " is not in 1.." +
                     std::to_string(kMaxQueues));
-  // The data path frees and reallocates 64 KiB buffers all the time: keep them in the heap
-  // (no mmap/munmap per buffer) and do not give the heap top back on every free (brk churn
-  // and page faults were ~5% of an endpoint's profile).
-  ::mallopt(M_MMAP_THRESHOLD, 4 << 20);
-  ::mallopt(M_TRIM_THRESHOLD, 64 << 20);
   auto im = std::make_unique<Impl>();
   im->cfg = cfg;
   im->running = cfg;

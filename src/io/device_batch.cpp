@@ -47,7 +47,7 @@ std::size_t read_batch(int fd, bool vnet_hdr, const char* kind, const std::strin
 }
 
 WriteResult write_batch(std::unique_ptr<VnetWriter>& w, int fd, const VnetWriterOptions& defaults,
-                        std::span<const tunnel::TapFrame> frames) {
+                        std::span<const offload::virtio::TapFrame> frames) {
   if (!w) w = std::make_unique<VnetWriter>(fd, defaults);
   WriteResult sum;
   for (const auto& f : frames) {

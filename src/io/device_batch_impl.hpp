@@ -23,6 +23,6 @@ std::size_t read_batch(int fd, bool vnet_hdr, const char* kind, const std::strin
 /// Write every frame through `w` (created on first use with `defaults`); the sum of the
 /// per-frame results (error: the last failure's errno).
 WriteResult write_batch(std::unique_ptr<VnetWriter>& w, int fd, const VnetWriterOptions& defaults,
-                        std::span<const tunnel::TapFrame> frames);
+                        std::span<const offload::virtio::TapFrame> frames);
 
 }  // namespace ofld::io::detail

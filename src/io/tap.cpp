@@ -227,7 +227,7 @@ void Tap::attach_writer(const VnetWriterOptions& opts) {
   writer_ = std::make_unique<VnetWriter>(fd_, opts);
 }
 
-WriteResult Tap::write_batch(std::span<const tunnel::TapFrame> frames) {
+WriteResult Tap::write_batch(std::span<const offload::virtio::TapFrame> frames) {
   VnetWriterOptions d;
   d.dev = name_;
   d.link = wire::LinkType::Ethernet;

@@ -126,7 +126,7 @@ void Tun::attach_writer(const VnetWriterOptions& opts) {
   writer_ = std::make_unique<VnetWriter>(fd_, opts);
 }
 
-WriteResult Tun::write_batch(std::span<const tunnel::TapFrame> frames) {
+WriteResult Tun::write_batch(std::span<const offload::virtio::TapFrame> frames) {
   VnetWriterOptions d;
   d.dev = name_;
   d.link = wire::LinkType::RawIp;

@@ -64,11 +64,11 @@ std::optional<GsoWriteKind> kind_of(const wv::Hdr& h) noexcept {
 
 }  // namespace
 
-int VnetWriter::write_whole(const tunnel::TapFrame& f) {
+int VnetWriter::write_whole(const offload::virtio::TapFrame& f) {
   std::uint8_t hb[wv::kHdrLen] = {};
   wv::emit(f.vnet, hb, wv::kHdrLen, wv::ByteOrder::Little);
   pieces_.clear();
-  tunnel::tap_pieces(f, pieces_);
+  offload::virtio::tap_pieces(f, pieces_);
   iov_.clear();
   if (opts_.vnet_hdr) iov_.push_back({hb, sizeof hb});
   for (auto p : pieces_) iov_.push_back({const_cast<std::uint8_t*>(p.data()), p.size()});
@@ -107,7 +107,7 @@ int VnetWriter::write_whole(const tunnel::TapFrame& f) {
   }
 }
 
-void VnetWriter::count_ok(const tunnel::TapFrame& f, WriteResult& res) {
+void VnetWriter::count_ok(const offload::virtio::TapFrame& f, WriteResult& res) {
   ++res.frames;
   res.bytes += f.size();
   ++st_.frames;
@@ -121,7 +121,7 @@ void VnetWriter::count_failed(int e, WriteResult& res) {
   res.error = st_.last_errno = e;
 }
 
-WriteResult VnetWriter::write(const tunnel::TapFrame& f) {
+WriteResult VnetWriter::write(const offload::virtio::TapFrame& f) {
   WriteResult res;
   const auto kind = kind_of(f.vnet);
   if (kind && opts_.gate->is_off(*kind)) {  // this kind goes out as segments
@@ -154,7 +154,7 @@ WriteResult VnetWriter::write(const tunnel::TapFrame& f) {
   return res;
 }
 
-int VnetWriter::segment_and_write(const tunnel::TapFrame& f, WriteResult& res) {
+int VnetWriter::segment_and_write(const offload::virtio::TapFrame& f, WriteResult& res) {
   // The frame as the kernel's own gate would set it up (virtio_net_hdr_to_skb, S-1..S-5).
   const std::span<const std::uint8_t> bytes = [&]() -> std::span<const std::uint8_t> {
     if (!f.pkt) return f.data;
@@ -211,7 +211,7 @@ int VnetWriter::segment_and_write(const tunnel::TapFrame& f, WriteResult& res) {
       err = EINVAL;
       continue;
     }
-    tunnel::TapFrame sf{*h, std::move(s)};
+    offload::virtio::TapFrame sf{*h, std::move(s)};
     int e = write_whole(sf);
     if (e == EINVAL && sf.pkt->ip_summed() == core::IpSummed::Partial) {
       // NEEDS_CSUM refused too: complete the checksum here and write it without.

@@ -13,7 +13,7 @@
 
 #include "ofld/daemon/tunnel_daemon.hpp"
 
-namespace ofld::daemon {
+namespace ofld::lab {
 
 using json = nlohmann::json;
 
@@ -299,7 +299,7 @@ io::Result<json> run_demo(const DemoOptions& o) {
   }
   // wait for the endpoints' control sockets
   for (int i = 0; i < 100; ++i) {
-    bool ready = (a_kernel || query_stats(ctl_a).ok()) && (b_kernel || query_stats(ctl_b).ok());
+    bool ready = (a_kernel || daemon::query_stats(ctl_a).ok()) && (b_kernel || daemon::query_stats(ctl_b).ok());
     if (ready || g_demo_signal) break;
     if ((!a_kernel && !ea.alive()) || (!b_kernel && !eb.alive()))
       return R::error("an endpoint exited at start-up: " +
@@ -317,7 +317,7 @@ io::Result<json> run_demo(const DemoOptions& o) {
       return true;
     };
     for (int i = 0; i < 100 && !g_demo_signal; ++i) {
-      if (established(query_stats(ctl_a)) && established(query_stats(ctl_b))) break;
+      if (established(daemon::query_stats(ctl_a)) && established(daemon::query_stats(ctl_b))) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   }
@@ -412,8 +412,8 @@ io::Result<json> run_demo(const DemoOptions& o) {
     }
   }
   json st;
-  if (!a_kernel) if (auto s = query_stats(ctl_a); s.ok()) st["a"] = s.value();
-  if (!b_kernel) if (auto s = query_stats(ctl_b); s.ok()) st["b"] = s.value();
+  if (!a_kernel) if (auto s = daemon::query_stats(ctl_a); s.ok()) st["a"] = s.value();
+  if (!b_kernel) if (auto s = daemon::query_stats(ctl_b); s.ok()) st["b"] = s.value();
   out["stats"] = st;
   srv.stop();
   int rca = ea.stop(), rcb = eb.stop();
@@ -422,4 +422,4 @@ io::Result<json> run_demo(const DemoOptions& o) {
   return out;
 }
 
-}  // namespace ofld::daemon
+}  // namespace ofld::lab

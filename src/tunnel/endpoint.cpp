@@ -20,24 +20,6 @@
 
 namespace ofld::tunnel {
 
-namespace {
-
-void packet_pieces(const core::Packet& p, std::vector<std::span<const std::uint8_t>>& out) {
-  if (p.headlen()) out.push_back(p.head());
-  for (const auto& f : p.frags())
-    if (f.len) out.push_back(f.bytes());
-  for (const auto& m : p.frag_list()) packet_pieces(m, out);
-}
-
-}  // namespace
-
-std::size_t tap_pieces(const TapFrame& f, std::vector<std::span<const std::uint8_t>>& out) {
-  std::size_t n = out.size();
-  if (f.pkt) packet_pieces(*f.pkt, out);
-  else if (!f.data.empty()) out.push_back(f.data);
-  return out.size() - n;
-}
-
 Endpoint::Endpoint(TunnelConfig cfg, EndpointOptions opts)
     : cfg_(std::move(cfg)), enc_(make_encapsulation(cfg_)), opts_(std::move(opts)) {
   enc_->bind(EncapBinding{opts_.fdb, opts_.own_mac});

@@ -29,6 +29,7 @@
 
 #include "ofld/daemon/tunnel_daemon.hpp"
 #include "ofld/io/netns.hpp"
+#include "netns_pair.hpp"
 #include "proc_util.hpp"
 
 namespace {
@@ -86,29 +87,14 @@ struct Lab {
 };
 
 std::string make_lab(Lab& l, bool& skipped) {
-  skipped = false;
-  if (auto s = io::netns_available(); !s.ok()) {
-    skipped = true;
-    return s.message();
-  }
-  auto a = io::Netns::create("ofld-ctl");
-  auto b = io::Netns::create("ofld-ctl");
-  if (!a.ok() || !b.ok()) {
-    skipped = a.is_skipped() || b.is_skipped();
-    return a.ok() ? b.message() : a.message();
-  }
-  l.A.emplace(std::move(a.value()));
-  l.B.emplace(std::move(b.value()));
-  for (auto* ns : {&*l.A, &*l.B}) {
-    ns->ip({"link", "set", "lo", "up"});
-    ns->sysctl("net.ipv6.conf.default.disable_ipv6", "1");
-  }
-  if (auto s = l.A->ip({"link", "add", "veth0", "type", "veth", "peer", "name", "veth0", "netns", l.B->name()}); !s.ok())
-    return s.message();
-  for (auto [ns, ad] : {std::pair{&*l.A, kUa}, std::pair{&*l.B, kUb}}) {
-    if (auto s = ns->ip({"addr", "add", std::string(ad) + "/24", "dev", "veth0"}); !s.ok()) return s.message();
-    if (auto s = ns->ip({"link", "set", "veth0", "up"}); !s.ok()) return s.message();
-  }
+  if (auto why = ktest::make_veth_pair(l.A, l.B,
+                                       {.prefix = "ofld-ctl",
+                                        .addr_a = std::string(kUa) + "/24",
+                                        .addr_b = std::string(kUb) + "/24",
+                                        .disable_ipv6 = true},
+                                       skipped);
+      !why.empty())
+    return why;
   return "";
 }
 
@@ -121,18 +107,7 @@ std::string start(Endpoint& e, const io::Netns& ns, const std::string& ctl,
                   const std::vector<std::string>& args, const std::string& tag, int wait_s = 30) {
   e.ctl = ctl;
   e.log = "/tmp/ofld-ctl-" + ns.name() + tag + ".log";
-  std::vector<std::string> cmd = {"ip", "netns", "exec", ns.name(), OFLD_CLI_PATH, "tunnel", "--control", e.ctl};
-  cmd.insert(cmd.end(), args.begin(), args.end());
-  e.pid = spawn(cmd, e.log);
-  for (int i = 0; i < wait_s * 20; ++i) {
-    if (daemon::query_stats(e.ctl).ok()) return "";
-    if (::waitpid(e.pid, nullptr, WNOHANG) == e.pid) {
-      e.pid = -1;
-      return "ofld tunnel exited: " + slurp(e.log);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return "ofld tunnel did not come up: " + slurp(e.log);
+  return ktest::start_tunnel(ns, e.ctl, e.log, args, e.pid, wait_s);
 }
 
 /// A TOML file: VXLAN A -> B and `n` static FDB entries toward a third (absent) VTEP.

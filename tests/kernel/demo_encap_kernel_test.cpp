@@ -73,10 +73,10 @@ namespace {
 
 // Combinations that cannot run are refused before anything is made, naming the option.
 TEST(DemoEncapRefusal, ImpossibleCombinationsNamed) {
-  using ofld::daemon::DemoOptions;
-  auto refuse = [](DemoOptions o) { return ofld::daemon::demo_refusal(o).value_or(""); };
+  using ofld::lab::DemoOptions;
+  auto refuse = [](DemoOptions o) { return ofld::lab::demo_refusal(o).value_or(""); };
   DemoOptions o;
-  for (const char* e : ofld::daemon::kDemoEncaps) {
+  for (const char* e : ofld::lab::kDemoEncaps) {
     o.encap = e;
     EXPECT_EQ(refuse(o), "") << e;
   }
@@ -99,16 +99,16 @@ TEST(DemoEncapRefusal, ImpossibleCombinationsNamed) {
 
 // --congestion is a name (TCP_CA_NAME_MAX 16 with the NUL).
 TEST(DemoCongestion, RefusedWhereItCannotApply) {
-  ofld::daemon::DemoOptions o;
+  ofld::lab::DemoOptions o;
   o.congestion = "cubic";
-  EXPECT_FALSE(ofld::daemon::demo_refusal(o));
+  EXPECT_FALSE(ofld::lab::demo_refusal(o));
   o.congestion = "bbr; rm";  // passed to iperf3 as one argument, but still not a name
-  EXPECT_NE(ofld::daemon::demo_refusal(o).value_or("").find("--congestion"), std::string::npos);
+  EXPECT_NE(ofld::lab::demo_refusal(o).value_or("").find("--congestion"), std::string::npos);
   o.congestion = std::string(16, 'a');
-  EXPECT_NE(ofld::daemon::demo_refusal(o).value_or("").find("--congestion"), std::string::npos);
+  EXPECT_NE(ofld::lab::demo_refusal(o).value_or("").find("--congestion"), std::string::npos);
   o.congestion = "cubic";
   o.latency = true;  // the namespaces' default: sockperf's sockets take it too
-  EXPECT_FALSE(ofld::daemon::demo_refusal(o));
+  EXPECT_FALSE(ofld::lab::demo_refusal(o));
 }
 
 // The result says which congestion control the stream ran, as iperf3 read it back
@@ -144,7 +144,7 @@ TEST(DemoCongestion, ResultNamesTheAlgorithmTheSocketRan) {
     }
   }
   if (other.empty()) GTEST_SKIP() << "no congestion control other than the default is allowed in a namespace";
-  ofld::daemon::DemoOptions o;
+  ofld::lab::DemoOptions o;
   o.kernel_both = true;  // the option is the stream's, whatever carries it
   o.seconds = 1;
   if (!restricted.empty()) {
@@ -152,24 +152,24 @@ TEST(DemoCongestion, ResultNamesTheAlgorithmTheSocketRan) {
     // allowed "reno bbr"): refused with the reason and the host setting that would allow it;
     // the host's lists are left as they were.
     o.congestion = restricted;
-    auto r = ofld::daemon::run_demo(o);
+    auto r = ofld::lab::run_demo(o);
     EXPECT_FALSE(r.ok());
     EXPECT_NE(r.message().find("--congestion " + restricted), std::string::npos) << r.message();
     EXPECT_NE(r.message().find("net.ipv4.tcp_allowed_congestion_control"), std::string::npos) << r.message();
     EXPECT_EQ(line("/proc/sys/net/ipv4/tcp_allowed_congestion_control"), allowed);
   }
   o.congestion = other;
-  auto r = ofld::daemon::run_demo(o);
+  auto r = ofld::lab::run_demo(o);
   ASSERT_TRUE(r.ok()) << r.message();
   ASSERT_FALSE(r.value().contains("error")) << r.value().dump();
   EXPECT_EQ(r.value()["config"].value("tcp_congestion", ""), other);
   EXPECT_EQ(line("/proc/sys/net/ipv4/tcp_congestion_control"), " " + host_default + " ");
   o.congestion = "no_such_cc";  // a name, but not an algorithm this kernel has
-  r = ofld::daemon::run_demo(o);
+  r = ofld::lab::run_demo(o);
   EXPECT_FALSE(r.ok());
   EXPECT_NE(r.message().find("--congestion"), std::string::npos) << r.message();
   o.congestion.clear();
-  r = ofld::daemon::run_demo(o);
+  r = ofld::lab::run_demo(o);
   ASSERT_TRUE(r.ok()) << r.message();
   ASSERT_FALSE(r.value().contains("error")) << r.value().dump();
   EXPECT_EQ(r.value()["config"].value("tcp_congestion", ""), host_default);
@@ -180,14 +180,14 @@ TEST(DemoCongestion, ResultNamesTheAlgorithmTheSocketRan) {
 // Integrity mode is available in every encapsulation between two ofld endpoints
 // (GUE with its outer UDP checksum, GRE/ip6gre with csum, which the demo then turns on).
 TEST(DemoIntegrity, EveryEncapTakesIntegrity) {
-  ofld::daemon::DemoOptions o;
-  for (const char* e : ofld::daemon::kDemoEncaps) {
+  ofld::lab::DemoOptions o;
+  for (const char* e : ofld::lab::kDemoEncaps) {
     o.encap = e;
     o.ipv6_underlay = std::string(e) == "ip6gre";
     o.integrity_a = true;
     o.integrity_b = true;
-    EXPECT_EQ(ofld::daemon::demo_refusal(o).value_or(""), "") << e;
+    EXPECT_EQ(ofld::lab::demo_refusal(o).value_or(""), "") << e;
     o.integrity_b = false;  // one side only: the other computes (I-7)
-    EXPECT_EQ(ofld::daemon::demo_refusal(o).value_or(""), "") << e;
+    EXPECT_EQ(ofld::lab::demo_refusal(o).value_or(""), "") << e;
   }
 }

@@ -24,6 +24,7 @@
 
 #include "ofld/daemon/tunnel_daemon.hpp"
 #include "ofld/io/netns.hpp"
+#include "netns_pair.hpp"
 #include "proc_util.hpp"
 
 namespace {
@@ -100,28 +101,13 @@ std::string start(const io::Netns& ns, Endpoint& e, const std::string& mode, con
 }
 
 std::string setup(Setup& s, const std::string& mode, bool inner_v6, bool& skipped) {
-  skipped = false;
-  if (auto st = io::netns_available(); !st.ok()) {
-    skipped = true;
-    return st.message();
-  }
-  auto a = io::Netns::create("ofld-tw");
-  auto b = io::Netns::create("ofld-tw");
-  if (!a.ok() || !b.ok()) {
-    skipped = a.is_skipped() || b.is_skipped();
-    return a.ok() ? b.message() : a.message();
-  }
-  s.A.emplace(std::move(a.value()));
-  s.B.emplace(std::move(b.value()));
+  if (auto why = ktest::make_veth_pair(s.A, s.B,
+                                       {.prefix = "ofld-tw", .addr_a = "10.79.0.1/24", .addr_b = "10.79.0.2/24"},
+                                       skipped);
+      !why.empty())
+    return why;
   auto& A = *s.A;
   auto& B = *s.B;
-  for (auto* ns : {&A, &B}) ns->ip({"link", "set", "lo", "up"});
-  if (auto st = A.ip({"link", "add", "veth0", "type", "veth", "peer", "name", "veth0", "netns", B.name()}); !st.ok())
-    return st.message();
-  for (auto [ns, ad] : {std::pair{&A, "10.79.0.1/24"}, std::pair{&B, "10.79.0.2/24"}}) {
-    if (auto st = ns->ip({"addr", "add", ad, "dev", "veth0"}); !st.ok()) return st.message();
-    if (auto st = ns->ip({"link", "set", "veth0", "up"}); !st.ok()) return st.message();
-  }
   if (auto e = start(B, s.eb, mode, "10.79.0.2", "10.79.0.1", "192.168.79.2/24", false); !e.empty()) return e;
   if (auto e = start(A, s.ea, mode, "10.79.0.1", "10.79.0.2", "192.168.79.1/24", true); !e.empty()) return e;
   if (inner_v6) {

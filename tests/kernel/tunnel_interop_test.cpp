@@ -18,6 +18,7 @@
 
 #include "ofld/daemon/tunnel_daemon.hpp"
 #include "ofld/io/netns.hpp"
+#include "netns_pair.hpp"
 #include "proc_util.hpp"
 #include "snmp_util.hpp"
 #include "ofld/lab/kernel_oracle.hpp"
@@ -101,32 +102,16 @@ struct Variant {
 
 /// Build the pair; returns "" or a reason (skip / failure is decided by the caller).
 std::string setup(Pair& p, const Variant& v, bool& skipped) {
-  skipped = false;
-  if (auto s = io::netns_available(); !s.ok()) {
-    skipped = true;
-    return s.message();
-  }
-  auto a = io::Netns::create("ofld-ti");
-  auto b = io::Netns::create("ofld-ti");
-  if (!a.ok() || !b.ok()) {
-    skipped = a.is_skipped() || b.is_skipped();
-    return a.ok() ? b.message() : a.message();
-  }
-  p.A.emplace(std::move(a.value()));
-  p.B.emplace(std::move(b.value()));
-  auto& A = *p.A;
-  auto& B = *p.B;
   std::string ua = v.v6 ? "fd00:77::1" : "10.77.0.1", ub = v.v6 ? "fd00:77::2" : "10.77.0.2";
   std::string pl = v.v6 ? "/64" : "/24";
-  for (auto* ns : {&A, &B}) ns->ip({"link", "set", "lo", "up"});
-  if (auto s = A.ip({"link", "add", "veth0", "type", "veth", "peer", "name", "veth0", "netns", B.name()}); !s.ok())
-    return s.message();
-  for (auto [ns, ad] : {std::pair{&A, ua}, std::pair{&B, ub}}) {
-    std::vector<std::string> add = {"addr", "add", ad + pl, "dev", "veth0"};
-    if (v.v6) add.push_back("nodad");
-    if (auto s = ns->ip(add); !s.ok()) return s.message();
-    if (auto s = ns->ip({"link", "set", "veth0", "up"}); !s.ok()) return s.message();
-  }
+  if (auto why = ktest::make_veth_pair(p.A, p.B,
+                                       {.prefix = "ofld-ti", .addr_a = ua + pl, .addr_b = ub + pl,
+                                        .nodad = v.v6},
+                                       skipped);
+      !why.empty())
+    return why;
+  auto& A = *p.A;
+  auto& B = *p.B;
   std::vector<std::string> kv = {"link", "add", "vx0", "type", "vxlan", "id", "42", "local", ub,
                                  "remote", ua, "dstport", "4789"};
   if (v.v6) {

@@ -20,6 +20,7 @@
 #include "ofld/daemon/tunnel_daemon.hpp"
 #include "ofld/io/netns.hpp"
 #include "ofld/tunnel/types.hpp"
+#include "netns_pair.hpp"
 #include "proc_util.hpp"
 
 namespace {
@@ -56,49 +57,23 @@ pid_t start_endpoint(Lab& l, const io::Netns& ns, const std::string& tag, std::v
                      std::string& ctl, std::string& why) {
   ctl = l.dir + "/" + tag + ".sock";
   const std::string log = l.dir + "/" + tag + ".log";
-  std::vector<std::string> cmd = {"ip", "netns", "exec", ns.name(), OFLD_CLI_PATH, "tunnel", "--control", ctl};
-  cmd.insert(cmd.end(), words.begin(), words.end());
-  pid_t pid = spawn(cmd, log);
-  l.pids.push_back(pid);
-  for (int i = 0; i < 100; ++i) {
-    if (daemon::query_stats(ctl).ok()) return pid;
-    if (::waitpid(pid, nullptr, WNOHANG) == pid) {
-      l.pids.back() = -1;
-      why = "ofld tunnel exited: " + slurp(log);
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  why = "ofld tunnel did not come up: " + slurp(log);
-  return -1;
+  pid_t pid = -1;
+  why = ktest::start_tunnel(ns, ctl, log, words, pid);
+  l.pids.push_back(pid);  // stopped by ~Lab (-1 when it has exited)
+  return why.empty() ? pid : -1;
 }
 
 /// Two namespaces joined by a veth, a VXLAN endpoint in each; A's has `--metrics 9100`
 /// (loopback of A's namespace). "" or a reason (skipped: a skip).
 std::string make_lab(Lab& l, bool& skipped) {
-  skipped = false;
-  if (auto s = io::netns_available(); !s.ok()) {
-    skipped = true;
-    return s.message();
-  }
-  auto a = io::Netns::create("svm");
-  auto b = io::Netns::create("svm");
-  if (!a.ok() || !b.ok()) {
-    skipped = a.is_skipped() || b.is_skipped();
-    return a.ok() ? b.message() : a.message();
-  }
-  l.A.emplace(std::move(a.value()));
-  l.B.emplace(std::move(b.value()));
-  for (auto* ns : {&*l.A, &*l.B}) {
-    ns->ip({"link", "set", "lo", "up"});
-    ns->sysctl("net.ipv6.conf.default.disable_ipv6", "1");
-  }
-  if (auto s = l.A->ip({"link", "add", "veth0", "type", "veth", "peer", "name", "veth0", "netns", l.B->name()}); !s.ok())
-    return s.message();
-  for (auto [ns, ad] : {std::pair{&*l.A, kUa}, std::pair{&*l.B, kUb}}) {
-    if (auto s = ns->ip({"addr", "add", std::string(ad) + "/24", "dev", "veth0"}); !s.ok()) return s.message();
-    if (auto s = ns->ip({"link", "set", "veth0", "up"}); !s.ok()) return s.message();
-  }
+  if (auto why = ktest::make_veth_pair(l.A, l.B,
+                                       {.prefix = "svm",
+                                        .addr_a = std::string(kUa) + "/24",
+                                        .addr_b = std::string(kUb) + "/24",
+                                        .disable_ipv6 = true},
+                                       skipped);
+      !why.empty())
+    return why;
   char tmpl[] = "/tmp/ofld-svm-XXXXXX";
   if (!::mkdtemp(tmpl)) return "mkdtemp failed";
   l.dir = tmpl;
@@ -123,37 +98,6 @@ std::string make_lab(Lab& l, bool& skipped) {
     ASSERT_EQ(why, "");                     \
   }
 
-/// 20 TCP round trips of 100 bytes from A to an echo server on B's overlay address `dst`
-/// (this machine has no ping): at least 20 frames each way through the endpoints. "" or why not.
-std::string echo20(const io::Netns& from, const io::Netns& to, const std::string& dst, const std::string& logdir) {
-  const std::string srv_py =
-      "import socket\n"
-      "s=socket.socket();s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
-      "s.bind(('" + dst + "',5083));s.listen(1);s.settimeout(20)\n"
-      "c,_=s.accept();c.settimeout(20)\n"
-      "while True:\n"
-      "  d=c.recv(100)\n"
-      "  if not d: break\n"
-      "  c.sendall(d)\n";
-  const std::string cli_py =
-      "import socket,time\n"
-      "for i in range(100):\n"
-      "  try:\n"
-      "    s=socket.create_connection(('" + dst + "',5083),timeout=20);break\n"
-      "  except OSError: time.sleep(0.1)\n"
-      "s.setsockopt(socket.IPPROTO_TCP,socket.TCP_NODELAY,1)\n"
-      "for i in range(20):\n"
-      "  s.sendall(b'x'*100);n=0\n"
-      "  while n<100: n+=len(s.recv(100))\n"
-      "s.close();print('ok')\n";
-  pid_t srv = spawn({"ip", "netns", "exec", to.name(), "python3", "-c", srv_py}, logdir + "/echo-srv.log");
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  auto c = from.exec({"python3", "-c", cli_py}, std::chrono::seconds(30));
-  stop(srv);
-  if (!c.ok()) return c.message();
-  if (c.value().out != "ok\n") return "echo client: " + c.value().out + c.value().err;
-  return "";
-}
 
 struct Http {
   int code = 0;
@@ -194,7 +138,7 @@ std::size_t fd_count(pid_t pid) {
 
 TEST(TunnelMetrics, ScrapeAgreesWithStatsAndPassesPromtool) {
   LAB_OR_SKIP(l);
-  ASSERT_EQ(echo20(*l.A, *l.B, kOb, l.dir), "");
+  ASSERT_EQ(ktest::echo20(*l.A, *l.B, kOb, l.dir), "");
   auto h = get(*l.A, "http://127.0.0.1:9100/metrics");
   ASSERT_EQ(h.code, 200) << h.body;
   auto st = daemon::query_stats(l.ctl_a);
@@ -233,7 +177,7 @@ TEST(TunnelMetrics, ScrapeAgreesWithStatsAndPassesPromtool) {
 TEST(TunnelMetrics, PrometheusInTheNamespaceScrapesIt) {
   if (!have("prometheus")) GTEST_SKIP() << "prometheus is not installed (Debian: prometheus)";
   LAB_OR_SKIP(l);
-  ASSERT_EQ(echo20(*l.A, *l.B, kOb, l.dir), "");
+  ASSERT_EQ(ktest::echo20(*l.A, *l.B, kOb, l.dir), "");
   const std::string cfg = l.dir + "/prometheus.yml";
   std::ofstream(cfg) << "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
                         "scrape_configs:\n  - job_name: ofld\n    static_configs:\n"

@@ -27,6 +27,7 @@
 
 #include "ofld/daemon/tunnel_daemon.hpp"
 #include "ofld/io/netns.hpp"
+#include "netns_pair.hpp"
 #include "proc_util.hpp"
 #include "snmp_util.hpp"
 
@@ -97,33 +98,16 @@ struct Pair {
 };
 
 std::string setup(Pair& p, const Variant& v, bool& skipped) {
-  skipped = false;
-  if (auto s = io::netns_available(); !s.ok()) {
-    skipped = true;
-    return s.message();
-  }
-  auto a = io::Netns::create("ofld-tm");
-  auto b = io::Netns::create("ofld-tm");
-  if (!a.ok() || !b.ok()) {
-    skipped = a.is_skipped() || b.is_skipped();
-    return a.ok() ? b.message() : a.message();
-  }
-  p.A.emplace(std::move(a.value()));
-  p.B.emplace(std::move(b.value()));
+  std::string ua = v.v6 ? "fd00:78::1" : "10.78.0.1", ub = v.v6 ? "fd00:78::2" : "10.78.0.2";
+  std::string pl = v.v6 ? "/64" : "/24";
+  if (auto why = ktest::make_veth_pair(p.A, p.B,
+                                       {.prefix = "ofld-tm", .addr_a = ua + pl, .addr_b = ub + pl,
+                                        .nodad = v.v6, .tx_off = true},
+                                       skipped);
+      !why.empty())
+    return why;
   auto& A = *p.A;
   auto& B = *p.B;
-  const std::string ua = v.v6 ? "fd00:78::1" : "10.78.0.1", ub = v.v6 ? "fd00:78::2" : "10.78.0.2";
-  const std::string pl = v.v6 ? "/64" : "/24";
-  for (auto* ns : {&A, &B}) ns->ip({"link", "set", "lo", "up"});
-  if (auto s = A.ip({"link", "add", "veth0", "type", "veth", "peer", "name", "veth0", "netns", B.name()}); !s.ok())
-    return s.message();
-  for (auto [ns, ad] : {std::pair{&A, ua}, std::pair{&B, ub}}) {
-    std::vector<std::string> add = {"addr", "add", ad + pl, "dev", "veth0"};
-    if (v.v6) add.push_back("nodad");
-    if (auto s = ns->ip(add); !s.ok()) return s.message();
-    if (auto s = ns->exec({"ethtool", "-K", "veth0", "tx", "off"}); !s.ok()) return s.message();
-    if (auto s = ns->ip({"link", "set", "veth0", "up"}); !s.ok()) return s.message();
-  }
   const std::string tag = std::to_string(::getpid()) + "-" + A.name();
   p.ctl_a = "/run/ofld/tm-" + tag + "-a.sock";
   p.ctl_b = "/run/ofld/tm-" + tag + "-b.sock";

@@ -17,6 +17,7 @@
 
 #include "ofld/daemon/tunnel_daemon.hpp"
 #include "ofld/io/netns.hpp"
+#include "netns_pair.hpp"
 #include "proc_util.hpp"
 #include "snmp_util.hpp"
 
@@ -78,30 +79,14 @@ struct Lab {
 
 /// Namespaces and the veth underlay; "" or a reason (skipped set when it is a skip).
 std::string make_lab(Lab& l, bool& skipped) {
-  skipped = false;
-  if (auto s = io::netns_available(); !s.ok()) {
-    skipped = true;
-    return s.message();
-  }
-  auto a = io::Netns::create("ofld-pk");
-  auto b = io::Netns::create("ofld-pk");
-  if (!a.ok() || !b.ok()) {
-    skipped = a.is_skipped() || b.is_skipped();
-    return a.ok() ? b.message() : a.message();
-  }
-  l.A.emplace(std::move(a.value()));
-  l.B.emplace(std::move(b.value()));
-  for (auto* ns : {&*l.A, &*l.B}) {
-    ns->ip({"link", "set", "lo", "up"});
-    // No IPv6 on the overlay devices: only the test's TCP (and ARP) crosses the tunnel.
-    ns->sysctl("net.ipv6.conf.default.disable_ipv6", "1");
-  }
-  if (auto s = l.A->ip({"link", "add", "veth0", "type", "veth", "peer", "name", "veth0", "netns", l.B->name()}); !s.ok())
-    return s.message();
-  for (auto [ns, ad] : {std::pair{&*l.A, kUa}, std::pair{&*l.B, kUb}}) {
-    if (auto s = ns->ip({"addr", "add", std::string(ad) + "/24", "dev", "veth0"}); !s.ok()) return s.message();
-    if (auto s = ns->ip({"link", "set", "veth0", "up"}); !s.ok()) return s.message();
-  }
+  if (auto why = ktest::make_veth_pair(l.A, l.B,
+                                       {.prefix = "ofld-pk",
+                                        .addr_a = std::string(kUa) + "/24",
+                                        .addr_b = std::string(kUb) + "/24",
+                                        .disable_ipv6 = true},  // only the test's TCP (and ARP) crosses the tunnel
+                                       skipped);
+      !why.empty())
+    return why;
   return "";
 }
 
@@ -110,19 +95,9 @@ std::string start_ofld_words(Endpoint& e, const io::Netns& ns, const std::vector
                              const std::string& ovl, const std::string& tag) {
   e.ctl = "/run/ofld/pk-" + std::to_string(::getpid()) + "-" + ns.name() + tag + ".sock";
   e.log = "/tmp/ofld-pk-" + ns.name() + tag + ".log";
-  std::vector<std::string> cmd = {"ip", "netns", "exec", ns.name(), OFLD_CLI_PATH, "tunnel",
-                                  "--dev", "ofld0", "--address", ovl, "--control", e.ctl};
-  cmd.insert(cmd.end(), words.begin(), words.end());
-  e.pid = spawn(cmd, e.log);
-  for (int i = 0; i < 100; ++i) {
-    if (daemon::query_stats(e.ctl).ok()) return "";
-    if (::waitpid(e.pid, nullptr, WNOHANG) == e.pid) {
-      e.pid = -1;
-      return "ofld tunnel exited: " + slurp(e.log);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return "ofld tunnel did not come up: " + slurp(e.log);
+  std::vector<std::string> args = {"--dev", "ofld0", "--address", ovl};
+  args.insert(args.end(), words.begin(), words.end());
+  return ktest::start_tunnel(ns, e.ctl, e.log, args, e.pid);
 }
 
 std::string start_ofld(Endpoint& e, const io::Netns& ns, const std::string& local,

@@ -20,6 +20,7 @@
 
 #include "ofld/daemon/tunnel_daemon.hpp"
 #include "ofld/io/netns.hpp"
+#include "netns_pair.hpp"
 #include "proc_util.hpp"
 
 namespace {
@@ -93,48 +94,23 @@ std::string start_ofld(const io::Netns& ns, Endpoint& e, const std::string& loca
   e.scatter = scatter;
   e.ctl = "/run/ofld/tq-" + std::to_string(::getpid()) + "-" + ns.name() + ".sock";
   e.log = "/tmp/ofld-tq-" + ns.name() + ".log";
-  std::vector<std::string> argv = {"ip", "netns", "exec", ns.name(), OFLD_CLI_PATH, "tunnel", "--queues", "2", "--dev", "ofld0",
-                                   "--address", ovl, "--control", e.ctl};
+  std::vector<std::string> argv = {"--queues", "2", "--dev", "ofld0", "--address", ovl};
   if (mode == "vxlan") argv.insert(argv.end(), {"vxlan", "id", "42", "local", local, "remote", remote, "udpcsum"});
   else if (mode == "gue") argv.insert(argv.end(), {"gue", "local", local, "remote", remote, "port", "5555"});
   else argv.insert(argv.end(), {"gre", "local", local, "remote", remote, "key", "42", "csum"});
-  e.pid = spawn(argv, e.log);
-  for (int i = 0; i < 100; ++i) {
-    if (daemon::query_stats(e.ctl).ok()) return "";
-    if (::waitpid(e.pid, nullptr, WNOHANG) == e.pid) {
-      e.pid = -1;
-      return "ofld tunnel exited: " + slurp(e.log);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return "ofld tunnel did not come up: " + slurp(e.log);
+  return ktest::start_tunnel(ns, e.ctl, e.log, argv, e.pid);
 }
 
 // A and B joined by a veth (10.78.0.1/.2); ofld with two queues in A; in B a second ofld
 // (kernel_peer false) or the kernel VXLAN device. Overlay 192.168.78.1 (A) / .2 (B).
 std::string setup(Setup& s, bool kernel_peer, bool& skipped, const std::string& mode = "vxlan") {
-  skipped = false;
-  if (auto st = io::netns_available(); !st.ok()) {
-    skipped = true;
-    return st.message();
-  }
-  auto a = io::Netns::create("ofld-tq");
-  auto b = io::Netns::create("ofld-tq");
-  if (!a.ok() || !b.ok()) {
-    skipped = a.is_skipped() || b.is_skipped();
-    return a.ok() ? b.message() : a.message();
-  }
-  s.A.emplace(std::move(a.value()));
-  s.B.emplace(std::move(b.value()));
+  if (auto why = ktest::make_veth_pair(s.A, s.B,
+                                       {.prefix = "ofld-tq", .addr_a = "10.78.0.1/24", .addr_b = "10.78.0.2/24"},
+                                       skipped);
+      !why.empty())
+    return why;
   auto& A = *s.A;
   auto& B = *s.B;
-  for (auto* ns : {&A, &B}) ns->ip({"link", "set", "lo", "up"});
-  if (auto st = A.ip({"link", "add", "veth0", "type", "veth", "peer", "name", "veth0", "netns", B.name()}); !st.ok())
-    return st.message();
-  for (auto [ns, ad] : {std::pair{&A, "10.78.0.1/24"}, std::pair{&B, "10.78.0.2/24"}}) {
-    if (auto st = ns->ip({"addr", "add", ad, "dev", "veth0"}); !st.ok()) return st.message();
-    if (auto st = ns->ip({"link", "set", "veth0", "up"}); !st.ok()) return st.message();
-  }
   if (kernel_peer) {
     // As in tunnel_interop_test: the kernel side finishes its checksums before the veth.
     if (auto st = B.exec({"ethtool", "-K", "veth0", "tx", "off"}); !st.ok()) return st.message();

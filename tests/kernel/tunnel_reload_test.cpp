@@ -17,6 +17,7 @@
 
 #include "ofld/daemon/tunnel_daemon.hpp"
 #include "ofld/io/netns.hpp"
+#include "netns_pair.hpp"
 #include "proc_util.hpp"
 
 namespace {
@@ -61,47 +62,21 @@ pid_t start_endpoint(Lab& l, const io::Netns& ns, const std::string& tag, std::v
                      std::string& ctl, std::string& why) {
   ctl = l.dir + "/" + tag + ".sock";
   const std::string log = l.dir + "/" + tag + ".log";
-  std::vector<std::string> cmd = {"ip", "netns", "exec", ns.name(), OFLD_CLI_PATH, "tunnel", "--control", ctl};
-  cmd.insert(cmd.end(), args.begin(), args.end());
-  pid_t pid = spawn(cmd, log);
-  l.pids.push_back(pid);
-  for (int i = 0; i < 100; ++i) {
-    if (daemon::query_stats(ctl).ok()) return pid;
-    if (::waitpid(pid, nullptr, WNOHANG) == pid) {
-      l.pids.back() = -1;
-      why = "ofld tunnel exited: " + slurp(log);
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  why = "ofld tunnel did not come up: " + slurp(log);
-  return -1;
+  pid_t pid = -1;
+  why = ktest::start_tunnel(ns, ctl, log, args, pid);
+  l.pids.push_back(pid);  // stopped by ~Lab (-1 when it has exited)
+  return why.empty() ? pid : -1;
 }
 
 std::string make_lab(Lab& l, bool& skipped) {
-  skipped = false;
-  if (auto s = io::netns_available(); !s.ok()) {
-    skipped = true;
-    return s.message();
-  }
-  auto a = io::Netns::create("svr");
-  auto b = io::Netns::create("svr");
-  if (!a.ok() || !b.ok()) {
-    skipped = a.is_skipped() || b.is_skipped();
-    return a.ok() ? b.message() : a.message();
-  }
-  l.A.emplace(std::move(a.value()));
-  l.B.emplace(std::move(b.value()));
-  for (auto* ns : {&*l.A, &*l.B}) {
-    ns->ip({"link", "set", "lo", "up"});
-    ns->sysctl("net.ipv6.conf.default.disable_ipv6", "1");
-  }
-  if (auto s = l.A->ip({"link", "add", "veth0", "type", "veth", "peer", "name", "veth0", "netns", l.B->name()}); !s.ok())
-    return s.message();
-  for (auto [ns, ad] : {std::pair{&*l.A, kUa}, std::pair{&*l.B, kUb}}) {
-    if (auto s = ns->ip({"addr", "add", std::string(ad) + "/24", "dev", "veth0"}); !s.ok()) return s.message();
-    if (auto s = ns->ip({"link", "set", "veth0", "up"}); !s.ok()) return s.message();
-  }
+  if (auto why = ktest::make_veth_pair(l.A, l.B,
+                                       {.prefix = "svr",
+                                        .addr_a = std::string(kUa) + "/24",
+                                        .addr_b = std::string(kUb) + "/24",
+                                        .disable_ipv6 = true},
+                                       skipped);
+      !why.empty())
+    return why;
   l.B->ip({"addr", "add", std::string(kUb2) + "/24", "dev", "veth0"});
   char tmpl[] = "/tmp/ofld-svr-XXXXXX";
   if (!::mkdtemp(tmpl)) return "mkdtemp failed";
@@ -126,37 +101,6 @@ std::string make_lab(Lab& l, bool& skipped) {
     ASSERT_EQ(why, "");                     \
   }
 
-/// 20 TCP round trips of 100 bytes from A to an echo server on B's overlay address `dst`
-/// (this machine has no ping): at least 20 frames each way through the endpoints. "" or why not.
-std::string echo20(const io::Netns& from, const io::Netns& to, const std::string& dst, const std::string& logdir) {
-  const std::string srv_py =
-      "import socket\n"
-      "s=socket.socket();s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
-      "s.bind(('" + dst + "',5083));s.listen(1);s.settimeout(20)\n"
-      "c,_=s.accept();c.settimeout(20)\n"
-      "while True:\n"
-      "  d=c.recv(100)\n"
-      "  if not d: break\n"
-      "  c.sendall(d)\n";
-  const std::string cli_py =
-      "import socket,time\n"
-      "for i in range(100):\n"
-      "  try:\n"
-      "    s=socket.create_connection(('" + dst + "',5083),timeout=20);break\n"
-      "  except OSError: time.sleep(0.1)\n"
-      "s.setsockopt(socket.IPPROTO_TCP,socket.TCP_NODELAY,1)\n"
-      "for i in range(20):\n"
-      "  s.sendall(b'x'*100);n=0\n"
-      "  while n<100: n+=len(s.recv(100))\n"
-      "s.close();print('ok')\n";
-  pid_t srv = spawn({"ip", "netns", "exec", to.name(), "python3", "-c", srv_py}, logdir + "/echo-srv.log");
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  auto c = from.exec({"python3", "-c", cli_py}, std::chrono::seconds(30));
-  stop(srv);
-  if (!c.ok()) return c.message();
-  if (c.value().out != "ok\n") return "echo client: " + c.value().out + c.value().err;
-  return "";
-}
 
 /// `ofld reload --control CTL`: {exit code, stdout + stderr}.
 std::pair<int, std::string> reload_cmd(const std::string& ctl) {
@@ -262,7 +206,7 @@ TEST(TunnelReload, ChangeNeedingNewSocketIsRefusedNamingItAndForwardingGoesOn) {
   auto st = daemon::query_stats(l.ctl_a);
   ASSERT_TRUE(st.ok());
   EXPECT_EQ(st.value()["vni"], 42);
-  EXPECT_EQ(echo20(*l.A, *l.B, kOb, l.dir), "");
+  EXPECT_EQ(ktest::echo20(*l.A, *l.B, kOb, l.dir), "");
   // a reload that is allowed after the refused ones applies
   std::ofstream(l.conf) << conf_text("remote = \"" + std::string(kUb) + "\"\nttl = 9\n");
   auto [code, out] = reload_cmd(l.ctl_a);

@@ -22,6 +22,7 @@
 
 #include "ofld/daemon/tunnel_daemon.hpp"
 #include "ofld/io/netns.hpp"
+#include "netns_pair.hpp"
 #include "proc_util.hpp"
 
 namespace {
@@ -67,29 +68,14 @@ struct Lab {
 /// Two namespaces joined by a veth (veth0: kUa / kUb); a scratch directory every user may
 /// write (control sockets of unprivileged endpoints). "" or a reason (skipped: a skip).
 std::string make_lab(Lab& l, bool& skipped) {
-  skipped = false;
-  if (auto s = io::netns_available(); !s.ok()) {
-    skipped = true;
-    return s.message();
-  }
-  auto a = io::Netns::create("svc");
-  auto b = io::Netns::create("svc");
-  if (!a.ok() || !b.ok()) {
-    skipped = a.is_skipped() || b.is_skipped();
-    return a.ok() ? b.message() : a.message();
-  }
-  l.A.emplace(std::move(a.value()));
-  l.B.emplace(std::move(b.value()));
-  for (auto* ns : {&*l.A, &*l.B}) {
-    ns->ip({"link", "set", "lo", "up"});
-    ns->sysctl("net.ipv6.conf.default.disable_ipv6", "1");
-  }
-  if (auto s = l.A->ip({"link", "add", "veth0", "type", "veth", "peer", "name", "veth0", "netns", l.B->name()}); !s.ok())
-    return s.message();
-  for (auto [ns, ad] : {std::pair{&*l.A, kUa}, std::pair{&*l.B, kUb}}) {
-    if (auto s = ns->ip({"addr", "add", std::string(ad) + "/24", "dev", "veth0"}); !s.ok()) return s.message();
-    if (auto s = ns->ip({"link", "set", "veth0", "up"}); !s.ok()) return s.message();
-  }
+  if (auto why = ktest::make_veth_pair(l.A, l.B,
+                                       {.prefix = "svc",
+                                        .addr_a = std::string(kUa) + "/24",
+                                        .addr_b = std::string(kUb) + "/24",
+                                        .disable_ipv6 = true},
+                                       skipped);
+      !why.empty())
+    return why;
   char tmpl[] = "/tmp/ofld-svc-XXXXXX";
   if (!::mkdtemp(tmpl)) return "mkdtemp failed";
   l.dir = tmpl;

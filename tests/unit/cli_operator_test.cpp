@@ -40,16 +40,16 @@ TEST(CliOperator, TunnelOptionsAfterTheWords) {
 }
 
 TEST(CliOperator, K1_DemoRcoWithKernelPeerRefusedUpFront) {
-  daemon::DemoOptions o;
+  lab::DemoOptions o;
   o.rco = true;
   o.kernel_peer = true;
-  auto why = daemon::demo_refusal(o);
+  auto why = lab::demo_refusal(o);
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("K-1"), std::string::npos);
   o.kernel_peer = false;
-  EXPECT_FALSE(daemon::demo_refusal(o));  // two ofld endpoints with RCO are fine
+  EXPECT_FALSE(lab::demo_refusal(o));  // two ofld endpoints with RCO are fine
   o.kernel_both = true;
-  EXPECT_TRUE(daemon::demo_refusal(o));
+  EXPECT_TRUE(lab::demo_refusal(o));
   auto r = run({"demo", "--rco", "--kernel-peer", "--seconds", "1"});
   EXPECT_EQ(r.exit_code, 2);  // a usage refusal, before any namespace is made (root or not)
   EXPECT_NE(r.err.find("--rco"), std::string::npos) << r.err;

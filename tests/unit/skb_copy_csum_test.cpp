@@ -130,9 +130,9 @@ TEST(CsumCopyPacket, OutOfRangeWritesNothing) {
 
 // Random packets up to 9000 bytes, random piece cuts (odd and even, 1-byte pieces, fragments
 // at varying source alignment, frag_list tails), random destination alignment, random copy
-// ranges and checksum positions: the copy equals the flattened bytes, the sum equals the
-// byte-wise reference over them, and copy_and_checksum_help writes exactly what copy_bits +
-// checksum_help_bytes write.
+// ranges and checksum positions: the copy equals the flattened bytes, the sum (and
+// Packet::checksum's over the same range) equals the byte-wise reference over them, and
+// copy_and_checksum_help writes exactly what copy_bits + checksum_help_bytes write.
 TEST(CsumCopyPacket, RandomPiecesMatchFlattenedReferenceAndTwoPass) {
   std::mt19937 rng(0x16c0);
   for (int iter = 0; iter < 3000; ++iter) {
@@ -163,6 +163,10 @@ TEST(CsumCopyPacket, RandomPiecesMatchFlattenedReferenceAndTwoPass) {
     ASSERT_EQ(std::memcmp(dst.data() + dalign, b.data() + off, n), 0) << iter;
     ASSERT_EQ(csum::csum_fold16(s), csum::csum_fold16(reference_sum(b.data() + off, n)))
         << "iter " << iter << " off " << off << " n " << n;
+    // Packet::checksum (skb_checksum) over the same range: its head-only fast path (the range
+    // inside the head) and its walk over the pieces give the reference sum too.
+    ASSERT_EQ(csum::csum_fold16(p.checksum(off, n)), csum::csum_fold16(reference_sum(b.data() + off, n)))
+        << "Packet::checksum, iter " << iter << " off " << off << " n " << n << " headlen " << p.headlen();
     for (std::size_t i = 0; i < dalign; ++i) ASSERT_EQ(dst[i], 0xA5);
     for (std::size_t i = dalign + n; i < dst.size(); ++i) ASSERT_EQ(dst[i], 0xA5);
 

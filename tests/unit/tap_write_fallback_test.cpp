@@ -96,7 +96,7 @@ io::VnetWriter make_writer(FakeKernel& k, int fd, int mtu = 1500,
 
 // A TCP super-frame as GRO hands it to the TAP: the L4 field holds the pseudo-header seed
 // (NEEDS_CSUM), gso_size `mss`, `payload` bytes. link_off: 14 (Ethernet) or 0 (raw IP).
-tunnel::TapFrame tcp_super(bool v6, std::size_t payload, std::uint16_t mss, bool raw_ip = false,
+offload::virtio::TapFrame tcp_super(bool v6, std::size_t payload, std::uint16_t mss, bool raw_ip = false,
                            std::uint32_t seq = 0x11223344) {
   gso_test::TcpSpec s;
   s.v6 = v6;
@@ -115,11 +115,11 @@ tunnel::TapFrame tcp_super(bool v6, std::size_t payload, std::uint16_t mss, bool
   h.hdr_len = std::uint16_t(l4 - 14 + lo + 20);
   h.csum_start = std::uint16_t(l4 - 14 + lo);
   h.csum_offset = 16;
-  return tunnel::TapFrame{h, std::move(f)};
+  return offload::virtio::TapFrame{h, std::move(f)};
 }
 
 // A USO super-frame: UDP payload `payload` cut into datagrams of `mss` (NEEDS_CSUM, seed).
-tunnel::TapFrame udp_super(bool v6, std::size_t payload, std::uint16_t mss) {
+offload::virtio::TapFrame udp_super(bool v6, std::size_t payload, std::uint16_t mss) {
   Bytes f = gso_test::udp_frame(v6, payload);
   const std::size_t ip = 14, l4 = ip + (v6 ? 40 : 20);
   gso_test::put16(f, l4 + 6, gso_test::pseudo_only(&f[ip], v6, f.size() - l4, 17));
@@ -130,7 +130,7 @@ tunnel::TapFrame udp_super(bool v6, std::size_t payload, std::uint16_t mss) {
   h.hdr_len = std::uint16_t(l4 + 8);
   h.csum_start = std::uint16_t(l4);
   h.csum_offset = 6;
-  return tunnel::TapFrame{h, std::move(f)};
+  return offload::virtio::TapFrame{h, std::move(f)};
 }
 
 std::uint16_t be16(const Bytes& b, std::size_t o) { return wire::load_be16(&b[o]); }
@@ -140,7 +140,7 @@ std::uint32_t be32(const Bytes& b, std::size_t o) { return wire::load_be32(&b[o]
 // payload in order, sequence numbers advancing by the bytes sent, IP lengths matching, PSH
 // only on the last (RFC 9293: the flag goes with the end of the data), and each checksum
 // either NEEDS_CSUM with the seed of its own length, or complete and valid.
-void check_tcp_segments(const tunnel::TapFrame& super, const std::vector<Written>& segs,
+void check_tcp_segments(const offload::virtio::TapFrame& super, const std::vector<Written>& segs,
                         std::size_t mss, bool expect_needs_csum, std::size_t lo = 14) {
   const Bytes& f = super.data;
   const bool v6 = (f[lo] >> 4) == 6;
@@ -266,7 +266,7 @@ TEST(TapWriteFallback, PacketFormFrameSegmented) {
   auto buf = core::Buffer::make(std::span<const std::uint8_t>(super.data).subspan(hdrs));
   ASSERT_EQ(pkt.add_frag(buf, 0, super.data.size() - hdrs), core::PacketError::Ok);
   ASSERT_EQ(pkt.to_bytes(), super.data);
-  tunnel::TapFrame pf{super.vnet, std::move(pkt)};
+  offload::virtio::TapFrame pf{super.vnet, std::move(pkt)};
   auto r = w.write(pf);
   EXPECT_EQ(r.failed, 0u);
   check_tcp_segments(super, k.out, 1448, true);

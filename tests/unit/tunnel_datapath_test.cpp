@@ -150,7 +150,7 @@ TEST_P(TunnelDatapath, E1_SharedReceiveBufferIsWrittenByPiecesWithoutFlattening)
   EXPECT_EQ(frames[0].vnet.gso_size, 1000);
   EXPECT_GT(owner.use_count(), 1);  // payload referenced, not copied
   std::vector<std::span<const std::uint8_t>> pieces;
-  ASSERT_GE(tunnel::tap_pieces(frames[0], pieces), 2u);
+  ASSERT_GE(offload::virtio::tap_pieces(frames[0], pieces), 2u);
   std::vector<std::uint8_t> flat;
   for (auto p : pieces) flat.insert(flat.end(), p.begin(), p.end());
   ASSERT_EQ(flat.size(), f.size());

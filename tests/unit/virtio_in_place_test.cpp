@@ -3,10 +3,13 @@
 // payload in page frags). The head holds every header — TCP with its options, RFC 9293 §3.1
 // data offset — and the payload is one fragment pointing into the buffer. GSO from it (a
 // device without NETIF_F_SG or checksum offload: copy and sum, X-7/X-8) gives segments with
-// valid TCP checksums (RFC 1071) that carry the payload in order, each MSS long.
+// valid TCP checksums (RFC 1071) that carry the payload in order, each MSS long. The
+// in-place packet is the fast twin of the copying one (to_packet without an owner, every byte
+// in the head): both must describe the same packet and segment alike.
 #include <gtest/gtest.h>
 
 #include "gso_test_util.hpp"
+#include "packet_compare.hpp"
 #include "ofld/gso/gso.hpp"
 #include "ofld/offload/virtio_net.hpp"
 
@@ -105,6 +108,58 @@ TEST(VirtioInPlace, S1_WithoutOwnerOrGsoEverythingIsCopied) {
   EXPECT_EQ(q.pkt.nr_frags(), 0u);
   EXPECT_EQ(q.pkt.to_bytes(), g);
   EXPECT_EQ(owner.use_count(), 1);
+}
+
+// The in-place packet (payload left in the read buffer as a fragment) against the copying
+// path, which is the reference here (every byte in the head, as held to S-1..S-5 by the
+// VirtioNet tests): the same bytes and metadata (checksum state, header positions, GSO
+// fields), and the same segments from GSO for devices with and without SG and checksum
+// offload.
+TEST(VirtioInPlace, S1_S5_X7_InPlaceAndCopiedPacketsAreTheSamePacket) {
+  namespace nf = core::netif_f;
+  const Bytes ts = {1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2};
+  for (const Case& c : {Case{false, ts}, Case{true, ts}, Case{false, {}}, Case{true, {}}}) {
+    const std::string where = std::string(c.v6 ? "IPv6" : "IPv4") + (c.options.empty() ? "" : ", TCP timestamps");
+    SCOPED_TRACE(where);
+    TcpSpec s;
+    s.v6 = c.v6;
+    s.payload = 7001;  // a short last segment
+    s.tcp_options = c.options;
+    Bytes f = tcp_frame(s);
+    const std::size_t l3 = c.v6 ? 40 : 20;
+    put16(f, 14 + l3 + 16, pseudo_only(f.data() + 14, c.v6, f.size() - 14 - l3, 6));
+    const auto owner = core::Buffer::make(f);
+    wv::Hdr h{};
+    h.flags = wv::kFlagNeedsCsum;
+    h.gso_type = c.v6 ? wv::kGsoTcpv6 : wv::kGsoTcpv4;
+    h.gso_size = 1000;
+    h.csum_start = std::uint16_t(14 + l3);
+    h.csum_offset = 16;
+    h.hdr_len = std::uint16_t(14 + l3 + 20 + c.options.size());
+    auto in_place = offload::virtio::to_packet(h, owner->bytes, wire::LinkType::Ethernet, nullptr, &owner);
+    auto copied = offload::virtio::to_packet(h, f, wire::LinkType::Ethernet, nullptr, nullptr);
+    ASSERT_TRUE(in_place.ok()) << int(in_place.reason);
+    ASSERT_TRUE(copied.ok()) << int(copied.reason);
+    ASSERT_EQ(in_place.pkt.nr_frags(), 1u);  // the fast twin was taken
+    ASSERT_EQ(copied.pkt.nr_frags(), 0u);
+    EXPECT_EQ(in_place.pkt.to_bytes(), copied.pkt.to_bytes());
+    EXPECT_EQ(in_place.pkt.data_pos(), copied.pkt.data_pos());
+    EXPECT_EQ(in_place.pkt.len(), copied.pkt.len());
+    testutil::expect_same_meta(in_place.pkt.meta(), copied.pkt.meta(), where);
+    for (core::Features feat : {nf::SG | nf::HW_CSUM, nf::SG | nf::IP_CSUM | nf::IPV6_CSUM, core::Features{}}) {
+      auto a = gso::gso_segment(in_place.pkt.clone(), feat, device(feat));
+      auto b = gso::gso_segment(copied.pkt.clone(), feat, device(feat));
+      ASSERT_TRUE(a.ok());
+      ASSERT_TRUE(b.ok());
+      ASSERT_EQ(a.segs.size(), b.segs.size());
+      EXPECT_EQ(a.segs.size(), 8u);  // 7001 bytes at MSS 1000
+      for (std::size_t i = 0; i < a.segs.size(); ++i) {
+        const std::string w = where + " seg " + std::to_string(i);
+        EXPECT_EQ(a.segs[i].to_bytes(), b.segs[i].to_bytes()) << w;
+        testutil::expect_same_meta(a.segs[i].meta(), b.segs[i].meta(), w);
+      }
+    }
+  }
 }
 
 }  // namespace

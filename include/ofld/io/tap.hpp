@@ -27,7 +27,7 @@
 #include "ofld/io/result.hpp"
 #include "ofld/wire/virtio_net.hpp"
 
-namespace ofld::tunnel { struct TapFrame; }
+namespace ofld::offload::virtio { struct TapFrame; }
 
 namespace ofld::io {
 
@@ -123,7 +123,7 @@ class Tap {
   void attach_writer(const VnetWriterOptions& opts);
   /// Endpoint loop, data path → device: write every frame with its virtio_net_hdr through the
   /// writer (fallbacks: vnet_writer.hpp). The sum of the frames' results.
-  WriteResult write_batch(std::span<const tunnel::TapFrame> frames);
+  WriteResult write_batch(std::span<const offload::virtio::TapFrame> frames);
   /// The writer's counters (null before the first attach_writer / write_batch).
   const VnetWriter* writer() const noexcept { return writer_.get(); }
 

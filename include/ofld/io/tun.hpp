@@ -17,7 +17,7 @@
 #include "ofld/io/device_batch.hpp"
 #include "ofld/io/result.hpp"
 
-namespace ofld::tunnel { struct TapFrame; }
+namespace ofld::offload::virtio { struct TapFrame; }
 
 namespace ofld::io {
 
@@ -56,7 +56,7 @@ class Tun {
   void attach_writer(const VnetWriterOptions& opts);
   /// Endpoint loop, data path → device: write every packet with its virtio_net_hdr through
   /// the writer (fallbacks: vnet_writer.hpp). The sum of the packets' results.
-  WriteResult write_batch(std::span<const tunnel::TapFrame> frames);
+  WriteResult write_batch(std::span<const offload::virtio::TapFrame> frames);
   /// The writer's counters (null before the first attach_writer / write_batch).
   const VnetWriter* writer() const noexcept { return writer_.get(); }
 

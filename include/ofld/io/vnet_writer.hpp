@@ -3,7 +3,7 @@
 // wire, drivers/net/tun.c tun_get_user → virtio_net_hdr_to_skb).
 //
 // One writev per frame: the 10-byte legacy header (little-endian fields, TUNSETVNETLE) when
-// the fd has IFF_VNET_HDR, then the frame's pieces (tunnel::tap_pieces; no flattening copy).
+// the fd has IFF_VNET_HDR, then the frame's pieces (offload::virtio::tap_pieces; no flattening copy).
 //
 // The write is where the kernel can refuse what ofld built. Linux 6.6.44 and later 6.6 stable
 // releases answered EINVAL to a GSO frame with a short last segment (public fault, tailscale
@@ -43,7 +43,7 @@
 
 #include "ofld/core/packet.hpp"
 #include "ofld/offload/gso_context.hpp"
-#include "ofld/tunnel/endpoint.hpp"  // TapFrame
+#include "ofld/offload/virtio_net.hpp"  // TapFrame
 #include "ofld/wire/layout.hpp"
 #include "ofld/wire/virtio_net.hpp"
 
@@ -115,7 +115,7 @@ class VnetWriter {
   VnetWriter& operator=(VnetWriter&&) noexcept;
 
   /// Write one frame (header fields host-order in f.vnet); see the file comment.
-  WriteResult write(const tunnel::TapFrame& f);
+  WriteResult write(const offload::virtio::TapFrame& f);
   /// Whether GSO frames of kind `k` are written as they are (false: segmented first).
   bool gso_on(GsoWriteKind k) const noexcept { return !opts_.gate->is_off(k); }
   const VnetWriterStats& stats() const noexcept { return st_; }
@@ -125,10 +125,10 @@ class VnetWriter {
  private:
   // One writev of `f` with the EINTR/EAGAIN/short-write retries: 0, an errno, or -1 (short
   // writes past kMaxShortRetries).
-  int write_whole(const tunnel::TapFrame& f);
+  int write_whole(const offload::virtio::TapFrame& f);
   // Software GSO of `f` and a write per segment; 0 when every segment was written.
-  int segment_and_write(const tunnel::TapFrame& f, WriteResult& res);
-  void count_ok(const tunnel::TapFrame& f, WriteResult& res);
+  int segment_and_write(const offload::virtio::TapFrame& f, WriteResult& res);
+  void count_ok(const offload::virtio::TapFrame& f, WriteResult& res);
   void count_failed(int err, WriteResult& res);
 
   int fd_ = -1;

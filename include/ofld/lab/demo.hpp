@@ -17,7 +17,7 @@
 
 #include "ofld/io/netns.hpp"
 
-namespace ofld::daemon {
+namespace ofld::lab {
 
 /// The encapsulations `ofld demo --encap` runs (the `ofld tunnel` mode words).
 inline constexpr const char* kDemoEncaps[] = {"vxlan", "gue", "gre", "ip6gre"};
@@ -63,4 +63,4 @@ std::optional<std::string> demo_refusal(const DemoOptions& o);
 /// {"encap", ..., "tcp_congestion"}}. Skipped when not root.
 io::Result<nlohmann::json> run_demo(const DemoOptions& o);
 
-}  // namespace ofld::daemon
+}  // namespace ofld::lab

@@ -64,6 +64,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ofld/core/features.hpp"
+#include "ofld/offload/virtio_net.hpp"  // TapFrame
 #include "ofld/gro/gro_cells.hpp"
 #include "ofld/tunnel/encapsulation.hpp"
 #include "ofld/tunnel/fdb.hpp"
@@ -100,24 +101,9 @@ struct TxTrain {
   std::size_t size() const noexcept { return buf.size(); }
 };
 
-/// A frame for the device (TAP: Ethernet frame; TUN: IP packet): virtio_net_hdr (host-order
-/// values) + bytes. With EndpointOptions::frame_packets the bytes stay in `pkt` (head, frags,
-/// frag_list: written with one writev over tap_pieces(), no flattening copy) and `data` is empty.
-struct TapFrame {
-  TapFrame() = default;
-  TapFrame(const wire::virtio_net::Hdr& h, std::vector<std::uint8_t> bytes)
-      : vnet(h), data(std::move(bytes)) {}
-  TapFrame(const wire::virtio_net::Hdr& h, core::Packet p) : vnet(h), pkt(std::move(p)) {}
-  wire::virtio_net::Hdr vnet{};
-  std::vector<std::uint8_t> data;
-  std::optional<core::Packet> pkt;
-  /// Frame length in bytes (data or pkt).
-  std::size_t size() const noexcept { return pkt ? pkt->len() : data.size(); }
-};
-
-/// The byte pieces of a device frame in order (data, or pkt's head, frags and frag_list
-/// members), appended to `out`; for a writev. Returns the number of pieces appended.
-std::size_t tap_pieces(const TapFrame& f, std::vector<std::span<const std::uint8_t>>& out);
+/// The device frames rx_flush() hands over: offload::virtio::TapFrame (ofld/offload/virtio_net.hpp),
+/// named here as part of the Endpoint's interface.
+using offload::virtio::TapFrame;
 
 /// Settings of an Endpoint that are not the tunnel's configuration (documented settings,
 /// no environment variables).
