@@ -27,6 +27,7 @@ const tunnel::UdpTunnelSettings& udp(const DaemonConfig& c) { return *c.tunnel.u
 const tunnel::VxlanConfig& vx(const DaemonConfig& c) { return *c.tunnel.get<tunnel::VxlanConfig>(); }
 const tunnel::GueConfig& gue(const DaemonConfig& c) { return *c.tunnel.get<tunnel::GueConfig>(); }
 const tunnel::GreConfig& gre(const DaemonConfig& c) { return *c.tunnel.get<tunnel::GreConfig>(); }
+const tunnel::GeneveConfig& gen(const DaemonConfig& c) { return *c.tunnel.get<tunnel::GeneveConfig>(); }
 std::string tos_text(std::uint8_t tos, bool inherit) { return inherit ? "inherit" : std::to_string(tos); }
 
 /// A setting a reload may not change: its name and its value as text.
@@ -111,10 +112,26 @@ const std::vector<Fixed>& fixed_gre() {
   };
   return k;
 }
+const std::vector<Fixed>& fixed_geneve() {
+  static const std::vector<Fixed> k = {
+      {"id", [](const DaemonConfig& c) { return n(gen(c).vni); }},
+      {"local", [](const DaemonConfig& c) { return common(c).local.to_string(); }},
+      {"remote", [](const DaemonConfig& c) { return gen(c).remote.to_string(); }},
+      {"dstport", [](const DaemonConfig& c) { return n(gen(c).dstport); }},
+      {"srcport", [](const DaemonConfig& c) { return n(gen(c).port_min) + " " + n(gen(c).port_max); }},
+      {"options", [](const DaemonConfig& c) { return tunnel::geneve_options_text(gen(c).options); }},
+      {"udpcsum", [](const DaemonConfig& c) { return b(udp(c).udp_csum); }},
+      {"udp6zerocsumtx", [](const DaemonConfig& c) { return b(udp(c).udp6_zero_csum_tx); }},
+      {"udp6zerocsumrx", [](const DaemonConfig& c) { return b(udp(c).udp6_zero_csum_rx); }},
+      {"mtu", [](const DaemonConfig& c) { return n(std::uint64_t(common(c).mtu)); }},
+  };
+  return k;
+}
 // The fixed settings of the running encapsulation (encapsulation first compared equal).
 const std::vector<Fixed>& fixed_encap(const DaemonConfig& c) {
   if (c.tunnel.get<tunnel::VxlanConfig>()) return fixed_vxlan();
   if (c.tunnel.get<tunnel::GueConfig>()) return fixed_gue();
+  if (c.tunnel.get<tunnel::GeneveConfig>()) return fixed_geneve();
   return fixed_gre();
 }
 
