@@ -8,7 +8,7 @@
 // that removes the TAP — and tshark's dissection of a capture of the underlay as an independent
 // witness: every datagram on UDP 6081 is Geneve version 0 with VNI 4242 (0x001092) and the configured
 // options, its outer UDP checksum good (RFC 768) and its inner TCP checksum good. IPv4 and IPv6
-// underlays, without and with options (GN-1, GN-9, X-31, W-12).
+// underlays, without and with options (GN-1, GN-9, GN-12, X-31, W-12).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -274,13 +274,13 @@ void run_geneve(const Variant& v, const std::string& want_options) {
 
 }  // namespace
 
-TEST(TunnelGeneveKernel, TcpBothWaysIpv4) { run_geneve({false, {}}, ""); }
-TEST(TunnelGeneveKernel, TcpBothWaysIpv6) { run_geneve({true, {}}, ""); }
+TEST(TunnelGeneveKernel, GN9_GN12_TcpBothWaysIpv4) { run_geneve({false, {}}, ""); }
+TEST(TunnelGeneveKernel, GN9_GN12_TcpBothWaysIpv6) { run_geneve({true, {}}, ""); }
 // 0102:01 (not critical) with 4 bytes, ffff:02 with 8: Opt Len 5 words
-TEST(TunnelGeneveKernel, GN1_TcpBothWaysIpv4WithOptions) {
+TEST(TunnelGeneveKernel, GN1_GN12_TcpBothWaysIpv4WithOptions) {
   run_geneve({false, {"options", "0102:01:00c0ffee,ffff:02:0000000100000002"}},
              "0102010100c0ffeeffff02020000000100000002");
 }
-TEST(TunnelGeneveKernel, GN1_TcpBothWaysIpv6WithOptions) {
+TEST(TunnelGeneveKernel, GN1_GN12_TcpBothWaysIpv6WithOptions) {
   run_geneve({true, {"options", "0102:01:00c0ffee"}}, "0102010100c0ffee");
 }

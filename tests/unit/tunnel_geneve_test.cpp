@@ -2,7 +2,8 @@
 // it writes (RFC 8926 §3.4/§3.5 layouts; expected bytes derived by hand in comments, and the
 // same datagram dissected by tshark as an independent witness), decapsulation (GN-7 receive
 // policy and GN-9..GN-11: version, protocol type, VNI, option bounds, O bit, critical options)
-// and the transmit GSO looped back into a receiving endpoint (GRO after decapsulation).
+// and the transmit GSO looped back into a receiving endpoint (GN-12, X-31; GRO after
+// decapsulation).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -157,7 +158,7 @@ TEST(TunnelGeneveConfig, TomlTable) {
 
 // ---- header -------------------------------------------------------------------------------------
 
-TEST(TunnelGeneve, GN1_HeaderBytesFromRfc8926) {
+TEST(TunnelGeneve, GN1_GN12_HeaderBytesFromRfc8926) {
   auto g = geneve_cfg(false, {"options", "0102:80:00c0ffee,0103:01:"});
   g.vni = 0x123456;
   std::array<std::uint8_t, tunnel::kMaxTunnelHdr> h{};
@@ -215,7 +216,7 @@ TEST(TunnelGeneve, GN1_OptionsOfEveryLengthRoundTrip) {
 
 // ---- decapsulation ------------------------------------------------------------------------------
 
-TEST(TunnelGeneve, GN7_GN9_ReceiveChecks) {
+TEST(TunnelGeneve, GN7_GN9_GN11_ReceiveChecks) {
   const auto g = geneve_cfg();
   auto run = [&](const Bytes& d, tunnel::OuterCsum o = tunnel::OuterCsum::Present) {
     tunnel::Counters c;
@@ -288,7 +289,7 @@ TEST(TunnelGeneve, GN10_CriticalOptionsUnknownAreDropped) {
 
 // ---- the endpoint: transmit looped into receive ------------------------------------------------
 
-TEST(TunnelGeneveDatapath, X31_SuperPacketSegmentsCarryTheHeaderAndAggregateBack) {
+TEST(TunnelGeneveDatapath, GN12_X31_SuperPacketSegmentsCarryTheHeaderAndAggregateBack) {
   for (bool v6 : {false, true}) {
     SCOPED_TRACE(v6 ? "IPv6 underlay" : "IPv4 underlay");
     auto a = geneve_cfg(v6, {"options", "0102:01:00c0ffee"});
@@ -339,7 +340,7 @@ TEST(TunnelGeneveDatapath, X31_SuperPacketSegmentsCarryTheHeaderAndAggregateBack
   }
 }
 
-TEST(TunnelGeneveDatapath, OnlyTheRemoteIsAcceptedAndOwnFramesAreLoops) {
+TEST(TunnelGeneveDatapath, GN9_OnlyTheRemoteIsAcceptedAndOwnFramesAreLoops) {
   auto a = geneve_cfg();
   auto b = a;
   std::swap(b.local, b.remote);

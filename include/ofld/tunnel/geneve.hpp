@@ -71,7 +71,7 @@ struct GeneveConfig : UdpTunnelSettings {
 /// srcport, options, udp6zerocsum*, mtu).
 std::optional<std::string> validate(const GeneveConfig& cfg);
 
-/// Write the Geneve header of cfg into `out` (RFC 8926 §3.4): version 0, Opt Len, O clear,
+/// Write the Geneve header of cfg into `out` (RFC 8926 §3.4, GN-12): version 0, Opt Len, O clear,
 /// C set when an option is critical, protocol type 0x6558, the VNI, reserved 0, then the
 /// options. Returns its length (8 + options_len()), or 0 when `out` is shorter.
 std::size_t geneve_build_header(const GeneveConfig& cfg, std::span<std::uint8_t> out) noexcept;
