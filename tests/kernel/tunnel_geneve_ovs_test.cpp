@@ -2,7 +2,7 @@
 // own namespaces "ofld-gnvovs*"; skipped when ovs-vswitchd, ovsdb-server or tshark is missing).
 // Namespace A runs ofld (TAP ofld0, 192.168.81.1) over a veth; namespace B runs ovsdb-server
 // and ovs-vswitchd with the userspace datapath only (--disable-system): bridge br-phy holds
-// the veth and the underlay address, bridge br-int a Geneve port (remote_ip, key 42,
+// the veth and the underlay address (IPv4 or IPv6), bridge br-int a Geneve port (remote_ip, key 42,
 // csum=true) and the overlay address 192.168.81.2 on its internal port. A TCP transfer each
 // way, SHA-256 compared; then tshark on a capture of the underlay in A: every Geneve datagram
 // (both directions) is version 0 with VNI 42, a good outer UDP checksum and a good inner TCP
@@ -80,7 +80,9 @@ std::pair<std::string, std::string> transfer(const io::Netns& from, const io::Ne
   return {cl, s};
 }
 
-void run_ovs(const std::vector<std::string>& ofld_options, const std::string& want_options) {
+void run_ovs(bool v6, const std::vector<std::string>& ofld_options, const std::string& want_options) {
+  const std::string ua = v6 ? "fd00:81::1" : "10.81.0.1", ub = v6 ? "fd00:81::2" : "10.81.0.2",
+                    pl = v6 ? "/64" : "/24";
   for (const char* tool : {"ovs-vswitchd", "ovsdb-server", "ovsdb-tool", "ovs-vsctl", "tshark", "tcpdump"})
     if (!io::check_command({"sh", "-c", std::string("command -v ") + tool}).ok())
       GTEST_SKIP() << tool << " not installed";
@@ -103,7 +105,9 @@ void run_ovs(const std::vector<std::string>& ofld_options, const std::string& wa
   };
   for (auto* ns : {&A, &B}) ASSERT_EQ(ok(ns->ip({"link", "set", "lo", "up"})), "");
   ASSERT_EQ(ok(A.ip({"link", "add", "veth0", "type", "veth", "peer", "name", "veth0", "netns", B.name()})), "");
-  ASSERT_EQ(ok(A.ip({"addr", "add", "10.81.0.1/24", "dev", "veth0"})), "");
+  std::vector<std::string> addr_a = {"addr", "add", ua + pl, "dev", "veth0"};
+  if (v6) addr_a.push_back("nodad");
+  ASSERT_EQ(ok(A.ip(addr_a)), "");
   for (auto* ns : {&A, &B}) {
     ASSERT_EQ(run(*ns, {"ethtool", "-K", "veth0", "tx", "off"}), "");
     ASSERT_EQ(ok(ns->ip({"link", "set", "veth0", "up"})), "");
@@ -124,11 +128,13 @@ void run_ovs(const std::vector<std::string>& ofld_options, const std::string& wa
             "");
   ASSERT_EQ(vsctl({"add-br", "br-phy", "--", "set", "bridge", "br-phy", "datapath_type=netdev"}), "");
   ASSERT_EQ(vsctl({"add-port", "br-phy", "veth0"}), "");
-  ASSERT_EQ(ok(B.ip({"addr", "add", "10.81.0.2/24", "dev", "br-phy"})), "");
+  std::vector<std::string> addr_b = {"addr", "add", ub + pl, "dev", "br-phy"};
+  if (v6) addr_b.push_back("nodad");
+  ASSERT_EQ(ok(B.ip(addr_b)), "");
   ASSERT_EQ(ok(B.ip({"link", "set", "br-phy", "up"})), "");
   ASSERT_EQ(vsctl({"add-br", "br-int", "--", "set", "bridge", "br-int", "datapath_type=netdev"}), "");
   ASSERT_EQ(vsctl({"add-port", "br-int", "gnv0", "--", "set", "interface", "gnv0", "type=geneve",
-                   "options:remote_ip=10.81.0.1", "options:key=42", "options:csum=true"}),
+                   "options:remote_ip=" + ua, "options:key=42", "options:csum=true"}),
             "");
   ASSERT_EQ(ok(B.ip({"addr", "add", "192.168.81.2/24", "dev", "br-int"})), "");
   ASSERT_EQ(ok(B.ip({"link", "set", "br-int", "up"})), "");
@@ -138,7 +144,7 @@ void run_ovs(const std::vector<std::string>& ofld_options, const std::string& wa
                     pcap = "/tmp/ofld-gnvovs-" + tag + ".pcap";
   std::vector<std::string> cmd = {"ip", "netns", "exec", A.name(), OFLD_CLI_PATH, "tunnel", "--dev", "ofld0",
                                   "--address", "192.168.81.1/24", "--control", ctl, "geneve", "id", "42",
-                                  "local", "10.81.0.1", "remote", "10.81.0.2"};
+                                  "local", ua, "remote", ub};
   cmd.insert(cmd.end(), ofld_options.begin(), ofld_options.end());
   pid_t cap = spawn({"ip", "netns", "exec", A.name(), "tcpdump", "-i", "veth0", "-n", "-U", "-c", "3000", "-w", pcap},
                     "/dev/null");
@@ -167,7 +173,7 @@ void run_ovs(const std::vector<std::string>& ofld_options, const std::string& wa
   // datagram OVS floods before ofld's socket is open draws a port unreachable)
   auto r = io::run_command({"tshark", "-n", "-r", pcap, "-o", "udp.check_checksum:TRUE", "-o",
                             "tcp.check_checksum:TRUE", "-Y", "udp.port == 6081 && !icmp", "-T", "fields", "-e",
-                            "ip.src", "-e", "geneve.version", "-e", "geneve.vni", "-e", "geneve.options",
+                            v6 ? "ipv6.src" : "ip.src", "-e", "geneve.version", "-e", "geneve.vni", "-e", "geneve.options",
                             "-e", "udp.checksum.status", "-e", "tcp.checksum.status", "-e", "tcp.checksum",
                             "-e", "tcp.checksum_calculated"},
                            std::chrono::seconds(60));
@@ -180,13 +186,13 @@ void run_ovs(const std::vector<std::string>& ofld_options, const std::string& wa
     std::string src, ver, vni, opts, udp, t, field, calc;
     for (auto* s : {&src, &ver, &vni, &opts, &udp, &t, &field, &calc}) std::getline(f, *s, '\t');
     src = src.substr(0, src.find(','));  // the outer source
-    if (ver == "1" && vni == "0x000000" && udp == "1" && src == "10.81.0.1") {
+    if (ver == "1" && vni == "0x000000" && udp == "1" && src == ua) {
       ++hello;  // ofld's peer-session HELLO (version 1), which OVS drops unanswered
       continue;
     }
     // tshark calls a TCP 0xFFFF "bad" with calculated 0x0000: the same value (C-14/C-29)
     const bool tcp_ok = t.empty() || t == "1" || (t == "0" && field == "0xffff" && calc == "0x0000");
-    const bool ours = src == "10.81.0.1";
+    const bool ours = src == ua;
     const bool good = ver == "0" && vni == "0x00002a" && udp == "1" && tcp_ok &&
                       (!ours || opts == want_options);
     from_ofld += ours, from_ovs += !ours, tcp += !t.empty();
@@ -202,7 +208,11 @@ void run_ovs(const std::vector<std::string>& ofld_options, const std::string& wa
 
 }  // namespace
 
-TEST(TunnelGeneveOvs, GN9_GN12_TcpBothWaysIpv4) { run_ovs({}, ""); }
+TEST(TunnelGeneveOvs, GN9_GN12_TcpBothWaysIpv4) { run_ovs(false, {}, ""); }
+TEST(TunnelGeneveOvs, GN9_GN12_TcpBothWaysIpv6) { run_ovs(true, {}, ""); }
+TEST(TunnelGeneveOvs, GN1_GN12_TcpBothWaysIpv6WithOptions) {
+  run_ovs(true, {"options", "0102:01:00c0ffee"}, "0102010100c0ffee");
+}
 TEST(TunnelGeneveOvs, GN1_GN12_TcpBothWaysIpv4WithOptions) {
-  run_ovs({"options", "0102:01:00c0ffee,ffff:02:0000000100000002"}, "0102010100c0ffeeffff02020000000100000002");
+  run_ovs(false, {"options", "0102:01:00c0ffee,ffff:02:0000000100000002"}, "0102010100c0ffeeffff02020000000100000002");
 }
