@@ -93,6 +93,8 @@ struct Pair {
     stop(ea);
     stop(eb);
     if (!pcap.empty() && !std::getenv("OFLD_TEST_KEEP_PCAP")) ::unlink(pcap.c_str());
+    for (const auto* l : {&log_a, &log_b})
+      if (!l->empty()) ::unlink(l->c_str());
   }
 };
 
