@@ -48,7 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<std::uint8_t> buf(data + 2, data + size);
   // Outer TOS for RFC 6040 (all four ECN values; GRE: bit 7 of data[1] = not reported).
   const int outer_tos = !gue && (data[1] & 0x80) ? -1 : int(data[1] & 0x7F);
-  dp.receive_train(buf, gso, c.remote, outer, 1, outer_tos);
+  dp.receive_train(buf, gso, remote, outer, 1, outer_tos);
   std::vector<TapFrame> frames;
   dp.rx_flush(2, frames);
   const auto& ctr = dp.counters();

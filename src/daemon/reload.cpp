@@ -56,19 +56,30 @@ const std::vector<Fixed>& fixed_common() {
   };
   return k;
 }
-const std::vector<Fixed>& fixed_vxlan() {
-  static const std::vector<Fixed> k = {
-      {"id", [](const DaemonConfig& c) { return n(vx(c).vni); }},
+// Rows of the settings every encapsulation has (TunnelCommon), and of the UDP ones
+// (UdpTunnelSettings), followed by an encapsulation's own.
+std::vector<Fixed> with_common(bool udp_settings, std::vector<Fixed> own) {
+  std::vector<Fixed> k = {
       {"local", [](const DaemonConfig& c) { return common(c).local.to_string(); }},
-      {"dstport", [](const DaemonConfig& c) { return n(vx(c).dstport); }},
-      {"srcport", [](const DaemonConfig& c) { return n(vx(c).port_min) + " " + n(vx(c).port_max); }},
+      {"mtu", [](const DaemonConfig& c) { return n(std::uint64_t(common(c).mtu)); }},
+  };
+  if (udp_settings)
+    k.insert(k.end(), {
       {"udpcsum", [](const DaemonConfig& c) { return b(udp(c).udp_csum); }},
       {"udp6zerocsumtx", [](const DaemonConfig& c) { return b(udp(c).udp6_zero_csum_tx); }},
       {"udp6zerocsumrx", [](const DaemonConfig& c) { return b(udp(c).udp6_zero_csum_rx); }},
       {"remcsumtx", [](const DaemonConfig& c) { return b(udp(c).remcsum_tx); }},
       {"remcsumrx", [](const DaemonConfig& c) { return b(udp(c).remcsum_rx); }},
       {"remcsum-nopartial", [](const DaemonConfig& c) { return b(udp(c).remcsum_nopartial); }},
-      {"mtu", [](const DaemonConfig& c) { return n(std::uint64_t(common(c).mtu)); }},
+    });
+  k.insert(k.end(), own.begin(), own.end());
+  return k;
+}
+const std::vector<Fixed>& fixed_vxlan() {
+  static const std::vector<Fixed> k = with_common(true, {
+      {"id", [](const DaemonConfig& c) { return n(vx(c).vni); }},
+      {"dstport", [](const DaemonConfig& c) { return n(vx(c).dstport); }},
+      {"srcport", [](const DaemonConfig& c) { return n(vx(c).port_min) + " " + n(vx(c).port_max); }},
       {"ageing", [](const DaemonConfig& c) { return n(vx(c).ageing_s); }},
       {"learning", [](const DaemonConfig& c) { return b(vx(c).learning); }},
       {"maxaddress", [](const DaemonConfig& c) { return n(vx(c).fdb_limits.maxaddress); }},
@@ -82,49 +93,34 @@ const std::vector<Fixed>& fixed_vxlan() {
          return b(c.dup_addr_detection) + " " + n(c.dad_max_moves) + " " + n(c.dad_time_s) + " " +
                 n(c.dad_freeze_s) + b(c.dad_freeze_permanent);
        }},
-  };
+  });
   return k;
 }
 const std::vector<Fixed>& fixed_gue() {
-  static const std::vector<Fixed> k = {
-      {"local", [](const DaemonConfig& c) { return common(c).local.to_string(); }},
+  static const std::vector<Fixed> k = with_common(true, {
       {"remote", [](const DaemonConfig& c) { return gue(c).remote.to_string(); }},
       {"port", [](const DaemonConfig& c) { return n(gue(c).port); }},
-      {"udpcsum", [](const DaemonConfig& c) { return b(udp(c).udp_csum); }},
-      {"udp6zerocsumtx", [](const DaemonConfig& c) { return b(udp(c).udp6_zero_csum_tx); }},
-      {"udp6zerocsumrx", [](const DaemonConfig& c) { return b(udp(c).udp6_zero_csum_rx); }},
-      {"remcsumtx", [](const DaemonConfig& c) { return b(udp(c).remcsum_tx); }},
-      {"remcsumrx", [](const DaemonConfig& c) { return b(udp(c).remcsum_rx); }},
-      {"remcsum-nopartial", [](const DaemonConfig& c) { return b(udp(c).remcsum_nopartial); }},
-      {"mtu", [](const DaemonConfig& c) { return n(std::uint64_t(common(c).mtu)); }},
-  };
+  });
   return k;
 }
 const std::vector<Fixed>& fixed_gre() {
-  static const std::vector<Fixed> k = {
-      {"local", [](const DaemonConfig& c) { return common(c).local.to_string(); }},
+  static const std::vector<Fixed> k = with_common(false, {
       {"remote", [](const DaemonConfig& c) { return gre(c).remote.to_string(); }},
       {"ikey", [](const DaemonConfig& c) { return key(gre(c).ikey); }},
       {"okey", [](const DaemonConfig& c) { return key(gre(c).okey); }},
       {"icsum", [](const DaemonConfig& c) { return b(gre(c).icsum); }},
       {"ocsum", [](const DaemonConfig& c) { return b(gre(c).ocsum); }},
-      {"mtu", [](const DaemonConfig& c) { return n(std::uint64_t(common(c).mtu)); }},
-  };
+  });
   return k;
 }
 const std::vector<Fixed>& fixed_geneve() {
-  static const std::vector<Fixed> k = {
+  static const std::vector<Fixed> k = with_common(true, {
       {"id", [](const DaemonConfig& c) { return n(gen(c).vni); }},
-      {"local", [](const DaemonConfig& c) { return common(c).local.to_string(); }},
       {"remote", [](const DaemonConfig& c) { return gen(c).remote.to_string(); }},
       {"dstport", [](const DaemonConfig& c) { return n(gen(c).dstport); }},
       {"srcport", [](const DaemonConfig& c) { return n(gen(c).port_min) + " " + n(gen(c).port_max); }},
       {"options", [](const DaemonConfig& c) { return tunnel::geneve_options_text(gen(c).options); }},
-      {"udpcsum", [](const DaemonConfig& c) { return b(udp(c).udp_csum); }},
-      {"udp6zerocsumtx", [](const DaemonConfig& c) { return b(udp(c).udp6_zero_csum_tx); }},
-      {"udp6zerocsumrx", [](const DaemonConfig& c) { return b(udp(c).udp6_zero_csum_rx); }},
-      {"mtu", [](const DaemonConfig& c) { return n(std::uint64_t(common(c).mtu)); }},
-  };
+  });
   return k;
 }
 // The fixed settings of the running encapsulation (encapsulation first compared equal).
