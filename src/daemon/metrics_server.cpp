@@ -24,33 +24,34 @@ using json = nlohmann::json;
 #ifdef OFLD_HAVE_HTTPLIB
 namespace {
 
-/// httplib's task queue with a fixed number of threads and a bounded queue: enqueue (called by
-/// the accepting thread) waits while `max_queued` connections wait already, so a crowd of
-/// idle or slow clients holds at most threads + max_queued sockets and the rest stay in the
-/// kernel's listen backlog.
+/// httplib's task queue: up to `max_threads` threads, started as connections need them (an idle
+/// or slow client holds one thread, so a scrape behind a few of them still finds a free one
+/// at once), and a bounded queue: enqueue (called by the accepting thread) waits while
+/// `max_queued` connections wait already, so a crowd of idle or slow clients holds at most
+/// max_threads + max_queued sockets and the rest stay in the kernel's listen backlog.
 class BoundedPool : public httplib::TaskQueue {
  public:
-  BoundedPool(unsigned threads, unsigned max_queued) : max_(max_queued ? max_queued : 1) {
-    for (unsigned i = 0; i < (threads ? threads : 1); ++i) th_.emplace_back([this] { work(); });
-  }
+  BoundedPool(unsigned max_threads, unsigned max_queued)
+      : max_threads_(max_threads ? max_threads : 1), max_(max_queued ? max_queued : 1) {}
   ~BoundedPool() override { shutdown(); }
   void enqueue(std::function<void()> fn) override {
     std::unique_lock g(mu_);
     room_.wait(g, [&] { return q_.size() < max_ || down_; });
     q_.push_back(std::move(fn));  // after shutdown too: run by a worker before it exits (closes the socket)
+    if (idle_ < q_.size() && th_.size() < max_threads_) th_.emplace_back([this] { work(); });
     have_.notify_one();
   }
   void shutdown() override {
+    std::vector<std::thread> th;
     {
       std::lock_guard g(mu_);
-      if (down_ && th_.empty()) return;
       down_ = true;
+      th.swap(th_);
     }
     have_.notify_all();
     room_.notify_all();
-    for (auto& t : th_)
+    for (auto& t : th)
       if (t.joinable()) t.join();
-    th_.clear();
   }
 
  private:
@@ -59,7 +60,9 @@ class BoundedPool : public httplib::TaskQueue {
       std::function<void()> fn;
       {
         std::unique_lock g(mu_);
+        ++idle_;
         have_.wait(g, [&] { return !q_.empty() || down_; });
+        --idle_;
         if (q_.empty()) return;
         fn = std::move(q_.front());
         q_.pop_front();
@@ -72,7 +75,8 @@ class BoundedPool : public httplib::TaskQueue {
   std::condition_variable have_, room_;
   std::deque<std::function<void()>> q_;
   std::vector<std::thread> th_;
-  std::size_t max_;
+  std::size_t max_threads_, max_;
+  std::size_t idle_ = 0;  ///< workers waiting for a connection
   bool down_ = false;
 };
 

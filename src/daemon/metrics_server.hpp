@@ -5,8 +5,10 @@
 // no lock on the packet path), waits up to MetricsLimits::fresh_wait_ms for it, and renders it
 // (ofld/daemon/metrics.hpp); when none comes in time it serves the last one (counted stale).
 //
-// Bounded: a fixed pool of threads with a bounded queue of accepted connections (when full,
-// accepting waits: further clients wait in the kernel's listen backlog, nothing grows); every
+// Bounded: a pool of at most MetricsLimits::threads threads, started on demand, with a bounded
+// queue of accepted connections (when full, accepting waits: further clients wait in the
+// kernel's listen backlog, nothing grows). Each idle or slow client holds a thread until its
+// read times out, so scrapes are served at once behind up to threads - 1 of them; every
 // read and write has a timeout; keep-alive is short and capped; request bodies are refused.
 #pragma once
 
@@ -26,8 +28,8 @@
 namespace ofld::daemon {
 
 struct MetricsLimits {
-  unsigned threads = 4;                 ///< connections served at once
-  unsigned max_queued = 16;             ///< accepted connections waiting for a thread
+  unsigned threads = 16;                ///< connections served at once (threads started on demand)
+  unsigned max_queued = 4;              ///< accepted connections waiting for a thread
   unsigned io_timeout_ms = 2000;        ///< per read / write of a connection
   unsigned keep_alive_s = 2;            ///< idle time on a kept-alive connection
   unsigned keep_alive_max = 16;         ///< requests on one connection
