@@ -1,4 +1,4 @@
-// `ofld tunnel [options] vxlan|gue|gre|ip6gre WORDS...` (options may also follow the words):
+// `ofld tunnel [options] vxlan|gue|gre|ip6gre|geneve WORDS...` (options may also follow the words):
 // wiring of daemon::parse_* and daemon::TunnelDaemon (every mode) — no packet logic here.
 #include <iostream>
 #include <optional>
@@ -123,7 +123,10 @@ ofld::cli::Registrar reg([](CLI::App& root) {
                 "gue local ADDR remote ADDR port P [udpcsum|noudpcsum] [udp6zerocsumtx] "
                 "[udp6zerocsumrx] [remcsumtx] [remcsumrx] [remcsum-nopartial] [ttl N] [tos N] [mtu N]\n"
                 "gre|ip6gre local ADDR remote ADDR [key K] [ikey K] [okey K] [csum] [icsum] [ocsum] "
-                "[ttl N] [tos N] [mtu N]");
+                "[ttl N] [tos N] [mtu N]\n"
+                "geneve id VNI local ADDR remote ADDR [dstport 6081] [srcport MIN MAX] "
+                "[options CLASS:TYPE:DATA[,...]] [udpcsum|noudpcsum] [udp6zerocsumtx] [udp6zerocsumrx] "
+                "[ttl N] [tos N|inherit] [mtu N]");
   // Options may come anywhere among the words (`... remote B --dev X`): no
   // positionals_at_end(), so CLI11 keeps recognising --options after the first word.
   t->callback([a] { ofld::cli::exit_code() = run_tunnel(*a); });

@@ -81,7 +81,7 @@ namespace {
 
 /// Which tables a setting belongs to: the top level (host side, options on the command line)
 /// or a tunnel mode.
-enum ModeBit : unsigned { kTop = 1, kVx = 2, kGue = 4, kGre = 8 };
+enum ModeBit : unsigned { kTop = 1, kVx = 2, kGue = 4, kGre = 8, kGen = 16 };
 constexpr unsigned kL3 = kGue | kGre;
 
 /// How a setting takes its value: after its word on the command line; its TOML type.
@@ -97,11 +97,12 @@ enum class Value : std::uint8_t { Int, Str, Any };
 
 struct Ctx {
   DaemonConfig& cfg;
-  unsigned mode;            // kTop, kVx, kGue or kGre
+  unsigned mode;            // kTop, kVx, kGue, kGre or kGen
   bool ip6gre = false;
   bool have_id = false, have_remote = false;
   std::string mode_name() const {
-    return mode == kVx ? "vxlan" : mode == kGue ? "gue" : mode == kGre ? (ip6gre ? "ip6gre" : "gre") : "";
+    return mode == kVx ? "vxlan" : mode == kGue ? "gue" : mode == kGre ? (ip6gre ? "ip6gre" : "gre")
+           : mode == kGen ? "geneve" : "";
   }
   // The tunnel table's configuration (begin_mode set the encapsulation of `mode`).
   tunnel::TunnelCommon& common() { return cfg.tunnel.common(); }
@@ -109,8 +110,11 @@ struct Ctx {
   tunnel::VxlanConfig& vx() { return *cfg.tunnel.get<tunnel::VxlanConfig>(); }
   tunnel::GueConfig& gue() { return *cfg.tunnel.get<tunnel::GueConfig>(); }
   tunnel::GreConfig& gre() { return *cfg.tunnel.get<tunnel::GreConfig>(); }
-  /// The one remote of a point-to-point tunnel (GUE, GRE); null for VXLAN.
+  /// Geneve's configuration; null in another mode.
+  tunnel::GeneveConfig* gen() { return cfg.tunnel.get<tunnel::GeneveConfig>(); }
+  /// The one remote of a point-to-point tunnel (GUE, GRE, Geneve); null for VXLAN.
   tunnel::IpAddr* one_remote() {
+    if (auto* g = gen()) return &g->remote;
     if (auto* g = cfg.tunnel.get<tunnel::GueConfig>()) return &g->remote;
     if (auto* g = cfg.tunnel.get<tunnel::GreConfig>()) return &g->remote;
     return nullptr;
@@ -226,12 +230,12 @@ const std::vector<Setting>& settings() {
       {"offload", {}, "no-offload", Arity::Flag, Value::Any, kTop, {"offload"}, SET(c.cfg.offload = on)},
       {"gro", {}, "no-gro", Arity::Flag, Value::Any, kTop, {"gro"}, SET(c.cfg.gro = on)},
       // ---- the tunnel
-      {"id", {"vni"}, nullptr, Arity::One, Value::Any, kVx, {"id"},
+      {"id", {"vni"}, nullptr, Arity::One, Value::Any, kVx | kGen, {"id"},
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 0, 0xFFFFFF, n)) return e;
-           c.vx().vni = std::uint32_t(n); c.have_id = true)},
-      {"local", {}, nullptr, Arity::One, Value::Str, kVx | kL3, {"local"},
+           (c.gen() ? c.gen()->vni : c.vx().vni) = std::uint32_t(n); c.have_id = true)},
+      {"local", {}, nullptr, Arity::One, Value::Str, kVx | kL3 | kGen, {"local"},
        SET(return addr_arg(k, v[0], c.common().local))},
-      {"remote", {}, nullptr, Arity::Many, Value::Str, kVx | kL3, {},
+      {"remote", {}, nullptr, Arity::Many, Value::Str, kVx | kL3 | kGen, {},
        SET(tunnel::IpAddr ip; if (auto e = addr_arg(k, v[0], ip)) return e;
            if (auto* one = c.one_remote()) {
              if (c.have_remote) return "remote: a " + c.mode_name() + " tunnel has exactly one remote";
@@ -242,23 +246,31 @@ const std::vector<Setting>& settings() {
            for (const auto& r : c.vx().remotes)
              if (r == ip) return "remote: " + ip.to_string() + " is given twice";
            c.vx().remotes.push_back(ip))},
-      {"dstport", {}, nullptr, Arity::One, Value::Any, kVx, {"dstport"},
+      {"dstport", {}, nullptr, Arity::One, Value::Any, kVx | kGen, {"dstport"},
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 1, 65535, n)) return e;
-           c.vx().dstport = std::uint16_t(n))},
+           (c.gen() ? c.gen()->dstport : c.vx().dstport) = std::uint16_t(n))},
       {"port", {"dstport", "encap-dport"}, nullptr, Arity::One, Value::Any, kGue, {"port"},
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 1, 65535, n)) return e;
            c.gue().port = std::uint16_t(n))},
-      {"srcport", {}, nullptr, Arity::Two, Value::Any, kVx, {"srcport"},
+      {"srcport", {}, nullptr, Arity::Two, Value::Any, kVx | kGen, {"srcport"},
        SET(auto lo = number(v[0], 1, 65535), hi = number(v[1], 1, 65535);
            if (!lo) return bad_number("srcport MIN", v[0], 1, 65535);
            if (!hi) return bad_number("srcport MAX", v[1], 1, 65535);
-           c.vx().port_min = std::uint16_t(*lo); c.vx().port_max = std::uint16_t(*hi))},
-      {"udpcsum", {}, "noudpcsum", Arity::Flag, Value::Any, kVx | kGue, {"udpcsum"},
+           (c.gen() ? c.gen()->port_min : c.vx().port_min) = std::uint16_t(*lo);
+           (c.gen() ? c.gen()->port_max : c.vx().port_max) = std::uint16_t(*hi))},
+      {"udpcsum", {}, "noudpcsum", Arity::Flag, Value::Any, kVx | kGue | kGen, {"udpcsum"},
        SET(c.udp().udp_csum = on)},
-      {"udp6zerocsumtx", {}, nullptr, Arity::Flag, Value::Any, kVx | kGue, {},
+      {"udp6zerocsumtx", {}, nullptr, Arity::Flag, Value::Any, kVx | kGue | kGen, {},
        SET(c.udp().udp6_zero_csum_tx = on)},
-      {"udp6zerocsumrx", {}, nullptr, Arity::Flag, Value::Any, kVx | kGue, {},
+      {"udp6zerocsumrx", {}, nullptr, Arity::Flag, Value::Any, kVx | kGue | kGen, {},
        SET(c.udp().udp6_zero_csum_rx = on)},
+      // Geneve options sent in every header (tc's geneve_opts spelling; the word may repeat)
+      {"options", {"geneve_opts"}, nullptr, Arity::Many, Value::Str, kGen, {},
+       SET(std::vector<tunnel::GeneveOption> o;
+           if (auto e = tunnel::parse_geneve_options(v[0], o)) return e;
+           auto& all = c.gen()->options; all.insert(all.end(), o.begin(), o.end());
+           if (c.gen()->options_len() > 252)
+             return std::string("options: more than 252 bytes of options (Opt Len is 6 bits of 4-byte words)"))},
       {"remcsumtx", {}, nullptr, Arity::Flag, Value::Any, kVx | kGue, {},
        SET(c.udp().remcsum_tx = on)},
       {"remcsumrx", {}, nullptr, Arity::Flag, Value::Any, kVx | kGue, {},
@@ -280,14 +292,14 @@ const std::vector<Setting>& settings() {
       {"csum", {}, nullptr, Arity::Flag, Value::Any, kGre, {}, SET(c.gre().icsum = on; c.gre().ocsum = on)},
       {"icsum", {}, nullptr, Arity::Flag, Value::Any, kGre, {}, SET(c.gre().icsum = on)},
       {"ocsum", {}, nullptr, Arity::Flag, Value::Any, kGre, {}, SET(c.gre().ocsum = on)},
-      {"ttl", {}, nullptr, Arity::One, Value::Any, kVx | kL3, {"ttl"},
+      {"ttl", {}, nullptr, Arity::One, Value::Any, kVx | kL3 | kGen, {"ttl"},
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 1, 255, n)) return e;
            c.common().ttl = std::uint8_t(n))},
-      {"tos", {}, nullptr, Arity::One, Value::Any, kVx | kL3, {"tos"},
+      {"tos", {}, nullptr, Arity::One, Value::Any, kVx | kL3 | kGen, {"tos"},
        SET(return tos_arg(k, v, c.common().tos, c.common().tos_inherit))},
-      {"mtu", {}, nullptr, Arity::One, Value::Any, kVx | kL3, {"mtu"},
+      {"mtu", {}, nullptr, Arity::One, Value::Any, kVx | kL3 | kGen, {"mtu"},
        SET(std::uint64_t n = 0;
-           if (auto e = num_arg(k, v, 68, c.mode == kVx ? 65521 : 65535, n)) return e;
+           if (auto e = num_arg(k, v, 68, c.mode & (kVx | kGen) ? 65521 : 65535, n)) return e;
            c.common().mtu = int(n))},
       {"ageing", {}, nullptr, Arity::One, Value::Any, kVx, {"ageing"},
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 0, 1000000, n)) return e;
@@ -311,9 +323,9 @@ const std::vector<Setting>& settings() {
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 0, 16777216, n)) return e;
            c.vx().fdb_limits.local_max = std::uint32_t(n))},
       // integrity mode (inner checksums elided toward peers that have it too)
-      {"integrity", {}, nullptr, Arity::Flag, Value::Any, kVx | kL3, {"integrity"}, SET(c.cfg.integrity = on)},
+      {"integrity", {}, nullptr, Arity::Flag, Value::Any, kVx | kL3 | kGen, {"integrity"}, SET(c.cfg.integrity = on)},
       // peer sessions authenticated with a pre-shared key (HMAC-SHA-256; docs/peer-protocol.md)
-      {"peer-key", {}, nullptr, Arity::One, Value::Str, kVx | kL3, {"peer-key"},
+      {"peer-key", {}, nullptr, Arity::One, Value::Str, kVx | kL3 | kGen, {"peer-key"},
        SET(if (v[0].empty()) return std::string("peer-key: needs a FILE"); c.cfg.peer_key = v[0])},
       // underlay multicast group for flooding: `group ADDR dev IF` (iproute2 vxlan)
       {"group", {}, nullptr, Arity::One, Value::Str, kVx, {"group"},
@@ -394,12 +406,12 @@ class Once {
 /// The error for a word that is no setting of ctx's mode.
 std::string unknown(const std::string& k, const Ctx& c) {
   bool on = false;
-  for (unsigned m : {kVx, kGue, kGre})
+  for (unsigned m : {kVx, kGue, kGre, kGen})
     if (m != c.mode && find_setting(k, m, on)) {
       if (k == "id" || k == "vni")
         return k + ": " + c.mode_name() + " has no VNI (that is a vxlan setting)";
       return k + ": not a " + c.mode_name() + " setting (it is one of " +
-             (m == kVx ? "vxlan" : m == kGue ? "gue" : "gre") + ")";
+             (m == kVx ? "vxlan" : m == kGue ? "gue" : m == kGre ? "gre" : "geneve") + ")";
     }
   return k + ": unknown setting";
 }
@@ -437,7 +449,7 @@ std::optional<std::string> finish(Ctx& c) {
   auto& cfg = c.cfg;
   const auto enc = tunnel::make_encapsulation(cfg.tunnel);
   const auto& local = cfg.tunnel.common().local;
-  if (c.mode == kVx && !c.have_id) return std::string("id: the VNI is required (id VNI)");
+  if ((c.mode == kVx || c.mode == kGen) && !c.have_id) return std::string("id: the VNI is required (id VNI)");
   for (const auto& r : enc->configured_remotes())
     if (!r.empty())
       if (auto e = check_remote(r, local)) return e;
@@ -462,6 +474,8 @@ std::optional<std::string> finish(Ctx& c) {
     if (auto e = tunnel::validate(*g)) return e;
   } else if (const auto* u = cfg.tunnel.get<tunnel::GueConfig>()) {
     if (auto e = tunnel::validate(*u)) return e;
+  } else if (const auto* g = cfg.tunnel.get<tunnel::GeneveConfig>()) {
+    if (auto e = tunnel::validate(*g)) return e;
   }
   // Integrity mode: the outer checksum protects the inner packet once its own checksum is
   // elided (each encapsulation says what that takes).
@@ -478,6 +492,9 @@ Ctx begin_mode(DaemonConfig& cfg, const std::string& mode) {
   } else if (mode == "gue") {
     cfg.tunnel = tunnel::GueConfig{};
     c.mode = kGue;
+  } else if (mode == "geneve") {
+    cfg.tunnel = tunnel::GeneveConfig{};
+    c.mode = kGen;
   } else {
     cfg.tunnel = tunnel::GreConfig{};
     c.mode = kGre;
@@ -550,7 +567,8 @@ std::optional<std::string> toml_values(const Setting& s, const std::string& key,
 std::optional<std::string> apply_table(const toml::table& t, Ctx& c, Once& once, const std::string& prefix) {
   for (auto&& [k, node] : t) {
     const std::string key(k.str());
-    if (c.mode == kTop && (key == "vxlan" || key == "gue" || key == "gre" || key == "ip6gre" || key == "fdb"))
+    if (c.mode == kTop && (key == "vxlan" || key == "gue" || key == "gre" || key == "ip6gre" ||
+                           key == "geneve" || key == "fdb"))
       continue;
     bool on = true;
     const Setting* s = find_setting(key, c.mode, on);
@@ -595,10 +613,10 @@ std::optional<std::string> parse_gre_words(const std::vector<std::string>& w, bo
 
 std::optional<std::string> parse_tunnel_words(const std::vector<std::string>& w, DaemonConfig& cfg) {
   if (w.empty())
-    return std::string("expected a tunnel mode: vxlan, gue, gre or ip6gre, then its settings");
+    return std::string("expected a tunnel mode: vxlan, gue, gre, ip6gre or geneve, then its settings");
   const std::string& m = w[0];
-  if (m != "vxlan" && m != "gue" && m != "gre" && m != "ip6gre")
-    return "unknown tunnel mode '" + m + "' (expected vxlan, gue, gre or ip6gre)";
+  if (m != "vxlan" && m != "gue" && m != "gre" && m != "ip6gre" && m != "geneve")
+    return "unknown tunnel mode '" + m + "' (expected vxlan, gue, gre, ip6gre or geneve)";
   return parse_mode_words(m, std::vector<std::string>(w.begin() + 1, w.end()), cfg);
 }
 
@@ -617,9 +635,9 @@ Parsed<DaemonConfig> parse_toml(const std::string& text, const std::string& orig
     Once once;
     if (auto e = apply_table(t, top, once, "")) return *e;
   }
-  // the tunnel table: exactly one of vxlan, gue, gre, ip6gre
+  // the tunnel table: exactly one of vxlan, gue, gre, ip6gre, geneve
   std::string mode;
-  for (const char* m : {"vxlan", "gue", "gre", "ip6gre"}) {
+  for (const char* m : {"vxlan", "gue", "gre", "ip6gre", "geneve"}) {
     if (!t.contains(m)) continue;
     if (!t[m].is_table()) return std::string(m) + ": expected a table";
     if (!mode.empty())

@@ -27,6 +27,7 @@ const tunnel::UdpTunnelSettings& udp(const DaemonConfig& c) { return *c.tunnel.u
 const tunnel::VxlanConfig& vx(const DaemonConfig& c) { return *c.tunnel.get<tunnel::VxlanConfig>(); }
 const tunnel::GueConfig& gue(const DaemonConfig& c) { return *c.tunnel.get<tunnel::GueConfig>(); }
 const tunnel::GreConfig& gre(const DaemonConfig& c) { return *c.tunnel.get<tunnel::GreConfig>(); }
+const tunnel::GeneveConfig& gen(const DaemonConfig& c) { return *c.tunnel.get<tunnel::GeneveConfig>(); }
 std::string tos_text(std::uint8_t tos, bool inherit) { return inherit ? "inherit" : std::to_string(tos); }
 
 /// A setting a reload may not change: its name and its value as text.
@@ -112,10 +113,21 @@ const std::vector<Fixed>& fixed_gre() {
   });
   return k;
 }
+const std::vector<Fixed>& fixed_geneve() {
+  static const std::vector<Fixed> k = with_common(true, {
+      {"id", [](const DaemonConfig& c) { return n(gen(c).vni); }},
+      {"remote", [](const DaemonConfig& c) { return gen(c).remote.to_string(); }},
+      {"dstport", [](const DaemonConfig& c) { return n(gen(c).dstport); }},
+      {"srcport", [](const DaemonConfig& c) { return n(gen(c).port_min) + " " + n(gen(c).port_max); }},
+      {"options", [](const DaemonConfig& c) { return tunnel::geneve_options_text(gen(c).options); }},
+  });
+  return k;
+}
 // The fixed settings of the running encapsulation (encapsulation first compared equal).
 const std::vector<Fixed>& fixed_encap(const DaemonConfig& c) {
   if (c.tunnel.get<tunnel::VxlanConfig>()) return fixed_vxlan();
   if (c.tunnel.get<tunnel::GueConfig>()) return fixed_gue();
+  if (c.tunnel.get<tunnel::GeneveConfig>()) return fixed_geneve();
   return fixed_gre();
 }
 

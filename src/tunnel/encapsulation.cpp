@@ -10,6 +10,7 @@ std::string_view to_string(Encap e) noexcept {
     case Encap::Gue: return "gue";
     case Encap::Gre: return "gre";
     case Encap::Ip6gre: return "ip6gre";
+    case Encap::Geneve: return "geneve";
   }
   return "unknown";
 }

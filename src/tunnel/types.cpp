@@ -34,6 +34,9 @@ std::string_view to_string(Drop d) noexcept {
     case Drop::TxNoRemote: return "tx_no_remote";
     case Drop::TxTooBig: return "tx_too_big";
     case Drop::TxSendFailed: return "tx_send_failed";
+    case Drop::RxBadProtocol: return "rx_bad_protocol";
+    case Drop::RxOam: return "rx_oam";
+    case Drop::RxCriticalOption: return "rx_critical_option";
     case Drop::kCount: break;
   }
   return "unknown";

@@ -312,13 +312,24 @@ DecapResult decap(std::span<const std::uint8_t> payload, const VxlanConfig& cfg,
       return decap_fail(Drop::RxRcoNoOuterCsum, c);
     }
   }
+  if (!rco) return decap_ethernet(inner, outer, c, owner, outer_tos);
+  // pskb_inet_may_pull (vxlan_rcv) and ip_rcv_core / ip6_rcv_core: the inner IP header is
+  // present and its lengths hold; link-layer padding after the IP packet is trimmed.
+  const InnerIpCheck ip = check_inner_frame(inner);
+  if (ip.verdict == InnerIpVerdict::TooSmall) return decap_fail(Drop::RxInnerTooSmall, c);
+  if (ip.verdict == InnerIpVerdict::HdrError) return decap_fail(Drop::RxInnerHdrError, c);
+  return decap_rco(inner.first(ip.len), cfg, d, off, c, outer_tos);
+}
+
+DecapResult decap_ethernet(std::span<const std::uint8_t> inner, OuterCsum outer, Counters& c,
+                           const core::BufferRef* owner, int outer_tos) {
+  if (inner.size() < wire::eth::kHdrLen) return decap_fail(Drop::RxTruncated, c);
   // pskb_inet_may_pull (vxlan_rcv) and ip_rcv_core / ip6_rcv_core: the inner IP header is
   // present and its lengths hold; link-layer padding after the IP packet is trimmed.
   // A TCP stream's frame (untagged Ethernet, IPv4 without options, TCP) is read once for
-  // the length check, the header split and the seed (rx_inner.hpp); any other frame, and
-  // RCO, goes through check_inner_frame, inner_header_len and seed_partial.
-  const std::optional<detail::FastInner> fast =
-      rco ? std::nullopt : detail::fast_inner_tcp4(inner);
+  // the length check, the header split and the seed (rx_inner.hpp); any other frame goes
+  // through check_inner_frame, inner_header_len and seed_partial.
+  const std::optional<detail::FastInner> fast = detail::fast_inner_tcp4(inner);
   if (fast) {
     inner = inner.first(fast->len);
   } else {
@@ -327,7 +338,6 @@ DecapResult decap(std::span<const std::uint8_t> payload, const VxlanConfig& cfg,
     if (ip.verdict == InnerIpVerdict::HdrError) return decap_fail(Drop::RxInnerHdrError, c);
     inner = inner.first(ip.len);
   }
-  if (rco) return decap_rco(inner, cfg, d, off, c, outer_tos);
   return decap_plain(inner, fast, outer, c, owner, outer_tos);
 }
 

@@ -35,6 +35,12 @@ void write_prefix(Encap e, std::uint8_t* p) {
       p[0] = p[1] = 0;  // no C/K/S, version 0
       put16(p + 2, kGreProto);
       break;
+    case Encap::Geneve:
+      p[0] = 0x40;  // version 1, Opt Len 0
+      p[1] = 0;
+      put16(p + 2, kGreProto);
+      std::fill_n(p + 4, 4, std::uint8_t(0));
+      break;
   }
 }
 
@@ -67,7 +73,7 @@ std::uint64_t get64(const std::uint8_t* p) {
 
 std::size_t prefix_len(Encap e, GreOptions g) noexcept {
   if (e == Encap::Gre) return 4 + (g.csum ? 4 : 0) + (g.key.has_value() ? 4 : 0);
-  return e == Encap::Vxlan ? 8 : 4;
+  return e == Encap::Vxlan || e == Encap::Geneve ? 8 : 4;
 }
 
 std::size_t encode(const Msg& m, Encap e, std::span<std::uint8_t> out, GreOptions g,

@@ -169,7 +169,8 @@ TEST(TunnelModesConfig, ErrorsNameTheSetting) {
   EXPECT_TRUE(has(gre({}, "ip6gre"), "local"));  // IPv4 addresses given to ip6gre
   EXPECT_TRUE(has(words({"gre", "local", "fd00::1", "remote", "fd00::2"}), "local"));
   // modes
-  EXPECT_TRUE(has(words({"geneve", "id", "1"}), "geneve"));
+  EXPECT_TRUE(has(words({"bareudp", "id", "1"}), "bareudp"));  // no such mode
+  EXPECT_TRUE(has(words({"geneve", "id", "1"}), "local"));      // a mode: its settings checked
   EXPECT_TRUE(has(words({}), "mode"));
 }
 

@@ -49,7 +49,11 @@
 //       [remcsumtx] [remcsumrx] [remcsum-nopartial] [ttl N] [tos N] [mtu N]
 //   gre|ip6gre local ADDR remote ADDR [key K] [ikey K] [okey K] [csum] [icsum] [ocsum]
 //       [ttl N] [tos N] [mtu N]            (K: a number or a dotted quad, as in iproute2)
-// TOML: a [gue], [gre] or [ip6gre] table with the same names (booleans for the flags,
+// Geneve (TAP device, Ethernet inner frames; see ofld/tunnel/geneve.hpp):
+//   geneve id VNI local ADDR remote ADDR [dstport 6081] [srcport MIN MAX]
+//       [options CLASS:TYPE:DATA[,…]] [udpcsum|noudpcsum] [udp6zerocsumtx] [udp6zerocsumrx]
+//       [ttl N] [tos N|inherit] [mtu N]
+// TOML: a [gue], [gre], [ip6gre] or [geneve] table with the same names (booleans for the flags,
 // `port = 5555`, `key = 7`); exactly one tunnel table per file.
 // Every error names the setting ("dstport: 'x' is not a number in 1..65535"; from TOML with
 // its table: "vxlan.dstport: ...").
@@ -160,7 +164,7 @@ std::optional<std::string> parse_gue_words(const std::vector<std::string>& words
 /// GreConfig). `gre` needs IPv4 addresses, `ip6gre` IPv6 ones. Validates the result.
 std::optional<std::string> parse_gre_words(const std::vector<std::string>& words, bool ip6,
                                            DaemonConfig& cfg);
-/// Parse `MODE words...` (MODE = vxlan, gue, gre or ip6gre); errors name the setting, or
+/// Parse `MODE words...` (MODE = vxlan, gue, gre, ip6gre or geneve); errors name the setting, or
 /// the mode when it is unknown or missing.
 std::optional<std::string> parse_tunnel_words(const std::vector<std::string>& words,
                                               DaemonConfig& cfg);

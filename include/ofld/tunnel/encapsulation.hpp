@@ -27,6 +27,7 @@
 #include "ofld/core/features.hpp"
 #include "ofld/tunnel/common_config.hpp"
 #include "ofld/tunnel/fdb.hpp"
+#include "ofld/tunnel/geneve.hpp"
 #include "ofld/tunnel/inner_csum.hpp"
 #include "ofld/tunnel/ip_tunnel.hpp"
 #include "ofld/tunnel/types.hpp"
@@ -36,13 +37,13 @@
 
 namespace ofld::tunnel {
 
-/// Longest tunnel header an encapsulation writes (GRE with checksum and key: 12; GUE with
-/// the RCO option: 12; VXLAN: 8).
-inline constexpr std::size_t kMaxTunnelHdr = 16;
+/// Longest tunnel header an encapsulation writes (Geneve with 63 words of options: 260; GRE
+/// with checksum and key: 12; GUE with the RCO option: 12; VXLAN: 8).
+inline constexpr std::size_t kMaxTunnelHdr = 260;
 
-/// The encapsulations (iproute2 link types: vxlan, ipip/sit `encap gue`, gre, ip6gre).
-enum class Encap : std::uint8_t { Vxlan, Gue, Gre, Ip6gre };
-/// "vxlan", "gue", "gre", "ip6gre".
+/// The encapsulations (iproute2 link types: vxlan, ipip/sit `encap gue`, gre, ip6gre, geneve).
+enum class Encap : std::uint8_t { Vxlan, Gue, Gre, Ip6gre, Geneve };
+/// "vxlan", "gue", "gre", "ip6gre", "geneve".
 std::string_view to_string(Encap e) noexcept;
 
 /// The socket an encapsulation's datagrams travel on: UDP (the kernel adds IP + UDP; sent
@@ -50,7 +51,7 @@ std::string_view to_string(Encap e) noexcept;
 enum class SocketKind : std::uint8_t { Udp, RawIp };
 
 /// The configuration of one encapsulation: one alternative per encapsulation (the list).
-using EncapConfig = std::variant<VxlanConfig, GueConfig, GreConfig>;
+using EncapConfig = std::variant<VxlanConfig, GueConfig, GreConfig, GeneveConfig>;
 
 /// An endpoint's tunnel configuration: the common settings (common(); those of the UDP
 /// encapsulations: udp()) and the encapsulation's own (encap). Implicitly made from any one
@@ -66,13 +67,13 @@ struct TunnelConfig {
   /// The settings every encapsulation has.
   const TunnelCommon& common() const noexcept;
   TunnelCommon& common() noexcept;
-  /// The UDP settings (VXLAN, GUE); null for an encapsulation not over UDP.
+  /// The UDP settings (VXLAN, GUE, Geneve); null for an encapsulation not over UDP.
   const UdpTunnelSettings* udp() const noexcept;
   UdpTunnelSettings* udp() noexcept;
   /// The encapsulation's configuration when it is a C; else null.
   template <class C> const C* get() const noexcept { return std::get_if<C>(&encap); }
   template <class C> C* get() noexcept { return std::get_if<C>(&encap); }
-  /// "vxlan", "gue", "gre" or "ip6gre".
+  /// "vxlan", "gue", "gre", "ip6gre" or "geneve".
   std::string_view name() const noexcept;
   /// Bytes added on the underlay (outer IP [+ UDP] + tunnel header [+ inner Ethernet]).
   int overhead() const noexcept;
@@ -233,5 +234,6 @@ std::unique_ptr<Encapsulation> make_encapsulation(const TunnelConfig& cfg);
 std::unique_ptr<Encapsulation> make_encapsulation(const VxlanConfig& cfg);
 std::unique_ptr<Encapsulation> make_encapsulation(const GueConfig& cfg);
 std::unique_ptr<Encapsulation> make_encapsulation(const GreConfig& cfg);
+std::unique_ptr<Encapsulation> make_encapsulation(const GeneveConfig& cfg);
 
 }  // namespace ofld::tunnel

@@ -24,18 +24,18 @@ enum class Drop : std::uint8_t {
   RxTruncated,        ///< shorter than the tunnel header (+ Ethernet header for VXLAN), or nothing after it
   RxNoVniFlag,        ///< VXLAN: I flag clear (RFC 7348 §5)
   RxBadFlags,         ///< VXLAN: unknown flag bits or non-zero reserved bits (V-4: Linux drops these)
-  RxBadHeader,        ///< GUE: version ≠ 0, control message, V-9 flags/options; GRE: version ≠ 0, R
+  RxBadHeader,        ///< GUE: version ≠ 0, control message, V-9 flags/options; GRE: version ≠ 0, R; Geneve: version ≠ 0, an option past Opt Len
   RxNotIp,            ///< GUE/GRE: inner protocol neither IPv4 nor IPv6 (or disagrees with the packet)
   RxRcoNotEnabled,    ///< RCO flag/option set but remcsumrx not configured (V-4, W-25)
   RxRcoNoOuterCsum,   ///< RCO datagram whose outer UDP checksum is 0 (K-2)
   RxRcoBadOffset,     ///< RCO start/offset outside the inner frame (C-33)
-  RxWrongVni,         ///< VXLAN: VNI is not ours
+  RxWrongVni,         ///< VXLAN, Geneve: VNI is not ours
   RxKeyMismatch,      ///< GRE: key absent/present/different from ikey (ip_tunnel_lookup)
   RxCsumFlagMismatch, ///< GRE: C bit differs from icsum (ip_tunnel_rcv)
   RxGreCsumBad,       ///< GRE: checksum does not verify (V-13)
-  RxWrongSource,      ///< GUE/GRE: outer source is not the configured remote
+  RxWrongSource,      ///< GUE/GRE/Geneve: outer source is not the configured remote
   RxInnerCsumBad,     ///< inner L4 checksum does not verify (not RCO)
-  RxLoop,             ///< VXLAN: inner source MAC is our own TAP's address
+  RxLoop,             ///< VXLAN, Geneve: inner source MAC is our own TAP's address
   RxUdp6ZeroCsum,     ///< IPv6 datagram with UDP checksum 0 and no udp6zerocsumrx (RFC 6935)
   RxEcnNotEct,        ///< outer CE over a Not-ECT inner packet (RFC 6040 §4.2, INET_ECN_decapsulate)
   /// inner IPv4/IPv6 packet shorter than its header, or than the length its header claims
@@ -58,6 +58,12 @@ enum class Drop : std::uint8_t {
   TxNoRemote,         ///< no remote known for the destination and none to flood to
   TxTooBig,           ///< a frame or segment does not fit (B4, or a datagram over 65535)
   TxSendFailed,       ///< sendmsg failed even after the fallbacks
+  // receive, Geneve (after the others: the numbers above are those the C API reports)
+  RxBadProtocol,      ///< Geneve: protocol type not 0x6558 (Ethernet) — geneve_udp_encap_recv, rx_dropped
+  RxOam,              ///< Geneve: O bit, a control packet whose payload is not forwarded (RFC 8926 §3.4)
+  /// Geneve: a critical option this endpoint does not understand, or the C bit without one
+  /// (RFC 8926 §3.5.1; geneve_rx drops C-bit packets as rx_frame_errors)
+  RxCriticalOption,
   kCount
 };
 std::string_view to_string(Drop d) noexcept;

@@ -130,6 +130,13 @@ enum class OuterCsum : std::uint8_t { Unknown, Present, Zero };
 DecapResult decap(std::span<const std::uint8_t> payload, const VxlanConfig& cfg, OuterCsum outer,
                   Counters& c, const core::BufferRef* owner = nullptr, int outer_tos = -1);
 
+/// The inner Ethernet frame half of decap, shared by the Ethernet encapsulations (VXLAN
+/// without RCO, Geneve): fewer than 14 bytes → RxTruncated; the inner IP header and lengths
+/// (RxInnerTooSmall / RxInnerHdrError; padding trimmed), the packet (zero-copy with `owner`),
+/// the K-9 seed (not trusted under a zero outer checksum) and RFC 6040 with `outer_tos`.
+DecapResult decap_ethernet(std::span<const std::uint8_t> inner, OuterCsum outer, Counters& c,
+                           const core::BufferRef* owner = nullptr, int outer_tos = -1);
+
 /// Bytes of an inner Ethernet frame's headers that a receive path keeps linear: Ethernet +
 /// IPv4 (IHL) or IPv6 (fixed 40) + TCP (data offset) when the frame is TCP over untagged
 /// IPv4/IPv6 without fragmentation or IPv6 extension headers; otherwise the whole frame

@@ -12,6 +12,9 @@
 //          EtherType 1), with the tunnel's own checksum (C) and key (K) options like its data
 //          packets (RFC 2784/2890); a kernel GRE device has no handler for the protocol. The
 //          GRE checksum, when present, must verify (else Verdict::BadChecksum).
+//   Geneve 8 bytes: version 1 (0x40), no options, flags 0, protocol type kGreProto, VNI 0:
+//          geneve_udp_encap_recv drops a version other than 0 before it looks the VNI up,
+//          as does Open vSwitch's userspace Geneve receive.
 //
 // Body, version 2 (all fields big-endian, offsets from the body's first byte):
 //   0  magic "ofld" (0x6f666c64)        4  version (2)          5  type (1 HELLO, 2 ACK)
@@ -55,7 +58,7 @@ inline constexpr std::size_t kBodyLenMac = kBodyLen + kMacLen;
 inline constexpr std::uint8_t kFlagMac = 0x01;
 inline constexpr std::uint8_t kGueCtype = 0x6f;       ///< GUE control type of our messages
 inline constexpr std::uint16_t kGreProto = 0x88b5;    ///< IEEE 802 Local Experimental EtherType 1
-/// Longest prefix + body (VXLAN 8, GUE 4, GRE 4 + checksum 4 + key 4; body with a MAC).
+/// Longest prefix + body (VXLAN 8, Geneve 8, GUE 4, GRE 4 + checksum 4 + key 4; body with a MAC).
 inline constexpr std::size_t kMaxMsgLen = 12 + kBodyLenMac;
 
 /// Capability bits.
@@ -64,7 +67,7 @@ inline constexpr std::uint32_t kCapRcoRx = 1u << 1;      ///< remcsumrx configur
 inline constexpr std::uint32_t kCapsKnown = kCapIntegrity | kCapRcoRx;
 
 enum class MsgType : std::uint8_t { Hello = 1, HelloAck = 2 };
-enum class Encap : std::uint8_t { Vxlan, Gue, Gre };
+enum class Encap : std::uint8_t { Vxlan, Gue, Gre, Geneve };
 
 struct Msg {
   std::uint8_t version = kVersion;  ///< kVersion or kVersionLegacy (layout of the body)
@@ -129,13 +132,15 @@ struct Parsed {
 Parsed parse(std::span<const std::uint8_t> d, Encap e) noexcept;
 
 /// Cheap pre-check for the receive hot path: could `d` be a control message of `e`? (VXLAN:
-/// I flag clear; GUE: C bit set; GRE: protocol type kGreProto.) False means NotControl.
+/// I flag clear; GUE: C bit set; GRE: protocol type kGreProto; Geneve: version 1.) False means
+/// NotControl.
 inline bool maybe_control(std::span<const std::uint8_t> d, Encap e) noexcept {
   if (d.size() < 4) return false;
   switch (e) {
     case Encap::Vxlan: return (d[0] & 0x08) == 0;
     case Encap::Gue: return (d[0] & 0x20) != 0;
     case Encap::Gre: return d[2] == (kGreProto >> 8) && d[3] == (kGreProto & 0xff);
+    case Encap::Geneve: return (d[0] >> 6) == 1;
   }
   return false;
 }
