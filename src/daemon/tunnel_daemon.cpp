@@ -207,7 +207,10 @@ struct Worker : detail::WorkerBase, io::FrameSink {
     return *udp;
   }
 
-  io::Result<std::size_t> send(const tunnel::TxTrain& t, bool& gso) {
+  // `gso`: the socket had UDP_SEGMENT on; `fell_back`: this send turned it off (refused at
+  // run time, resent datagram by datagram).
+  io::Result<std::size_t> send(const tunnel::TxTrain& t, bool& gso, bool& fell_back) {
+    fell_back = false;
     if (raw) {
       gso = false;
       // Outer TOS of this train (tos N or inherit, ECN from the inner packet, RFC 6040 §4.1).
@@ -217,15 +220,17 @@ struct Worker : detail::WorkerBase, io::FrameSink {
     auto& s = tx_socket(t.src_port);
     gso = s.gso();
     if (auto ts = s.set_tos(t.tos); !ts.ok()) spdlog::debug("{}", ts.message());
-    return s.send_train(t.remote, dport, t.buf, t.seg_size);
+    auto r = s.send_train(t.remote, dport, t.buf, t.seg_size);
+    fell_back = gso && !s.gso();
+    return r;
   }
 
   void send_trains() {
     for (auto& t : trains) {
-      bool gso = false;
-      auto r = send(t, gso);
+      bool gso = false, fell_back = false;
+      auto r = send(t, gso, fell_back);
       if (!r.ok()) spdlog::debug("{}", r.message());
-      path->sent(t, r.ok(), gso);
+      path->sent(t, r.ok(), gso && !fell_back, fell_back);
     }
     path->recycle(trains);
   }

@@ -6,6 +6,7 @@
 #include "ofld/gro/engine.hpp"
 #include "ofld/lab/gro_conformance.hpp"
 #include "ofld/tools/gro_tool.hpp"
+#include "ofld/wire/ip.hpp"
 
 namespace ofld::lab {
 
@@ -24,7 +25,7 @@ std::optional<core::Packet> vxlan_decap(core::Packet&& p, std::uint32_t vni) {
   const std::size_t need = 14 + 20 + 8 + 8;
   if (p.len() < need || !p.may_pull(need)) return std::nullopt;
   const std::uint8_t* d = p.data();
-  if (ld16(d + 12) != 0x0800 || (d[14] >> 4) != 4) return std::nullopt;
+  if (ld16(d + 12) != 0x0800 || wire::ip_version(d + 14) != 4) return std::nullopt;
   const std::size_t ihl = std::size_t(d[14] & 0x0F) * 4;
   if (ihl < 20 || d[14 + 9] != 17) return std::nullopt;
   const std::size_t hl = 14 + ihl + 8 + 8;

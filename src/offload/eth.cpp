@@ -11,6 +11,7 @@
 #include "gso_hooks.hpp"
 #include "ofld/wire/bytes.hpp"
 #include "ofld/wire/ethernet.hpp"
+#include "ofld/wire/ip.hpp"
 #include "ofld/wire/layout.hpp"
 
 namespace ofld::offload::gro_hooks {
@@ -93,7 +94,7 @@ constexpr std::size_t link_hlen(GroLink link) noexcept {
 }
 std::uint16_t link_protocol(const std::uint8_t* d, GroLink link) noexcept {
   if (link == GroLink::Ethernet) return wire::load_be16(d + eth::kTypeOffset);
-  return gro_rules::ip_version(d) == 6 ? wire::ethertype::kIpv6 : wire::ethertype::kIpv4;
+  return wire::ip_version(d) == 6 ? wire::ethertype::kIpv6 : wire::ethertype::kIpv4;
 }
 }  // namespace
 
@@ -114,7 +115,7 @@ bool gro_link_prepare(GroContext& ctx, GroLink link) noexcept {
     if (!p->same_flow) continue;
     p->same_flow = link == GroLink::Ethernet
                        ? std::memcmp(mac, p->pkt.data(), eth::kHdrLen) == 0
-                       : gro_rules::ip_version(mac) == gro_rules::ip_version(p->pkt.data());
+                       : wire::ip_version(mac) == wire::ip_version(p->pkt.data());
   }
   return true;
 }

@@ -24,7 +24,7 @@ std::uint32_t gro_flow_hash(std::span<const std::uint8_t> f, GroLink link,
     off = wire::eth::kHdrLen;
   } else {
     if (f.empty()) return fold(seed(key, 0, 0));
-    type = gro_rules::ip_version(f.data()) == 6 ? et::kIpv6 : et::kIpv4;
+    type = wire::ip_version(f.data()) == 6 ? et::kIpv6 : et::kIpv4;
   }
   std::uint64_t h;
   std::uint8_t proto = 0;

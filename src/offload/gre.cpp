@@ -122,7 +122,7 @@ void gre_gro_receive(GroContext& ctx) {
     if (!p->same_flow) continue;
     const std::uint8_t* greh2 = held_header(*p, off);
     if (std::memcmp(greh2, greh, gre::kBaseLen) != 0 ||  // flags, version, protocol
-        ((flags & kGreKey) && wire_load32(greh2 + key_off) != wire_load32(greh + key_off)))
+        ((flags & kGreKey) && wire::load_be32(greh2 + key_off) != wire::load_be32(greh + key_off)))
       p->same_flow = false;
   }
   ctx.data_offset += std::uint32_t(grehlen);

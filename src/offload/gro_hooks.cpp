@@ -206,7 +206,7 @@ GroReason inet_flush(const std::uint8_t* a, const std::uint8_t* b, GroHeld& p, b
 }
 
 GroReason l3_flush(const std::uint8_t* a, const std::uint8_t* b, GroHeld& p, bool inner) noexcept {
-  if (gro_rules::ip_version(a) == 6) return ipv6_flush(a, b);
+  if (wire::ip_version(a) == 6) return ipv6_flush(a, b);
   return inet_flush(a, b, p, inner);
 }
 
@@ -216,7 +216,7 @@ GroReason gro_network_flush(GroContext& ctx, GroHeld& p, std::size_t) noexcept {
   auto one = [&](std::size_t off, bool inner) {
     const std::uint8_t* b = held_header(p, off);
     const std::uint8_t* a = gro_header(
-        ctx, off, gro_rules::ip_version(b) == 6 ? wire::ipv6::kHdrLen : wire::ipv4::kMinLen);
+        ctx, off, wire::ip_version(b) == 6 ? wire::ipv6::kHdrLen : wire::ipv4::kMinLen);
     if (!a) return GroReason::Truncated;
     return l3_flush(a, b, p, inner);
   };
@@ -328,7 +328,7 @@ void gro_finish_checksums(core::Packet& p) {
     const std::uint8_t* ip = p.header(std::size_t(l3), v6::kHdrLen).data();
     if (!ip) ip = p.header(std::size_t(l3), v4::kMinLen).data();
     if (!ip) return;
-    const bool is_v6 = gro_rules::ip_version(ip) == 6;
+    const bool is_v6 = wire::ip_version(ip) == 6;
     if (p.gso.type & core::skb_gso::UDP_TUNNEL_CSUM) {
       constexpr std::size_t kCheck = wire::udp::kCheckOffset;
       std::uint8_t* uh = p.header(std::size_t(l4), wire::udp::kHdrLen).data();

@@ -1,5 +1,5 @@
 // Private: the GRO hooks of each protocol module (src/offload/*_gro.cpp), listed in the
-// protocol table (protocols.cpp), plus small big-endian helpers they share.
+// protocol table (protocols.cpp). Byte-order loads are wire/bytes.hpp's.
 #pragma once
 
 #include <cstdint>
@@ -13,17 +13,6 @@ namespace ofld::offload {
 /// local port to it, as the kernel's fou socket carries its own gro hooks). 6080 is the port
 /// the kernel's FOU/GUE examples use; protocols.cpp lists GUE on it (and on 5555).
 inline constexpr std::uint16_t kGueRegistryPort = wire::udpport::kGue;
-
-inline std::uint16_t wire_load16(const std::uint8_t* p) noexcept {
-  return std::uint16_t(p[0] << 8 | p[1]);
-}
-inline std::uint32_t wire_load32(const std::uint8_t* p) noexcept {
-  return std::uint32_t(p[0]) << 24 | std::uint32_t(p[1]) << 16 | std::uint32_t(p[2]) << 8 | p[3];
-}
-inline void wire_store16(std::uint8_t* p, std::uint16_t v) noexcept {
-  p[0] = std::uint8_t(v >> 8);
-  p[1] = std::uint8_t(v);
-}
 
 namespace gro_hooks {
 void eth_gro_receive(GroContext& ctx);

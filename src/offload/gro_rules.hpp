@@ -15,11 +15,6 @@
 
 namespace ofld::offload::gro_rules {
 
-/// The IP version nibble of an IPv4 or IPv6 header (byte 0's upper nibble in both).
-inline unsigned ip_version(const std::uint8_t* l3) noexcept {
-  return wire::Ipv6Header<const std::uint8_t>::unchecked(l3).version();
-}
-
 // ---- IPv4 (inet_gro_receive, inet_gro_flush) -------------------------------------------
 
 /// N-1 hard rejects of a 20-byte IPv4 header: options or not version 4 (first byte ≠ 0x45),

@@ -38,7 +38,7 @@ bool gue_flags_invalid(const std::uint8_t* gh, std::size_t optlen) noexcept {
 unsigned gue_version(const std::uint8_t* gh) noexcept { return gh[0] >> gue::kVersionShift; }
 // The inner IP protocol of a version-1 GUE packet (bare IP): IPIP or IPv6 by the IP version.
 std::uint8_t v1_proto(const std::uint8_t* gh) noexcept {
-  return gro_rules::ip_version(gh) == 4 ? wire::ipproto::kIpip : wire::ipproto::kIpv6;
+  return wire::ip_version(gh) == 4 ? wire::ipproto::kIpip : wire::ipproto::kIpv6;
 }
 }  // namespace
 
@@ -52,7 +52,7 @@ void gue_gro_receive(GroContext& ctx) {
   if (!gh) {
     ctx.note_skb(GroReason::Truncated);
   } else if (gue_version(gh) == gue::kVersion1) {  // V-7: version 1 = bare IPv4/IPv6
-    const unsigned v = gro_rules::ip_version(gh);
+    const unsigned v = wire::ip_version(gh);
     if (v == 4 || v == 6) {
       proto = v1_proto(gh);
       go = true;
@@ -61,7 +61,7 @@ void gue_gro_receive(GroContext& ctx) {
       // version 0 is another flow, and is never read as this packet's IP header.
       for (GroHeld* p : ctx.candidates) {
         if (!p->same_flow) continue;
-        if (p->pkt.headlen() <= off || gro_rules::ip_version(held_header(*p, off)) != v)
+        if (p->pkt.headlen() <= off || wire::ip_version(held_header(*p, off)) != v)
           p->same_flow = false;
       }
     } else {

@@ -31,14 +31,14 @@ constexpr std::uint8_t kIpprotoTcp = wire::ipproto::kTcp;
 
 namespace {
 // The flag rules of gro_rules.hpp on the 32-bit word at byte 12 (data offset, flags, window).
-constexpr std::uint32_t flag_word(std::uint8_t f) noexcept { return std::uint32_t(f) << 16; }
-constexpr std::uint32_t kUncompared = flag_word(gro_rules::kFlagsUncompared),
-                        kNeverJoin = flag_word(gro_rules::kFlagsNeverJoin),
-                        kFinal = flag_word(gro_rules::kFlagsFinal);
+namespace tfw = wire::tcp_flag_word;
+constexpr std::uint32_t kUncompared = tfw::from_flags(gro_rules::kFlagsUncompared),
+                        kNeverJoin = tfw::from_flags(gro_rules::kFlagsNeverJoin),
+                        kFinal = tfw::from_flags(gro_rules::kFlagsFinal);
 
 // Pseudo-header sum for `len` bytes of protocol `proto` after the L3 header at `l3`.
 cs::wsum pseudo(const std::uint8_t* l3, std::uint32_t len, std::uint8_t proto) noexcept {
-  if (gro_rules::ip_version(l3) == 6)
+  if (wire::ip_version(l3) == 6)
     return cs::csum_ipv6_nofold(l3 + v6::kSaddrOffset, l3 + v6::kDaddrOffset, len, proto, 0);
   return cs::csum_tcpudp_nofold(l3 + v4::kSaddrOffset, l3 + v4::kDaddrOffset, len, proto, 0);
 }
@@ -50,7 +50,7 @@ void tcp_gro_receive(GroContext& ctx) {
   if (!ctx.flush) {
     const std::uint8_t* l3 = gro_header(ctx, l3off, 1);
     if (!l3) return ctx.flush_skb(GroReason::Truncated);
-    l3 = gro_header(ctx, l3off, gro_rules::ip_version(l3) == 6 ? v6::kHdrLen : v4::kMinLen);
+    l3 = gro_header(ctx, l3off, wire::ip_version(l3) == 6 ? v6::kHdrLen : v4::kMinLen);
     if (!l3 || gro_checksum_validate(ctx, false, 0,
                                      pseudo(l3, std::uint32_t(ctx.gro_len()), kIpprotoTcp)) != 0)
       return ctx.flush_skb(GroReason::Checksum);
@@ -607,7 +607,7 @@ GroFastResult fast_receive(GroFastState& st, core::Packet& pkt) noexcept {
     else
       return {};
   } else {
-    f.v6 = rules::ip_version(f.ip) == 6;
+    f.v6 = wire::ip_version(f.ip) == 6;
   }
   // N-1, N-2; N-6, N-7 (TCP right after the fixed header: the template compares the
   // next-header byte with the flow's).
@@ -618,7 +618,7 @@ GroFastResult fast_receive(GroFastState& st, core::Packet& pkt) noexcept {
     f.thoff = f.l2 + v4::kMinLen;
   } else {
     f.thoff = f.l2 + v6::kHdrLen;
-    if (rules::ip_version(f.ip) != 6 || !rules::ipv6_len_ok(f.ip, f.len_all - f.thoff)) return {};
+    if (wire::ip_version(f.ip) != 6 || !rules::ipv6_len_ok(f.ip, f.len_all - f.thoff)) return {};
   }
   f.th = f.d + f.thoff;
   if (f.hl < f.thoff + tcph::kMinLen) return {};  // the fixed TCP header must be in the head

@@ -22,7 +22,7 @@ namespace sg = core::skb_gso;
 namespace {
 cs::wsum pseudo(const std::uint8_t* l3, std::uint32_t len) noexcept {
   constexpr std::uint8_t kUdp = wire::ipproto::kUdp;
-  if (gro_rules::ip_version(l3) == 6)
+  if (wire::ip_version(l3) == 6)
     return cs::csum_ipv6_nofold(l3 + wire::ipv6::kSaddrOffset, l3 + wire::ipv6::kDaddrOffset, len,
                                 kUdp, 0);
   return cs::csum_tcpudp_nofold(l3 + wire::ipv4::kSaddrOffset, l3 + wire::ipv4::kDaddrOffset, len,
@@ -31,15 +31,15 @@ cs::wsum pseudo(const std::uint8_t* l3, std::uint32_t len) noexcept {
 
 // udp_gro_receive_segment (U-5..U-11).
 void receive_segment(GroContext& ctx, const std::uint8_t* uh) {
-  if (wire_load16(uh + udp::kCheckOffset) == 0) return ctx.flush_skb(GroReason::UdpZeroCsum);
-  const std::size_t ulen = wire_load16(uh + udp::kLenOffset);
+  if (wire::load_be16(uh + udp::kCheckOffset) == 0) return ctx.flush_skb(GroReason::UdpZeroCsum);
+  const std::size_t ulen = wire::load_be16(uh + udp::kLenOffset);
   if (ulen <= 8 || ulen != ctx.gro_len()) return ctx.flush_skb(GroReason::UdpLength);
   const std::size_t off = ctx.data_offset;
   ctx.data_offset += 8;
   for (GroHeld* p : ctx.candidates) {
     if (!p->same_flow) continue;
     const std::uint8_t* uh2 = held_header(*p, off);
-    if (wire_load32(uh + udp::kSourceOffset) != wire_load32(uh2 + udp::kSourceOffset)) {  // ports
+    if (wire::load_be32(uh + udp::kSourceOffset) != wire::load_be32(uh2 + udp::kSourceOffset)) {  // ports
       p->same_flow = false;
       continue;
     }
@@ -48,7 +48,7 @@ void receive_segment(GroContext& ctx, const std::uint8_t* uh) {
       ctx.complete_p(p, GroReason::FraglistMode);
       return;
     }
-    const std::size_t ulen2 = wire_load16(uh2 + udp::kLenOffset);
+    const std::size_t ulen2 = wire::load_be16(uh2 + udp::kLenOffset);
     GroReason why = gro_network_flush(ctx, *p, off);
     if (why == GroReason::None && ulen > ulen2) why = GroReason::UdpLonger;
     if (why != GroReason::None) {
@@ -76,7 +76,7 @@ void udp_gro_receive(GroContext& ctx) {
   const std::size_t off = ctx.data_offset;
   const std::uint8_t* uh = gro_header(ctx, off, udp::kHdrLen);
   if (!uh) return ctx.flush_skb(GroReason::Truncated);
-  const std::uint16_t check = wire_load16(uh + udp::kCheckOffset);
+  const std::uint16_t check = wire::load_be16(uh + udp::kCheckOffset);
   if (!ctx.flush) {  // U-1
     const std::size_t l3off = ctx.network_offsets[ctx.encap_mark ? 1 : 0];
     const std::uint8_t* l3 = ctx.skb->data() + l3off;  // pulled by the L3 hook
@@ -86,7 +86,7 @@ void udp_gro_receive(GroContext& ctx) {
     if (check) gro_checksum_try_convert(ctx, psum);
   }
   uh = gro_header(ctx, off, udp::kHdrLen);
-  const std::uint16_t dport = wire_load16(uh + udp::kDestOffset);
+  const std::uint16_t dport = wire::load_be16(uh + udp::kDestOffset);
   const GroUdpTunnel* tun = ctx.cfg->tunnel(dport);
   const ProtocolOffload* po =
       tun ? ctx.reg->find(Key::UdpPort, tun->registry_port) : nullptr;
@@ -107,8 +107,8 @@ void udp_gro_receive(GroContext& ctx) {
   for (GroHeld* p : ctx.candidates) {
     if (!p->same_flow) continue;
     const std::uint8_t* uh2 = held_header(*p, off);
-    if (wire_load32(uh + udp::kSourceOffset) != wire_load32(uh2 + udp::kSourceOffset) ||
-        (check == 0) != (wire_load16(uh2 + udp::kCheckOffset) == 0))
+    if (wire::load_be32(uh + udp::kSourceOffset) != wire::load_be32(uh2 + udp::kSourceOffset) ||
+        (check == 0) != (wire::load_be16(uh2 + udp::kCheckOffset) == 0))
       p->same_flow = false;
   }
   ctx.data_offset += 8;
@@ -124,17 +124,17 @@ int udp_gro_complete(GroContext& ctx, std::uint32_t nhoff) {
   const std::uint8_t* l3 = p.data() + ctx.l3_off;
   const std::size_t newlen = p.len() - nhoff;
   if (ctx.cp->is_flist && !p.encapsulation) {  // U-12 fraglist: length only, state raised
-    wire_store16(uh + udp::kLenOffset, std::uint16_t(newlen));
+    wire::store_be16(uh + udp::kLenOffset, std::uint16_t(newlen));
     p.gso.type |= sg::FRAGLIST | sg::UDP_L4;
     p.gso.segs = ctx.cp->count;
     core::incr_checksum_unnecessary(p);
     p.set_transport_header(int(nhoff));
     return 0;
   }
-  const std::uint16_t check = wire_load16(uh + udp::kCheckOffset);
-  if (check) wire_store16(uh + udp::kCheckOffset, cs::csum_fold16(pseudo(l3, std::uint32_t(newlen))));
-  wire_store16(uh + udp::kLenOffset, std::uint16_t(newlen));
-  const GroUdpTunnel* tun = ctx.cfg->tunnel(wire_load16(uh + udp::kDestOffset));
+  const std::uint16_t check = wire::load_be16(uh + udp::kCheckOffset);
+  if (check) wire::store_be16(uh + udp::kCheckOffset, cs::csum_fold16(pseudo(l3, std::uint32_t(newlen))));
+  wire::store_be16(uh + udp::kLenOffset, std::uint16_t(newlen));
+  const GroUdpTunnel* tun = ctx.cfg->tunnel(wire::load_be16(uh + udp::kDestOffset));
   const ProtocolOffload* po =
       tun ? ctx.reg->find(Key::UdpPort, tun->registry_port) : nullptr;
   int err = 0;

@@ -13,6 +13,7 @@
 #include "ofld/offload/virtio_net.hpp"
 #include "ofld/tools/gso_tool.hpp"
 #include "ofld/wire/ethernet.hpp"
+#include "ofld/wire/ip.hpp"
 
 namespace ofld::tools {
 
@@ -71,9 +72,9 @@ class LinkAdapter {
       case io::CaptureLink::Ipv4:
       case io::CaptureLink::Ipv6:
         if (f.empty()) return std::nullopt;
-        proto = (f[0] >> 4) == 4   ? wire::ethertype::kIpv4
-                : (f[0] >> 4) == 6 ? wire::ethertype::kIpv6
-                                   : 0;
+        proto = wire::ip_version(f) == 4   ? wire::ethertype::kIpv4
+                : wire::ip_version(f) == 6 ? wire::ethertype::kIpv6
+                                           : 0;
         break;
     }
     if (proto < wire::ethertype::kMin) return std::nullopt;  // SLL: not an ethertype (802.2, CAN, ...)

@@ -42,7 +42,7 @@ class GreEncap final : public Encapsulation {
       i.reason = Drop::TxNotIp;
       return i;
     }
-    const bool v4 = detail::ip_version(seg.head()) == 4;
+    const bool v4 = wire::ip_version(seg.head()) == 4;
     i.hdr_len = gre_build_header(v4 ? wire::ethertype::kIpv4 : wire::ethertype::kIpv6, c_, hdr);
     i.ok = i.hdr_len != 0;
     return i;

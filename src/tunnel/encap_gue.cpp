@@ -44,7 +44,7 @@ class GueEncap final : public Encapsulation {
   EncapInfo encap(const core::Packet& seg, bool rco,
                   std::span<std::uint8_t, kMaxTunnelHdr> hdr) const override {
     EncapInfo i;
-    const unsigned ver = seg.headlen() ? detail::ip_version(seg.head()) : 0;
+    const unsigned ver = seg.headlen() ? wire::ip_version(seg.head()) : 0;
     if (ver != 4 && ver != 6) {
       i.reason = Drop::TxNotIp;
       return i;

@@ -10,12 +10,9 @@
 
 namespace ofld::tunnel::detail {
 
-/// IP version of a raw IP packet (the first header's version nibble; RFC 791 / RFC 8200).
-inline unsigned ip_version(std::span<const std::uint8_t> p) { return p.empty() ? 0 : p[0] >> 4; }
-
 /// A TUN packet long enough for an IPv4 header whose version is 4 or 6 (else TxNotIp).
 inline bool is_ip(std::span<const std::uint8_t> p) {
-  return p.size() >= wire::ipv4::kMinLen && (ip_version(p) == 4 || ip_version(p) == 6);
+  return p.size() >= wire::ipv4::kMinLen && (wire::ip_version(p) == 4 || wire::ip_version(p) == 6);
 }
 
 /// " local A remote B": the ends of a point-to-point tunnel for the log line.

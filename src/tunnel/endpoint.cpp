@@ -279,7 +279,8 @@ void Endpoint::count(const Packed& pk, bool elide, const std::vector<TxTrain>& o
   }
 }
 
-void Endpoint::sent(const TxTrain& t, bool ok, bool udp_segment) noexcept {
+void Endpoint::sent(const TxTrain& t, bool ok, bool udp_segment, bool gso_fallback) noexcept {
+  ctr_.gso_fallbacks += gso_fallback;
   if (!ok) ctr_.drops[std::size_t(Drop::TxSendFailed)] += t.count;
   else if (udp_segment && t.count > 1) ++ctr_.tx_trains;
 }
@@ -445,30 +446,14 @@ nlohmann::json Endpoint::stats() const {
     if (c.drops[i]) drops[std::string(to_string(Drop(i)))] = c.drops[i];
   json j = {
       {"encap", std::string(to_string(encap()))},
-      {"tx", {{"frames", c.tx_frames}, {"bytes", c.tx_bytes}, {"datagrams", c.tx_datagrams},
-              {"datagram_bytes", c.tx_dgram_bytes}, {"udp_segment_trains", c.tx_trains},
-              {"gso_super_packets", c.tx_gso_super}, {"rco", c.tx_rco},
-              {"csum_sw", c.tx_csum_sw}, {"csum_skipped", c.tx_csum_skipped},
-              {"gre_csum", c.tx_gre_csum}, {"flooded", c.tx_flooded}}},
-      {"rx", {{"datagrams", c.rx_datagrams}, {"datagram_bytes", c.rx_dgram_bytes},
-              {"udp_gro_trains", c.rx_gro_trains}, {"rco", c.rx_rco},
-              {"rco_no_outer_csum", c.rx_rco_nocsum}, {"gre_csum_ok", c.rx_gre_csum_ok},
-              {"csum_validated", c.rx_csum_validated}, {"csum_skipped", c.rx_csum_skipped},
-              {"csum_partial_seed", c.rx_csum_partial_seed},
-              {"csum_seed_no_outer_csum", c.rx_csum_seed_nocsum},
-              {"ecn_ce", c.rx_ecn_ce}, {"ecn_bogus", c.rx_ecn_bogus}, {"frames", c.rx_frames},
-              {"bytes", c.rx_bytes}, {"gro_merged", c.rx_gro_merged},
-              {"gro_aggregates", c.rx_gro_aggregates}}},
       {"drops", drops},
       {"drops_total", c.drops_total()},
   };
-  if (enc_->fdb())
-    j["fdb"] = {{"learned", c.fdb_learned}, {"aged", c.fdb_aged},
-                {"learn_refused", {{"maxaddress", c.fdb_refused_maxaddress},
-                                   {"per_remote", c.fdb_refused_per_remote},
-                                   {"unknown_source", c.fdb_refused_unknown_source},
-                                   {"remote_table", c.fdb_refused_remote_table}}},
-                {"local_refused", c.fdb_local_refused}};
+  const bool fdb = enc_->fdb() != nullptr;
+  for (const auto& f : kCounterFields) {
+    if (!fdb && f.group.starts_with("/fdb")) continue;  // no FDB, no fdb object
+    j[json::json_pointer(std::string(f.group) + "/" + std::string(f.name))] = c.*f.member;
+  }
   const auto& gs = *gso_ctr_;
   j["gso"] = {{"packets_in", gs.packets_in}, {"segmented", gs.packets_segmented},
               {"segments_out", gs.segments_out}, {"payload_bytes_copied", gs.payload_bytes_copied},

@@ -4,6 +4,7 @@
 #include "ofld/tunnel/inner_ip.hpp"
 #include "ofld/tunnel/ip_tunnel.hpp"
 #include "ofld/wire/bytes.hpp"
+#include "ofld/wire/ip.hpp"
 #include "ofld/wire/layout.hpp"
 #include "ofld/wire/tunnel.hpp"
 
@@ -54,7 +55,7 @@ DecapResult gre_decap(std::span<const std::uint8_t> payload, const GreConfig& cf
   if (h.key() != cfg.ikey) return fail(Drop::RxKeyMismatch);
   auto inner = payload.subspan(hlen);
   if (inner.empty()) return fail(Drop::RxTruncated);
-  const unsigned nib = inner[0] >> 4;
+  const unsigned nib = wire::ip_version(inner);
   const std::uint16_t proto = h.protocol();
   if (!((proto == wire::ethertype::kIpv4 && nib == 4) || (proto == wire::ethertype::kIpv6 && nib == 6)))
     return fail(Drop::RxNotIp);

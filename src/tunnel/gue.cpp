@@ -3,6 +3,7 @@
 #include "ofld/tunnel/inner_ip.hpp"
 #include "ofld/tunnel/ip_tunnel.hpp"
 #include "ofld/wire/bytes.hpp"
+#include "ofld/wire/ip.hpp"
 #include "ofld/wire/layout.hpp"
 #include "ofld/wire/tunnel.hpp"
 
@@ -14,7 +15,7 @@ std::size_t gue_build_header(const core::Packet& inner, const GueConfig& cfg,
                              std::span<std::uint8_t> out, bool& rco) {
   rco = false;
   if (inner.headlen() < 1) return 0;
-  const unsigned ver = inner.data()[0] >> 4;
+  const unsigned ver = wire::ip_version(inner.data());
   if (ver != 4 && ver != 6) return 0;
   wire::GueRepr h;
   h.proto = ver == 4 ? wire::ipproto::kIpip : wire::ipproto::kIpv6;
@@ -51,7 +52,7 @@ DecapResult gue_decap(std::span<const std::uint8_t> payload, const GueConfig& cf
   std::optional<wire::GueHeader<>::Remcsum> rcs;
   switch (payload[0] >> 6) {
     case 1: {  // V-7: no GUE header, the payload is the IP packet itself
-      const unsigned nib = payload[0] >> 4;
+      const unsigned nib = wire::ip_version(payload);
       if (nib != 4 && nib != 6) return fail(Drop::RxBadHeader);
       proto = nib == 4 ? wire::ipproto::kIpip : wire::ipproto::kIpv6;
       inner = payload;
@@ -73,7 +74,7 @@ DecapResult gue_decap(std::span<const std::uint8_t> payload, const GueConfig& cf
       return fail(Drop::RxBadHeader);
   }
   if (inner.empty()) return fail(Drop::RxTruncated);
-  const unsigned nib = inner[0] >> 4;
+  const unsigned nib = wire::ip_version(inner);
   if (!((proto == wire::ipproto::kIpip && nib == 4) || (proto == wire::ipproto::kIpv6 && nib == 6)))
     return fail(Drop::RxNotIp);
   if (rcs && !cfg.remcsum_rx) return fail(Drop::RxRcoNotEnabled);

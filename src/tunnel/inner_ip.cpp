@@ -65,7 +65,7 @@ std::optional<SeedAt> seed_partial_ip(std::span<const std::uint8_t> ipb) noexcep
   std::size_t l4 = 0, end = 0;  // from the IP header
   std::uint8_t proto = 0;
   csum::wsum pseudo_part = 0;  // addresses only
-  const unsigned ver = ipb[0] >> 4;
+  const unsigned ver = wire::ip_version(ipb);
   if (ver == 4) {
     auto p = Ip4::parse(ipb);
     if (!p.ok()) return std::nullopt;

@@ -1,6 +1,8 @@
 // L3 tunnel modes (GUE, GRE, ip6gre): configuration checks, drop names, counters.
 #include "ofld/tunnel/ip_tunnel.hpp"
 
+#include "ofld/wire/ip.hpp"
+
 namespace ofld::tunnel {
 
 int GueConfig::overhead() const noexcept { return (ipv6() ? 40 : 20) + 8 + 4 + (remcsum_tx ? 8 : 0); }
@@ -60,7 +62,7 @@ std::uint8_t ip_outer_tos(const TunnelCommon& cfg, std::span<const std::uint8_t>
   // ip_tunnel_get_dsfield: IPv4 TOS or IPv6 traffic class (version nibble decides).
   std::uint8_t in = 0;
   if (ip.size() >= 2) {
-    const unsigned ver = ip[0] >> 4;
+    const unsigned ver = wire::ip_version(ip);
     if (ver == 4) in = ip[1];
     else if (ver == 6) in = std::uint8_t((ip[0] << 4) | (ip[1] >> 4));
   }

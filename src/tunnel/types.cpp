@@ -48,23 +48,13 @@ std::uint64_t Counters::drops_total() const noexcept {
   return n;
 }
 
+// Every counter is in kCounterFields: the struct is its uint64 fields plus the drops.
+static_assert(sizeof(Counters) ==
+                  std::size(kCounterFields) * sizeof(std::uint64_t) + sizeof(Counters::drops),
+              "a Counters member is missing from kCounterFields (types.hpp)");
+
 Counters& Counters::operator+=(const Counters& o) noexcept {
-  tx_frames += o.tx_frames; tx_bytes += o.tx_bytes;
-  tx_datagrams += o.tx_datagrams; tx_dgram_bytes += o.tx_dgram_bytes;
-  tx_trains += o.tx_trains; tx_gso_super += o.tx_gso_super; tx_rco += o.tx_rco;
-  tx_csum_sw += o.tx_csum_sw; tx_csum_skipped += o.tx_csum_skipped; tx_flooded += o.tx_flooded;
-  tx_gre_csum += o.tx_gre_csum; rx_gre_csum_ok += o.rx_gre_csum_ok;
-  rx_datagrams += o.rx_datagrams; rx_dgram_bytes += o.rx_dgram_bytes;
-  rx_gro_trains += o.rx_gro_trains; rx_rco += o.rx_rco; rx_rco_nocsum += o.rx_rco_nocsum;
-  rx_csum_validated += o.rx_csum_validated; rx_csum_skipped += o.rx_csum_skipped;
-  rx_csum_partial_seed += o.rx_csum_partial_seed; rx_csum_seed_nocsum += o.rx_csum_seed_nocsum;
-  rx_ecn_ce += o.rx_ecn_ce; rx_ecn_bogus += o.rx_ecn_bogus;
-  rx_frames += o.rx_frames; rx_bytes += o.rx_bytes;
-  rx_gro_merged += o.rx_gro_merged; rx_gro_aggregates += o.rx_gro_aggregates;
-  fdb_learned += o.fdb_learned; fdb_aged += o.fdb_aged; gso_fallbacks += o.gso_fallbacks;
-  fdb_refused_maxaddress += o.fdb_refused_maxaddress; fdb_refused_per_remote += o.fdb_refused_per_remote;
-  fdb_refused_unknown_source += o.fdb_refused_unknown_source;
-  fdb_refused_remote_table += o.fdb_refused_remote_table; fdb_local_refused += o.fdb_local_refused;
+  for (const auto& f : kCounterFields) this->*f.member += o.*f.member;
   for (std::size_t i = 0; i < kDropCount; ++i) drops[i] += o.drops[i];
   return *this;
 }

@@ -167,25 +167,31 @@ EncapInfo encap_frame(core::Packet& inner, const VxlanConfig& cfg, std::vector<s
 }
 
 std::size_t inner_header_len(std::span<const std::uint8_t> f) noexcept {
+  using Eth = wire::EthernetHeader<>;
   const std::size_t n = f.size();
-  if (n < 14 + 20) return n;
-  const std::uint16_t et = std::uint16_t(f[12] << 8 | f[13]);
-  std::size_t l4 = 0;
-  if (et == 0x0800) {
-    const std::size_t ihl = std::size_t(f[14] & 0x0F) * 4;
-    if ((f[14] >> 4) != 4 || ihl < 20 || f[23] != 6) return n;
-    if ((f[20] & 0x3F) != 0 || f[21] != 0) return n;  // MF or fragment offset: keep linear
-    l4 = 14 + ihl;
-  } else if (et == 0x86DD) {
-    if (n < 14 + 40 || (f[14] >> 4) != 6 || f[20] != 6) return n;
-    l4 = 14 + 40;
-  } else {
-    return n;
+  if (n < Eth::kLen + Ip4::kMinLen) return n;
+  const auto l3 = f.subspan(Eth::kLen);
+  std::size_t l3len = 0;  // IPv4 IHL*4 or the fixed IPv6 header
+  switch (Eth::unchecked(f.data()).ethertype()) {
+    case et::kIpv4: {
+      const auto ip = Ip4::parse(l3);  // version 4, IHL >= 5, the header present
+      if (!ip.ok() || ip.value().protocol() != ipp::kTcp) return n;
+      if (ip.value().is_fragment()) return n;  // MF or fragment offset: keep linear
+      l3len = ip.value().header_len();
+      break;
+    }
+    case et::kIpv6: {
+      const auto ip = Ip6::parse(l3);  // version 6, 40 bytes present
+      if (!ip.ok() || ip.value().next_header() != ipp::kTcp) return n;  // extension headers too
+      l3len = Ip6::kLen;
+      break;
+    }
+    default:
+      return n;
   }
-  if (n < l4 + 20) return n;
-  const std::size_t doff = std::size_t(f[l4 + 12] >> 4) * 4;
-  if (doff < 20 || l4 + doff > n) return n;
-  return l4 + doff;
+  const auto th = wire::TcpHeader<>::parse(l3.subspan(l3len));  // doff >= 5, options present
+  if (!th.ok()) return n;
+  return Eth::kLen + l3len + th.value().header_len();
 }
 
 namespace {

@@ -268,3 +268,51 @@ TEST(TunnelVxlan, InnerHeaderLenForZeroCopyReceive) {
   bad.resize(14 + 24 + 26);
   EXPECT_EQ(tunnel::inner_header_len(bad), bad.size());
 }
+
+// The cases at the edges of each header check, with lengths derived from RFC 791 (IHL,
+// MF/offset, DF), RFC 8200 (fixed 40-byte header, next header) and RFC 9293 (data offset).
+TEST(TunnelVxlan, InnerHeaderLenHeaderEdges) {
+  auto v4 = eth_frame(0x0800, 120);
+  v4[14] = 0x4f;            // IPv4, IHL 15: 60 bytes of header (40 of options)
+  v4[23] = 6;               // TCP
+  v4[14 + 60 + 12] = 0x50;  // doff 5
+  EXPECT_EQ(tunnel::inner_header_len(v4), 14u + 60 + 20);
+  auto df = v4;
+  df[20] = 0x40;  // DF alone is no fragment: still split
+  EXPECT_EQ(tunnel::inner_header_len(df), 14u + 60 + 20);
+  auto off = v4;
+  off[21] = 0x01;  // fragment offset 8 bytes, MF clear: a last fragment stays whole
+  EXPECT_EQ(tunnel::inner_header_len(off), off.size());
+  auto ihl4 = v4;
+  ihl4[14] = 0x44;  // IHL 4 < 5
+  EXPECT_EQ(tunnel::inner_header_len(ihl4), ihl4.size());
+  auto v6in4 = v4;
+  v6in4[14] = 0x6f;  // ethertype IPv4 but version 6
+  EXPECT_EQ(tunnel::inner_header_len(v6in4), v6in4.size());
+  auto short_opts = v4;
+  short_opts.resize(14 + 50);  // IHL says 60 header bytes, 50 present
+  EXPECT_EQ(tunnel::inner_header_len(short_opts), short_opts.size());
+  auto doff4 = v4;
+  doff4[14 + 60 + 12] = 0x40;  // TCP doff 4 < 5
+  EXPECT_EQ(tunnel::inner_header_len(doff4), doff4.size());
+  auto exact = v4;
+  exact.resize(14 + 60 + 20);  // headers only, no payload: the whole frame is headers
+  EXPECT_EQ(tunnel::inner_header_len(exact), exact.size());
+
+  auto v6 = eth_frame(0x86DD, 120);
+  v6[14] = 0x40;  // ethertype IPv6 but version 4
+  v6[20] = 6;
+  v6[14 + 40 + 12] = 0x50;
+  EXPECT_EQ(tunnel::inner_header_len(v6), v6.size());
+  v6[14] = 0x60;
+  EXPECT_EQ(tunnel::inner_header_len(v6), 14u + 40 + 20);
+  auto v6short = v6;
+  v6short.resize(14 + 40 + 19);  // one byte short of a TCP header
+  EXPECT_EQ(tunnel::inner_header_len(v6short), v6short.size());
+
+  auto vlan = eth_frame(0x8100, 120);  // tagged frames are not parsed: whole
+  EXPECT_EQ(tunnel::inner_header_len(vlan), vlan.size());
+  auto tiny = eth_frame(0x0800, 14 + 19);  // below Ethernet + a minimal IPv4 header
+  EXPECT_EQ(tunnel::inner_header_len(tiny), tiny.size());
+  EXPECT_EQ(tunnel::inner_header_len({}), 0u);
+}

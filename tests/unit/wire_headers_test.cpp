@@ -146,6 +146,21 @@ TEST(WireIpv4, BadIhlAndVersionAndTruncation) {
   expect_truncation_errors(kIpv4, 24, [](auto s) { return Ipv4Header<>::parse(s); });
 }
 
+// RFC 791 §3.1 and RFC 8200 §3 both put the version in the upper nibble of byte 0.
+TEST(WireIpVersion, UpperNibbleOfFirstByte) {
+  const Bytes v4 = {0x45, 0x00};       // IPv4, IHL 5
+  const Bytes v4opt = {0x4f};          // IPv4, IHL 15: the IHL nibble does not leak in
+  const Bytes v6 = {0x6a, 0xbc};       // IPv6, traffic class 0xab...
+  const Bytes other = {0x10};          // version 1: not IP, reported as is
+  EXPECT_EQ(ip_version(std::span<const std::uint8_t>(v4)), 4u);
+  EXPECT_EQ(ip_version(std::span<const std::uint8_t>(v4opt)), 4u);
+  EXPECT_EQ(ip_version(std::span<const std::uint8_t>(v6)), 6u);
+  EXPECT_EQ(ip_version(std::span<const std::uint8_t>(other)), 1u);
+  EXPECT_EQ(ip_version(v6.data()), 6u);
+  EXPECT_EQ(ip_version(std::span<const std::uint8_t>()), 0u);  // empty: no byte read
+  static_assert(ip_version(std::span<const std::uint8_t>()) == 0);
+}
+
 TEST(WireIpv6, GoldenParseAndRoundTrip) {
   auto h = Ipv6Header<>::parse(kIpv6);
   ASSERT_TRUE(h.ok());

@@ -166,8 +166,10 @@ class Endpoint {
   void transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::uint8_t> frame,
                 std::uint64_t now_ns, std::vector<TxTrain>& out, const core::BufferRef* owner = nullptr);
   /// The daemon's report of one train's send: `ok` false → every datagram counted as
-  /// TxSendFailed; `udp_segment` true when it went out as one UDP_SEGMENT sendmsg.
-  void sent(const TxTrain& t, bool ok, bool udp_segment) noexcept;
+  /// TxSendFailed; `udp_segment` true when it went out as one UDP_SEGMENT sendmsg;
+  /// `gso_fallback` true when the socket refused UDP_SEGMENT at run time (EINVAL/EIO), turned
+  /// it off and resent the train datagram by datagram (counted as gso_fallbacks).
+  void sent(const TxTrain& t, bool ok, bool udp_segment, bool gso_fallback = false) noexcept;
   /// Give sent trains' buffers back for reuse by transmit() and clear `sent`.
   void recycle(std::vector<TxTrain>& sent);
 

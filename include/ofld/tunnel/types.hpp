@@ -70,6 +70,7 @@ std::string_view to_string(Drop d) noexcept;
 inline constexpr std::size_t kDropCount = std::size_t(Drop::kCount);
 
 /// Counters of one tunnel endpoint (single-threaded; one instance per worker; summed with +=).
+/// A new counter is declared here and listed once in kCounterFields (its stats name).
 /// "frames" are what the device side (TAP or TUN) carries: Ethernet frames or IP packets;
 /// "datagrams" are encapsulated packets from the tunnel header on (VXLAN/GUE UDP payloads,
 /// GRE packets).
@@ -114,11 +115,61 @@ struct Counters {
   std::uint64_t fdb_refused_maxaddress = 0, fdb_refused_per_remote = 0,
                 fdb_refused_unknown_source = 0, fdb_refused_remote_table = 0,
                 fdb_local_refused = 0;
-  std::uint64_t gso_fallbacks = 0;                    ///< runtime EINVAL/EIO → GSO path turned off
+  std::uint64_t gso_fallbacks = 0;                    ///< UDP_SEGMENT sends refused at run time (EINVAL/EIO): turned off, resent plain
   std::array<std::uint64_t, kDropCount> drops{};
   void drop(Drop d) noexcept { ++drops[std::size_t(d)]; }
   std::uint64_t drops_total() const noexcept;
   Counters& operator+=(const Counters& o) noexcept;
+};
+
+/// One counter of Counters as the stats document names it: `group` is the JSON pointer of
+/// its object in `ofld stats --json` ("/tx", "/rx", "/fdb", "/fdb/learn_refused"), `name` its
+/// key there (the metrics text derives ofld_<group>_<name>_total from both).
+struct CounterField {
+  std::string_view group;
+  std::string_view name;
+  std::uint64_t Counters::*member;
+};
+
+/// Every counter of Counters but the drops, once, in declaration order: the table that
+/// Counters::operator+= sums and Endpoint::stats() names (the daemon sums the workers' stats
+/// documents key by key). types.cpp refuses to build when a counter is missing here.
+inline constexpr CounterField kCounterFields[] = {
+    {"/tx", "frames", &Counters::tx_frames},
+    {"/tx", "bytes", &Counters::tx_bytes},
+    {"/tx", "datagrams", &Counters::tx_datagrams},
+    {"/tx", "datagram_bytes", &Counters::tx_dgram_bytes},
+    {"/tx", "udp_segment_trains", &Counters::tx_trains},
+    {"/tx", "gso_super_packets", &Counters::tx_gso_super},
+    {"/tx", "rco", &Counters::tx_rco},
+    {"/tx", "csum_sw", &Counters::tx_csum_sw},
+    {"/tx", "csum_skipped", &Counters::tx_csum_skipped},
+    {"/tx", "gre_csum", &Counters::tx_gre_csum},
+    {"/tx", "flooded", &Counters::tx_flooded},
+    {"/rx", "datagrams", &Counters::rx_datagrams},
+    {"/rx", "datagram_bytes", &Counters::rx_dgram_bytes},
+    {"/rx", "udp_gro_trains", &Counters::rx_gro_trains},
+    {"/rx", "rco", &Counters::rx_rco},
+    {"/rx", "rco_no_outer_csum", &Counters::rx_rco_nocsum},
+    {"/rx", "gre_csum_ok", &Counters::rx_gre_csum_ok},
+    {"/rx", "csum_validated", &Counters::rx_csum_validated},
+    {"/rx", "csum_skipped", &Counters::rx_csum_skipped},
+    {"/rx", "csum_partial_seed", &Counters::rx_csum_partial_seed},
+    {"/rx", "csum_seed_no_outer_csum", &Counters::rx_csum_seed_nocsum},
+    {"/rx", "ecn_ce", &Counters::rx_ecn_ce},
+    {"/rx", "ecn_bogus", &Counters::rx_ecn_bogus},
+    {"/rx", "frames", &Counters::rx_frames},
+    {"/rx", "bytes", &Counters::rx_bytes},
+    {"/rx", "gro_merged", &Counters::rx_gro_merged},
+    {"/rx", "gro_aggregates", &Counters::rx_gro_aggregates},
+    {"/fdb", "learned", &Counters::fdb_learned},
+    {"/fdb", "aged", &Counters::fdb_aged},
+    {"/fdb/learn_refused", "maxaddress", &Counters::fdb_refused_maxaddress},
+    {"/fdb/learn_refused", "per_remote", &Counters::fdb_refused_per_remote},
+    {"/fdb/learn_refused", "unknown_source", &Counters::fdb_refused_unknown_source},
+    {"/fdb/learn_refused", "remote_table", &Counters::fdb_refused_remote_table},
+    {"/fdb", "local_refused", &Counters::fdb_local_refused},
+    {"/tx", "gso_fallbacks", &Counters::gso_fallbacks},
 };
 
 /// A decapsulated frame: the inner Ethernet frame (VXLAN) or inner IP packet (GUE, GRE) as a

@@ -57,6 +57,15 @@ inline constexpr std::uint16_t kFragOffsetMask = 0xfff8, kFragMore = 0x0001;
 inline constexpr std::uint8_t kOptPad1 = 0, kOptPadN = 1, kOptJumbo = 0xC2;
 }  // namespace ipv6
 
+/// The IP version of the header at `p`: the upper nibble of byte 0, which IPv4 (RFC 791 §3.1)
+/// and IPv6 (RFC 8200 §3) both place there (4, 6, or anything else for non-IP). `p` must
+/// point at one readable byte; no other check.
+constexpr unsigned ip_version(const std::uint8_t* p) noexcept { return unsigned(p[0]) >> 4; }
+/// The IP version of a raw IP packet, 0 for an empty span (never a valid version).
+constexpr unsigned ip_version(std::span<const std::uint8_t> p) noexcept {
+  return p.empty() ? 0 : ip_version(p.data());
+}
+
 /// IPv4 header incl. options.
 template <ByteT B = const std::uint8_t>
 class Ipv4Header : public ViewBase<B> {
