@@ -1,0 +1,72 @@
+#!/bin/sh
+# bench/evpn/fdb_dump_bench.sh: `ofld fdb --json` (and the text listing) of a table of N
+# entries at V remote VTEPs, end to end (request over the control socket, the daemon's
+# streamed answer, the CLI writing it to a file). The entries are static ([[fdb]] in a TOML
+# file) so that the table fills in seconds without gobgpd; an EVPN entry's document differs
+# only by its "seq" member. Rounds alternate between the given binaries (same-run ratios).
+# Needs root. Usage:
+#   sudo bench/evpn/fdb_dump_bench.sh [-n 100000] [-v 1000] [-r 5] OFLD [OFLD_BASELINE]
+set -eu
+N=100000 V=1000 R=5
+while getopts n:v:r: o; do
+  case $o in n) N=$OPTARG ;; v) V=$OPTARG ;; r) R=$OPTARG ;; *) exit 2 ;; esac
+done
+shift $((OPTIND - 1))
+[ $# -ge 1 ] || { echo "usage: $0 [-n N] [-v V] [-r ROUNDS] OFLD [OFLD_BASELINE]" >&2; exit 2; }
+NS=ofld-fdbdump-$$ TMP=$(mktemp -d /tmp/ofld-fdbdump.XXXXXX)
+PIDS=""
+cleanup() {
+  for p in $PIDS; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  ip netns del "$NS" 2>/dev/null || true
+  rm -rf "$TMP"
+}
+trap cleanup EXIT INT TERM
+ip netns add "$NS"
+ip -n "$NS" link set lo up
+python3 - "$N" "$V" > "$TMP/fdb.toml" <<'EOF'
+import sys
+n, v = int(sys.argv[1]), int(sys.argv[2])
+print('[vxlan]\nid = 100\nlocal = "LOCAL"\nremote = "10.98.1.1"')
+for i in range(n):
+    r = i % v
+    print('[[fdb]]\nmac = "02:ab:00:%02x:%02x:%02x"\nremote = "10.97.%d.%d"'
+          % ((i >> 16) & 255, (i >> 8) & 255, i & 255, r >> 8, r & 255))
+EOF
+k=0
+for bin in "$@"; do
+  k=$((k + 1))
+  ip -n "$NS" addr add 10.98.0.$k/32 dev lo
+  sed "s/LOCAL/10.98.0.$k/" "$TMP/fdb.toml" > "$TMP/fdb$k.toml"
+  ip netns exec "$NS" "$bin" tunnel --dev fdbd$k --config "$TMP/fdb$k.toml" --control "$TMP/c$k.sock" \
+    >"$TMP/ofld$k.log" 2>&1 &
+  PIDS="$PIDS $!"
+done
+for k in $(seq 1 $#); do
+  i=0
+  until "$1" stats --control "$TMP/c$k.sock" >/dev/null 2>&1; do
+    i=$((i + 1)); [ $i -lt 600 ] || { cat "$TMP/ofld$k.log"; exit 1; }; sleep 0.1
+  done
+done
+python3 - "$R" "$TMP" "$@" <<'EOF'
+import statistics, subprocess, sys, time
+rounds, tmp, bins = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+res = {b: {"json": [], "text": []} for b in bins}
+for _ in range(rounds):
+    for k, b in enumerate(bins, 1):
+        for kind, extra in (("json", ["--json"]), ("text", [])):
+            t = time.perf_counter()
+            with open(tmp + "/out", "wb") as f:
+                subprocess.run([b, "fdb", "--control", "%s/c%d.sock" % (tmp, k)] + extra, stdout=f, check=True)
+            res[b][kind].append(time.perf_counter() - t)
+    size = sum(1 for _ in open(tmp + "/out"))
+for b in bins:
+    print("%s: fdb --json median %.3f s (min %.3f), text median %.3f s (min %.3f)" % (
+        b, statistics.median(res[b]["json"]), min(res[b]["json"]),
+        statistics.median(res[b]["text"]), min(res[b]["text"])))
+if len(bins) == 2:
+    a, z = bins
+    print("ratio %s / %s: json %.2f, text %.2f" % (a, z,
+          statistics.median(res[a]["json"]) / statistics.median(res[z]["json"]),
+          statistics.median(res[a]["text"]) / statistics.median(res[z]["text"])))
+EOF
