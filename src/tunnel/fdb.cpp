@@ -859,7 +859,7 @@ FdbJsonCursor::FdbJsonCursor(const SharedFdb& fdb, std::uint64_t now_ns, const F
         if (!f.mac || m == *f.mac) locals.emplace_back(m, l);
       });
   }
-  std::sort(rows_.begin(), rows_.end(), [](const Row& a, const Row& b) { return a.key < b.key; });
+  sort_rows();
   name_at_.reserve(addrs.size());
   for (const IpAddr* a : addrs) {
     const std::string t = a->to_string();  // inet_ntop text: nothing to escape
@@ -923,6 +923,26 @@ FdbJsonCursor::FdbJsonCursor(const SharedFdb& fdb, std::uint64_t now_ns, const F
   o += '}';
   o += members;
   o += '}';
+}
+
+void FdbJsonCursor::sort_rows() {
+  // By MAC (the key's bits 8-55; MACs are unique in the table). Small tables: std::sort.
+  // Large ones: an LSD radix sort, three passes of 16 bits, O(n) and without a comparison
+  // call per step (100,000 entries are copied while `ofld fdb` is answered on the control
+  // thread, also in unoptimised sanitizer builds).
+  if (rows_.size() < 4096) {
+    std::sort(rows_.begin(), rows_.end(), [](const Row& a, const Row& b) { return a.key < b.key; });
+    return;
+  }
+  std::vector<Row> tmp(rows_.size());
+  std::vector<std::uint32_t> count(65537);
+  for (unsigned shift = 8; shift < 56; shift += 16) {
+    std::fill(count.begin(), count.end(), 0u);
+    for (const Row& r : rows_) ++count[((r.key >> shift) & 0xffff) + 1];
+    for (std::size_t i = 1; i < count.size(); ++i) count[i] += count[i - 1];
+    for (const Row& r : rows_) tmp[count[(r.key >> shift) & 0xffff]++] = r;
+    rows_.swap(tmp);
+  }
 }
 
 std::size_t FdbJsonCursor::write(std::string& out, std::size_t pos, std::size_t max_entries) const {

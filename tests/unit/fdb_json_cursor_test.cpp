@@ -46,26 +46,26 @@ std::string whole(const FdbJsonCursor& c, std::size_t piece) {
   return out;
 }
 
-// 1,000 EVPN entries at 10 VTEPs (one IPv6), a static and a learned entry, inserted in
+// 5,000 EVPN entries (past the cursor's radix-sort threshold) at 10 VTEPs (one IPv6), a static and a learned entry, inserted in
 // descending MAC order: the document lists them sorted by MAC with each one's remote, source,
 // age and sequence number, and is the same text however it is cut.
 TEST(FdbJsonCursor, PiecesFromAnyPositionMakeTheSameSortedDocument) {
   SharedFdb f(0);
   const char* vteps[] = {"10.1.0.0", "10.1.0.1", "10.1.0.2", "10.1.0.3", "10.1.0.4",
                          "10.1.0.5", "10.1.0.6", "10.1.0.7", "10.1.0.8", "2001:db8::1"};
-  for (std::uint32_t i = 1000; i-- > 0;) f.program_evpn(mac(i), ip(vteps[i % 10]), i * 3, 5 * kMs);
-  f.add_static(mac(5000), ip("10.9.9.9"));
-  f.learn(mac(6000), ip("10.1.0.1"), 7 * kMs);
+  for (std::uint32_t i = 5000; i-- > 0;) f.program_evpn(mac(i), ip(vteps[i % 10]), i * 3, 5 * kMs);
+  f.add_static(mac(50000), ip("10.9.9.9"));
+  f.learn(mac(0x1000000), ip("10.1.0.1"), 7 * kMs);
   f.add_flood(ip("10.1.0.1"), FdbSource::Evpn);
   FdbJsonCursor c(f, 10 * kMs, {}, ",\"vni\":100");
-  ASSERT_EQ(c.entries(), 1002u);
-  const std::string one = whole(c, 1002);
-  for (std::size_t piece : {1u, 7u, 1001u, 5000u}) EXPECT_EQ(whole(c, piece), one) << "pieces of " << piece;
+  ASSERT_EQ(c.entries(), 5002u);
+  const std::string one = whole(c, 5002);
+  for (std::size_t piece : {1u, 7u, 5001u, 9000u}) EXPECT_EQ(whole(c, piece), one) << "pieces of " << piece;
   EXPECT_EQ(whole(c, 0), one);  // 0 counts as 1: every call makes progress
 
   const auto j = nlohmann::json::parse(one);
-  ASSERT_EQ(j["entries"].size(), 1002u);
-  for (std::uint32_t i = 0; i < 1000; ++i) {
+  ASSERT_EQ(j["entries"].size(), 5002u);
+  for (std::uint32_t i = 0; i < 5000; ++i) {
     const auto& e = j["entries"][i];
     ASSERT_EQ(e["mac"], mac_text(i)) << i;
     EXPECT_EQ(e["remote"], vteps[i % 10]);
@@ -73,9 +73,9 @@ TEST(FdbJsonCursor, PiecesFromAnyPositionMakeTheSameSortedDocument) {
     EXPECT_EQ(e["age_ms"], 5u);
     EXPECT_EQ(e["seq"], i * 3);
   }
-  EXPECT_EQ(j["entries"][1000], (nlohmann::json{{"mac", mac_text(5000)}, {"remote", "10.9.9.9"},
+  EXPECT_EQ(j["entries"][5000], (nlohmann::json{{"mac", mac_text(50000)}, {"remote", "10.9.9.9"},
                                                  {"source", "static"}, {"age_ms", 0}}));
-  EXPECT_EQ(j["entries"][1001], (nlohmann::json{{"mac", mac_text(6000)}, {"remote", "10.1.0.1"},
+  EXPECT_EQ(j["entries"][5001], (nlohmann::json{{"mac", mac_text(0x1000000)}, {"remote", "10.1.0.1"},
                                                  {"source", "learned"}, {"age_ms", 3}}));
   EXPECT_EQ(j["flood"], (nlohmann::json::array({{{"remote", "10.1.0.1"}, {"source", "evpn"}}})));
   EXPECT_EQ(j["vni"], 100);

@@ -477,6 +477,7 @@ class FdbJsonCursor {
     std::uint32_t seq;
     std::uint32_t remote;      // index into names_
   };
+  void sort_rows();
   std::uint64_t now_ns_;
   std::vector<Row> rows_;
   std::string names_;                                       // the remotes' text, back to back
