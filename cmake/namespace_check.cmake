@@ -1,4 +1,4 @@
-# ctest layers.namespaces_match_folders (issue 13 item 4; docs/ARCHITECTURE.md: Layers): the
+# ctest layers.namespaces_match_folders (docs/ARCHITECTURE.md: Layers): the
 # code of a layer folder lives in that layer's namespace, and no namespace or namespace alias
 # is named after another layer. Checked in src/<layer>/ and include/ofld/<layer>/:
 #   * `namespace ofld::X…` must have X = the folder's layer (core also holds ofld::csum, the

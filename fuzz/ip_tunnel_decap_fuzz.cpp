@@ -22,17 +22,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace ofld::tunnel;
   const std::uint8_t b = data[0];
   const bool gue = b & 1, v6 = b & 2;
-  IpTunnelConfig c;
-  c.kind = gue ? IpTunnelKind::Gue : IpTunnelKind::Gre;
-  c.local = *IpAddr::parse(v6 ? "fd00::1" : "10.0.0.1");
-  c.remote = *IpAddr::parse(v6 ? "fd00::2" : "10.0.0.2");
+  const auto local = *IpAddr::parse(v6 ? "fd00::1" : "10.0.0.1");
+  const auto remote = *IpAddr::parse(v6 ? "fd00::2" : "10.0.0.2");
+  TunnelConfig c;
   if (gue) {
-    c.port = 5555;
-    c.remcsum_rx = b & 4;
-    c.remcsum_nopartial = (b & 4) && (b & 8);
+    GueConfig g;
+    g.local = local, g.remote = remote;
+    g.port = 5555;
+    g.remcsum_rx = b & 4;
+    g.remcsum_nopartial = (b & 4) && (b & 8);
+    c = g;
   } else {
-    c.icsum = b & 4;
-    if (b & 8) c.ikey = 42;
+    GreConfig g;
+    g.local = local, g.remote = remote;
+    g.icsum = b & 4;
+    if (b & 8) g.ikey = 42;
+    c = g;
   }
   EndpointOptions o;
   o.gro = b & 16;
@@ -43,7 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<std::uint8_t> buf(data + 2, data + size);
   // Outer TOS for RFC 6040 (all four ECN values; GRE: bit 7 of data[1] = not reported).
   const int outer_tos = !gue && (data[1] & 0x80) ? -1 : int(data[1] & 0x7F);
-  dp.receive_train(buf, gso, c.remote, outer, 1, outer_tos);
+  dp.receive_train(buf, gso, remote, outer, 1, outer_tos);
   std::vector<TapFrame> frames;
   dp.rx_flush(2, frames);
   const auto& ctr = dp.counters();

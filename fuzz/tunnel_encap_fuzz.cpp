@@ -40,14 +40,18 @@ std::unique_ptr<Endpoint> make(std::uint8_t sel, bool sender, const EndpointOpti
     if (mode == 2) c.remotes.push_back(a("10.0.0.3"));  // flooding to two remotes
     return std::make_unique<Endpoint>(c, o);
   }
-  IpTunnelConfig c;
-  c.kind = mode <= 4 ? IpTunnelKind::Gue : IpTunnelKind::Gre;
-  c.local = l;
-  c.remote = r;
-  if (c.kind == IpTunnelKind::Gue) {
+  if (mode <= 4) {
+    GueConfig c;
+    c.local = l;
+    c.remote = r;
     c.port = 5555;
     c.remcsum_tx = c.remcsum_rx = opt;
-  } else if (opt) {
+    return std::make_unique<Endpoint>(c, o);
+  }
+  GreConfig c;
+  c.local = l;
+  c.remote = r;
+  if (opt) {
     c.ikey = c.okey = 42;
     c.icsum = c.ocsum = true;
   }
@@ -108,7 +112,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // The receiving side of the same mode takes every train as it arrives (UDP_GRO: one buffer
   // with its gso_size); every datagram is counted.
   auto B = make(sel, false, o);
-  const auto from = B->ip() ? B->ip()->remote : B->vxlan()->remotes.front();
+  const auto from = B->encapsulation().configured_remotes().front();
   for (const auto& t : joined)
     B->receive_train(t.buf, t.count > 1 ? t.seg_size : 0, from, OuterCsum::Present, 2);
   std::vector<TapFrame> frames;

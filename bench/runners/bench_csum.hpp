@@ -3,6 +3,7 @@
 // One run times, for each buffer size: memory-read loops (the ceiling for any summing
 // kernel: every read variant the CPU runs — scalar, AVX2 and AVX-512 with 4 and 8
 // accumulators — on the same buffer; the fastest median is "memread"), memcpy (the ceiling for copy-and-sum), every supported csum kernel,
+// csum_partial (what callers use: inline up to 64 bytes, the chosen kernel above),
 // fused copy-and-sum with the best kernel, and DPDK's rte_raw_cksum when built with
 // OFLD_HAVE_DPDK. Buffers are cache-hot and 64-byte aligned. Throughput is in GB/s
 // (10^9 bytes per second of the calling thread's CPU time, so time slices lost to other
@@ -23,16 +24,16 @@ struct CsumBenchOptions {
 
 /// One timed operation at one size.
 struct CsumBenchEntry {
-  std::string name;  ///< "memread" (fastest read), "memread/avx512x8" (each read), "memcpy", "csum/avx2", "copy+csum/avx2", "dpdk/rte_raw_cksum"
+  std::string name;  ///< "memread" (fastest read), "memread/avx512x8" (each read), "memcpy", "csum/avx2" (a kernel called directly), "csum_partial" (the public entry point), "copy+csum/avx2", "dpdk/rte_raw_cksum"
   double median_gbps = 0, min_gbps = 0, max_gbps = 0;
 };
 
 struct CsumBenchSize {
   std::size_t size = 0;  ///< bytes
   std::vector<CsumBenchEntry> entries;
-  double best_over_read = 0;     ///< best kernel median / memread median
+  double best_over_read = 0;     ///< csum_partial (the public entry) median / memread median
   double copy_over_memcpy = 0;   ///< fused copy+csum median / memcpy median
-  double best_over_dpdk = 0;     ///< best kernel median / rte_raw_cksum median; 0 if no DPDK
+  double best_over_dpdk = 0;     ///< csum_partial median / rte_raw_cksum median; 0 if no DPDK
 };
 
 /// The CPU the run measured: CPUID brand string, family/model (decimal) and the

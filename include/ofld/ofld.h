@@ -199,7 +199,7 @@ typedef struct ofld_iovec {
   size_t len;
 } ofld_iovec;
 
-/* ---- GSO (net/core/gso.c __skb_gso_segment; spec X-1..X-36) ---------------------------- */
+/* ---- GSO (net/core/gso.c __skb_gso_segment; spec §4, docs/rules.md X-) ------------------ */
 
 typedef struct ofld_gso ofld_gso;
 

@@ -684,27 +684,51 @@ ofld_tunnel* ofld_tunnel_new(const ofld_tunnel_config* cfg) {
       }
       t->ep = std::make_unique<ofld::tunnel::Endpoint>(std::move(v));
     } else if (cfg->kind == OFLD_TUNNEL_GUE || cfg->kind == OFLD_TUNNEL_GRE) {
-      ofld::tunnel::IpTunnelConfig c;
-      c.kind = cfg->kind == OFLD_TUNNEL_GUE ? ofld::tunnel::IpTunnelKind::Gue
-                                            : ofld::tunnel::IpTunnelKind::Gre;
-      c.local = local;
-      c.remote = remote;
-      c.port = cfg->kind == OFLD_TUNNEL_GUE ? cfg->port : 0;  // GRE has no port
-      c.udp_csum = cfg->udp_csum != 0;
-      c.udp6_zero_csum_tx = cfg->udp6_zero_csum_tx != 0;
-      c.udp6_zero_csum_rx = cfg->udp6_zero_csum_rx != 0;
-      c.remcsum_tx = cfg->remcsum_tx != 0;
-      c.remcsum_rx = cfg->remcsum_rx != 0;
-      c.remcsum_nopartial = cfg->remcsum_nopartial != 0;
-      if (cfg->has_ikey) c.ikey = cfg->ikey;
-      if (cfg->has_okey) c.okey = cfg->okey;
-      c.icsum = cfg->icsum != 0;
-      c.ocsum = cfg->ocsum != 0;
-      if (auto e = ofld::tunnel::validate(c)) {
-        fail(OFLD_E_INVAL, *e);
-        return nullptr;
+      // The C struct holds every mode's fields: a field of the other mode is refused.
+      const bool gue = cfg->kind == OFLD_TUNNEL_GUE;
+      const bool gre_fields = cfg->has_ikey || cfg->has_okey || cfg->icsum || cfg->ocsum;
+      const bool udp_fields = cfg->remcsum_tx || cfg->remcsum_rx || cfg->remcsum_nopartial ||
+                              !cfg->udp_csum || cfg->udp6_zero_csum_tx || cfg->udp6_zero_csum_rx;
+      ofld::tunnel::TunnelConfig tc;
+      if (gue) {
+        if (gre_fields) {
+          fail(OFLD_E_INVAL, "key/csum: GRE settings, not valid for gue");
+          return nullptr;
+        }
+        ofld::tunnel::GueConfig c;
+        c.local = local;
+        c.remote = remote;
+        c.port = cfg->port;
+        c.udp_csum = cfg->udp_csum != 0;
+        c.udp6_zero_csum_tx = cfg->udp6_zero_csum_tx != 0;
+        c.udp6_zero_csum_rx = cfg->udp6_zero_csum_rx != 0;
+        c.remcsum_tx = cfg->remcsum_tx != 0;
+        c.remcsum_rx = cfg->remcsum_rx != 0;
+        c.remcsum_nopartial = cfg->remcsum_nopartial != 0;
+        if (auto e = ofld::tunnel::validate(c)) {
+          fail(OFLD_E_INVAL, *e);
+          return nullptr;
+        }
+        tc = std::move(c);
+      } else {
+        if (udp_fields) {
+          fail(OFLD_E_INVAL, "udpcsum/remcsum*: not a gre setting (GRE has no UDP header)");
+          return nullptr;
+        }
+        ofld::tunnel::GreConfig c;
+        c.local = local;
+        c.remote = remote;
+        if (cfg->has_ikey) c.ikey = cfg->ikey;
+        if (cfg->has_okey) c.okey = cfg->okey;
+        c.icsum = cfg->icsum != 0;
+        c.ocsum = cfg->ocsum != 0;
+        if (auto e = ofld::tunnel::validate(c)) {
+          fail(OFLD_E_INVAL, *e);
+          return nullptr;
+        }
+        tc = std::move(c);
       }
-      t->ep = std::make_unique<ofld::tunnel::Endpoint>(std::move(c));
+      t->ep = std::make_unique<ofld::tunnel::Endpoint>(std::move(tc));
     } else {
       fail(OFLD_E_INVAL, "unknown tunnel kind");
       return nullptr;
@@ -751,7 +775,7 @@ int ofld_tunnel_encap(ofld_tunnel* t_, const uint8_t* frame, size_t len, const o
       p = std::move(r.pkt);
     }
     std::array<std::uint8_t, ofld::tunnel::kMaxTunnelHdr> hdr{};
-    auto ei = enc.encap(p, hdr);
+    auto ei = ofld::tunnel::encap_one(enc, p, hdr);
     if (!ei.ok) return drop(ei.reason);
     const std::size_t n = ei.hdr_len + p.len();
     if (used) *used = n;

@@ -36,7 +36,7 @@ nlohmann::json to_json(const ofld::bench::CsumBenchResults& r) {
 
 void print_table(const ofld::bench::CsumBenchResults& r) {
   // Like `openssl speed`: one row per operation, one column per size (median GB/s).
-  std::printf("cpu: %s\nkernel chosen (csum_partial): %s; memread = fastest read loop "
+  std::printf("cpu: %s\nkernel chosen (csum_partial, inline up to 64 B): %s; memread = fastest read loop "
               "(widest: %s); GB/s, median of reps [min..max]\n",
               r.cpu.c_str(), r.best_kernel.c_str(), r.read_isa.c_str());
   std::printf("%-22s", "operation");
@@ -56,9 +56,9 @@ void print_table(const ofld::bench::CsumBenchResults& r) {
     for (const auto& s : r.sizes) std::printf(" %24.2f", s.*f);
     std::printf("\n");
   };
-  ratio_row("best/memread", &ofld::bench::CsumBenchSize::best_over_read);
+  ratio_row("csum_partial/memread", &ofld::bench::CsumBenchSize::best_over_read);
   ratio_row("copy+csum/memcpy", &ofld::bench::CsumBenchSize::copy_over_memcpy);
-  if (r.have_dpdk) ratio_row("best/dpdk", &ofld::bench::CsumBenchSize::best_over_dpdk);
+  if (r.have_dpdk) ratio_row("csum_partial/dpdk", &ofld::bench::CsumBenchSize::best_over_dpdk);
 }
 
 ofld::cli::Registrar reg{[](CLI::App& root) {

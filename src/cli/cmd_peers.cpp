@@ -1,5 +1,5 @@
 // `ofld peers [--dev NAME | --control PATH] [--json]`: the peer sessions of a running
-// `ofld tunnel` (issue 15): per remote its session state, capabilities, epoch, age of its
+// `ofld tunnel` (docs/peer-protocol.md): per remote its session state, capabilities, epoch, age of its
 // last answer, round-trip time, and datagrams sent with elided and with full inner checksums.
 // The same data is in `ofld stats` (peer_sessions, peers); this only reads and lays it out.
 #include <cstdio>

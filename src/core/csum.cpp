@@ -190,7 +190,7 @@ wsum resolve_copy(std::uint8_t* d, const std::uint8_t* s, std::size_t len, wsum 
 
 }  // namespace
 
-wsum csum_partial(const void* data, std::size_t len, wsum seed) noexcept {
+wsum detail::csum_partial_dispatch(const void* data, std::size_t len, wsum seed) noexcept {
   return g_sum.load(std::memory_order_relaxed)(static_cast<const std::uint8_t*>(data), len, seed);
 }
 

@@ -39,7 +39,10 @@ inline constexpr bool kLittleEndian = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
 /// Turn a folded sum of host-order words into the network-order wsum the API returns.
 [[gnu::always_inline]] inline wsum finish(std::uint16_t folded_host, wsum seed) noexcept {
   std::uint16_t be = kLittleEndian ? __builtin_bswap16(folded_host) : folded_host;
-  return csum_add(seed, be);
+  // csum_add written out: a constexpr (not always_inline) call stays out of line in the
+  // target-attributed kernels (a tail jump on every checksum).
+  const std::uint64_t w = std::uint64_t(seed) + be;
+  return wsum((w & 0xffffffffu) + (w >> 32));
 }
 
 /// Host-word sum of a short tail (any length); start must be at an even offset of the

@@ -260,6 +260,10 @@ template <bool Copy>
   // loads waiting; each size class below feeds accumulators of its own.
   __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0,
           a7 = a0;
+  // The two constants, made once: the empty asm stops GCC from rematerialising them
+  // (mov + vpbroadcastd) in every block below.
+  __m512i bias = _mm512_set1_epi16(std::int16_t(0x8000)), ones = _mm512_set1_epi16(1);
+  asm("" : "+v"(bias), "+v"(ones));
   while (n >= 512) {
     __m512i x0 = _mm512_loadu_si512(p);
     __m512i x1 = _mm512_loadu_si512(p + 64);
@@ -280,64 +284,47 @@ template <bool Copy>
       _mm512_storeu_si512(d + 448, x7);
       d += 512;
     }
-    a0 = avx512_step(a0, x0);
-    a1 = avx512_step(a1, x1);
-    a2 = avx512_step(a2, x2);
-    a3 = avx512_step(a3, x3);
-    a4 = avx512_step(a4, x4);
-    a5 = avx512_step(a5, x5);
-    a6 = avx512_step(a6, x6);
-    a7 = avx512_step(a7, x7);
+    a0 = _mm512_dpwssd_epi32(a0, _mm512_xor_si512(x0, bias), ones);
+    a1 = _mm512_dpwssd_epi32(a1, _mm512_xor_si512(x1, bias), ones);
+    a2 = _mm512_dpwssd_epi32(a2, _mm512_xor_si512(x2, bias), ones);
+    a3 = _mm512_dpwssd_epi32(a3, _mm512_xor_si512(x3, bias), ones);
+    a4 = _mm512_dpwssd_epi32(a4, _mm512_xor_si512(x4, bias), ones);
+    a5 = _mm512_dpwssd_epi32(a5, _mm512_xor_si512(x5, bias), ones);
+    a6 = _mm512_dpwssd_epi32(a6, _mm512_xor_si512(x6, bias), ones);
+    a7 = _mm512_dpwssd_epi32(a7, _mm512_xor_si512(x7, bias), ones);
     p += 512;
     n -= 512;
   }
-  if (n >= 256) {
-    __m512i x0 = _mm512_loadu_si512(p);
-    __m512i x1 = _mm512_loadu_si512(p + 64);
-    __m512i x2 = _mm512_loadu_si512(p + 128);
-    __m512i x3 = _mm512_loadu_si512(p + 192);
-    if constexpr (Copy) {
-      _mm512_storeu_si512(d, x0);
-      _mm512_storeu_si512(d + 64, x1);
-      _mm512_storeu_si512(d + 128, x2);
-      _mm512_storeu_si512(d + 192, x3);
-      d += 256;
-    }
-    a0 = avx512_step(a0, x0);
-    a1 = avx512_step(a1, x1);
-    a2 = avx512_step(a2, x2);
-    a3 = avx512_step(a3, x3);
-    p += 256;
-    n -= 256;
+  // The rest (< 512 bytes): its whole vectors through one computed jump into a fall-through
+  // run (no compare, branch and pointer update per block), each vector into an accumulator
+  // of its own, then the masked partial vector.
+  const unsigned whole = unsigned(n >> 6);
+  switch (whole) {
+#define OFLD_AVX512_REST(k, acc)                                      \
+  case k + 1: {                                                       \
+    const __m512i x = _mm512_loadu_si512(p + 64 * k);                 \
+    if constexpr (Copy) _mm512_storeu_si512(d + 64 * k, x);           \
+    acc = _mm512_dpwssd_epi32(acc, _mm512_xor_si512(x, bias), ones);  \
+  }                                                                   \
+    [[fallthrough]];
+    OFLD_AVX512_REST(6, a6)
+    OFLD_AVX512_REST(5, a5)
+    OFLD_AVX512_REST(4, a4)
+    OFLD_AVX512_REST(3, a3)
+    OFLD_AVX512_REST(2, a2)
+    OFLD_AVX512_REST(1, a1)
+    OFLD_AVX512_REST(0, a0)
+#undef OFLD_AVX512_REST
+    default: break;
   }
-  if (n >= 128) {
-    __m512i x0 = _mm512_loadu_si512(p);
-    __m512i x1 = _mm512_loadu_si512(p + 64);
-    if constexpr (Copy) {
-      _mm512_storeu_si512(d, x0);
-      _mm512_storeu_si512(d + 64, x1);
-      d += 128;
-    }
-    a4 = avx512_step(a4, x0);
-    a5 = avx512_step(a5, x1);
-    p += 128;
-    n -= 128;
-  }
-  if (n >= 64) {
-    __m512i x = _mm512_loadu_si512(p);
-    if constexpr (Copy) {
-      _mm512_storeu_si512(d, x);
-      d += 64;
-    }
-    a6 = avx512_step(a6, x);
-    p += 64;
-    n -= 64;
-  }
+  p += std::size_t(whole) * 64;
+  if constexpr (Copy) d += std::size_t(whole) * 64;
+  n &= 63;
   if (n) {
     const __mmask64 m = _bzhi_u64(~std::uint64_t(0), unsigned(n));
     __m512i x = _mm512_maskz_loadu_epi8(m, p);
     if constexpr (Copy) _mm512_mask_storeu_epi8(d, m, x);
-    a7 = avx512_step(a7, x);
+    a7 = _mm512_dpwssd_epi32(a7, _mm512_xor_si512(x, bias), ones);
   }
   // 16 lanes per step, each owing 65536.
   a0 = _mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3));

@@ -466,4 +466,24 @@ bool Packet::frags_shared() const noexcept {
   return false;
 }
 
+void destroy_packets(std::vector<Packet>& pkts) noexcept {
+  Buffer* run = nullptr;
+  std::uint32_t n = 0;
+  for (Packet& p : pkts) {
+    for (Frag& f : p.frags()) {
+      Buffer* b = f.buf.disown();
+      if (!b) continue;
+      if (b == run) {
+        ++n;
+        continue;
+      }
+      if (run) BufferRef::release(run, n);
+      run = b;
+      n = 1;
+    }
+  }
+  if (run) BufferRef::release(run, n);
+  pkts.clear();  // the fragments left hold null references: nothing more to drop
+}
+
 }  // namespace ofld::core

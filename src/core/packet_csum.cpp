@@ -19,8 +19,8 @@ void store_be16(std::uint8_t* p, std::uint16_t v) noexcept {
 std::uint16_t checksum_complete_with(Packet& p, wsum stored) noexcept {
   wsum whole = p.checksum(0, p.len(), 0);
   std::uint16_t sum = csum::csum_fold(csum::csum_add(stored, whole));
-  // C-27: a zero result after a COMPLETE mismatch that hardware produced would be reported
-  // by the kernel as netdev_rx_csum_fault (diagnostic only); nothing to do here.
+  // A zero result after a COMPLETE mismatch that hardware produced would be reported by the
+  // kernel as netdev_rx_csum_fault (diagnostic only); ofld has no such report.
   p.csum = CsumComplete{whole};
   p.csum_complete_sw = true;
   p.csum_valid = (sum == 0);

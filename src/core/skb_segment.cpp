@@ -152,7 +152,7 @@ int skb_segment(SegmentContext& ctx) {
   const std::uint8_t* hdr = skb.at_pos(ctx.frame_start, doffset);
   if (!hdr) return ctx.fail(GsoReason::HeaderTruncated);
 
-  // sg and csum for this level; X-6 (DODGY frag_list geometry) does not arise: ofld
+  // sg and csum for this level; the kernel's DODGY frag_list geometry case does not arise: ofld
   // never builds frag_list members with non-head-frag linear parts.
   const bool sg = ctx.features.has(core::netif_f::SG);
   const bool csum_ok = core::can_checksum_protocol(ctx.features, ctx.protocol);

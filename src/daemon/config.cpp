@@ -103,6 +103,18 @@ struct Ctx {
   std::string mode_name() const {
     return mode == kVx ? "vxlan" : mode == kGue ? "gue" : mode == kGre ? (ip6gre ? "ip6gre" : "gre") : "";
   }
+  // The tunnel table's configuration (begin_mode set the encapsulation of `mode`).
+  tunnel::TunnelCommon& common() { return cfg.tunnel.common(); }
+  tunnel::UdpTunnelSettings& udp() { return *cfg.tunnel.udp(); }
+  tunnel::VxlanConfig& vx() { return *cfg.tunnel.get<tunnel::VxlanConfig>(); }
+  tunnel::GueConfig& gue() { return *cfg.tunnel.get<tunnel::GueConfig>(); }
+  tunnel::GreConfig& gre() { return *cfg.tunnel.get<tunnel::GreConfig>(); }
+  /// The one remote of a point-to-point tunnel (GUE, GRE); null for VXLAN.
+  tunnel::IpAddr* one_remote() {
+    if (auto* g = cfg.tunnel.get<tunnel::GueConfig>()) return &g->remote;
+    if (auto* g = cfg.tunnel.get<tunnel::GreConfig>()) return &g->remote;
+    return nullptr;
+  }
 };
 
 using Args = std::vector<std::string>;
@@ -216,90 +228,89 @@ const std::vector<Setting>& settings() {
       // ---- the tunnel
       {"id", {"vni"}, nullptr, Arity::One, Value::Any, kVx, {"id"},
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 0, 0xFFFFFF, n)) return e;
-           c.cfg.vxlan.vni = std::uint32_t(n); c.have_id = true)},
+           c.vx().vni = std::uint32_t(n); c.have_id = true)},
       {"local", {}, nullptr, Arity::One, Value::Str, kVx | kL3, {"local"},
-       SET(return addr_arg(k, v[0], c.mode == kVx ? c.cfg.vxlan.local : c.cfg.ip.local))},
+       SET(return addr_arg(k, v[0], c.common().local))},
       {"remote", {}, nullptr, Arity::Many, Value::Str, kVx | kL3, {},
        SET(tunnel::IpAddr ip; if (auto e = addr_arg(k, v[0], ip)) return e;
-           if (c.mode != kVx) {
+           if (auto* one = c.one_remote()) {
              if (c.have_remote) return "remote: a " + c.mode_name() + " tunnel has exactly one remote";
              c.have_remote = true;
-             c.cfg.ip.remote = ip;
+             *one = ip;
              return std::nullopt;
            }
-           for (const auto& r : c.cfg.vxlan.remotes)
+           for (const auto& r : c.vx().remotes)
              if (r == ip) return "remote: " + ip.to_string() + " is given twice";
-           c.cfg.vxlan.remotes.push_back(ip))},
+           c.vx().remotes.push_back(ip))},
       {"dstport", {}, nullptr, Arity::One, Value::Any, kVx, {"dstport"},
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 1, 65535, n)) return e;
-           c.cfg.vxlan.dstport = std::uint16_t(n))},
+           c.vx().dstport = std::uint16_t(n))},
       {"port", {"dstport", "encap-dport"}, nullptr, Arity::One, Value::Any, kGue, {"port"},
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 1, 65535, n)) return e;
-           c.cfg.ip.port = std::uint16_t(n))},
+           c.gue().port = std::uint16_t(n))},
       {"srcport", {}, nullptr, Arity::Two, Value::Any, kVx, {"srcport"},
        SET(auto lo = number(v[0], 1, 65535), hi = number(v[1], 1, 65535);
            if (!lo) return bad_number("srcport MIN", v[0], 1, 65535);
            if (!hi) return bad_number("srcport MAX", v[1], 1, 65535);
-           c.cfg.vxlan.port_min = std::uint16_t(*lo); c.cfg.vxlan.port_max = std::uint16_t(*hi))},
+           c.vx().port_min = std::uint16_t(*lo); c.vx().port_max = std::uint16_t(*hi))},
       {"udpcsum", {}, "noudpcsum", Arity::Flag, Value::Any, kVx | kGue, {"udpcsum"},
-       SET((c.mode == kVx ? c.cfg.vxlan.udp_csum : c.cfg.ip.udp_csum) = on)},
+       SET(c.udp().udp_csum = on)},
       {"udp6zerocsumtx", {}, nullptr, Arity::Flag, Value::Any, kVx | kGue, {},
-       SET((c.mode == kVx ? c.cfg.vxlan.udp6_zero_csum_tx : c.cfg.ip.udp6_zero_csum_tx) = on)},
+       SET(c.udp().udp6_zero_csum_tx = on)},
       {"udp6zerocsumrx", {}, nullptr, Arity::Flag, Value::Any, kVx | kGue, {},
-       SET((c.mode == kVx ? c.cfg.vxlan.udp6_zero_csum_rx : c.cfg.ip.udp6_zero_csum_rx) = on)},
+       SET(c.udp().udp6_zero_csum_rx = on)},
       {"remcsumtx", {}, nullptr, Arity::Flag, Value::Any, kVx | kGue, {},
-       SET((c.mode == kVx ? c.cfg.vxlan.remcsum_tx : c.cfg.ip.remcsum_tx) = on)},
+       SET(c.udp().remcsum_tx = on)},
       {"remcsumrx", {}, nullptr, Arity::Flag, Value::Any, kVx | kGue, {},
-       SET((c.mode == kVx ? c.cfg.vxlan.remcsum_rx : c.cfg.ip.remcsum_rx) = on)},
+       SET(c.udp().remcsum_rx = on)},
       {"remcsum-nopartial", {"remcsum_nopartial"}, nullptr, Arity::Flag, Value::Any, kVx | kGue, {},
-       SET((c.mode == kVx ? c.cfg.vxlan.remcsum_nopartial : c.cfg.ip.remcsum_nopartial) = on)},
+       SET(c.udp().remcsum_nopartial = on)},
       {"key", {}, nullptr, Arity::One, Value::Any, kGre, {"ikey", "okey"},
        SET(auto key = gre_key(v[0]);
            if (!key) return k + ": '" + v[0] + "' is not a number in 0..4294967295 or a dotted quad";
-           c.cfg.ip.ikey = *key; c.cfg.ip.okey = *key)},
+           c.gre().ikey = *key; c.gre().okey = *key)},
       {"ikey", {}, nullptr, Arity::One, Value::Any, kGre, {"ikey"},
        SET(auto key = gre_key(v[0]);
            if (!key) return k + ": '" + v[0] + "' is not a number in 0..4294967295 or a dotted quad";
-           c.cfg.ip.ikey = *key)},
+           c.gre().ikey = *key)},
       {"okey", {}, nullptr, Arity::One, Value::Any, kGre, {"okey"},
        SET(auto key = gre_key(v[0]);
            if (!key) return k + ": '" + v[0] + "' is not a number in 0..4294967295 or a dotted quad";
-           c.cfg.ip.okey = *key)},
-      {"csum", {}, nullptr, Arity::Flag, Value::Any, kGre, {}, SET(c.cfg.ip.icsum = on; c.cfg.ip.ocsum = on)},
-      {"icsum", {}, nullptr, Arity::Flag, Value::Any, kGre, {}, SET(c.cfg.ip.icsum = on)},
-      {"ocsum", {}, nullptr, Arity::Flag, Value::Any, kGre, {}, SET(c.cfg.ip.ocsum = on)},
+           c.gre().okey = *key)},
+      {"csum", {}, nullptr, Arity::Flag, Value::Any, kGre, {}, SET(c.gre().icsum = on; c.gre().ocsum = on)},
+      {"icsum", {}, nullptr, Arity::Flag, Value::Any, kGre, {}, SET(c.gre().icsum = on)},
+      {"ocsum", {}, nullptr, Arity::Flag, Value::Any, kGre, {}, SET(c.gre().ocsum = on)},
       {"ttl", {}, nullptr, Arity::One, Value::Any, kVx | kL3, {"ttl"},
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 1, 255, n)) return e;
-           (c.mode == kVx ? c.cfg.vxlan.ttl : c.cfg.ip.ttl) = std::uint8_t(n))},
+           c.common().ttl = std::uint8_t(n))},
       {"tos", {}, nullptr, Arity::One, Value::Any, kVx | kL3, {"tos"},
-       SET(return c.mode == kVx ? tos_arg(k, v, c.cfg.vxlan.tos, c.cfg.vxlan.tos_inherit)
-                                : tos_arg(k, v, c.cfg.ip.tos, c.cfg.ip.tos_inherit))},
+       SET(return tos_arg(k, v, c.common().tos, c.common().tos_inherit))},
       {"mtu", {}, nullptr, Arity::One, Value::Any, kVx | kL3, {"mtu"},
        SET(std::uint64_t n = 0;
            if (auto e = num_arg(k, v, 68, c.mode == kVx ? 65521 : 65535, n)) return e;
-           (c.mode == kVx ? c.cfg.vxlan.mtu : c.cfg.ip.mtu) = int(n))},
+           c.common().mtu = int(n))},
       {"ageing", {}, nullptr, Arity::One, Value::Any, kVx, {"ageing"},
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 0, 1000000, n)) return e;
-           c.cfg.vxlan.ageing_s = std::uint32_t(n))},
+           c.vx().ageing_s = std::uint32_t(n))},
       {"learning", {}, "nolearning", Arity::Flag, Value::Any, kVx, {"learning"},
-       SET(c.cfg.vxlan.learning = on)},
+       SET(c.vx().learning = on)},
       // bounded learning (docs/fdb.md): `maxaddress N` (iproute2; 0 = unbounded), per remote,
       // which sources may teach entries, MACs behind our own TAP (advertised by EVPN)
       {"maxaddress", {}, nullptr, Arity::One, Value::Any, kVx, {"maxaddress"},
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 0, 16777216, n)) return e;
-           c.cfg.vxlan.fdb_limits.maxaddress = std::uint32_t(n))},
+           c.vx().fdb_limits.maxaddress = std::uint32_t(n))},
       {"maxaddress-per-remote", {"maxaddress_per_remote"}, nullptr, Arity::One, Value::Any, kVx,
        {"maxaddress-per-remote"},
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 0, 16777216, n)) return e;
-           c.cfg.vxlan.fdb_limits.per_remote = std::uint32_t(n))},
+           c.vx().fdb_limits.per_remote = std::uint32_t(n))},
       {"learning-from", {"learning_from"}, nullptr, Arity::One, Value::Str, kVx, {"learning-from"},
-       SET(if (v[0] == "remotes") c.cfg.vxlan.fdb_limits.from = tunnel::LearnFrom::Remotes;
-           else if (v[0] == "any") c.cfg.vxlan.fdb_limits.from = tunnel::LearnFrom::Any;
+       SET(if (v[0] == "remotes") c.vx().fdb_limits.from = tunnel::LearnFrom::Remotes;
+           else if (v[0] == "any") c.vx().fdb_limits.from = tunnel::LearnFrom::Any;
            else return "learning-from: '" + v[0] + "' is not 'remotes' or 'any'")},
       {"local-maxaddress", {"local_maxaddress"}, nullptr, Arity::One, Value::Any, kVx, {"local-maxaddress"},
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 0, 16777216, n)) return e;
-           c.cfg.vxlan.fdb_limits.local_max = std::uint32_t(n))},
-      // issue 15: integrity mode (inner checksums elided toward peers that have it too)
+           c.vx().fdb_limits.local_max = std::uint32_t(n))},
+      // integrity mode (inner checksums elided toward peers that have it too)
       {"integrity", {}, nullptr, Arity::Flag, Value::Any, kVx | kL3, {"integrity"}, SET(c.cfg.integrity = on)},
       // peer sessions authenticated with a pre-shared key (HMAC-SHA-256; docs/peer-protocol.md)
       {"peer-key", {}, nullptr, Arity::One, Value::Str, kVx | kL3, {"peer-key"},
@@ -424,53 +435,38 @@ std::optional<std::string> parse_words(const std::vector<std::string>& w, Ctx& c
 /// Checks after every setting was read (the same for both front ends).
 std::optional<std::string> finish(Ctx& c) {
   auto& cfg = c.cfg;
-  if (c.mode == kVx) {
-    if (!c.have_id) return std::string("id: the VNI is required (id VNI)");
-    for (const auto& r : cfg.vxlan.remotes)
-      if (auto e = check_remote(r, cfg.vxlan.local)) return e;
+  const auto enc = tunnel::make_encapsulation(cfg.tunnel);
+  const auto& local = cfg.tunnel.common().local;
+  if (c.mode == kVx && !c.have_id) return std::string("id: the VNI is required (id VNI)");
+  for (const auto& r : enc->configured_remotes())
+    if (!r.empty())
+      if (auto e = check_remote(r, local)) return e;
+  if (const auto* v = cfg.tunnel.get<tunnel::VxlanConfig>()) {
     if (!cfg.group_dev.empty() && cfg.group.empty())
       return std::string("dev: the underlay interface of a multicast group; give group ADDR too");
-    if (!cfg.group.empty() && !cfg.vxlan.local.empty() && cfg.group.is_v6() != cfg.vxlan.local.is_v6())
-      return "group: " + cfg.group.to_string() + " and local " + cfg.vxlan.local.to_string() +
+    if (!cfg.group.empty() && !local.empty() && cfg.group.is_v6() != local.is_v6())
+      return "group: " + cfg.group.to_string() + " and local " + local.to_string() +
              " are of different families";
-    if (cfg.evpn && cfg.vxlan.local.empty())
+    if (cfg.evpn && local.empty())
       return std::string("evpn: needs local ADDR (the VTEP address the routes carry)");
-    if (auto e = tunnel::validate(cfg.vxlan, cfg.group.empty() && !cfg.evpn)) return e;
-    // Issue 15: with the inner checksum elided, the outer UDP checksum is what protects the
-    // inner frame (the link CRC of IPoIB connected mode, spec I-5) — in both directions.
-    const auto& v = cfg.vxlan;
-    if (cfg.integrity && (!v.tx_outer_csum() || v.udp6_zero_csum_rx))
-      return std::string("integrity: needs the outer UDP checksum in both directions (it is "
-                         "what protects the inner frame once the inner checksum is elided); "
-                         "remove ") +
-             (!v.tx_outer_csum() ? (v.ipv6() ? "udp6zerocsumtx" : "noudpcsum") : "udp6zerocsumrx");
-    return std::nullopt;
-  }
-  if (!cfg.ip.remote.empty())
-    if (auto e = check_remote(cfg.ip.remote, cfg.ip.local)) return e;
-  if (c.mode == kGre) {
-    for (const auto* a : {&cfg.ip.local, &cfg.ip.remote}) {
+    if (auto e = tunnel::validate(*v, cfg.group.empty() && !cfg.evpn)) return e;
+  } else if (const auto* g = cfg.tunnel.get<tunnel::GreConfig>()) {
+    for (const auto* a : {&g->local, &g->remote}) {
       if (a->empty()) continue;
-      const char* which = a == &cfg.ip.local ? "local" : "remote";
+      const char* which = a == &g->local ? "local" : "remote";
       if (c.ip6gre && !a->is_v6())
         return std::string(which) + ": " + a->to_string() + " is IPv4; ip6gre needs IPv6 addresses (use gre)";
       if (!c.ip6gre && a->is_v6())
         return std::string(which) + ": " + a->to_string() + " is IPv6; gre needs IPv4 addresses (use ip6gre)";
     }
+    if (auto e = tunnel::validate(*g)) return e;
+  } else if (const auto* u = cfg.tunnel.get<tunnel::GueConfig>()) {
+    if (auto e = tunnel::validate(*u)) return e;
   }
-  if (auto e = tunnel::validate(cfg.ip)) return e;
-  // Issue 15 in the L3 modes: the outer checksum protects the inner packet once its own
-  // checksum is elided — GUE's UDP checksum as for VXLAN, GRE's own checksum (V-13) both ways.
-  const auto& ip = cfg.ip;
-  if (cfg.integrity && c.mode == kGue && (!ip.tx_outer_csum() || ip.udp6_zero_csum_rx))
-    return std::string("integrity: needs the outer UDP checksum in both directions (it is "
-                       "what protects the inner packet once the inner checksum is elided); "
-                       "remove ") +
-           (!ip.tx_outer_csum() ? (ip.ipv6() ? "udp6zerocsumtx" : "noudpcsum") : "udp6zerocsumrx");
-  if (cfg.integrity && c.mode == kGre && !(ip.icsum && ip.ocsum))
-    return std::string("integrity needs csum: the GRE checksum is what protects the inner packet "
-                       "once the inner checksum is elided (add csum, or ") +
-           (ip.icsum ? "ocsum" : ip.ocsum ? "icsum" : "icsum and ocsum") + ")";
+  // Integrity mode: the outer checksum protects the inner packet once its own checksum is
+  // elided (each encapsulation says what that takes).
+  if (cfg.integrity)
+    if (auto e = enc->integrity_error()) return e;
   return std::nullopt;
 }
 
@@ -478,17 +474,12 @@ std::optional<std::string> finish(Ctx& c) {
 Ctx begin_mode(DaemonConfig& cfg, const std::string& mode) {
   Ctx c{cfg, kVx};
   if (mode == "vxlan") {
-    cfg.mode = TunnelMode::Vxlan;
-    return c;
-  }
-  cfg.ip = tunnel::IpTunnelConfig{};
-  if (mode == "gue") {
-    cfg.mode = TunnelMode::Gue;
-    cfg.ip.kind = tunnel::IpTunnelKind::Gue;
+    cfg.tunnel = tunnel::VxlanConfig{};
+  } else if (mode == "gue") {
+    cfg.tunnel = tunnel::GueConfig{};
     c.mode = kGue;
   } else {
-    cfg.mode = TunnelMode::Gre;
-    cfg.ip.kind = tunnel::IpTunnelKind::Gre;
+    cfg.tunnel = tunnel::GreConfig{};
     c.mode = kGre;
     c.ip6gre = mode == "ip6gre";
   }

@@ -20,9 +20,13 @@ std::string mac_text(const tunnel::Mac& m) {
   std::snprintf(s, sizeof s, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
   return s;
 }
-std::string mode_text(const DaemonConfig& c) {
-  return c.mode == TunnelMode::Vxlan ? "vxlan" : std::string(c.ip.name());
-}
+std::string mode_text(const DaemonConfig& c) { return std::string(c.tunnel.name()); }
+// The running encapsulation's settings (plan_reload compares within one encapsulation only).
+const tunnel::TunnelCommon& common(const DaemonConfig& c) { return c.tunnel.common(); }
+const tunnel::UdpTunnelSettings& udp(const DaemonConfig& c) { return *c.tunnel.udp(); }
+const tunnel::VxlanConfig& vx(const DaemonConfig& c) { return *c.tunnel.get<tunnel::VxlanConfig>(); }
+const tunnel::GueConfig& gue(const DaemonConfig& c) { return *c.tunnel.get<tunnel::GueConfig>(); }
+const tunnel::GreConfig& gre(const DaemonConfig& c) { return *c.tunnel.get<tunnel::GreConfig>(); }
 std::string tos_text(std::uint8_t tos, bool inherit) { return inherit ? "inherit" : std::to_string(tos); }
 
 /// A setting a reload may not change: its name and its value as text.
@@ -51,25 +55,36 @@ const std::vector<Fixed>& fixed_common() {
   };
   return k;
 }
+// Rows of the settings every encapsulation has (TunnelCommon), and of the UDP ones
+// (UdpTunnelSettings), followed by an encapsulation's own.
+std::vector<Fixed> with_common(bool udp_settings, std::vector<Fixed> own) {
+  std::vector<Fixed> k = {
+      {"local", [](const DaemonConfig& c) { return common(c).local.to_string(); }},
+      {"mtu", [](const DaemonConfig& c) { return n(std::uint64_t(common(c).mtu)); }},
+  };
+  if (udp_settings)
+    k.insert(k.end(), {
+      {"udpcsum", [](const DaemonConfig& c) { return b(udp(c).udp_csum); }},
+      {"udp6zerocsumtx", [](const DaemonConfig& c) { return b(udp(c).udp6_zero_csum_tx); }},
+      {"udp6zerocsumrx", [](const DaemonConfig& c) { return b(udp(c).udp6_zero_csum_rx); }},
+      {"remcsumtx", [](const DaemonConfig& c) { return b(udp(c).remcsum_tx); }},
+      {"remcsumrx", [](const DaemonConfig& c) { return b(udp(c).remcsum_rx); }},
+      {"remcsum-nopartial", [](const DaemonConfig& c) { return b(udp(c).remcsum_nopartial); }},
+    });
+  k.insert(k.end(), own.begin(), own.end());
+  return k;
+}
 const std::vector<Fixed>& fixed_vxlan() {
-  static const std::vector<Fixed> k = {
-      {"id", [](const DaemonConfig& c) { return n(c.vxlan.vni); }},
-      {"local", [](const DaemonConfig& c) { return c.vxlan.local.to_string(); }},
-      {"dstport", [](const DaemonConfig& c) { return n(c.vxlan.dstport); }},
-      {"srcport", [](const DaemonConfig& c) { return n(c.vxlan.port_min) + " " + n(c.vxlan.port_max); }},
-      {"udpcsum", [](const DaemonConfig& c) { return b(c.vxlan.udp_csum); }},
-      {"udp6zerocsumtx", [](const DaemonConfig& c) { return b(c.vxlan.udp6_zero_csum_tx); }},
-      {"udp6zerocsumrx", [](const DaemonConfig& c) { return b(c.vxlan.udp6_zero_csum_rx); }},
-      {"remcsumtx", [](const DaemonConfig& c) { return b(c.vxlan.remcsum_tx); }},
-      {"remcsumrx", [](const DaemonConfig& c) { return b(c.vxlan.remcsum_rx); }},
-      {"remcsum-nopartial", [](const DaemonConfig& c) { return b(c.vxlan.remcsum_nopartial); }},
-      {"mtu", [](const DaemonConfig& c) { return n(std::uint64_t(c.vxlan.mtu)); }},
-      {"ageing", [](const DaemonConfig& c) { return n(c.vxlan.ageing_s); }},
-      {"learning", [](const DaemonConfig& c) { return b(c.vxlan.learning); }},
-      {"maxaddress", [](const DaemonConfig& c) { return n(c.vxlan.fdb_limits.maxaddress); }},
-      {"maxaddress-per-remote", [](const DaemonConfig& c) { return n(c.vxlan.fdb_limits.per_remote); }},
-      {"learning-from", [](const DaemonConfig& c) { return n(unsigned(c.vxlan.fdb_limits.from)); }},
-      {"local-maxaddress", [](const DaemonConfig& c) { return n(c.vxlan.fdb_limits.local_max); }},
+  static const std::vector<Fixed> k = with_common(true, {
+      {"id", [](const DaemonConfig& c) { return n(vx(c).vni); }},
+      {"dstport", [](const DaemonConfig& c) { return n(vx(c).dstport); }},
+      {"srcport", [](const DaemonConfig& c) { return n(vx(c).port_min) + " " + n(vx(c).port_max); }},
+      {"ageing", [](const DaemonConfig& c) { return n(vx(c).ageing_s); }},
+      {"learning", [](const DaemonConfig& c) { return b(vx(c).learning); }},
+      {"maxaddress", [](const DaemonConfig& c) { return n(vx(c).fdb_limits.maxaddress); }},
+      {"maxaddress-per-remote", [](const DaemonConfig& c) { return n(vx(c).fdb_limits.per_remote); }},
+      {"learning-from", [](const DaemonConfig& c) { return n(unsigned(vx(c).fdb_limits.from)); }},
+      {"local-maxaddress", [](const DaemonConfig& c) { return n(vx(c).fdb_limits.local_max); }},
       {"group", [](const DaemonConfig& c) { return c.group.empty() ? "" : c.group.to_string() + " dev " + c.group_dev; }},
       {"evpn", [](const DaemonConfig& c) { return b(c.evpn); }},
       {"router-id", [](const DaemonConfig& c) { return c.evpn_router_id.to_string(); }},
@@ -77,27 +92,31 @@ const std::vector<Fixed>& fixed_vxlan() {
          return b(c.dup_addr_detection) + " " + n(c.dad_max_moves) + " " + n(c.dad_time_s) + " " +
                 n(c.dad_freeze_s) + b(c.dad_freeze_permanent);
        }},
-  };
+  });
   return k;
 }
-const std::vector<Fixed>& fixed_ip() {
-  static const std::vector<Fixed> k = {
-      {"local", [](const DaemonConfig& c) { return c.ip.local.to_string(); }},
-      {"remote", [](const DaemonConfig& c) { return c.ip.remote.to_string(); }},
-      {"port", [](const DaemonConfig& c) { return n(c.ip.port); }},
-      {"udpcsum", [](const DaemonConfig& c) { return b(c.ip.udp_csum); }},
-      {"udp6zerocsumtx", [](const DaemonConfig& c) { return b(c.ip.udp6_zero_csum_tx); }},
-      {"udp6zerocsumrx", [](const DaemonConfig& c) { return b(c.ip.udp6_zero_csum_rx); }},
-      {"remcsumtx", [](const DaemonConfig& c) { return b(c.ip.remcsum_tx); }},
-      {"remcsumrx", [](const DaemonConfig& c) { return b(c.ip.remcsum_rx); }},
-      {"remcsum-nopartial", [](const DaemonConfig& c) { return b(c.ip.remcsum_nopartial); }},
-      {"ikey", [](const DaemonConfig& c) { return key(c.ip.ikey); }},
-      {"okey", [](const DaemonConfig& c) { return key(c.ip.okey); }},
-      {"icsum", [](const DaemonConfig& c) { return b(c.ip.icsum); }},
-      {"ocsum", [](const DaemonConfig& c) { return b(c.ip.ocsum); }},
-      {"mtu", [](const DaemonConfig& c) { return n(std::uint64_t(c.ip.mtu)); }},
-  };
+const std::vector<Fixed>& fixed_gue() {
+  static const std::vector<Fixed> k = with_common(true, {
+      {"remote", [](const DaemonConfig& c) { return gue(c).remote.to_string(); }},
+      {"port", [](const DaemonConfig& c) { return n(gue(c).port); }},
+  });
   return k;
+}
+const std::vector<Fixed>& fixed_gre() {
+  static const std::vector<Fixed> k = with_common(false, {
+      {"remote", [](const DaemonConfig& c) { return gre(c).remote.to_string(); }},
+      {"ikey", [](const DaemonConfig& c) { return key(gre(c).ikey); }},
+      {"okey", [](const DaemonConfig& c) { return key(gre(c).okey); }},
+      {"icsum", [](const DaemonConfig& c) { return b(gre(c).icsum); }},
+      {"ocsum", [](const DaemonConfig& c) { return b(gre(c).ocsum); }},
+  });
+  return k;
+}
+// The fixed settings of the running encapsulation (encapsulation first compared equal).
+const std::vector<Fixed>& fixed_encap(const DaemonConfig& c) {
+  if (c.tunnel.get<tunnel::VxlanConfig>()) return fixed_vxlan();
+  if (c.tunnel.get<tunnel::GueConfig>()) return fixed_gue();
+  return fixed_gre();
 }
 
 std::string shown(const std::string& v) { return v.empty() ? "(none)" : v; }
@@ -119,12 +138,12 @@ ReloadPlan plan_reload(const DaemonConfig& a, const DaemonConfig& z) {
     return true;
   };
   if (!check(fixed_common())) return p;
-  if (!check(a.mode == TunnelMode::Vxlan ? fixed_vxlan() : fixed_ip())) return p;
+  if (!check(fixed_encap(a))) return p;
 
   // ---- what a reload applies
-  if (a.mode == TunnelMode::Vxlan) {
-    const std::set<tunnel::IpAddr> ra(a.vxlan.remotes.begin(), a.vxlan.remotes.end()),
-        rz(z.vxlan.remotes.begin(), z.vxlan.remotes.end());
+  if (const auto* va = a.tunnel.get<tunnel::VxlanConfig>()) {
+    const auto& vz = vx(z);
+    const std::set<tunnel::IpAddr> ra(va->remotes.begin(), va->remotes.end()), rz(vz.remotes.begin(), vz.remotes.end());
     for (const auto& r : rz)
       if (!ra.count(r)) p.remotes_added.push_back(r), p.changes.push_back("remote +" + r.to_string());
     for (const auto& r : ra)
@@ -136,19 +155,14 @@ ReloadPlan plan_reload(const DaemonConfig& a, const DaemonConfig& z) {
         p.fdb_added.emplace_back(m, r), p.changes.push_back("fdb " + mac_text(m) + " " + r.to_string());
     for (const auto& [m, r] : fa)
       if (!fz.count(m)) p.fdb_removed.push_back(m), p.changes.push_back("fdb -" + mac_text(m));
-    if (a.vxlan.ttl != z.vxlan.ttl)
-      p.outer = true, p.changes.push_back("ttl " + n(a.vxlan.ttl) + " -> " + n(z.vxlan.ttl));
-    if (a.vxlan.tos != z.vxlan.tos || a.vxlan.tos_inherit != z.vxlan.tos_inherit)
-      p.outer = true, p.changes.push_back("tos " + tos_text(a.vxlan.tos, a.vxlan.tos_inherit) + " -> " +
-                                          tos_text(z.vxlan.tos, z.vxlan.tos_inherit));
     if (a.evpn && a.evpn_server != z.evpn_server)
       p.evpn_server = true, p.changes.push_back("evpn-server " + a.evpn_server + " -> " + z.evpn_server);
-  } else {
-    if (a.ip.ttl != z.ip.ttl) p.outer = true, p.changes.push_back("ttl " + n(a.ip.ttl) + " -> " + n(z.ip.ttl));
-    if (a.ip.tos != z.ip.tos || a.ip.tos_inherit != z.ip.tos_inherit)
-      p.outer = true, p.changes.push_back("tos " + tos_text(a.ip.tos, a.ip.tos_inherit) + " -> " +
-                                          tos_text(z.ip.tos, z.ip.tos_inherit));
   }
+  const auto &ca = common(a), &cz = common(z);
+  if (ca.ttl != cz.ttl) p.outer = true, p.changes.push_back("ttl " + n(ca.ttl) + " -> " + n(cz.ttl));
+  if (ca.tos != cz.tos || ca.tos_inherit != cz.tos_inherit)
+    p.outer = true,
+    p.changes.push_back("tos " + tos_text(ca.tos, ca.tos_inherit) + " -> " + tos_text(cz.tos, cz.tos_inherit));
   if (a.log_level != z.log_level)
     p.log_level = true, p.changes.push_back("log-level " + shown(a.log_level) + " -> " + shown(z.log_level));
   return p;

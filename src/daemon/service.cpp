@@ -40,7 +40,8 @@ bool notify(std::string_view state) noexcept {
 }
 
 std::uint64_t caps_after_start(const DaemonConfig& cfg) noexcept {
-  if (cfg.mode == TunnelMode::Vxlan && cfg.offload) return cap_bit(CAP_NET_ADMIN);
+  // Transmit sockets opened per flow's source port later (VXLAN) are sized with SO_SNDBUFFORCE.
+  if (cfg.offload && tunnel::make_encapsulation(cfg.tunnel)->flow_src_ports()) return cap_bit(CAP_NET_ADMIN);
   return 0;
 }
 

@@ -136,7 +136,7 @@ struct Worker : detail::WorkerBase, io::FrameSink {
   std::vector<core::BufferRef> rxbufs;  // one per receive slot (shared with packets)
   std::vector<std::span<std::uint8_t>> rxspans;
   std::vector<tunnel::TxTrain> trains;
-  std::vector<tunnel::TxTrain> control;  // peer session messages (issue 15)
+  std::vector<tunnel::TxTrain> control;  // peer session messages (docs/peer-protocol.md)
   std::vector<tunnel::TapFrame> frames;
 
   int net_fd() const { return raw ? raw->fd() : udp->fd(); }
@@ -147,7 +147,7 @@ struct Worker : detail::WorkerBase, io::FrameSink {
   }
 
   // Worker 0, every loop iteration: age the shared FDB about once a second; peer session
-  // HELLOs that are due (issue 15).
+  // HELLOs that are due (docs/peer-protocol.md).
   void tick() {
     auto t = now_ns();
     if (t - last_tick > 1000000000ull) {
@@ -187,11 +187,11 @@ struct Worker : detail::WorkerBase, io::FrameSink {
 
   io::UdpSocket& tx_socket(std::uint16_t sport) {
     // GUE: every flow leaves from the one port P (the socket bound to local:P).
-    if (cfg->mode != TunnelMode::Vxlan) return *udp;
+    if (!path->encapsulation().flow_src_ports()) return *udp;
     auto it = tx.find(sport);
     if (it != tx.end()) return it->second;
     if (!tx_port_pool_full && tx.size() < 64) {
-      const auto& v = cfg->vxlan;
+      const auto& v = *cfg->tunnel.udp();
       io::UdpSocketOptions o{v.local, sport, !v.tx_outer_csum(), false, ttl, tos,
                              udp->gso(), false, 4 << 20, true};
       o.mcast = !cfg->group.empty();  // floods to the group leave by `dev`
@@ -293,7 +293,7 @@ struct Worker : detail::WorkerBase, io::FrameSink {
   void set_outer(std::uint8_t new_ttl, std::uint8_t new_tos, bool inherit) {
     ttl = new_ttl, tos = new_tos;
     path->set_outer(new_ttl, new_tos, inherit);
-    const bool v6 = cfg->mode == TunnelMode::Vxlan ? cfg->vxlan.ipv6() : cfg->ip.ipv6();
+    const bool v6 = cfg->tunnel.common().ipv6();
     const int t = new_ttl ? int(new_ttl) : -1;
     auto set = [&](int fd) {
       if (fd < 0) return;
@@ -347,7 +347,7 @@ struct Worker : detail::WorkerBase, io::FrameSink {
 struct TunnelDaemon::Impl {
   DaemonConfig cfg;  // before ws: the workers point at it
   std::shared_ptr<tunnel::SharedFdb> fdb;  // VXLAN
-  std::shared_ptr<tunnel::PeerTable> peers;  // peer sessions, shared by the workers (issue 15)
+  std::shared_ptr<tunnel::PeerTable> peers;  // peer sessions, shared by the workers
   unsigned dev_offload = 0;
   detail::WorkerSet<Worker> ws;
   std::unique_ptr<EvpnClient> evpn;  // after ws: destroyed first (withdraws its routes)
@@ -403,15 +403,18 @@ struct TunnelDaemon::Impl {
       for (const auto& r : plan.remotes_removed) peers->remove(r);
     }
     if (plan.outer) {
-      const bool vx = cfg.mode == TunnelMode::Vxlan;
-      const std::uint8_t t = vx ? next.vxlan.ttl : next.ip.ttl, s = vx ? next.vxlan.tos : next.ip.tos;
-      const bool inh = vx ? next.vxlan.tos_inherit : next.ip.tos_inherit;
+      const auto& o = next.tunnel.common();
+      const std::uint8_t t = o.ttl, s = o.tos;
+      const bool inh = o.tos_inherit;
       ws.post_all([t, s, inh](Worker& w) { w.set_outer(t, s, inh); });
     }
-    running.vxlan.remotes = next.vxlan.remotes;
+    if (auto* v = running.tunnel.get<tunnel::VxlanConfig>()) v->remotes = next.tunnel.get<tunnel::VxlanConfig>()->remotes;
     running.static_fdb = next.static_fdb;
-    running.vxlan.ttl = next.vxlan.ttl, running.vxlan.tos = next.vxlan.tos, running.vxlan.tos_inherit = next.vxlan.tos_inherit;
-    running.ip.ttl = next.ip.ttl, running.ip.tos = next.ip.tos, running.ip.tos_inherit = next.ip.tos_inherit;
+    {
+      auto& o = running.tunnel.common();
+      const auto& z = next.tunnel.common();
+      o.ttl = z.ttl, o.tos = z.tos, o.tos_inherit = z.tos_inherit;
+    }
     running.evpn_server = next.evpn_server;
     running.log_level = next.log_level;
     json ch = json::array();
@@ -422,21 +425,24 @@ struct TunnelDaemon::Impl {
   }
 
   const Device& dev() const { return *ws.workers[0]->dev; }
-  std::string mode() const {
-    return cfg.mode == TunnelMode::Vxlan ? "vxlan" : std::string(cfg.ip.name());
+  std::string mode() const { return std::string(cfg.tunnel.name()); }
+  /// VXLAN's VNI (reported with the FDB and in the stats head); null for the others.
+  const std::uint32_t* vni() const {
+    const auto* v = cfg.tunnel.get<tunnel::VxlanConfig>();
+    return v ? &v->vni : nullptr;
   }
 
   json fdb_json() const {
     if (!fdb) return json{{"error", "fdb: not a VXLAN endpoint (mode " + mode() + ")"}};
     json j = fdb->to_json(now_ns());
-    j["vni"] = cfg.vxlan.vni;
+    if (const auto* n = vni()) j["vni"] = *n;
     if (evpn) j["evpn"] = evpn->state();
     return j;
   }
 
   json stats_head() const {
     json head = {{"dev", dev().name()}, {"mode", mode()}, {"queues", ws.workers.size()}};
-    if (cfg.mode == TunnelMode::Vxlan) head["vni"] = cfg.vxlan.vni;
+    if (const auto* n = vni()) head["vni"] = *n;
     return head;
   }
   // The stats document from the workers' documents; the daemon's own fields (FDB size, peer
@@ -467,7 +473,7 @@ struct TunnelDaemon::Impl {
   // The EVPN client's options for configuration `c` (its VXLAN settings; router-id and
   // duplicate address detection are fixed at start, reload.cpp) with the server `server`.
   EvpnOptions evpn_options(const DaemonConfig& c, const std::string& server) const {
-    return EvpnOptions{server, c.vxlan.local, c.vxlan.vni, fdb, c.evpn_router_id,
+    return EvpnOptions{server, c.tunnel.common().local, c.tunnel.get<tunnel::VxlanConfig>()->vni, fdb, c.evpn_router_id,
                        DupAddrDetection{c.dup_addr_detection, c.dad_max_moves, c.dad_time_s, c.dad_freeze_s,
                                         c.dad_freeze_permanent}};
   }
@@ -479,7 +485,8 @@ struct TunnelDaemon::Impl {
   // every dump).
   static constexpr std::size_t kFdbEntries = 2048;
   std::function<bool(std::string&)> fdb_stream(const tunnel::FdbFilter& filter) const {
-    std::string members = ",\"vni\":" + std::to_string(cfg.vxlan.vni);
+    std::string members;
+    if (const auto* n = vni()) members = ",\"vni\":" + std::to_string(*n);
     if (evpn) members += ",\"evpn\":" + evpn->state().dump();
     struct St {
       tunnel::FdbJsonCursor cur;
@@ -558,10 +565,20 @@ void TunnelDaemon::set_reload_source(std::function<Parsed<DaemonConfig>()> sourc
 
 io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfig& cfg) {
   using R = io::Result<std::unique_ptr<TunnelDaemon>>;
-  const bool vxlan = cfg.mode == TunnelMode::Vxlan;
-  const auto& v = cfg.vxlan;
-  const auto& ip = cfg.ip;
-  if (auto e = vxlan ? tunnel::validate(v, cfg.group.empty() && !cfg.evpn) : tunnel::validate(ip))
+  // The encapsulation says which device and socket, the MTU, the remotes and the log line;
+  // nothing below branches on which encapsulation it is.
+  const auto enc = tunnel::make_encapsulation(cfg.tunnel);
+  const auto& common = cfg.tunnel.common();
+  const tunnel::UdpTunnelSettings* udp_cfg = cfg.tunnel.udp();
+  const bool tap = enc->link() == wire::LinkType::Ethernet;  // else TUN (raw IP)
+  if (auto e = std::visit(
+          [&](const auto& c) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(c)>, tunnel::VxlanConfig>)
+              return tunnel::validate(c, cfg.group.empty() && !cfg.evpn);
+            else
+              return tunnel::validate(c);
+          },
+          cfg.tunnel.encap))
     return R::error(*e);
   if (cfg.queues < 1 || cfg.queues > kMaxQueues)
     return R::error("queues: " + std::to_string(cfg.queues) + " is not in 1.." +
@@ -576,7 +593,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   im->running = cfg;
   const unsigned nq = cfg.queues;
   const bool mq = nq > 1;
-  const char* kind = vxlan ? "tap" : "tun";
+  const char* kind = tap ? "tap" : "tun";
   // Device: the first queue creates it (IFF_MULTI_QUEUE when more than one queue), the others
   // attach to it by name. Offloads, MTU and link state are device-wide.
   for (unsigned q = 0; q < nq; ++q) {
@@ -584,7 +601,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
     std::optional<Device> d;
     std::string e;
     bool skipped = false;
-    if (vxlan) {
+    if (tap) {
       auto t = io::Tap::open(io::TapOptions{name, cfg.offload, mq, 10, true});
       if (t.ok()) d.emplace(Device{std::move(t.value())});
       else e = t.message(), skipped = t.is_skipped();
@@ -594,7 +611,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
       else e = t.message(), skipped = t.is_skipped();
     }
     if (!d) {
-      if (q) e = "queues: " + std::string(vxlan ? "TAP" : "TUN") + " queue " + std::to_string(q) + ": " + e;
+      if (q) e = "queues: " + std::string(tap ? "TAP" : "TUN") + " queue " + std::to_string(q) + ": " + e;
       return skipped ? R::skipped(e) : R::error(e);
     }
     auto w = std::make_unique<Worker>();
@@ -609,14 +626,14 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
     // USO (TUN_F_USO4|USO6, Linux 6.2+) is asked for on the TAP too: the kernel then hands us
     // UDP GSO super-packets (gso_type UDP_L4) that the data path segments like TSO ones.
     // Older kernels refuse the bits (EINVAL) and set_offload_best retries without them.
-    const unsigned want = kCsum | kTso4 | kTso6 | kTsoEcn | (vxlan ? kUso4 | kUso6 : 0u);
+    const unsigned want = kCsum | kTso4 | kTso6 | kTsoEcn | (tap ? kUso4 | kUso6 : 0u);
     auto r = dev.with([&](auto& x) { return x.set_offload_best(want); });
     im->dev_offload = r.ok() ? r.value() : 0;
     const unsigned b = im->dev_offload;
     spdlog::info("{} {}: TUNSETOFFLOAD accepted 0x{:x} (CSUM{} TSO4{} TSO6{} TSO_ECN{}{})", kind,
                  dev.name(), b, (b & kCsum) ? "+" : "-", (b & kTso4) ? "+" : "-",
                  (b & kTso6) ? "+" : "-", (b & kTsoEcn) ? "+" : "-",
-                 !vxlan ? "" : (b & kUso4) ? " USO+" : " USO- (kernel refused TUN_F_USO4|USO6)");
+                 !tap ? "" : (b & kUso4) ? " USO+" : " USO- (kernel refused TUN_F_USO4|USO6)");
   } else {
     // B4: a device left with offloads by an earlier owner would hand us super-frames we cannot
     // read without a vnet header; clear the device-wide mask.
@@ -624,7 +641,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
       spdlog::warn("{} {}: TUNSETOFFLOAD(0) refused: {}", kind, dev.name(), s.message());
     spdlog::info("{} {}: offloads off (no vnet header; one frame per read/write)", kind, dev.name());
   }
-  const int mtu = vxlan ? (v.mtu ? v.mtu : 1500 - v.overhead()) : (ip.mtu ? ip.mtu : 1500 - ip.overhead());
+  const int mtu = cfg.tunnel.device_mtu();
   // A persistent device made for an unprivileged user (`ip tuntap add ... user U`) may come
   // with its MTU, link state and address already set: what is already so is not set again
   // (each needs CAP_NET_ADMIN).
@@ -644,20 +661,20 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   po.vnet_hdr = cfg.offload;
   po.mtu = mtu;
   po.frame_packets = true;  // the device writes the packet's pieces, no flattening copy
-  if (vxlan) {
+  if (tap)
     if (auto s = std::get<io::Tap>(dev.d).get_mac(po.own_mac.data()); !s.ok())
       spdlog::warn("{}", s.message());
-    im->fdb = std::make_shared<tunnel::SharedFdb>(std::uint64_t(v.ageing_s) * 1000000000ull);
+  if ((im->fdb = enc->make_shared_fdb())) {  // one FDB for every worker
     for (const auto& [mac, a] : cfg.static_fdb) im->fdb->add_static(mac, a);
     if (!cfg.group.empty()) im->fdb->add_flood(cfg.group, tunnel::FdbSource::Group);
     po.fdb = im->fdb;
   }
-  {  // peer sessions (issue 15): every configured remote gets one
+  {  // peer sessions (docs/peer-protocol.md): every configured remote gets one
     tunnel::PeerOptions pso;
-    pso.encap = vxlan ? wire::peer::Encap::Vxlan : ip.gue() ? wire::peer::Encap::Gue : wire::peer::Encap::Gre;
+    pso.encap = enc->peer_encap();
     pso.integrity = cfg.integrity;
-    if (!vxlan && !ip.gue()) pso.gre = wire::peer::GreOptions{ip.ocsum, ip.okey};
-    pso.rco_rx = vxlan ? v.remcsum_rx : ip.remcsum_rx;
+    pso.gre = enc->peer_gre();
+    pso.rco_rx = udp_cfg && udp_cfg->remcsum_rx;
     pso.mtu = std::uint16_t(std::min(mtu, 65535));
     pso.gso_size = 65535;  // a TSO/GRO super-packet of up to 64 KiB of inner L3 is taken
     if (!cfg.peer_key.empty()) {
@@ -666,10 +683,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
       if (pso.key.empty()) return R::error(err);
     }
     im->peers = std::make_shared<tunnel::PeerTable>(pso);
-    if (vxlan)
-      for (const auto& r : v.remotes) im->peers->add(r);
-    else
-      im->peers->add(ip.remote);
+    for (const auto& r : enc->configured_remotes()) im->peers->add(r);
     po.peer_sessions = im->peers;
     spdlog::info("peer sessions: epoch {:08x}, integrity {}, {}", im->peers->epoch(),
                  cfg.integrity ? "on (elided toward peers that have it)" : "off",
@@ -680,18 +694,18 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   // (a VXLAN sender's source port is the inner flow's hash, udp_flow_src_port) — or raw IP
   // protocol 47 (GRE, ip6gre).
   auto gate = std::make_shared<io::GsoWriteGate>();  // one device: its queues share the verdict
-  const bool use_udp = vxlan || ip.gue();
+  const bool use_udp = enc->socket() == tunnel::SocketKind::Udp;
   for (auto& wp : im->ws.workers) {
     auto& w = *wp;
     if (use_udp) {
-      const tunnel::IpAddr local = vxlan ? v.local : ip.local;
-      const std::uint16_t port = vxlan ? v.dstport : ip.port;
+      const tunnel::IpAddr local = common.local;
+      const std::uint16_t port = enc->dst_port();
       io::UdpSocketOptions uo{local,
                               port,
-                              vxlan ? !v.tx_outer_csum() : !ip.tx_outer_csum(),
-                              vxlan ? v.udp6_zero_csum_rx : ip.udp6_zero_csum_rx,
-                              vxlan ? v.ttl : ip.ttl,
-                              vxlan ? v.tos : ip.tos,
+                              !udp_cfg->tx_outer_csum(),
+                              udp_cfg->udp6_zero_csum_rx,
+                              common.ttl,
+                              common.tos,
                               cfg.offload,
                               cfg.offload,
                               4 << 20,
@@ -700,21 +714,21 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
       // 8 MiB receive queue (the kernel accounts twice that with its overhead): with 4 MiB a
       // 4-stream demo on 2 busy cores lost 0.03-0.1 % of the datagrams to overflow in 4 runs
       // of 5 (TCP retransmits 578-4440); with 8 MiB none in 8 of 8 (bench/tunnel-profile.md,
-      // "Session 10"). Drops that still happen are in stats (socket.rx_queue_drops).
+      // "Datagrams lost in the receive queue"). Drops that still happen are in stats (socket.rx_queue_drops).
       uo.rcvbuf_bytes = 8 << 20;
       uo.recv_tos = true;  // outer ECN for RFC 6040 decapsulation
-      uo.mcast = vxlan && !cfg.group.empty();
+      uo.mcast = !cfg.group.empty();
       uo.mcast_dev = cfg.group_dev;
       if (w.idx != 0) uo.gso_short_tail = im->ws.workers[0]->udp->gso_short_tail();
       auto u = io::UdpSocket::open(uo);
       if (!u.ok())
-        return R::error("local " + local.to_string() + (vxlan ? " dstport " : " port ") +
+        return R::error("local " + local.to_string() + (enc->flow_src_ports() ? " dstport " : " port ") +
                         std::to_string(port) + ": " + u.message());
       w.udp.emplace(std::move(u.value()));
       w.dport = port;
-      w.ttl = vxlan ? v.ttl : ip.ttl;
-      w.tos = vxlan ? v.tos : ip.tos;
-      if (vxlan && !cfg.group.empty() && w.idx == 0) {  // the group's datagrams: worker 0
+      w.ttl = common.ttl;
+      w.tos = common.tos;
+      if (!cfg.group.empty() && w.idx == 0) {  // the group's datagrams: worker 0
         io::UdpSocketOptions go = uo;
         go.local = cfg.group;
         go.join_group = true;
@@ -726,20 +740,19 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
       }
     } else {
       // the same 8 MiB receive queue as the UDP socket's (socket.rx_queue_drops counts overflow)
-      auto r = io::RawIpSocket::open(io::RawIpSocketOptions{ip.local, 47, ip.ttl, ip.tos, 4 << 20, 8 << 20});
+      auto r = io::RawIpSocket::open(io::RawIpSocketOptions{common.local, 47, common.ttl, common.tos, 4 << 20, 8 << 20});
       if (!r.ok()) return R::from(r);
       w.raw.emplace(std::move(r.value()));
       if (w.idx != 0)  // send-only: a raw socket receives a copy of every GRE packet; worker 0 takes them
         if (auto s = w.raw->receive_none(); !s.ok()) return R::error("queues: raw socket: " + s.message());
     }
-    w.path = vxlan ? std::make_unique<tunnel::Endpoint>(v, po) : std::make_unique<tunnel::Endpoint>(ip, po);
-    // VXLAN on IPv6 without udp6zerocsumrx: the kernel drops zero UDP checksums, so every
-    // datagram that arrives had one; otherwise no socket interface reports it (README
-    // "Tunnel"). GUE keeps Unknown, as before.
-    w.outer_csum = vxlan && v.ipv6() && !v.udp6_zero_csum_rx ? tunnel::OuterCsum::Present
-                                                             : tunnel::OuterCsum::Unknown;
+    w.path = std::make_unique<tunnel::Endpoint>(cfg.tunnel, po);
+    // What the socket tells of the outer checksum (VXLAN on IPv6 without udp6zerocsumrx: the
+    // kernel drops zero UDP checksums, so every datagram that arrives had one; otherwise no
+    // socket interface reports it, README "Tunnel").
+    w.outer_csum = enc->socket_outer_csum();
     w.dev->with([&](auto& d) {
-      d.attach_writer(io::VnetWriterOptions{dev.name(), vxlan ? wire::LinkType::Ethernet : wire::LinkType::RawIp,
+      d.attach_writer(io::VnetWriterOptions{dev.name(), enc->link(),
                                             cfg.offload, mtu, 1000, nullptr, gate});
     });
     const std::size_t slots = w.raw ? kRawSlots : kUdpSlots;
@@ -802,7 +815,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
     spdlog::info("metrics http://{}:{}/metrics", l.host.find(':') != std::string::npos ? "[" + l.host + "]" : l.host,
                  im->metrics->port());
   }
-  if (vxlan && cfg.evpn) {
+  if (cfg.evpn) {  // a VXLAN setting (config.cpp)
     std::string e;
     im->evpn = start_evpn(im->evpn_options(cfg, cfg.evpn_server), e);
     if (!im->evpn) return R::error(e);
@@ -820,26 +833,10 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   im->ws.each_second = [p = im.get()] {
     p->ws.snapshot([p](const std::vector<detail::WorkerDoc>& docs) { p->drop_log.report(p->stats_from(docs)); });
   };
-  std::string extra;
-  if (vxlan) {
-    extra = " id " + std::to_string(v.vni) + " local " + v.local.to_string() + " dstport " +
-            std::to_string(v.dstport) + " remotes " + std::to_string(v.remotes.size()) +
-            (cfg.group.empty() ? "" : " group " + cfg.group.to_string() +
-                                          (cfg.group_dev.empty() ? "" : " dev " + cfg.group_dev)) +
-            (cfg.evpn ? " evpn " + cfg.evpn_server : "") +
-            (v.remcsum_tx ? " remcsumtx" : "") + (v.remcsum_rx ? " remcsumrx" : "");
-  } else {
-    extra = " local " + ip.local.to_string() + " remote " + ip.remote.to_string();
-    if (ip.gue()) {
-      extra += " port " + std::to_string(ip.port) + (ip.remcsum_tx ? " remcsumtx" : "") +
-               (ip.remcsum_rx ? " remcsumrx" : "") + (ip.tx_outer_csum() ? "" : " (no outer UDP checksum)");
-    } else {
-      if (ip.ikey) extra += " ikey " + std::to_string(*ip.ikey);
-      if (ip.okey) extra += " okey " + std::to_string(*ip.okey);
-      if (ip.icsum) extra += " icsum";
-      if (ip.ocsum) extra += " ocsum";
-    }
-  }
+  std::string extra = enc->describe();
+  if (!cfg.group.empty())
+    extra += " group " + cfg.group.to_string() + (cfg.group_dev.empty() ? "" : " dev " + cfg.group_dev);
+  if (cfg.evpn) extra += " evpn " + cfg.evpn_server;
   spdlog::info("tunnel {}: {}{} mtu {}{}", dev.name(), im->mode(), extra, mtu,
                mq ? " queues " + std::to_string(nq) + " (IFF_MULTI_QUEUE, SO_REUSEPORT)" : "");
   return std::unique_ptr<TunnelDaemon>(new TunnelDaemon(std::move(im)));

@@ -1,5 +1,5 @@
 // GSO engine entry (net/core/gso.c __skb_gso_segment, skb_mac_gso_segment) and transmit
-// preparation (net/core/dev.c validate_xmit_skb). Spec X-1..X-4, F-17..F-20.
+// preparation (net/core/dev.c validate_xmit_skb). Spec, F-17..F-20.
 #include "ofld/gso/gso.hpp"
 
 #include "ofld/offload/registry.hpp"

@@ -307,7 +307,7 @@ io::Result<json> run_demo(const DemoOptions& o) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   // Integrity between two ofld endpoints: wait (up to 5 s) until both sessions answered, so
-  // the stream runs in the mode asked for (issue 15).
+  // the stream runs in the mode asked for (integrity mode or not).
   if (!a_kernel && !b_kernel && (o.integrity_a || o.integrity_b)) {
     auto established = [](const io::Result<json>& s) {
       if (!s.ok() || !s.value().contains("peer_sessions")) return false;

@@ -41,7 +41,7 @@ class TunnelSwitch {
   bool tunnel_inner_;
 };
 
-/// One tunnel level (issue 11 item 4, as the kernel segments): the tunnel header at
+/// One tunnel level (as the kernel segments): the tunnel header at
 /// transport_header is exactly `own_hlen` bytes up to inner_mac_header (own_hlen < 0: unknown
 /// tunnel, not checked), and the inner network header follows the inner MAC header directly
 /// (an Ethernet header and its VLAN tags when `inner_ether`, else nothing). Anything between

@@ -252,7 +252,8 @@ int uso_segment(GsoContext& ctx) {
       wire::store_be16(uh + udp::kCheckOffset, csum::udp_csum_mangle(core::gso_make_checksum(s, ~std::uint32_t(check))));
     }
   }
-  // NONE on the original becomes UNNECESSARY (bad-offload check, X-4).
+  // NONE on the original becomes UNNECESSARY (the kernel does it to keep its
+  // bad-offload warning quiet).
   if (skb.ip_summed() == core::IpSummed::None) skb.csum = core::CsumUnnecessary{};
   return 0;
 }
@@ -278,7 +279,7 @@ int udp_segment(GsoContext& ctx) {
                               /*own_hlen=*/-1);
   }
   // Inside a tunnel's inner call (encapsulation cleared) a UDP packet whose gso_type asks
-  // for a UDP tunnel and not for USO is a second tunnel level (issue 11 item 4).
+  // for a UDP tunnel and not for USO is a second tunnel level (X-31: one level per pass).
   if (ctx.tunnel_inner && (t & (core::skb_gso::UDP_TUNNEL | core::skb_gso::UDP_TUNNEL_CSUM)) &&
       !(t & core::skb_gso::UDP_L4))
     return ctx.fail(GsoReason::NestedTunnel);

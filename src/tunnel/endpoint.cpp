@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "ofld/core/skb_copy_csum.hpp"
+#include "ofld/tunnel/inner_csum.hpp"
 #include "ofld/gro/engine.hpp"
 #include "ofld/gso/gso.hpp"
 #include "ofld/offload/gro_context.hpp"
@@ -19,193 +20,7 @@
 
 namespace ofld::tunnel {
 
-std::string_view to_string(Encap e) noexcept {
-  switch (e) {
-    case Encap::Vxlan: return "vxlan";
-    case Encap::Gue: return "gue";
-    case Encap::Gre: return "gre";
-    case Encap::Ip6gre: return "ip6gre";
-  }
-  return "unknown";
-}
-
 namespace {
-
-Mac mac_at(std::span<const std::uint8_t> f, std::size_t off) {
-  Mac m{};
-  std::copy_n(f.begin() + long(off), wire::eth::kAddrLen, m.begin());
-  return m;
-}
-
-/// a == b for the per-datagram receive checks, as fixed-size loads (the defaulted
-/// operator== of std::array calls memcmp).
-bool same_mac(const Mac& a, const Mac& b) noexcept {
-  std::uint32_t a0, b0;
-  std::uint16_t a1, b1;
-  std::memcpy(&a0, a.data(), 4), std::memcpy(&b0, b.data(), 4);
-  std::memcpy(&a1, a.data() + 4, 2), std::memcpy(&b1, b.data() + 4, 2);
-  return a0 == b0 && a1 == b1;
-}
-bool same_ip(const IpAddr& a, const IpAddr& b) noexcept {
-  std::uint64_t a0, a1, b0, b1;
-  std::memcpy(&a0, a.bytes.data(), 8), std::memcpy(&b0, b.bytes.data(), 8);
-  std::memcpy(&a1, a.bytes.data() + 8, 8), std::memcpy(&b1, b.bytes.data() + 8, 8);
-  return a.family == b.family && a0 == b0 && a1 == b1;
-}
-
-/// IP version of a raw IP packet (the first header's version nibble; RFC 791 / RFC 8200).
-unsigned ip_version(std::span<const std::uint8_t> p) { return p.empty() ? 0 : p[0] >> 4; }
-
-/// A CHECKSUM_PARTIAL segment that does not travel as RCO: finish its checksum here
-/// (skb_checksum_help; the socket offloads nothing for the inner level).
-bool finish_partial(core::Packet& seg, EncapInfo& info) {
-  if (seg.ip_summed() != core::IpSummed::Partial) return true;
-  if (core::checksum_help(seg) != core::PacketError::Ok) {
-    info.reason = Drop::TxCsumFailed;
-    return false;
-  }
-  info.csum_sw = true;
-  return true;
-}
-
-/// The features of the inner GSO: with RCO possible the segments keep their seeds (the
-/// "device" has checksum offload for the inner level: remcsum, X-31/W-28); otherwise none,
-/// and GSO sums each segment's checksum while copying.
-core::Features rco_features(bool rco_possible) {
-  return rco_possible ? core::Features(core::netif_f::SG | core::netif_f::HW_CSUM) : core::Features{};
-}
-
-/// How long a sighting of one source MAC from one remote stands for the next ones (ns):
-/// well under a jiffy and under any ageing time.
-constexpr std::uint64_t kSnoopRefreshNs = 1'000'000;
-
-bool is_ip(std::span<const std::uint8_t> p) {
-  return p.size() >= wire::ipv4::kMinLen && (ip_version(p) == 4 || ip_version(p) == 6);
-}
-
-// ---- VXLAN: Ethernet over UDP (RFC 7348; vxlan_xmit_one / vxlan_rcv) -----------------------
-class VxlanEncap final : public Encapsulation {
- public:
-  explicit VxlanEncap(const VxlanConfig& c) : c_(c) {}
-  Encap kind() const noexcept override { return Encap::Vxlan; }
-  wire::LinkType link() const noexcept override { return wire::LinkType::Ethernet; }
-  SocketKind socket() const noexcept override { return SocketKind::Udp; }
-  std::uint16_t dst_port() const noexcept override { return c_.dstport; }
-  int overhead() const noexcept override { return c_.overhead(); }
-  std::optional<Drop> tx_check(std::span<const std::uint8_t> f) const noexcept override {
-    if (f.size() < wire::eth::kHdrLen) return Drop::TxNotEthernet;
-    return std::nullopt;
-  }
-  std::uint8_t outer_tos(std::span<const std::uint8_t> f) const noexcept override {
-    return tunnel::outer_tos(c_, f);
-  }
-  std::uint16_t src_port(std::span<const std::uint8_t> f) const noexcept override {
-    return flow_src_port(inner_flow_hash(f), c_.src_min(), c_.src_max());
-  }
-  core::Features gso_features() const noexcept override {
-    return rco_features(c_.remcsum_tx && c_.tx_outer_csum());
-  }
-  EncapInfo encap(core::Packet& seg, std::span<std::uint8_t, kMaxTunnelHdr> hdr) const override {
-    EncapInfo i = encap_header(seg, c_, std::span<std::uint8_t, 8>(hdr.data(), 8));
-    i.hdr_len = wire::vxlan::kLen;
-    return i;
-  }
-  DecapResult decap(std::span<const std::uint8_t> payload, OuterCsum outer, Counters& c,
-                    const core::BufferRef* owner, int outer_tos) const override {
-    return tunnel::decap(payload, c_, outer, c, owner, outer_tos);
-  }
-
- private:
-  const VxlanConfig& c_;
-};
-
-// ---- GUE: IP over UDP (draft-ietf-intarea-gue; fou_core.c) ---------------------------------
-class GueEncap final : public Encapsulation {
- public:
-  explicit GueEncap(const IpTunnelConfig& c) : c_(c) {}
-  Encap kind() const noexcept override { return Encap::Gue; }
-  wire::LinkType link() const noexcept override { return wire::LinkType::RawIp; }
-  SocketKind socket() const noexcept override { return SocketKind::Udp; }
-  std::uint16_t dst_port() const noexcept override { return c_.port; }
-  int overhead() const noexcept override { return c_.overhead(); }
-  std::optional<Drop> tx_check(std::span<const std::uint8_t> p) const noexcept override {
-    if (!is_ip(p)) return Drop::TxNotIp;
-    return std::nullopt;
-  }
-  std::uint8_t outer_tos(std::span<const std::uint8_t> p) const noexcept override {
-    return ip_outer_tos(c_, p);
-  }
-  std::uint16_t src_port(std::span<const std::uint8_t>) const noexcept override { return c_.port; }
-  core::Features gso_features() const noexcept override {
-    return rco_features(c_.remcsum_tx && c_.tx_outer_csum());
-  }
-  EncapInfo encap(core::Packet& seg, std::span<std::uint8_t, kMaxTunnelHdr> hdr) const override {
-    EncapInfo i;
-    bool rco = false;
-    // W-27: RCO only for a CHECKSUM_PARTIAL inner with remcsumtx and an outer checksum.
-    i.hdr_len = gue_build_header(seg, c_, hdr, rco);
-    if (i.hdr_len == 0) {
-      i.reason = Drop::TxNotIp;
-      return i;
-    }
-    i.rco = rco;
-    if (!rco && !finish_partial(seg, i)) return i;
-    i.ok = true;
-    return i;
-  }
-  DecapResult decap(std::span<const std::uint8_t> payload, OuterCsum outer, Counters& c,
-                    const core::BufferRef*, int outer_tos) const override {
-    return gue_decap(payload, c_, outer, c, outer_tos);
-  }
-
- private:
-  const IpTunnelConfig& c_;
-};
-
-// ---- GRE / ip6gre: IP over GRE over IPv4/IPv6 (RFC 2784/2890; ip_gre.c, ip6_gre.c) ---------
-class GreEncap final : public Encapsulation {
- public:
-  explicit GreEncap(const IpTunnelConfig& c) : c_(c) {}
-  Encap kind() const noexcept override { return c_.ipv6() ? Encap::Ip6gre : Encap::Gre; }
-  wire::LinkType link() const noexcept override { return wire::LinkType::RawIp; }
-  SocketKind socket() const noexcept override { return SocketKind::RawIp; }
-  std::uint16_t dst_port() const noexcept override { return 0; }
-  int overhead() const noexcept override { return c_.overhead(); }
-  std::optional<Drop> tx_check(std::span<const std::uint8_t> p) const noexcept override {
-    if (!is_ip(p)) return Drop::TxNotIp;
-    return std::nullopt;
-  }
-  std::uint8_t outer_tos(std::span<const std::uint8_t> p) const noexcept override {
-    return ip_outer_tos(c_, p);
-  }
-  std::uint16_t src_port(std::span<const std::uint8_t>) const noexcept override { return 0; }
-  // Raw IP sockets offload nothing: inner checksums in software.
-  core::Features gso_features() const noexcept override { return {}; }
-  EncapInfo encap(core::Packet& seg, std::span<std::uint8_t, kMaxTunnelHdr> hdr) const override {
-    EncapInfo i;
-    if (seg.headlen() < 1) {
-      i.reason = Drop::TxNotIp;
-      return i;
-    }
-    const bool v4 = ip_version(seg.head()) == 4;
-    if (!finish_partial(seg, i)) return i;
-    i.hdr_len = gre_build_header(v4 ? wire::ethertype::kIpv4 : wire::ethertype::kIpv6, c_, hdr);
-    i.ok = i.hdr_len != 0;
-    return i;
-  }
-  bool finish(std::span<std::uint8_t> d) const noexcept override {
-    if (!c_.ocsum) return false;
-    gre_fill_checksum(d);  // V-13: over the GRE header and payload
-    return true;
-  }
-  DecapResult decap(std::span<const std::uint8_t> payload, OuterCsum, Counters& c,
-                    const core::BufferRef*, int outer_tos) const override {
-    return gre_decap(payload, c_, c, outer_tos);
-  }
-
- private:
-  const IpTunnelConfig& c_;
-};
 
 void packet_pieces(const core::Packet& p, std::vector<std::span<const std::uint8_t>>& out) {
   if (p.headlen()) out.push_back(p.head());
@@ -223,22 +38,10 @@ std::size_t tap_pieces(const TapFrame& f, std::vector<std::span<const std::uint8
   return out.size() - n;
 }
 
-Endpoint::Endpoint(VxlanConfig cfg, EndpointOptions opts) : vx_(std::move(cfg)), opts_(std::move(opts)) {
-  enc_ = std::make_unique<VxlanEncap>(*vx_);
-  fdb_ = opts_.fdb ? opts_.fdb
-                   : std::make_shared<SharedFdb>(std::uint64_t(vx_->ageing_s) * 1000000000ull);
-  fdb_->set_limits(vx_->fdb_limits);  // every worker sets the same limits
-  for (const auto& r : vx_->remotes) {
-    fdb_->add_default_remote(r);
-    peers_[r] = Peer{r, true, {}};
-  }
-  init();
-}
-
-Endpoint::Endpoint(IpTunnelConfig cfg, EndpointOptions opts) : ip_(std::move(cfg)), opts_(std::move(opts)) {
-  if (ip_->gue()) enc_ = std::make_unique<GueEncap>(*ip_);
-  else enc_ = std::make_unique<GreEncap>(*ip_);
-  peers_[ip_->remote] = Peer{ip_->remote, true, {}};
+Endpoint::Endpoint(TunnelConfig cfg, EndpointOptions opts)
+    : cfg_(std::move(cfg)), enc_(make_encapsulation(cfg_)), opts_(std::move(opts)) {
+  enc_->bind(EncapBinding{opts_.fdb, opts_.own_mac});
+  for (const auto& r : enc_->configured_remotes()) peers_[r] = Peer{r, true, {}};
   init();
 }
 
@@ -251,7 +54,7 @@ void Endpoint::init() {
   // inside the overlay passes unmerged).
   co.engine.gso_types = offload::virtio::kGsoTypes;
   co.engine.config.gro = opts_.gro;  // off: gro_cells hands every frame on alone (netif_rx)
-  if (opts_.gro_backlog == 0) opts_.gro_backlog = enc_->link() == wire::LinkType::Ethernet ? 1000 : 64;
+  if (opts_.gro_backlog == 0) opts_.gro_backlog = enc_->default_gro_backlog();
   co.max_backlog = opts_.gro_backlog;
   cells_ = std::make_unique<gro::GroCells>(co);
 }
@@ -265,7 +68,7 @@ const Peer* Endpoint::peer(const IpAddr& a) const noexcept {
 
 std::uint32_t Endpoint::segs_per_train(int mtu) const noexcept {
   if (enc_->socket() != SocketKind::Udp || mtu <= 0) return 0;
-  const bool v6 = vx_ ? vx_->ipv6() : ip_->ipv6();
+  const bool v6 = enc_->common().ipv6();
   // overhead() = outer IP + UDP + tunnel header (+ inner Ethernet): a datagram's UDP payload
   // is the inner L3 packet plus what the overhead holds beyond the outer IP and UDP headers.
   const int outer = int((v6 ? wire::ipv6::kHdrLen : wire::ipv4::kMinLen) + wire::udp::kHdrLen);
@@ -285,7 +88,8 @@ Peer* Endpoint::find_peer(const IpAddr& a, bool create) {
 }
 
 std::size_t Endpoint::fdb_entries(const Peer& p) const {
-  return fdb_ ? fdb_->count_remote(p.addr) : 0;
+  const SharedFdb* f = enc_->fdb();
+  return f ? f->count_remote(p.addr) : 0;
 }
 
 // ---- transmit ---------------------------------------------------------------------------------
@@ -308,15 +112,7 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
     ctr_.drop(Drop::TxVnetRejected);
     return;
   }
-  bool flooded = false;
-  if (fdb_) {  // with local learning (EVPN) the source MAC is kept as ours (bounded)
-    LocalResult local = LocalResult::Ignored;
-    flooded = fdb_->lookup_tx(mac_at(frame, wire::eth::kSrcOffset), mac_at(frame, wire::eth::kDstOffset),
-                              now_ns, remotes_, &local);
-    if (local == LocalResult::RefusedFull) ++ctr_.fdb_local_refused;
-  } else {
-    remotes_.assign(1, ip_->remote);
-  }
+  const bool flooded = enc_->remotes(frame, now_ns, remotes_, ctr_);
   if (remotes_.empty()) {
     ctr_.drop(Drop::TxNoRemote);
     return;
@@ -324,68 +120,96 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
   if (flooded && remotes_.size() > 1) ++ctr_.tx_flooded;
   const std::uint16_t sport = enc_->src_port(frame);
   const std::uint8_t tos = enc_->outer_tos(frame);  // every segment has the frame's dsfield
-  const bool elide = opts_.peer_sessions && tx_elide(now_ns);  // integrity mode (issue 15)
-
-  // GSO of the inner super-packet; the tunnel header goes on each segment below.
-  segs_.clear();
+  const bool elide = opts_.peer_sessions && tx_elide(now_ns);  // integrity mode
   const bool gso = tp.pkt.is_gso();
-  // Where nothing else needs the segments' inner checksums (no RCO possible, not elided),
-  // the train builder is the "device" with NETIF_F_SG | NETIF_F_HW_CSUM: GSO neither copies
-  // nor sums, and each segment's checksum is summed while it is copied into the train
-  // (copy_and_checksum_help, one pass) — one copy of the payload instead of two (issue 16).
-  const bool sum_in_train = !elide && enc_->gso_features() == core::Features{};
-  // The value the kernel's software path writes for a sum that folds to 0: TCP segments keep
-  // 0 (tcp_gso_segment), UDP segments and a lone frame's checksum_help write 0xFFFF.
+  // A sum that folds to 0 is written as the kernel's software path writes it: TCP segments
+  // keep 0 (tcp_gso_segment), UDP segments and a lone frame's checksum_help write 0xFFFF.
   const bool zero_as_ffff =
       !(gso && (tp.pkt.gso.type & (core::skb_gso::TCPV4 | core::skb_gso::TCPV6)) != 0);
-  if (gso) {
-    core::Device dev;
-    dev.features = elide || sum_in_train ? elide_features(enc_->gso_features()) : enc_->gso_features();
-    auto r = gso::gso_segment(std::move(tp.pkt), dev.features, dev, gso_ctr_.get());
-    if (!r.ok()) {
-      ctr_.drop(Drop::TxGsoFailed);
-      return;
-    }
-    ++ctr_.tx_gso_super;
-    segs_ = std::move(r.segs);
-  } else {
-    segs_.push_back(std::move(tp.pkt));
-  }
+  if (!segment(std::move(tp.pkt))) return;
+  const Packed pk = pack(TxBinding{sport, tos}, elide, gso, zero_as_ffff, out);
+  flood(pk.first, out);
+  count(pk, elide, out);
+  segs_.clear();  // segments may reference the device's read buffer (`owner`): let it go
+}
 
+bool Endpoint::segment(core::Packet&& pkt) {
+  segs_.clear();
+  if (!pkt.is_gso()) {
+    segs_.push_back(std::move(pkt));
+    return true;
+  }
+  // GSO of the inner super-packet; the tunnel header goes on each segment in pack(). The
+  // "device" has NETIF_F_SG | NETIF_F_HW_CSUM: GSO neither copies nor sums and
+  // every segment stays CHECKSUM_PARTIAL with its seed; what becomes of that checksum is the
+  // one decision in pack() (inner_csum_plan: RCO, elided, summed in the train or before).
+  const core::Features f(core::netif_f::SG | core::netif_f::HW_CSUM);
+  core::Device dev;
+  dev.features = f;
+  auto r = gso::gso_segment(std::move(pkt), f, dev, gso_ctr_.get());
+  if (!r.ok()) {
+    ctr_.drop(Drop::TxGsoFailed);
+    return false;
+  }
+  ++ctr_.tx_gso_super;
+  segs_ = std::move(r.segs);
+  return true;
+}
+
+Endpoint::Packed Endpoint::pack(const TxBinding& bind, bool elide, bool gso, bool zero_as_ffff,
+                                std::vector<TxTrain>& out) {
   // Each datagram (tunnel header + segment) straight into the first remote's trains: equal
   // sizes, a shorter one closes its train, at most kMaxTrainSegs / kMaxTrainBytes per train.
   // The previous frame's last train, when still open and bound the same way, is continued
   // (one send for a batch of same-size frames such as one flow's pure ACKs).
   const bool join = tx_open_ && remotes_.size() == 1 && !out.empty() && out.size() == tx_open_n_ &&
                     out.back().buf.data() == tx_open_buf_ && out.back().remote == remotes_[0] &&
-                    out.back().src_port == sport && out.back().tos == tos;
+                    out.back().src_port == bind.sport && out.back().tos == bind.tos;
   tx_open_ = false;
-  const std::size_t first = join ? out.size() - 1 : out.size();
+  Packed pk;
+  pk.first = join ? out.size() - 1 : out.size();
   TxTrain* cur = join ? &out.back() : nullptr;
-  const std::uint32_t joined_count = join ? cur->count : 0;
-  const std::size_t joined_bytes = join ? cur->buf.size() : 0;
+  pk.joined_count = join ? cur->count : 0;
+  pk.joined_bytes = join ? cur->buf.size() : 0;
   // Bytes of cur->buf written so far. A pooled buffer keeps its previous length (take_buf), so
   // resize zero-fills only what no earlier train used; each train is trimmed to `used` when
   // the next one opens and after the loop.
-  std::size_t used = joined_bytes;
+  std::size_t used = pk.joined_bytes;
   bool closed = !join;
   std::array<std::uint8_t, kMaxTunnelHdr> hdr{};
+  const bool rco_tx = enc_->rco_tx();
   for (auto& s : segs_) {
     const bool was_partial = s.ip_summed() == core::IpSummed::Partial;
-    const bool elided = elide && elide_inner_csum(s);
-    // sum_in_train: the PARTIAL segment's checksum is finished in the train below (the
-    // encapsulation then sees it as NONE and sums nothing itself).
+    // The one decision on the inner checksum of this segment, then what it says.
+    InnerCsumFacts f;  // inner_csum_facts, with the frame's part read once above
+    f.partial = was_partial, f.elide = elide, f.rco_tx = rco_tx;
+    if (was_partial) {
+      f.inet = !std::get<core::CsumPartial>(s.csum).not_inet;
+      f.start_known = s.csum_start_offset() >= 0;
+      f.rco_encodable = rco_tx && f.start_known && enc_->rco_encodable(s);
+    }
+    const InnerCsum how = inner_csum_plan(f);
     int sum_start = -1;
     std::uint16_t sum_offset = 0;
-    if (sum_in_train && was_partial) {
-      const auto& cp = std::get<core::CsumPartial>(s.csum);
-      if (!cp.not_inet && s.csum_start_offset() >= 0) {
+    bool summed = false;
+    switch (how) {
+      case InnerCsum::Done:
+      case InnerCsum::Rco: break;
+      case InnerCsum::Elided: s.csum = core::CsumNone{}; break;  // the field keeps the seed
+      case InnerCsum::SumInTrain:
         sum_start = s.csum_start_offset();
-        sum_offset = cp.csum_offset;
+        sum_offset = std::get<core::CsumPartial>(s.csum).csum_offset;
         s.csum = core::CsumNone{};
-      }
+        break;
+      case InnerCsum::SumInEncap:  // skb_checksum_help before the header
+        if (core::checksum_help(s) != core::PacketError::Ok) {
+          ctr_.drop(Drop::TxCsumFailed);
+          continue;
+        }
+        summed = true;
+        break;
     }
-    EncapInfo e = enc_->encap(s, hdr);
+    EncapInfo e = enc_->encap(s, how == InnerCsum::Rco, hdr);
     if (!e.ok) {
       ctr_.drop(e.reason);
       continue;
@@ -399,7 +223,7 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
                       used + sz <= kMaxTrainBytes;
     if (!fits) {
       if (cur) cur->buf.resize(used);  // before push_back moves the trains
-      out.push_back(TxTrain{remotes_[0], sport, std::uint16_t(sz), 0, take_buf(), tos});
+      out.push_back(TxTrain{remotes_[0], bind.sport, std::uint16_t(sz), 0, take_buf(), bind.tos});
       cur = &out.back();
       used = 0;
       closed = false;
@@ -424,7 +248,7 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
         ctr_.drop(Drop::TxCsumFailed);
         continue;
       }
-      e.csum_sw = true;
+      summed = true;
     } else {
       s.copy_bits(0, seg_bytes);  // head, frags, frag_list: exactly len() bytes
     }
@@ -432,9 +256,9 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
     used += sz;
     ++cur->count;
     if (sz < cur->seg_size) closed = true;  // a short datagram ends its train
-    if (elided) ++ctr_.tx_csum_skipped;
-    else if (e.rco) ++ctr_.tx_rco, ++ctr_.tx_csum_skipped;
-    else if (e.csum_sw || (gso && !was_partial)) ++ctr_.tx_csum_sw;  // summed here or by GSO
+    if (how == InnerCsum::Elided) ++ctr_.tx_csum_skipped;
+    else if (how == InnerCsum::Rco) ++ctr_.tx_rco, ++ctr_.tx_csum_skipped;
+    else if (summed || (gso && !was_partial)) ++ctr_.tx_csum_sw;  // summed here or by GSO
   }
   if (cur) cur->buf.resize(used);
   if (cur && !closed && remotes_.size() == 1) {  // cur is out.back(): the next frame may continue it
@@ -442,18 +266,26 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
     tx_open_n_ = out.size();
     tx_open_buf_ = cur->buf.data();
   }
-  const std::size_t last = out.size();
+  pk.last = out.size();
+  return pk;
+}
+
+void Endpoint::flood(std::size_t first, std::vector<TxTrain>& out) {
   // Flooding (VXLAN): the same trains to every other remote.
+  const std::size_t last = out.size();
   for (std::size_t r = 1; r < remotes_.size(); ++r)
     for (std::size_t i = first; i < last; ++i) {
       auto b = take_buf();
       b.assign(out[i].buf.begin(), out[i].buf.end());
-      out.push_back(TxTrain{remotes_[r], sport, out[i].seg_size, out[i].count, std::move(b), out[i].tos});
+      out.push_back(TxTrain{remotes_[r], out[i].src_port, out[i].seg_size, out[i].count, std::move(b), out[i].tos});
     }
-  for (std::size_t i = first; i < out.size(); ++i) {
+}
+
+void Endpoint::count(const Packed& pk, bool elide, const std::vector<TxTrain>& out) {
+  for (std::size_t i = pk.first; i < out.size(); ++i) {
     // this frame's datagrams only (a continued train already counted the earlier ones)
-    const std::uint32_t n = out[i].count - (i == first ? joined_count : 0);
-    const std::size_t bytes = out[i].size() - (i == first ? joined_bytes : 0);
+    const std::uint32_t n = out[i].count - (i == pk.first ? pk.joined_count : 0);
+    const std::size_t bytes = out[i].size() - (i == pk.first ? pk.joined_bytes : 0);
     if (n == 0) continue;
     ctr_.tx_datagrams += n;
     ctr_.tx_dgram_bytes += bytes;
@@ -463,7 +295,6 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
       (elide ? p->ctr.tx_csum_elided : p->ctr.tx_csum_full) += n;
     }
   }
-  segs_.clear();  // segments may reference the device's read buffer (`owner`): let it go
 }
 
 void Endpoint::sent(const TxTrain& t, bool ok, bool udp_segment) noexcept {
@@ -501,18 +332,18 @@ void Endpoint::recycle(std::vector<TxTrain>& sent) {
 
 void Endpoint::receive(std::span<const std::uint8_t> payload, const IpAddr& from, OuterCsum outer,
                        std::uint64_t now_ns, int outer_tos) {
-  receive_one(payload, from, find_peer(from, fdb_ != nullptr), outer, now_ns, nullptr, outer_tos);
+  receive_one(payload, from, find_peer(from, enc_->learns_peers()), outer, now_ns, nullptr, outer_tos);
 }
 
 void Endpoint::receive_one(std::span<const std::uint8_t> payload, const IpAddr& from, Peer* peer,
                            OuterCsum outer, std::uint64_t now_ns, const core::BufferRef* owner,
                            int outer_tos) {
-  // Peer session messages (issue 15) are not data: consumed and counted by the session table.
+  // Peer session messages are not data: consumed and counted by the session table.
   if (opts_.peer_sessions && rx_control(payload, from, now_ns)) return;
   ++ctr_.rx_datagrams;
   ctr_.rx_dgram_bytes += payload.size();
   if (peer) ++peer->ctr.rx_datagrams, peer->ctr.rx_bytes += payload.size();
-  if (ip_ && from != ip_->remote) {  // ip_tunnel_lookup: no tunnel for this source
+  if (!enc_->accepts(from)) {  // ip_tunnel_lookup: no tunnel for this source
     ctr_.drop(Drop::RxWrongSource);
     return;
   }
@@ -521,47 +352,12 @@ void Endpoint::receive_one(std::span<const std::uint8_t> payload, const IpAddr& 
     if (peer) ++peer->ctr.rx_dropped;
     return;
   }
-  // The inner checksum field held its seed: delivered NEEDS_CSUM, never summed (issue 15).
+  // The inner checksum field held its seed: delivered NEEDS_CSUM, never summed (integrity mode).
   if (peer && !d.rco && d.pkt.ip_summed() == core::IpSummed::Partial) ++peer->ctr.rx_csum_seed;
-  if (fdb_) {  // VXLAN: loop check and vxlan_snoop
-    Mac src = mac_at(d.pkt.head(), wire::eth::kSrcOffset);
-    if (same_mac(src, opts_.own_mac) && !same_mac(opts_.own_mac, Mac{})) {
-      ctr_.drop(Drop::RxLoop);
-      if (peer) ++peer->ctr.rx_dropped;
-      return;
-    }
-    // vxlan_snoop, at most once per kSnoopRefreshNs for one (source MAC, remote) pair: the
-    // kernel refreshes an entry's `updated` at most once per jiffy, and a station that moves
-    // shows up from another remote, which is looked up at once.
-    if (vx_->learning &&
-        !(snoop_valid_ && same_mac(src, snoop_mac_) && same_ip(from, snoop_from_) &&
-          now_ns - snoop_ns_ < kSnoopRefreshNs)) {
-      LearnResult r;
-      if (peer) {  // the peer caches its interned id: no lookup by address per datagram
-        const std::uint32_t gen = fdb_->known_generation();
-        if (peer->fdb_remote >= kRemotesFull && peer->fdb_gen != gen) {
-          peer->fdb_remote = fdb_->remote_id(from);
-          peer->fdb_gen = gen;
-        }
-        r = fdb_->learn_ex(src, peer->fdb_remote, now_ns);
-      } else {
-        r = fdb_->learn_ex(src, from, now_ns);
-      }
-      switch (r) {
-        case LearnResult::Created:
-        case LearnResult::Moved:
-          ++ctr_.fdb_learned;
-          if (peer) ++peer->ctr.fdb_learned;
-          break;
-        case LearnResult::RefusedFull: ++ctr_.fdb_refused_maxaddress; break;
-        case LearnResult::RefusedPerRemote: ++ctr_.fdb_refused_per_remote; break;
-        case LearnResult::RefusedUnknownSource: ++ctr_.fdb_refused_unknown_source; break;
-        case LearnResult::RefusedRemoteTable: ++ctr_.fdb_refused_remote_table; break;
-        case LearnResult::Refreshed:
-        case LearnResult::Ignored: break;
-      }
-      snoop_mac_ = src, snoop_from_ = from, snoop_ns_ = now_ns, snoop_valid_ = true;
-    }
+  // After decapsulation (VXLAN: loop check and vxlan_snoop).
+  if (!enc_->after_decap(d.pkt, from, peer, now_ns, ctr_)) {
+    if (peer) ++peer->ctr.rx_dropped;
+    return;
   }
   // gro_cells_receive, from inside the cell's NAPI context: this thread polls the cell in
   // rx_flush before it writes to the device, so the frame goes through GRO now, while the
@@ -583,7 +379,7 @@ void Endpoint::receive_one(std::span<const std::uint8_t> payload, const IpAddr& 
 void Endpoint::receive_train(std::span<const std::uint8_t> buf, std::uint16_t gso_size,
                              const IpAddr& from, OuterCsum outer, std::uint64_t now_ns,
                              int outer_tos) {
-  Peer* peer = find_peer(from, fdb_ != nullptr);
+  Peer* peer = find_peer(from, enc_->learns_peers());
   if (gso_size == 0 || gso_size >= buf.size()) {
     receive_one(buf, from, peer, outer, now_ns, nullptr, outer_tos);
     return;
@@ -601,7 +397,7 @@ void Endpoint::receive_train(const core::BufferRef& owner, std::size_t off, std:
     ctr_.drop(Drop::RxTruncated);
     return;
   }
-  Peer* peer = find_peer(from, fdb_ != nullptr);
+  Peer* peer = find_peer(from, enc_->learns_peers());
   std::span<const std::uint8_t> buf(owner->bytes.data() + off, len);
   if (gso_size == 0 || gso_size >= buf.size()) {
     receive_one(buf, from, peer, outer, now_ns, &owner, outer_tos);
@@ -649,18 +445,12 @@ void Endpoint::written(std::uint64_t frames, std::uint64_t bytes, std::uint64_t 
   ctr_.drops[std::size_t(Drop::RxDevWriteFailed)] += failed;
 }
 
-void Endpoint::tick(std::uint64_t now_ns) {
-  if (!fdb_) return;
-  if (const std::size_t n = fdb_->age(now_ns)) {
-    ctr_.fdb_aged += n;
-    snoop_valid_ = false;  // the last sighting's entry may be gone
-  }
-}
+void Endpoint::tick(std::uint64_t now_ns) { enc_->tick(now_ns, ctr_); }
 
 void Endpoint::set_outer(std::uint8_t ttl, std::uint8_t tos, bool tos_inherit) noexcept {
-  // the encapsulation strategy reads its configuration through a reference to vx_ / ip_
-  if (vx_) vx_->ttl = ttl, vx_->tos = tos, vx_->tos_inherit = tos_inherit;
-  if (ip_) ip_->ttl = ttl, ip_->tos = tos, ip_->tos_inherit = tos_inherit;
+  auto& c = cfg_.common();
+  c.ttl = ttl, c.tos = tos, c.tos_inherit = tos_inherit;
+  enc_->set_outer(ttl, tos, tos_inherit);  // the encapsulation reads its own copy
 }
 
 // ---- stats ------------------------------------------------------------------------------------
@@ -690,7 +480,7 @@ nlohmann::json Endpoint::stats() const {
       {"drops", drops},
       {"drops_total", c.drops_total()},
   };
-  if (fdb_)
+  if (enc_->fdb())
     j["fdb"] = {{"learned", c.fdb_learned}, {"aged", c.fdb_aged},
                 {"learn_refused", {{"maxaddress", c.fdb_refused_maxaddress},
                                    {"per_remote", c.fdb_refused_per_remote},

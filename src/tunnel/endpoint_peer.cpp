@@ -1,4 +1,4 @@
-// The Endpoint's peer-session and integrity-mode parts (issue 15; docs/peer-protocol.md),
+// The Endpoint's peer-session and integrity-mode parts (docs/peer-protocol.md),
 // kept apart from the packet path in endpoint.cpp: control messages in and out, and the
 // decision to elide inner checksums toward a peer.
 #include "ofld/tunnel/endpoint.hpp"
@@ -12,22 +12,6 @@ bool Endpoint::tx_elide(std::uint64_t now_ns) {
   // Flooded frames go to every remote in the same trains: elide only if all take it.
   for (const auto& r : remotes_)
     if (!t->elide(r, now_ns)) return false;
-  return true;
-}
-
-core::Features Endpoint::elide_features(core::Features f) noexcept {
-  // Nobody needs the inner sum: the "device" has checksum offload and scatter-gather, so GSO
-  // copies without summing and leaves each segment CHECKSUM_PARTIAL with its pseudo-header
-  // seed (X-8; SG: the segments reference the device frame, X-7).
-  return f | core::netif_f::SG | core::netif_f::HW_CSUM;
-}
-
-bool Endpoint::elide_inner_csum(core::Packet& seg) noexcept {
-  if (seg.ip_summed() != core::IpSummed::Partial) return false;
-  if (std::get<core::CsumPartial>(seg.csum).not_inet) return false;  // CRC32c: finish it
-  // The field keeps the seed; the outer checksum protects the bytes, the receiver delivers
-  // the frame NEEDS_CSUM (issue 15, spec I-5 carried over).
-  seg.csum = core::CsumNone{};
   return true;
 }
 

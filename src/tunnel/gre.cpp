@@ -11,7 +11,7 @@
 
 namespace ofld::tunnel {
 
-std::size_t gre_build_header(std::uint16_t proto, const IpTunnelConfig& cfg,
+std::size_t gre_build_header(std::uint16_t proto, const GreConfig& cfg,
                              std::span<std::uint8_t> out) {
   wire::GreRepr h;
   h.protocol = proto;
@@ -26,7 +26,7 @@ void gre_fill_checksum(std::span<std::uint8_t> pkt) noexcept {
   wire::store_be16(pkt.data() + wire::gre::kCsumOffset, csum::ip_compute_csum(pkt.data(), pkt.size()));
 }
 
-DecapResult gre_decap(std::span<const std::uint8_t> payload, const IpTunnelConfig& cfg,
+DecapResult gre_decap(std::span<const std::uint8_t> payload, const GreConfig& cfg,
                         Counters& c, int outer_tos) {
   DecapResult r;
   auto fail = [&](Drop d) {
@@ -71,7 +71,7 @@ DecapResult gre_decap(std::span<const std::uint8_t> payload, const IpTunnelConfi
   r.pkt = core::Packet::from_bytes(inner);
   // A verified GRE checksum gives the inner packet's sum for free (CHECKSUM_COMPLETE).
   if (h.csum_present()) r.pkt.csum = core::CsumComplete{inner_sum};
-  // K-9 (issue 15, integrity mode): a seed in the inner field is CHECKSUM_PARTIAL when the
+  // K-9 (integrity mode): a seed in the inner field is CHECKSUM_PARTIAL when the
   // GRE checksum, verified above, covers the bytes; without a GRE checksum it is not trusted
   // (rx_seed.hpp). A COMPLETE sum would fail the inner verification against a seed.
   detail::take_seed(r.pkt, seed_partial_ip(inner), h.csum_present(), c);

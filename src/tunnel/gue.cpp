@@ -10,7 +10,7 @@
 
 namespace ofld::tunnel {
 
-std::size_t gue_build_header(const core::Packet& inner, const IpTunnelConfig& cfg,
+std::size_t gue_build_header(const core::Packet& inner, const GueConfig& cfg,
                              std::span<std::uint8_t> out, bool& rco) {
   rco = false;
   if (inner.headlen() < 1) return 0;
@@ -32,7 +32,7 @@ std::size_t gue_build_header(const core::Packet& inner, const IpTunnelConfig& cf
   return h.emit(out);
 }
 
-DecapResult gue_decap(std::span<const std::uint8_t> payload, const IpTunnelConfig& cfg,
+DecapResult gue_decap(std::span<const std::uint8_t> payload, const GueConfig& cfg,
                         OuterCsum outer, Counters& c, int outer_tos) {
   DecapResult r;
   auto fail = [&](Drop d) {
@@ -97,7 +97,7 @@ DecapResult gue_decap(std::span<const std::uint8_t> payload, const IpTunnelConfi
     r.rco = true;
   } else {
     r.pkt = core::Packet::from_bytes(inner);
-    // K-9 (issue 15, integrity mode): a seed in the inner field is CHECKSUM_PARTIAL under an
+    // K-9 (integrity mode): a seed in the inner field is CHECKSUM_PARTIAL under an
     // outer UDP checksum the kernel verified before the socket saw the datagram; under a
     // zero one it is not trusted (rx_seed.hpp).
     detail::take_seed(r.pkt, seed_partial_ip(inner), outer != OuterCsum::Zero, c);

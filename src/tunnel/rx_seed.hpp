@@ -1,5 +1,5 @@
 // Private to src/tunnel: receive-side checksum helpers shared by the encapsulations.
-// take_seed: spec K-9 for every encapsulation (issue 11 item 1, issue 15). An inner TCP/UDP
+// take_seed: spec K-9 for every encapsulation, integrity mode included. An inner TCP/UDP
 // field holding exactly its pseudo-header seed (seed_partial_ip) is the wire form of
 // CHECKSUM_PARTIAL: taken as PARTIAL (written to the TAP/TUN as NEEDS_CSUM, never summed) when
 // an outer checksum the kernel or ofld verified covers the bytes — VXLAN/GUE with an outer UDP

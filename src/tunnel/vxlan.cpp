@@ -255,7 +255,7 @@ DecapResult decap_plain(std::span<const std::uint8_t> inner,
                         Counters& c, const core::BufferRef* owner, int outer_tos) {
   DecapResult r(std::in_place,
                 [&] { return inner_packet(inner, owner, fast ? fast->hdr_len : 0); });
-  // Issue 11 item 1, spec K-9: a field holding exactly its pseudo-header seed is the
+  // Spec K-9: a field holding exactly its pseudo-header seed is the
   // receive form of CHECKSUM_PARTIAL. A kernel peer whose skb crossed a veth still PARTIAL
   // sends it so (its NIC never ran), and a kernel receiver accepts it because it sees the
   // PARTIAL skb; the TAP gets it as NEEDS_CSUM, so local delivery accepts it and forwarding
@@ -286,7 +286,7 @@ DecapResult decap(std::span<const std::uint8_t> payload, const VxlanConfig& cfg,
   // packet is built in the result (decap_plain), never moved into it.
   // RFC 6935 §5 / udp(7) UDP_NO_CHECK6_RX: IPv6 allows a zero UDP checksum only where the
   // endpoint agreed to it (udp6zerocsumrx). The daemon's socket has the kernel enforce it;
-  // here it holds for every caller that knows the checksum (issue 11 item 6).
+  // here it holds for every caller that knows the checksum.
   if (outer == OuterCsum::Zero && cfg.ipv6() && !cfg.udp6_zero_csum_rx)
     return decap_fail(Drop::RxUdp6ZeroCsum, c);
   if (payload.size() < vx::kLen + 14) return decap_fail(Drop::RxTruncated, c);

@@ -1,4 +1,4 @@
-// `ofld demo --encap vxlan|gue|gre|ip6gre` (issue 14): the demo runs the main job — kernel TCP
+// `ofld demo --encap vxlan|gue|gre|ip6gre`: the demo runs the main job — kernel TCP
 // (iperf3) between two namespaces through two ofld endpoints — through each encapsulation and
 // reports it in the same JSON. Root only (namespaces, veth, TAP/TUN); skipped otherwise, and
 // when iperf3 is missing. The demo makes and removes its own namespaces (ofld-demo-PID-N).
@@ -25,9 +25,9 @@ namespace {
 
 using json = nlohmann::json;
 
-class Issue14_DemoEncap : public ::testing::TestWithParam<const char*> {};
+class DemoEncapKernel : public ::testing::TestWithParam<const char*> {};
 
-TEST_P(Issue14_DemoEncap, CarriesTcpWithSameJsonAndNoDrops) {
+TEST_P(DemoEncapKernel, CarriesTcpWithSameJsonAndNoDrops) {
   const std::string encap = GetParam();
   if (::geteuid() != 0) GTEST_SKIP() << "ofld demo needs root (namespaces, veth, TAP/TUN)";
   if (auto s = ofld::io::netns_available(); !s.ok()) GTEST_SKIP() << s.message();
@@ -62,7 +62,7 @@ TEST_P(Issue14_DemoEncap, CarriesTcpWithSameJsonAndNoDrops) {
   EXPECT_GE(double(j["stats"]["a"]["tx"].value("bytes", 0ull)), bytes);
 }
 
-INSTANTIATE_TEST_SUITE_P(Encaps, Issue14_DemoEncap, ::testing::Values("vxlan", "gue", "gre", "ip6gre"),
+INSTANTIATE_TEST_SUITE_P(Encaps, DemoEncapKernel, ::testing::Values("vxlan", "gue", "gre", "ip6gre"),
                          [](const auto& info) { return std::string(info.param); });
 
 }  // namespace
@@ -72,7 +72,7 @@ INSTANTIATE_TEST_SUITE_P(Encaps, Issue14_DemoEncap, ::testing::Values("vxlan", "
 namespace {
 
 // Combinations that cannot run are refused before anything is made, naming the option.
-TEST(Issue14_DemoEncapRefusal, ImpossibleCombinationsNamed) {
+TEST(DemoEncapRefusal, ImpossibleCombinationsNamed) {
   using ofld::daemon::DemoOptions;
   auto refuse = [](DemoOptions o) { return ofld::daemon::demo_refusal(o).value_or(""); };
   DemoOptions o;
@@ -97,8 +97,8 @@ TEST(Issue14_DemoEncapRefusal, ImpossibleCombinationsNamed) {
   EXPECT_EQ(refuse(o), "");
 }
 
-// Issue 16: --congestion is a name (TCP_CA_NAME_MAX 16 with the NUL).
-TEST(Issue16_DemoCongestion, RefusedWhereItCannotApply) {
+// --congestion is a name (TCP_CA_NAME_MAX 16 with the NUL).
+TEST(DemoCongestion, RefusedWhereItCannotApply) {
   ofld::daemon::DemoOptions o;
   o.congestion = "cubic";
   EXPECT_FALSE(ofld::daemon::demo_refusal(o));
@@ -111,11 +111,11 @@ TEST(Issue16_DemoCongestion, RefusedWhereItCannotApply) {
   EXPECT_FALSE(ofld::daemon::demo_refusal(o));
 }
 
-// Issue 16: the result says which congestion control the stream ran, as iperf3 read it back
+// The result says which congestion control the stream ran, as iperf3 read it back
 // from the socket: the one asked for, else the kernel's default (the bench tables depend on it:
 // bbr paces, cubic does not, and the kernel pair's rate differs ~2x between them on a veth).
 // The host's own setting is left as it was.
-TEST(Issue16_DemoCongestion, ResultNamesTheAlgorithmTheSocketRan) {
+TEST(DemoCongestion, ResultNamesTheAlgorithmTheSocketRan) {
   if (::geteuid() != 0) GTEST_SKIP() << "ofld demo needs root (namespaces, veth, TAP/TUN)";
   if (auto s = ofld::io::netns_available(); !s.ok()) GTEST_SKIP() << s.message();
   auto which = ofld::io::run_command({"sh", "-c", "command -v iperf3"});
@@ -177,9 +177,9 @@ TEST(Issue16_DemoCongestion, ResultNamesTheAlgorithmTheSocketRan) {
 
 }  // namespace
 
-// Issue 15: integrity mode is available in every encapsulation between two ofld endpoints
+// Integrity mode is available in every encapsulation between two ofld endpoints
 // (GUE with its outer UDP checksum, GRE/ip6gre with csum, which the demo then turns on).
-TEST(Issue15_DemoIntegrity, EveryEncapTakesIntegrity) {
+TEST(DemoIntegrity, EveryEncapTakesIntegrity) {
   ofld::daemon::DemoOptions o;
   for (const char* e : ofld::daemon::kDemoEncaps) {
     o.encap = e;

@@ -1,4 +1,4 @@
-// io::Tap / io::Tun read_batch and write_batch (issue 14: the endpoint loop no longer reads or
+// io::Tap / io::Tun read_batch and write_batch (the endpoint loop no longer reads or
 // writes the device fd itself) against the running kernel, in a namespace of the test's own
 // (root; skipped otherwise). The witness is the kernel: datagrams a socket sends out through
 // the device must come out of read_batch byte for byte (the UDP payload the test chose, the
@@ -94,7 +94,7 @@ std::vector<std::string> payloads(const Collect& c, std::size_t l3) {
   return out;
 }
 
-TEST(Issue14_DeviceBatch, TapReadBatchAndWriteBatch) {
+TEST(DeviceBatchKernel, TapReadBatchAndWriteBatch) {
   auto ns = io::Netns::create("ofld-devb");
   if (!ns.ok()) GTEST_SKIP() << ns.message();
   auto r = ns.value().run([&]() -> std::string {
@@ -140,7 +140,7 @@ TEST(Issue14_DeviceBatch, TapReadBatchAndWriteBatch) {
   EXPECT_EQ(r.value(), "");
 }
 
-TEST(Issue14_DeviceBatch, TunReadBatchAndWriteBatch) {
+TEST(DeviceBatchKernel, TunReadBatchAndWriteBatch) {
   auto ns = io::Netns::create("ofld-devb");
   if (!ns.ok()) GTEST_SKIP() << ns.message();
   auto r = ns.value().run([&]() -> std::string {

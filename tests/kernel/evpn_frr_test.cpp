@@ -1,4 +1,4 @@
-// Issue 18, interop with the reference: one host runs FRR (zebra + bgpd, `advertise-all-vni`)
+// BGP EVPN interop with the reference: one host runs FRR (zebra + bgpd, `advertise-all-vni`)
 // with the kernel VXLAN device in a bridge and a VM (namespace) behind it; two hosts run
 // gobgpd + `ofld tunnel ... evpn`; all on one bridged underlay, iBGP full mesh (AS 65000).
 // Expected (RFC 7432 / RFC 8365, and what FRR does with the kernel): FRR's type-2 route for
@@ -92,7 +92,7 @@ struct Frr {
   std::string log() const { return ktest::slurp(dir + "/bgpd.log") + ktest::slurp(dir + "/zebra.log"); }
 };
 
-TEST(Issue18Evpn, FrrInteropKernelVxlanAdvertiseAllVni) {
+TEST(EvpnFrr, FrrInteropKernelVxlanAdvertiseAllVni) {
   if (!io::run_command({"gobgpd", "--version"}).ok()) GTEST_SKIP() << "gobgpd not installed (scripts/deps.sh)";
   if (::access(kZebra, X_OK) != 0 || ::access(kBgpd, X_OK) != 0) GTEST_SKIP() << "FRR not installed (scripts/deps.sh)";
   Underlay u;

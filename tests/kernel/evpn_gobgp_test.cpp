@@ -1,4 +1,4 @@
-// Issue 18: the FDB fed by BGP EVPN through gobgpd (docs/evpn.md). Three hosts (namespaces)
+// The FDB fed by BGP EVPN through gobgpd (docs/evpn.md). Three hosts (namespaces)
 // on one bridged underlay, each with gobgpd (iBGP full mesh, l2vpn-evpn) and `ofld tunnel ...
 // evpn`, no remotes configured. Expected behaviour from RFC 7432 / RFC 8365: the type-3 routes
 // make each host's flood list (the other two VTEPs), the type-2 routes put every host's MACs
@@ -135,7 +135,7 @@ std::string add_vm(Underlay& u, int i, io::Netns& vm, const std::string& mac, co
   return "";
 }
 
-TEST(Issue18Evpn, ThreeHostsGobgpAllPairsMacMoveAndStop) {
+TEST(EvpnGobgp, ThreeHostsGobgpAllPairsMacMoveAndStop) {
   if (!io::run_command({"gobgpd", "--version"}).ok()) GTEST_SKIP() << "gobgpd not installed (scripts/deps.sh)";
   Underlay u;
   std::string why;
@@ -284,7 +284,7 @@ TEST(Issue18Evpn, ThreeHostsGobgpAllPairsMacMoveAndStop) {
 }
 
 // The words: `evpn` needs local; evpn-server takes HOST:PORT and turns evpn on; no remote needed.
-TEST(Issue18Evpn, EvpnWordsAreChecked) {
+TEST(EvpnGobgp, EvpnWordsAreChecked) {
   daemon::DaemonConfig c;
   EXPECT_FALSE(daemon::parse_vxlan_words({"id", "1", "local", "10.0.0.1", "evpn"}, c));
   EXPECT_TRUE(c.evpn);

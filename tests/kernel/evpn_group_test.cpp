@@ -1,4 +1,4 @@
-// Issue 18, the underlay multicast group (`group ADDR dev IF`, as the kernel VXLAN device):
+// The underlay multicast group (`group ADDR dev IF`, as the kernel VXLAN device):
 // three endpoints on one bridged underlay (bridge in its own namespace, default settings:
 // multicast snooping on, no querier), no remotes configured anywhere — two `ofld tunnel`
 // with `group 239.1.1.1 dev veth0` and, as witness, the kernel VXLAN device with the same
@@ -23,7 +23,7 @@ namespace {
 using namespace ofld;
 using namespace ofld::evpntest;
 
-TEST(Issue18Group, ThreeEndpointsInOneGroupFloodingReachesAll) {
+TEST(EvpnGroup, ThreeEndpointsInOneGroupFloodingReachesAll) {
   Underlay u;
   std::string why;
   bool skipped = false;
@@ -73,7 +73,7 @@ TEST(Issue18Group, ThreeEndpointsInOneGroupFloodingReachesAll) {
 }
 
 // The words are checked: a unicast group, or dev without group, is refused with the setting named.
-TEST(Issue18Group, GroupWordsAreChecked) {
+TEST(EvpnGroup, GroupWordsAreChecked) {
   daemon::DaemonConfig c;
   auto e = daemon::parse_vxlan_words({"id", "1", "local", "10.0.0.1", "group", "10.0.0.9"}, c);
   ASSERT_TRUE(e);

@@ -1,4 +1,4 @@
-// Issue 18 test helpers: hosts (namespaces) on one bridged underlay (the bridge in its own
+// BGP EVPN test helpers (docs/evpn.md): hosts (namespaces) on one bridged underlay (the bridge in its own
 // namespace, default settings), each with an `ofld tunnel` (VXLAN id 42, no remotes unless
 // given) and optionally gobgpd; ping through the overlay; `ofld fdb --json` of a host.
 // Addresses: underlay 10.88.0.(i+1)/24 on veth0, overlay 192.168.88.(i+1)/24.

@@ -1,4 +1,4 @@
-// Issue 11 item 2 through the endpoint (root; own namespaces and addresses only; skipped
+// TAP/TUN GSO write refused by the kernel, through the endpoint (root; own namespaces and addresses only; skipped
 // otherwise): a TAP/TUN write the kernel refuses for a GSO frame must not lose data.
 //
 // Two namespaces joined by a veth with its default offloads, an `ofld tunnel` (the real
@@ -179,7 +179,7 @@ void run(const std::string& mode, bool inner_v6) {
   EXPECT_GT(u64(w["eagain_waits"]), 0u) << j.dump(2);
   EXPECT_GT(u64(w["short_writes"]), 0u) << j.dump(2);
   EXPECT_EQ(u64(w["failed"]), 0u) << j.dump(2);
-  const char* drop = "rx_dev_write_failed";  // one drop list for every mode (issue 14)
+  const char* drop = "rx_dev_write_failed";  // one drop list for every mode
   EXPECT_FALSE(j["drops"].contains(drop)) << j.dump(2);  // listed only when not zero
   std::cout << "[ info ] " << mode << (inner_v6 ? " tcpv6" : " tcpv4") << ": gro_aggregates "
             << u64(j["rx"]["gro_aggregates"]) << ", sw_gso_frames " << u64(w["sw_gso_frames"])
@@ -199,9 +199,9 @@ void run(const std::string& mode, bool inner_v6) {
   EXPECT_EQ(stop(s.ea.pid), 0) << slurp(s.ea.log);
 }
 
-TEST(TapWriteFallbackKernel, Issue11Item2_VxlanTapGsoWriteRefusedTcpv4NoLoss) { run("vxlan", false); }
-TEST(TapWriteFallbackKernel, Issue11Item2_VxlanTapGsoWriteRefusedTcpv6NoLoss) { run("vxlan", true); }
-TEST(TapWriteFallbackKernel, Issue11Item2_GueTunGsoWriteRefusedTcpv4NoLoss) { run("gue", false); }
-TEST(TapWriteFallbackKernel, Issue11Item2_GreTunGsoWriteRefusedTcpv4NoLoss) { run("gre", false); }
+TEST(TapWriteFallbackKernel, VxlanTapGsoWriteRefusedTcpv4NoLoss) { run("vxlan", false); }
+TEST(TapWriteFallbackKernel, VxlanTapGsoWriteRefusedTcpv6NoLoss) { run("vxlan", true); }
+TEST(TapWriteFallbackKernel, GueTunGsoWriteRefusedTcpv4NoLoss) { run("gue", false); }
+TEST(TapWriteFallbackKernel, GreTunGsoWriteRefusedTcpv4NoLoss) { run("gre", false); }
 
 }  // namespace

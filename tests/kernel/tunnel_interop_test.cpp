@@ -90,7 +90,7 @@ struct Variant {
   bool ofld_remcsumrx = false;
   /// The kernel side with tx-checksumming off on its veth, so it finishes its checksums
   /// before the veth (the variant the project started with). false: the kernel's default
-  /// offloads (issue 11 item 1).
+  /// offloads (spec K-9).
   bool kernel_tx_off = true;
   /// Leave the kernel VXLAN device's MTU as the kernel sets it (1500 without `dev`), which
   /// differs from ofld's TAP MTU (underlay 1500 − overhead). false: set it to ofld's.
@@ -285,7 +285,7 @@ std::string request_response(const io::Netns& from, const io::Netns& to, const s
   return c.ok() ? c.value().out : "client failed: " + c.message();
 }
 
-TEST(TunnelInterop, G2_RequestsJustAboveOneMssBothWaysNoRetransmits) {
+TEST(TunnelInterop, BugG2_RequestsJustAboveOneMssBothWaysNoRetransmits) {
   Pair p;
   bool skipped = false;
   std::string why = setup(p, {false, true, false, false}, skipped);
@@ -311,11 +311,11 @@ TEST(TunnelInterop, G2_RequestsJustAboveOneMssBothWaysNoRetransmits) {
   EXPECT_EQ(stop(p.ofld), 0) << slurp(p.log);
 }
 
-// Issue 16 ("each 64 KB TSO frame leaves as two UDP_SEGMENT trains"): the TAP's gso_max_segs
+// One train per TSO frame (not two UDP_SEGMENT trains per 64 KB frame): the TAP's gso_max_segs
 // is what one train carries — udp(7): one UDP_SEGMENT send is at most 65,535 − 20 − 8 bytes
 // of payload, and each datagram is the TAP MTU + 14 (inner Ethernet) + 8 (VXLAN) — so the
 // kernel's TSO frames toward ofld leave in one send each: no more trains than GSO frames.
-TEST(TunnelInterop, Issue16_OneTsoFrameLeavesInOneTrain) {
+TEST(TunnelInterop, OneTsoFrameLeavesInOneTrain) {
   Pair p;
   bool skipped = false;
   std::string why = setup(p, {false, true, false, false}, skipped);
@@ -346,7 +346,7 @@ TEST(TunnelInterop, Ipv4Udpcsum) { run_variant({false, true, false, false}); }
 TEST(TunnelInterop, Ipv4Noudpcsum) { run_variant({false, false, false, false}); }
 TEST(TunnelInterop, Ipv6Udpcsum) { run_variant({true, true, false, false}); }
 TEST(TunnelInterop, Ipv6ZeroCsum) { run_variant({true, false, false, false}); }
-// Issue 11 item 1 (spec K-9): the kernel side as a user sets it up — veth with its default
+// Spec K-9: the kernel side as a user sets it up — veth with its default
 // offloads (tx-checksumming on), VXLAN device MTU left as the kernel chooses (1500, ofld's
 // TAP has underlay − overhead) — in both directions, IPv4 and IPv6 underlays, with and
 // without outer UDP checksums. Expected: the transfers' SHA-256 match (the kernel delivers
@@ -357,12 +357,12 @@ Variant kernel_defaults(bool v6, bool udpcsum) {
   v.kernel_mtu_default = true;
   return v;
 }
-TEST(TunnelInterop, Issue11Item1_KernelDefaults_Ipv4Udpcsum) { run_variant(kernel_defaults(false, true)); }
-TEST(TunnelInterop, Issue11Item1_KernelDefaults_Ipv4Noudpcsum) { run_variant(kernel_defaults(false, false)); }
-TEST(TunnelInterop, Issue11Item1_KernelDefaults_Ipv6Udpcsum) { run_variant(kernel_defaults(true, true)); }
-TEST(TunnelInterop, Issue11Item1_KernelDefaults_Ipv6ZeroCsum) { run_variant(kernel_defaults(true, false)); }
+TEST(TunnelInterop, K9_KernelDefaults_Ipv4Udpcsum) { run_variant(kernel_defaults(false, true)); }
+TEST(TunnelInterop, K9_KernelDefaults_Ipv4Noudpcsum) { run_variant(kernel_defaults(false, false)); }
+TEST(TunnelInterop, K9_KernelDefaults_Ipv6Udpcsum) { run_variant(kernel_defaults(true, true)); }
+TEST(TunnelInterop, K9_KernelDefaults_Ipv6ZeroCsum) { run_variant(kernel_defaults(true, false)); }
 // Default offloads with the MTUs matched (separates the checksum fault from the MTU mismatch).
-TEST(TunnelInterop, Issue11Item1_KernelTxOnMtuMatched_Ipv4Udpcsum) {
+TEST(TunnelInterop, K9_KernelTxOnMtuMatched_Ipv4Udpcsum) {
   Variant v{false, true, false, false};
   v.kernel_tx_off = false;
   run_variant(v);
@@ -410,7 +410,7 @@ TEST(TunnelInterop, K1_V3_RcoWireBytesMatchKernel) {
   }
 }
 
-// ---- Issue 11 item 8, first bullet: ECN through the tunnel (RFC 6040) ----------------------
+// ---- ECN through the tunnel (RFC 6040) ----------------------------------------------------
 // The kernel side in its default settings. A netfilter rule (nftables) in the receiving
 // namespace plays a congested underlay router: it counts the outer ECN of every VXLAN
 // datagram as the sender encapsulated it, then rewrites it to CE. The overlay sender sends
@@ -589,12 +589,12 @@ void ecn_variant(bool v6, bool ofld_receives, bool inherit = false) {
   EXPECT_EQ(stop(p.ofld), 0) << slurp(p.log);
 }
 
-TEST(TunnelInterop, Issue11Item8_EcnCeOnUnderlay_KernelToOfld_Ipv4) { ecn_variant(false, true); }
-TEST(TunnelInterop, Issue11Item8_EcnCeOnUnderlay_KernelToOfld_Ipv6) { ecn_variant(true, true); }
-TEST(TunnelInterop, Issue11Item8_EcnCeOnUnderlay_OfldToKernel_Ipv4) { ecn_variant(false, false); }
-TEST(TunnelInterop, Issue11Item8_EcnCeOnUnderlay_OfldToKernel_Ipv6) { ecn_variant(true, false); }
-TEST(TunnelInterop, Issue11Item8_TosInherit_KernelToOfld_Ipv4) { ecn_variant(false, true, true); }
-TEST(TunnelInterop, Issue11Item8_TosInherit_OfldToKernel_Ipv4) { ecn_variant(false, false, true); }
-TEST(TunnelInterop, Issue11Item8_TosInherit_OfldToKernel_Ipv6) { ecn_variant(true, false, true); }
+TEST(TunnelInterop, EcnCeOnUnderlay_KernelToOfld_Ipv4) { ecn_variant(false, true); }
+TEST(TunnelInterop, EcnCeOnUnderlay_KernelToOfld_Ipv6) { ecn_variant(true, true); }
+TEST(TunnelInterop, EcnCeOnUnderlay_OfldToKernel_Ipv4) { ecn_variant(false, false); }
+TEST(TunnelInterop, EcnCeOnUnderlay_OfldToKernel_Ipv6) { ecn_variant(true, false); }
+TEST(TunnelInterop, TosInherit_KernelToOfld_Ipv4) { ecn_variant(false, true, true); }
+TEST(TunnelInterop, TosInherit_OfldToKernel_Ipv4) { ecn_variant(false, false, true); }
+TEST(TunnelInterop, TosInherit_OfldToKernel_Ipv6) { ecn_variant(true, false, true); }
 
 }  // namespace

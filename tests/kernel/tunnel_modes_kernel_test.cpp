@@ -296,7 +296,7 @@ TEST(TunnelModes, W27_C33_GueIpv6Rco) { run_variant({"gue", true, {"port", "5555
 TEST(TunnelModes, V13_GreKeyCsum) { run_variant({"gre", false, {"key", "42", "csum"}}); }
 TEST(TunnelModes, V13_Ip6greKeyCsum) { run_variant({"ip6gre", true, {"key", "42", "csum"}}); }
 
-// Issue 11 item 8 bullet 1 in the L3 modes: RFC 6040 between two ofld endpoints. nftables in
+// ECN through the tunnel in the L3 modes: RFC 6040 between two ofld endpoints. nftables in
 // the receiving namespace A counts the arriving outer ECN (what B's ofld encapsulated, §4.1:
 // inner Not-ECT/ECT(0) copied, inner CE -> ECT(0)), then rewrites it to CE; a second table
 // counts what reaches the TUN (ofld0) per UDP port: ECT(0) inner under CE -> CE, Not-ECT
@@ -437,10 +437,10 @@ void ecn_l3_variant(const Variant& v) {
   EXPECT_GE(st.value()["rx"].value("ecn_ce", std::uint64_t(0)), 20u) << st.value().dump();
 }
 
-TEST(TunnelModes, Issue11Item8_EcnCeOnUnderlay_GueIpv4) { ecn_l3_variant({"gue", false, {"port", "5555"}}); }
-TEST(TunnelModes, Issue11Item8_EcnCeOnUnderlay_GueIpv6) { ecn_l3_variant({"gue", true, {"port", "5555"}}); }
-TEST(TunnelModes, Issue11Item8_EcnCeOnUnderlay_Gre) { ecn_l3_variant({"gre", false, {"key", "42"}}); }
-TEST(TunnelModes, Issue11Item8_EcnCeOnUnderlay_Ip6gre) { ecn_l3_variant({"ip6gre", true, {"key", "42"}}); }
+TEST(TunnelModes, EcnCeOnUnderlay_GueIpv4) { ecn_l3_variant({"gue", false, {"port", "5555"}}); }
+TEST(TunnelModes, EcnCeOnUnderlay_GueIpv6) { ecn_l3_variant({"gue", true, {"port", "5555"}}); }
+TEST(TunnelModes, EcnCeOnUnderlay_Gre) { ecn_l3_variant({"gre", false, {"key", "42"}}); }
+TEST(TunnelModes, EcnCeOnUnderlay_Ip6gre) { ecn_l3_variant({"ip6gre", true, {"key", "42"}}); }
 
 }  // namespace
 

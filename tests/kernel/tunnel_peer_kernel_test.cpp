@@ -1,4 +1,4 @@
-// Issue 15: peer sessions and integrity mode with real endpoints (root; own namespaces and
+// Peer sessions and integrity mode with real endpoints (root; own namespaces and
 // addresses only; skipped otherwise). Two namespaces joined by a veth; in each an `ofld
 // tunnel` VXLAN endpoint (OFLD_CLI_PATH) or, for the interop case, the kernel VXLAN device on
 // a bridge. Transfers are checked by SHA-256 at both ends; the receiving kernel's
@@ -212,7 +212,7 @@ void transfer_both_ways(Lab& l, int mb) {
 // Both endpoints with integrity: every data datagram leaves with its inner checksum elided
 // and arrives as a seed taken without summing; nothing is summed on either side; both
 // kernels accept every segment (the TAP hands them NEEDS_CSUM, S-8).
-TEST(TunnelPeerKernel, Issue15_BothIntegrity_NoInnerChecksumComputed) {
+TEST(TunnelPeerKernel, BothIntegrity_NoInnerChecksumComputed) {
   LAB_OR_SKIP(l);
   two_ofld(l, true, true);
   const long ea = snmp(*l.A, "Tcp", "InCsumErrors"), eb = snmp(*l.B, "Tcp", "InCsumErrors");
@@ -239,7 +239,7 @@ TEST(TunnelPeerKernel, Issue15_BothIntegrity_NoInnerChecksumComputed) {
 
 // One side without integrity (I-7): the side that has it computes full checksums toward it;
 // the receiving kernels accept every segment.
-TEST(TunnelPeerKernel, Issue15_I7_OneSideOff_OtherComputes) {
+TEST(TunnelPeerKernel, I7_OneSideOff_OtherComputes) {
   LAB_OR_SKIP(l);
   two_ofld(l, true, false);
   const long ea = snmp(*l.A, "Tcp", "InCsumErrors"), eb = snmp(*l.B, "Tcp", "InCsumErrors");
@@ -258,7 +258,7 @@ TEST(TunnelPeerKernel, Issue15_I7_OneSideOff_OtherComputes) {
 // the HELLOs reach the kernel (its UDP layer counts them) and are dropped by vxlan_rcv before
 // the device (I flag clear): the VXLAN device and the bridge count nothing received, no
 // answer comes, the session is silent and every checksum is full; transfers intact.
-TEST(TunnelPeerKernel, Issue15_KernelVxlanDropsHelloDeliversNothing) {
+TEST(TunnelPeerKernel, KernelVxlanDropsHelloDeliversNothing) {
   LAB_OR_SKIP(l);
   auto& B = *l.B;
   for (const std::vector<std::string>& c :
@@ -318,7 +318,7 @@ TEST(TunnelPeerKernel, Issue15_KernelVxlanDropsHelloDeliversNothing) {
 // the receiving kernel's outer UDP check drops each of them (Udp InCsumErrors), nothing
 // corrupted is delivered — the transfer's hashes match and the receiving TCP saw no bad
 // checksum — while the sender kept eliding inner checksums.
-TEST(TunnelPeerKernel, Issue15_CorruptedOnTheWireDroppedByOuterCheck) {
+TEST(TunnelPeerKernel, CorruptedOnTheWireDroppedByOuterCheck) {
   LAB_OR_SKIP(l);
   two_ofld(l, true, true);
   ASSERT_TRUE(l.A->exec({"ethtool", "-K", "veth0", "tx", "off"}).ok());
@@ -360,7 +360,7 @@ TEST(TunnelPeerKernel, Issue15_CorruptedOnTheWireDroppedByOuterCheck) {
 // A peer restarted without the capability: downgraded within the refresh interval (10 s; in
 // fact at its first HELLO, which carries the new epoch), before any elided frame reaches it;
 // the transfer after the restart is intact and gets full checksums.
-TEST(TunnelPeerKernel, Issue15_PeerRestartedWithoutCapabilityDowngraded) {
+TEST(TunnelPeerKernel, PeerRestartedWithoutCapabilityDowngraded) {
   LAB_OR_SKIP(l);
   two_ofld(l, true, true);
   const std::uint64_t epoch0 = session(l.a, kUb).value("epoch", std::uint64_t(0));
@@ -390,7 +390,7 @@ TEST(TunnelPeerKernel, Issue15_PeerRestartedWithoutCapabilityDowngraded) {
   EXPECT_EQ(snmp(*l.B, "Tcp", "InCsumErrors") - eb, 0);
 }
 
-// Issue 15 in the L3 modes: two ofld endpoints, GUE (IPv4 underlay, outer UDP checksum on, the
+// Integrity mode in the L3 modes: two ofld endpoints, GUE (IPv4 underlay, outer UDP checksum on, the
 // default) or ip6gre with `key 42 csum` (the GRE checksum, V-13, protects the inner packet),
 // integrity on both, the kernel in its default settings. Every data datagram leaves with its
 // inner checksum elided and arrives as a seed taken without summing (K-9); nothing is summed
@@ -449,11 +449,11 @@ void l3_both_integrity(const std::string& mode, bool v6, const std::vector<std::
   EXPECT_EQ(stop(l.b.pid), 0) << slurp(l.b.log);
 }
 
-TEST(TunnelPeerKernel, Issue15_GueBothIntegrity_NoInnerChecksumComputed) {
+TEST(TunnelPeerKernel, GueBothIntegrity_NoInnerChecksumComputed) {
   l3_both_integrity("gue", false, {"port", "5555"});
 }
 
-TEST(TunnelPeerKernel, Issue15_Ip6greKeyCsumBothIntegrity_NoInnerChecksumComputed) {
+TEST(TunnelPeerKernel, Ip6greKeyCsumBothIntegrity_NoInnerChecksumComputed) {
   l3_both_integrity("ip6gre", true, {"key", "42", "csum"});
 }
 

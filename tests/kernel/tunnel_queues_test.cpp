@@ -85,7 +85,7 @@ struct Setup {
   }
 };
 
-// scatter: recorded only (issue 14 removed OFLD_TX_PIECES: one train representation).
+// scatter: recorded only (there is one train representation; OFLD_TX_PIECES is gone).
 // mode: "vxlan", "gue" or "gre" (the L3 modes use a multi-queue TUN instead of a TAP).
 std::string start_ofld(const io::Netns& ns, Endpoint& e, const std::string& local,
                        const std::string& remote, const std::string& ovl, bool scatter,

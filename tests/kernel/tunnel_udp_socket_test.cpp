@@ -277,11 +277,11 @@ TEST(TunnelUdpSocket, B8_RefusedScatteredTrainFallsBackWithoutLoss) {
   });
 }
 
-// Issue 11 item 8: a train of more than UDP_MAX_SEGMENTS (128 in 6.12, include/linux/udp.h)
+// A train of more than UDP_MAX_SEGMENTS (128 in 6.12, include/linux/udp.h)
 // datagrams makes udp_send_skb answer EINVAL (datalen > gso_size * UDP_MAX_SEGMENTS). That is
 // not a refusal of UDP_SEGMENT: the socket splits the train into sends of at most 128 (here
 // 300 + a short tail = 128 + 128 + 45), UDP_SEGMENT stays on, every datagram arrives in order.
-TEST(TunnelUdpSocket, Issue11Item8_TrainAboveUdpMaxSegmentsIsSplitAndGsoStaysOn) {
+TEST(TunnelUdpSocket, TrainAboveUdpMaxSegmentsIsSplitAndGsoStaysOn) {
   in_netns([] {
     auto lo = *wire::IpAddr::parse("127.0.0.1");
     auto rx = io::UdpSocket::open({lo, 47895, false, false, 0, 0, false, false, 8 << 20, true});
@@ -304,7 +304,7 @@ TEST(TunnelUdpSocket, Issue11Item8_TrainAboveUdpMaxSegmentsIsSplitAndGsoStaysOn)
 }
 
 // The same for the scattered form (send_train_pieces): 200 datagrams of 8 + 92 bytes.
-TEST(TunnelUdpSocket, Issue11Item8_ScatteredTrainAboveUdpMaxSegmentsIsSplitAndGsoStaysOn) {
+TEST(TunnelUdpSocket, ScatteredTrainAboveUdpMaxSegmentsIsSplitAndGsoStaysOn) {
   in_netns([] {
     auto lo = *wire::IpAddr::parse("127.0.0.1");
     auto rx = io::UdpSocket::open({lo, 47896, false, false, 0, 0, false, false, 8 << 20, true});
@@ -335,13 +335,13 @@ TEST(TunnelUdpSocket, Issue11Item8_ScatteredTrainAboveUdpMaxSegmentsIsSplitAndGs
   });
 }
 
-// Issue 16 (no silent loss): what the kernel drops on a receive socket is counted. socket(7):
+// No silent loss: what the kernel drops on a receive socket is counted. socket(7):
 // SO_RCVBUF is doubled by the kernel (bookkeeping overhead); SO_MEMINFO's SK_MEMINFO_DROPS is
 // the socket's sk_drops, which udp_queue_rcv_skb raises for every datagram that does not fit.
 // 300 datagrams of 1000 bytes into a socket nobody reads, with the smallest receive buffer:
 // every datagram is either received afterwards or counted as dropped, and some were dropped.
 // The tunnel's receive socket asks for 8 MiB (rcvbuf_bytes) and gets twice that.
-TEST(TunnelUdpSocket, Issue16_ReceiveQueueDropsAreCounted) {
+TEST(TunnelUdpSocket, ReceiveQueueDropsAreCounted) {
   in_netns([] {
     auto lo = *wire::IpAddr::parse("127.0.0.1");
     io::UdpSocketOptions ro{lo, 47897, false, false, 0, 0, false, false, 4 << 20, true};
@@ -377,7 +377,7 @@ TEST(TunnelUdpSocket, Issue16_ReceiveQueueDropsAreCounted) {
 // not fit its receive buffer and counts it in sk_drops. 300 packets to a raw socket nobody
 // reads: every one is received afterwards or counted as dropped, and some were dropped. The
 // tunnel's raw socket asks for 8 MiB (SO_RCVBUFFORCE; it was a capped SO_RCVBUF before).
-TEST(TunnelRawSocket, Issue16_ReceiveQueueDropsAreCounted) {
+TEST(TunnelRawSocket, ReceiveQueueDropsAreCounted) {
   in_netns([] {
     auto lo = *wire::IpAddr::parse("127.0.0.1");
     auto rx = io::RawIpSocket::open({lo, 47, 0, 0, 4 << 20, 1});

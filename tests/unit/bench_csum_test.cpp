@@ -1,4 +1,4 @@
-// Issue 11 item 6: `ofld bench csum`'s memory-read baseline is the fastest read the CPU can do
+// `ofld bench csum`'s memory-read baseline is the fastest read the CPU can do
 // (the widest vector ISA it has, several accumulators, the same buffer, timed in the same run),
 // so that "best kernel / read" says how close the checksum is to the limit. A read loop slower
 // than a checksum of the same bytes is no limit: a checksum loads every byte too, and adds.
@@ -11,7 +11,7 @@
 
 using namespace ofld;
 
-TEST(BenchCsum, Item6_ReadBaselineIsTheWidestAndFastestRead) {
+TEST(BenchCsum, ReadBaselineIsTheWidestAndFastestRead) {
   bench::CsumBenchOptions o;
   o.sizes = {1500, 65536};
   o.reps = 7;
@@ -33,7 +33,9 @@ TEST(BenchCsum, Item6_ReadBaselineIsTheWidestAndFastestRead) {
     for (const auto& e : s.entries) {
       if (e.name == "memread") read = &e;
       if (e.name.rfind("memread/", 0) == 0) best_read_variant = std::max(best_read_variant, e.median_gbps);
-      if (e.name == "csum/" + r.best_kernel) best_csum = e.median_gbps;
+      // the ratios are the public entry point's (csum_partial: inline short path, then the
+      // chosen kernel)
+      if (e.name == "csum_partial") best_csum = e.median_gbps;
     }
     ASSERT_NE(read, nullptr);
     ASSERT_GT(best_csum, 0);

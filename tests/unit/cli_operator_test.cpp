@@ -139,10 +139,10 @@ TEST(CliOperator, BenchCsumSizesOutOfRangeNamedUpFront) {
   }
 }
 
-// Issue 11 item 5: `ofld csum verify` reassembles fragments and says which frames made each
+// `ofld csum verify` reassembles fragments and says which frames made each
 // datagram, in the text and in the JSON. Expected frame lists are tshark's (ip.fragment /
 // ipv6.fragment with ip.defragment / ipv6.defragment on) for the public captures.
-TEST(CliOperator, Item5_CsumVerifyNamesTheFramesOfEachDatagram) {
+TEST(CliOperator, CsumVerifyNamesTheFramesOfEachDatagram) {
   const std::string pcaps = std::string(OFLD_PCAP_DIR) + "/";
   struct C {
     std::string file;
@@ -186,10 +186,10 @@ TEST(CliOperator, Item5_CsumVerifyNamesTheFramesOfEachDatagram) {
   }
 }
 
-// Issue 11 item 6: `ofld gro --features` takes ethtool names as `ofld gso` does; the old flag
+// `ofld gro --features` takes ethtool names as `ofld gso` does; the old flag
 // stays an alias. Without rx-gro (NETIF_F_GRO, spec G-1) nothing is merged; rx-udp-gro-
 // forwarding is NETIF_F_GRO_UDP_FWD (U-3), rx-gro-list NETIF_F_GRO_FRAGLIST (T-4).
-TEST(CliOperator, Item6_GroFeaturesTakesEthtoolNames) {
+TEST(CliOperator, GroFeaturesTakesEthtoolNames) {
   const std::string pcaps = std::string(OFLD_PCAP_DIR) + "/";
   const std::string out = "/tmp/ofld_cli_gro_features_" + std::to_string(::getpid()) + ".pcap";
   auto gro = [&](const std::string& file, std::vector<std::string> extra) {

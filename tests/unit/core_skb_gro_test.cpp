@@ -1,4 +1,4 @@
-// Issue 13 item 2/3: GRO's merge helpers live in core (skb_gro_receive and
+// GRO's merge helpers live in core (skb_gro_receive and
 // skb_gro_receive_list on two packets, ofld/core/skb_gro.hpp), and the TCP fast path is the
 // TCP module's own hook (offload::gro_fast_hook). Expected values from the spec: G-16 (merged
 // length from the network header must stay below gro_max_size), G-17 (≥ 65536 only for plain
@@ -24,7 +24,7 @@ std::vector<std::uint8_t> bytes(std::size_t n, std::uint8_t seed) {
 
 // G-19: p gains the skb's bytes after data_offset (from the head and from fragments), in
 // order; the skb's headers are not appended.
-TEST(CoreSkbGro, Issue13Item2_G19_AppendsPayloadOnly) {
+TEST(CoreSkbGro, G19_AppendsPayloadOnly) {
   for (std::size_t headlen : {std::size_t(60), std::size_t(40), std::size_t(20)}) {
     const auto pb = bytes(140, 1), sb = bytes(140, 101);
     core::Packet p = core::Packet::from_bytes(pb);
@@ -38,7 +38,7 @@ TEST(CoreSkbGro, Issue13Item2_G19_AppendsPayloadOnly) {
 }
 
 // G-16: p_len + payload must stay below max; G-17: at or above 65536 only when allowed.
-TEST(CoreSkbGro, Issue13Item2_G16_G17_Limits) {
+TEST(CoreSkbGro, G16_G17_Limits) {
   const auto sb = bytes(140, 7);
   auto try_merge = [&](std::size_t p_len, std::uint32_t max, bool beyond) {
     core::Packet p = core::Packet::from_bytes(bytes(100, 0));
@@ -59,7 +59,7 @@ TEST(CoreSkbGro, Issue13Item2_G16_G17_Limits) {
 
 // G-21: the skb is chained with its headers pulled and its header offsets recorded; the
 // total length from the network headers is capped at 65536.
-TEST(CoreSkbGro, Issue13Item2_G21_ReceiveList) {
+TEST(CoreSkbGro, G21_ReceiveList) {
   core::Packet p = core::Packet::from_bytes(bytes(100, 0));
   core::Packet skb = core::Packet::from_bytes(bytes(140, 50));
   EXPECT_FALSE(core::skb_gro_receive_list(p, skb, 54, 14, 34, 65536 - 126, 126));
@@ -70,10 +70,10 @@ TEST(CoreSkbGro, Issue13Item2_G21_ReceiveList) {
   EXPECT_EQ(p.len(), 100u + 86u);
 }
 
-// Item 3: the fast receive hook belongs to the TCP module and is found for a table whose
+// The fast receive hook belongs to the TCP module and is found for a table whose
 // IPv4/IPv6/TCP hooks are the IP and TCP modules'; a table without TCP GRO has none, and an
 // engine over it runs the general chain only.
-TEST(CoreSkbGro, Issue13Item3_FastHookIsTcpModules) {
+TEST(CoreSkbGro, FastHookIsTcpModules) {
   const offload::Registry& reg = offload::builtin_registry();
   const offload::GroFastHook* h = offload::gro_fast_hook(reg);
   ASSERT_NE(h, nullptr);

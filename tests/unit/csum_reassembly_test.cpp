@@ -1,4 +1,4 @@
-// Issue 11 item 5: `ofld csum verify` as deep as tshark — IPv4/IPv6 reassembly (RFC 791 §3.2,
+// `ofld csum verify` as deep as tshark — IPv4/IPv6 reassembly (RFC 791 §3.2,
 // RFC 8200 §4.5, RFC 5722 §4 + erratum 3089), bounded memory and time, and encapsulations
 // followed to the stated limit with a named verdict past it.
 //
@@ -126,7 +126,7 @@ bool has_fault(const tools::FrameReport& r, FragFault f) {
 
 // RFC 791 §3.2: fragments (out of order) reassembled; the UDP checksum of the whole datagram
 // is verified, and the datagram names the frames that made it (in offset order).
-TEST(CsumReassembly, Item5_Ipv4DatagramVerifiedWholeAndFramesNamed) {
+TEST(CsumReassembly, Ipv4DatagramVerifiedWholeAndFramesNamed) {
   const Bytes d = udp(1200, false);
   Cap r;
   auto a = r.feed(frag4(d, 800, d.size() - 800, false));  // frame 1: last
@@ -182,7 +182,7 @@ TEST(CsumReassembly, Item5_Ipv4DatagramVerifiedWholeAndFramesNamed) {
 }
 
 // RFC 8200 §4.5: IPv6 fragments reassembled, UDP over the IPv6 pseudo-header.
-TEST(CsumReassembly, Item5_Ipv6DatagramVerifiedWhole) {
+TEST(CsumReassembly, Ipv6DatagramVerifiedWhole) {
   const Bytes d = udp(3000, true);
   Cap r;
   r.feed(frag6(d, 0, 1448, true));
@@ -202,7 +202,7 @@ TEST(CsumReassembly, Item5_Ipv6DatagramVerifiedWhole) {
 
 // RFC 5722 §4: an overlapping fragment discards the whole datagram, and its later fragments
 // too. Applied to IPv4 as well (as Linux since 4.19).
-TEST(CsumReassembly, Item5_Rfc5722_OverlapDiscardsTheDatagram) {
+TEST(CsumReassembly, Rfc5722_OverlapDiscardsTheDatagram) {
   for (bool v6 : {false, true}) {
     SCOPED_TRACE(v6 ? "ipv6" : "ipv4");
     const Bytes d = udp(1200, v6);
@@ -229,7 +229,7 @@ TEST(CsumReassembly, Item5_Rfc5722_OverlapDiscardsTheDatagram) {
 
 // Erratum 3089 / Linux IPFRAG_DUP: an exact duplicate is ignored and reported; the datagram
 // still completes. The same range with different bytes is not a duplicate: it is an overlap.
-TEST(CsumReassembly, Item5_DuplicateIgnoredConflictingDuplicateIsOverlap) {
+TEST(CsumReassembly, DuplicateIgnoredConflictingDuplicateIsOverlap) {
   const Bytes d = udp(1200, false);
   Cap r;
   r.feed(frag4(d, 0, 400, true));
@@ -254,7 +254,7 @@ TEST(CsumReassembly, Item5_DuplicateIgnoredConflictingDuplicateIsOverlap) {
 
 // Excess (Linux discard_qp): data past the end set by the last fragment, or a second last
 // fragment with another end; too big: a datagram longer than 65535 bytes.
-TEST(CsumReassembly, Item5_ExcessAndTooBigAreNamedAndDiscarded) {
+TEST(CsumReassembly, ExcessAndTooBigAreNamedAndDiscarded) {
   const Bytes d = udp(1200, false);
   Bytes longer = d;
   longer.resize(2000, 0xAA);
@@ -279,7 +279,7 @@ TEST(CsumReassembly, Item5_ExcessAndTooBigAreNamedAndDiscarded) {
 
 // Bounded memory and time: datagrams in flight, bytes held and age (capture time: IPv4 30 s,
 // IPv6 60 s as Linux's ipfrag_time / ip6frag_time) — never more than the limits.
-TEST(CsumReassembly, Item5_MemoryAndAgeBounded) {
+TEST(CsumReassembly, MemoryAndAgeBounded) {
   tools::ReassemblyLimits lim;
   lim.max_datagrams = 16;
   lim.max_bytes = 16 * 1024;
@@ -326,7 +326,7 @@ TEST(CsumReassembly, Item5_MemoryAndAgeBounded) {
 // A reassembled datagram is walked like a frame: GRE → Ethernet → IPv4 → TCP inside an outer
 // fragmented IPv4 datagram (as zeek_erspan.pcap) — the inner IPv4 and TCP are judged on the
 // whole datagram, at their own levels.
-TEST(CsumReassembly, Item5_TunnelInsideAReassembledDatagram) {
+TEST(CsumReassembly, TunnelInsideAReassembledDatagram) {
   // inner: IPv4 192.168.0.1 → .2, TCP with 1000 bytes
   const Bytes is = {192, 168, 0, 1}, id = {192, 168, 0, 2};
   Bytes tcp(20 + 1000);
@@ -363,7 +363,7 @@ TEST(CsumReassembly, Item5_TunnelInsideAReassembledDatagram) {
 // ERSPAN II → Ethernet → IPv4 → UDP/VXLAN → Ethernet → IPv4 → TCP whose innermost TCP header
 // is cut: every layer before it is still judged (not only the first level), and the frame
 // names what stopped the walk.
-TEST(CsumReassembly, Item5_InnerErrorKeepsEveryLayerBeforeIt) {
+TEST(CsumReassembly, InnerErrorKeepsEveryLayerBeforeIt) {
   const Bytes a1 = {172, 16, 0, 1}, a2 = {172, 16, 0, 2}, b1 = {192, 168, 0, 1},
               b2 = {192, 168, 0, 2};
   Bytes cut_tcp = {0x03, 0xe8, 0x00, 0x50, 0, 0, 0, 1};  // 8 of 20 bytes
@@ -392,7 +392,7 @@ TEST(CsumReassembly, Item5_InnerErrorKeepsEveryLayerBeforeIt) {
 
 // The stated limit: wire::kMaxTunnelDepth nested encapsulations are followed; past it the
 // frame says "tunnel-depth-limit" and the levels before it are all judged.
-TEST(CsumReassembly, Item5_TunnelDepthLimitIsNamed) {
+TEST(CsumReassembly, TunnelDepthLimitIsNamed) {
   const std::size_t depth = wire::kMaxTunnelDepth + 2;  // IPIP × (limit + 1) + ICMP
   Bytes body = {8, 0, 0, 0, 0, 1, 0, 1};               // ICMP echo, checksum below
   put16(body, 2, ref_sum(body));
@@ -421,7 +421,7 @@ TEST(CsumReassembly, Item5_TunnelDepthLimitIsNamed) {
 
 // A fragment cut by the capture's snaplen cannot be trusted to complete a datagram: it is
 // named (truncated) and the datagram is discarded, never verified on missing bytes.
-TEST(CsumReassembly, Item5_SnaplenCutFragmentIsNotUsed) {
+TEST(CsumReassembly, SnaplenCutFragmentIsNotUsed) {
   const Bytes d = udp(1200, false);
   Cap r;
   r.feed(frag4(d, 0, 400, true));

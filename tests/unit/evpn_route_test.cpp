@@ -1,4 +1,4 @@
-// Issue 18: the EVPN route → FDB action mapping (src/daemon/evpn_route.hpp), fed apipb::Path
+// The EVPN route → FDB action mapping (src/daemon/evpn_route.hpp), fed apipb::Path
 // messages built as gobgpd delivers them on WatchEvent (pkg/apiutil: the NLRI as an Any,
 // MP_REACH_NLRI with the next hop, extended communities, PMSI tunnel). Expected values come
 // from RFC 7432 (EVPN), RFC 8365 (EVPN with VXLAN), RFC 6514 §5 (PMSI tunnel attribute) and
@@ -7,7 +7,7 @@
 
 #ifndef OFLD_HAVE_EVPN
 
-TEST(Issue18EvpnRoute, NeedsTheGrpcClient) {
+TEST(EvpnRoute, NeedsTheGrpcClient) {
   GTEST_SKIP() << "built without the EVPN client (OFLD_EVPN: protoc, grpc_cpp_plugin, grpc++, "
                   "gobgp.proto of scripts/deps.sh)";
 }
@@ -164,7 +164,7 @@ constexpr Mac kMac{0x52, 0x54, 0x00, 0x12, 0x34, 0x56};
 
 // ---- type-2
 
-TEST(Issue18EvpnRoute, Type2MacIpRouteIsAnFdbEntryAtItsNextHop_RFC7432_7_2_RFC8365_5_1_3) {
+TEST(EvpnRoute, Type2MacIpRouteIsAnFdbEntryAtItsNextHop_RFC7432_7_2_RFC8365_5_1_3) {
   const auto d = map_evpn_route(type2("52:54:00:12:34:56"), ctx4());
   ASSERT_TRUE(d.action) << to_string(d.reason);
   EXPECT_EQ(d.action->kind, Kind::MacIp);
@@ -174,7 +174,7 @@ TEST(Issue18EvpnRoute, Type2MacIpRouteIsAnFdbEntryAtItsNextHop_RFC7432_7_2_RFC83
   EXPECT_EQ(d.action->seq, 0u);               // RFC 7432 §7.7: no community = sequence 0
 }
 
-TEST(Issue18EvpnRoute, Type2NextHopFromNextHopAttributeToo_RFC4271_5_1_3) {
+TEST(EvpnRoute, Type2NextHopFromNextHopAttributeToo_RFC4271_5_1_3) {
   Attrs a;
   a.mp_reach = false;
   a.next_hop = "10.0.0.7";
@@ -183,7 +183,7 @@ TEST(Issue18EvpnRoute, Type2NextHopFromNextHopAttributeToo_RFC4271_5_1_3) {
   EXPECT_EQ(d.action->vtep, ip("10.0.0.7"));
 }
 
-TEST(Issue18EvpnRoute, Type2MacMobilitySequenceNumber_RFC7432_7_7) {
+TEST(EvpnRoute, Type2MacMobilitySequenceNumber_RFC7432_7_7) {
   Attrs a;
   a.mac_mobility_seq = 7;
   auto d = map_evpn_route(type2("52:54:00:12:34:56", kVni, a), ctx4());
@@ -195,7 +195,7 @@ TEST(Issue18EvpnRoute, Type2MacMobilitySequenceNumber_RFC7432_7_7) {
   EXPECT_EQ(d.action->seq, 0xFFFFFFFFu);
 }
 
-TEST(Issue18EvpnRoute, Type2OfOurVniByLabelOrRouteTarget_RFC8365_5_1_2_1_and_5_1_3) {
+TEST(EvpnRoute, Type2OfOurVniByLabelOrRouteTarget_RFC8365_5_1_2_1_and_5_1_3) {
   // label = VNI, no route target (§5.1.3)
   Attrs no_rt;
   no_rt.rt_local_admin.reset();
@@ -209,7 +209,7 @@ TEST(Issue18EvpnRoute, Type2OfOurVniByLabelOrRouteTarget_RFC8365_5_1_2_1_and_5_1
   EXPECT_TRUE(map_evpn_route(type2("52:54:00:12:34:56", 0xABCDEF, other_rt), big).action);
 }
 
-TEST(Issue18EvpnRoute, Type2OfAnotherVniIgnored_RFC8365_5_1_3) {
+TEST(EvpnRoute, Type2OfAnotherVniIgnored_RFC8365_5_1_3) {
   Attrs a;
   a.rt_local_admin = 200;
   const auto d = map_evpn_route(type2("52:54:00:12:34:56", 200, a), ctx4());
@@ -217,7 +217,7 @@ TEST(Issue18EvpnRoute, Type2OfAnotherVniIgnored_RFC8365_5_1_3) {
   EXPECT_EQ(d.reason, RouteIgnored::OtherVni);
 }
 
-TEST(Issue18EvpnRoute, Type2WithdrawalRemovesTheEntry_RFC4760_4) {
+TEST(EvpnRoute, Type2WithdrawalRemovesTheEntry_RFC4760_4) {
   Attrs a;
   a.mac_mobility_seq = 3;
   const auto d = map_evpn_route(type2("52:54:00:12:34:56", kVni, a, true), ctx4());
@@ -228,7 +228,7 @@ TEST(Issue18EvpnRoute, Type2WithdrawalRemovesTheEntry_RFC4760_4) {
   EXPECT_EQ(d.action->vtep, ip("10.0.0.2"));
 }
 
-TEST(Issue18EvpnRoute, Type2FromOurOwnVtepIgnored_RFC7432_7_2) {
+TEST(EvpnRoute, Type2FromOurOwnVtepIgnored_RFC7432_7_2) {
   Attrs a;
   a.next_hop = "10.0.0.1";
   const auto d = map_evpn_route(type2("52:54:00:12:34:56", kVni, a), ctx4());
@@ -238,7 +238,7 @@ TEST(Issue18EvpnRoute, Type2FromOurOwnVtepIgnored_RFC7432_7_2) {
 
 // ---- type-3
 
-TEST(Issue18EvpnRoute, Type3IngressReplicationTunnelIdIsTheFloodMember_RFC6514_5_RFC8365_5_1_3) {
+TEST(EvpnRoute, Type3IngressReplicationTunnelIdIsTheFloodMember_RFC6514_5_RFC8365_5_1_3) {
   // next hop 10.0.0.3, PMSI tunnel identifier 10.0.0.30: for ingress replication the
   // identifier is the unicast tunnel endpoint (RFC 6514 §5, RFC 7432 §11.2).
   Attrs a;
@@ -252,7 +252,7 @@ TEST(Issue18EvpnRoute, Type3IngressReplicationTunnelIdIsTheFloodMember_RFC6514_5
   EXPECT_EQ(d.action->seq, 0u);
 }
 
-TEST(Issue18EvpnRoute, Type3WithoutPmsiFloodsToTheOriginatingRouter_RFC7432_7_3) {
+TEST(EvpnRoute, Type3WithoutPmsiFloodsToTheOriginatingRouter_RFC7432_7_3) {
   Attrs a;
   a.next_hop = "10.0.0.3";
   const auto d = map_evpn_route(type3("10.0.0.4", std::nullopt, a), ctx4());
@@ -261,7 +261,7 @@ TEST(Issue18EvpnRoute, Type3WithoutPmsiFloodsToTheOriginatingRouter_RFC7432_7_3)
   EXPECT_EQ(d.action->vtep, ip("10.0.0.4"));
 }
 
-TEST(Issue18EvpnRoute, Type3PmsiIdOfAnotherTunnelTypeIsNoAddress_RFC6514_5) {
+TEST(EvpnRoute, Type3PmsiIdOfAnotherTunnelTypeIsNoAddress_RFC6514_5) {
   // Tunnel type 0 = "no tunnel information present": the identifier is not an ingress
   // replication endpoint, even when it is 4 bytes long; the originator is the member.
   Attrs a;
@@ -275,14 +275,14 @@ TEST(Issue18EvpnRoute, Type3PmsiIdOfAnotherTunnelTypeIsNoAddress_RFC6514_5) {
   EXPECT_EQ(d.action->vtep, ip("10.0.0.3"));
 }
 
-TEST(Issue18EvpnRoute, Type3OfOurVniByEthernetTag_RFC8365_5_1_2) {
+TEST(EvpnRoute, Type3OfOurVniByEthernetTag_RFC8365_5_1_2) {
   Attrs a;
   a.next_hop = "10.0.0.3";
   a.rt_local_admin = 9;
   EXPECT_TRUE(map_evpn_route(type3("10.0.0.3", Pmsi{6, 9, addr_bytes("10.0.0.3")}, a, false, kVni), ctx4()).action);
 }
 
-TEST(Issue18EvpnRoute, Type3OfAnotherVniIgnored_RFC8365_5_1_3) {
+TEST(EvpnRoute, Type3OfAnotherVniIgnored_RFC8365_5_1_3) {
   Attrs a;
   a.next_hop = "10.0.0.3";
   a.rt_local_admin = 200;
@@ -291,7 +291,7 @@ TEST(Issue18EvpnRoute, Type3OfAnotherVniIgnored_RFC8365_5_1_3) {
   EXPECT_EQ(d.reason, RouteIgnored::OtherVni);
 }
 
-TEST(Issue18EvpnRoute, Type3WithdrawalLeavesTheFloodList_RFC4760_4) {
+TEST(EvpnRoute, Type3WithdrawalLeavesTheFloodList_RFC4760_4) {
   Attrs a;
   a.next_hop = "10.0.0.3";
   const auto d = map_evpn_route(type3("10.0.0.3", Pmsi{6, kVni, addr_bytes("10.0.0.3")}, a, true), ctx4());
@@ -301,7 +301,7 @@ TEST(Issue18EvpnRoute, Type3WithdrawalLeavesTheFloodList_RFC4760_4) {
   EXPECT_EQ(d.action->vtep, ip("10.0.0.3"));
 }
 
-TEST(Issue18EvpnRoute, Type3OurOwnIgnored_RFC7432_7_3) {
+TEST(EvpnRoute, Type3OurOwnIgnored_RFC7432_7_3) {
   Attrs a;
   a.next_hop = "10.0.0.1";  // our next hop
   auto d = map_evpn_route(type3("10.0.0.1", Pmsi{6, kVni, addr_bytes("10.0.0.1")}, a), ctx4());
@@ -315,7 +315,7 @@ TEST(Issue18EvpnRoute, Type3OurOwnIgnored_RFC7432_7_3) {
 
 // ---- families, route types, malformed content
 
-TEST(Issue18EvpnRoute, OtherFamilyAndOtherRouteTypesIgnored_RFC7432_7) {
+TEST(EvpnRoute, OtherFamilyAndOtherRouteTypesIgnored_RFC7432_7) {
   auto p = type2("52:54:00:12:34:56");
   p.mutable_family()->set_afi(apipb::Family::AFI_IP);
   p.mutable_family()->set_safi(apipb::Family::SAFI_UNICAST);
@@ -333,7 +333,7 @@ TEST(Issue18EvpnRoute, OtherFamilyAndOtherRouteTypesIgnored_RFC7432_7) {
   EXPECT_EQ(d.reason, RouteIgnored::OtherRouteType);
 }
 
-TEST(Issue18EvpnRoute, AnyOfAnUnexpectedTypeIgnored) {
+TEST(EvpnRoute, AnyOfAnUnexpectedTypeIgnored) {
   // the NLRI Any holds an attribute message: no EVPN route
   apipb::Path p = type2("52:54:00:12:34:56");
   apipb::NextHopAttribute nh;
@@ -349,7 +349,7 @@ TEST(Issue18EvpnRoute, AnyOfAnUnexpectedTypeIgnored) {
   EXPECT_EQ(d.reason, RouteIgnored::OtherRouteType);
 }
 
-TEST(Issue18EvpnRoute, AnyWhoseBytesDoNotParseIsMalformed) {
+TEST(EvpnRoute, AnyWhoseBytesDoNotParseIsMalformed) {
   // type URL of a type-2 route, value not a protobuf message (a field tag with a truncated
   // length-delimited value): the route is malformed, not an empty route
   apipb::Path p = type2("52:54:00:12:34:56");
@@ -375,7 +375,7 @@ TEST(Issue18EvpnRoute, AnyWhoseBytesDoNotParseIsMalformed) {
   EXPECT_EQ(d.reason, RouteIgnored::AttrMalformed);
 }
 
-TEST(Issue18EvpnRoute, MissingAttributesIgnored_RFC4760_3) {
+TEST(EvpnRoute, MissingAttributesIgnored_RFC4760_3) {
   // no attributes at all: no next hop
   apipb::Path p = type2("52:54:00:12:34:56");
   p.clear_pattrs();
@@ -405,7 +405,7 @@ TEST(Issue18EvpnRoute, MissingAttributesIgnored_RFC4760_3) {
   EXPECT_EQ(d.reason, RouteIgnored::OtherVni);
 }
 
-TEST(Issue18EvpnRoute, NextHopThatIsNoAddressIgnored_RFC4760_3) {
+TEST(EvpnRoute, NextHopThatIsNoAddressIgnored_RFC4760_3) {
   for (const std::string& nh : {std::string("vtep-2"), std::string("10.0.0"), std::string("10.0.0.2 "),
                                std::string("10.0.0.2\0junk", 13), std::string("10.0.0.256")}) {
     Attrs a;
@@ -416,7 +416,7 @@ TEST(Issue18EvpnRoute, NextHopThatIsNoAddressIgnored_RFC4760_3) {
   }
 }
 
-TEST(Issue18EvpnRoute, NextHopOfTheOtherFamilyIgnored_RFC8365_5_1_3) {
+TEST(EvpnRoute, NextHopOfTheOtherFamilyIgnored_RFC8365_5_1_3) {
   // An IPv4 underlay cannot reach an IPv6 VTEP (and the reverse): the rule of `remote`.
   Attrs a;
   a.next_hop = "2001:db8::2";
@@ -439,7 +439,7 @@ TEST(Issue18EvpnRoute, NextHopOfTheOtherFamilyIgnored_RFC8365_5_1_3) {
   EXPECT_EQ(d.action->vtep, ip("2001:db8::3"));
 }
 
-TEST(Issue18EvpnRoute, NextHopOrVtepNotUnicastIgnored_RFC8365_5_1_3) {
+TEST(EvpnRoute, NextHopOrVtepNotUnicastIgnored_RFC8365_5_1_3) {
   for (const char* nh : {"0.0.0.0", "224.0.0.5", "239.1.1.1", "255.255.255.255"}) {
     Attrs a;
     a.next_hop = nh;
@@ -462,7 +462,7 @@ TEST(Issue18EvpnRoute, NextHopOrVtepNotUnicastIgnored_RFC8365_5_1_3) {
   }
 }
 
-TEST(Issue18EvpnRoute, Type3PmsiIngressReplicationIdOfWrongLengthIgnored_RFC6514_5) {
+TEST(EvpnRoute, Type3PmsiIngressReplicationIdOfWrongLengthIgnored_RFC6514_5) {
   // ingress replication: the identifier is an IPv4 (4) or IPv6 (16) address; 5 bytes is none
   Attrs a;
   a.next_hop = "10.0.0.3";
@@ -471,7 +471,7 @@ TEST(Issue18EvpnRoute, Type3PmsiIngressReplicationIdOfWrongLengthIgnored_RFC6514
   EXPECT_EQ(d.reason, RouteIgnored::NextHopNotAddress);
 }
 
-TEST(Issue18EvpnRoute, MacOfWrongLengthOrFormIgnored_RFC7432_7_2) {
+TEST(EvpnRoute, MacOfWrongLengthOrFormIgnored_RFC7432_7_2) {
   // RFC 7432 §7.2: MAC Address Length 48, six octets; gobgpd writes them as Go's
   // net.HardwareAddr.String(), "xx:xx:xx:xx:xx:xx"
   for (const std::string& m :
@@ -487,7 +487,7 @@ TEST(Issue18EvpnRoute, MacOfWrongLengthOrFormIgnored_RFC7432_7_2) {
   EXPECT_EQ(parse_evpn_mac("52:54:00:AB:cd:EF"), (Mac{0x52, 0x54, 0x00, 0xab, 0xcd, 0xef}));
 }
 
-TEST(Issue18EvpnRoute, GroupOrZeroMacIgnored_RFC7432_7_2) {
+TEST(EvpnRoute, GroupOrZeroMacIgnored_RFC7432_7_2) {
   // a MAC/IP route advertises a station's (unicast) MAC; the I/G bit set (broadcast,
   // multicast) or the all-zero MAC (the kernel's default/flood entry) is never an FDB entry
   for (const char* m : {"ff:ff:ff:ff:ff:ff", "01:00:5e:00:00:01", "33:33:00:00:00:01", "00:00:00:00:00:00"}) {
@@ -497,7 +497,7 @@ TEST(Issue18EvpnRoute, GroupOrZeroMacIgnored_RFC7432_7_2) {
   }
 }
 
-TEST(Issue18EvpnRoute, WatchEventTableAsGobgpdStreamsIt) {
+TEST(EvpnRoute, WatchEventTableAsGobgpdStreamsIt) {
   // WatchEventResponse.table.paths, serialized and parsed back as the client reads it
   apipb::WatchEventResponse ev;
   *ev.mutable_table()->add_paths() = type2("52:54:00:12:34:56");

@@ -282,7 +282,7 @@ TEST(Features, F10_F20_ResolutionTable) {
       {"none", NO, L3::V6Ext, true, true, S}, {"none", NO, L3::Encap, true, true, S},
   };
   std::vector<Row> all = rows;
-  // NONE rows: identical for every device and packet kind.
+  // NONE rows (C-7: nothing left to do on transmit): identical for every device and packet kind.
   for (auto [name, f] : {std::pair{"HW", HW}, {"IP", IP}, {"V6", V6}, {"none", NO}})
     for (L3 l3 : {L3::V4, L3::V6, L3::V6Ext, L3::Encap}) {
       all.push_back({name, f, l3, false, false, H});
@@ -405,14 +405,14 @@ TEST(Features, F20_LinearizeAndCsumOffsets) {
   EXPECT_TRUE(resolve_tx(p, d).checksum_help);
   d.features = nf::HW_CSUM;  // generic: any offset
   EXPECT_FALSE(resolve_tx(p, d).checksum_help);
-  // SCTP CRC (csum_not_inet)
+  // SCTP CRC (csum_not_inet, C-8): CRC32c in software unless the device has SCTP_CRC
   p.set_partial(34, 8, /*not_inet=*/true);
   EXPECT_TRUE(resolve_tx(p, d).crc32c_help);
   d.features = nf::HW_CSUM | nf::SCTP_CRC;
   EXPECT_FALSE(resolve_tx(p, d).crc32c_help);
 }
 
-TEST(Features, G1_Ipv6NeverGetsIpv4ChecksumOffload) {
+TEST(Features, BugG1_Ipv6NeverGetsIpv4ChecksumOffload) {
   // public-bugs G1 (VPP-1857): an IPv6/TCP packet must not be handed to an IPv4-only checksum
   // engine. With a device that only has IP_CSUM, the resolved features of an IPv6 packet
   // carry no checksum capability, and the checksum is finished in software.

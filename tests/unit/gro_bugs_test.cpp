@@ -22,7 +22,7 @@ std::uint32_t seq_of(const Packet& p) {
 
 // C1: a padded 1-byte segment is never merged as 1 + padding; it is delivered with its padding
 // (K-7, N-2) and the held 100 bytes stay exactly 100 — for IPv4 and IPv6, several pad sizes.
-TEST(GroBugs, C1_EthernetPaddingNeverMergedAsPayload) {
+TEST(GroBugs, BugC1_EthernetPaddingNeverMergedAsPayload) {
   for (bool v6 : {false, true})
     for (std::size_t pad : {60u, 64u, 80u}) {
       Tcp a, b;
@@ -42,7 +42,7 @@ TEST(GroBugs, C1_EthernetPaddingNeverMergedAsPayload) {
 }
 
 // C3: a PSH or FIN segment never overtakes held data of its flow: outputs in sequence order.
-TEST(GroBugs, C3_SpecialFlagSegmentDoesNotOvertakeHeldData) {
+TEST(GroBugs, BugC3_SpecialFlagSegmentDoesNotOvertakeHeldData) {
   for (std::uint8_t fl : {std::uint8_t(0x08), std::uint8_t(0x01), std::uint8_t(0x20), std::uint8_t(0x04)}) {
     Frames f;
     for (int i = 0; i < 4; ++i) {
@@ -65,7 +65,7 @@ TEST(GroBugs, C3_SpecialFlagSegmentDoesNotOvertakeHeldData) {
 
 // C5: short or malformed headers: every truncation of valid frames, doff 4 and doff 15 in a
 // short frame → never merged, passed through untouched, no over-read (run under ASan).
-TEST(GroBugs, C5_ShortOrMalformedHeadersPassThrough) {
+TEST(GroBugs, BugC5_ShortOrMalformedHeadersPassThrough) {
   for (bool v6 : {false, true}) {
     Tcp a;
     a.v6 = v6;
@@ -87,7 +87,7 @@ TEST(GroBugs, C5_ShortOrMalformedHeadersPassThrough) {
 }
 
 // C7: hop-limit / traffic-class changes flush instead of splitting flows → no reordering.
-TEST(GroBugs, C7_HopLimitOrEcnChangeFlushesInOrder) {
+TEST(GroBugs, BugC7_HopLimitOrEcnChangeFlushesInOrder) {
   for (int kind = 0; kind < 2; ++kind) {
     Frames f;
     for (int i = 0; i < 8; ++i) {
@@ -109,7 +109,7 @@ TEST(GroBugs, C7_HopLimitOrEcnChangeFlushesInOrder) {
 }
 
 // C8 (GRO side, classic mode as on 6.18): a CWR segment flushes the held flow.
-TEST(GroBugs, C8_CwrSegmentFlushes) {
+TEST(GroBugs, BugC8_CwrSegmentFlushes) {
   Tcp a, b;
   b.seq_off = 100;
   b.flags |= 0x80;
@@ -119,7 +119,7 @@ TEST(GroBugs, C8_CwrSegmentFlushes) {
 
 // C9: IPv4 fragments (first and non-first; TCP and UDP) are never GRO candidates and never
 // L4-checksum-checked: delivered unchanged, counted as ip_fragment, not as checksum.
-TEST(GroBugs, C9_Ipv4FragmentsNeverGroCandidates) {
+TEST(GroBugs, BugC9_Ipv4FragmentsNeverGroCandidates) {
   ofld::gro::EngineOptions o;
   o.config.udp_gro_fwd = true;
   Frames f;
@@ -146,7 +146,7 @@ TEST(GroBugs, C9_Ipv4FragmentsNeverGroCandidates) {
 
 // C11: with the default limits no aggregate exceeds a 65535-byte IP datagram: plain IPv4/IPv6,
 // and encapsulated (SIT, VXLAN) flows.
-TEST(GroBugs, C11_AggregatesStayWithin64K) {
+TEST(GroBugs, BugC11_AggregatesStayWithin64K) {
   auto check = [](const std::vector<Packet>& out, std::size_t l3) {
     for (auto& p : out) EXPECT_LE(p.len() - l3, 65535u);
   };

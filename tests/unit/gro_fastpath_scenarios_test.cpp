@@ -194,7 +194,8 @@ TEST(GroFastPathScenarios, G2_VlanTagChangesEthernetAndRawIp) {
 }
 
 // N-15 (as on 6.18): IPv4 ID fixed with and without DF, incrementing across the 65535 → 0
-// wrap, incrementing then fixed, fixed then incrementing, a jump; N-12 DF / TTL / TOS changes.
+// wrap, incrementing then fixed, fixed then incrementing, a jump; N-12 DF / TTL / TOS changes
+// (T-9: TCP GRO applies the network flush).
 TEST(GroFastPathScenarios, N15_N12_IdModesAndDfTtlTosChanges) {
   struct Mode {
     const char* name;

@@ -219,7 +219,7 @@ void run_stream(std::uint32_t seed) {
     if (g.chance(50)) o.config.tcp_established_ports = {8000};
   }
   if (g.chance(10)) o.config.gro_ipv4_max_size = o.config.gro_max_size = 20000 + g.u(40000);
-  if (g.chance(10)) o.flow_hash_mask = 0;  // every flow in one bucket, one hash (issue 11)
+  if (g.chance(10)) o.flow_hash_mask = 0;  // every flow in one bucket, one hash (K-7's veth case)
   o.config.flow_hash_key = seed;  // both engines hash alike (a random key each would reorder)
   gro::EngineOptions of = o, og = o;
   of.fast_path = true;

@@ -1,4 +1,4 @@
-// Issue 11 item 3, second half: the GRO flow hash is keyed per engine.
+// The GRO flow hash is keyed per engine.
 //
 // The kernel groups GRO flows by skb->hash (G-2: gro_list_prepare compares it first; the
 // bucket is hash & (GRO_HASH_BUCKETS - 1)), and that hash is keyed — the NIC's Toeplitz RSS
@@ -49,7 +49,7 @@ std::vector<std::uint16_t> order(gro::EngineOptions o) {
 
 }  // namespace
 
-TEST(GroIssue11Item3, G2_FixedKeyReproducesOutputOrder) {
+TEST(GroFlowHashKey, G2_FixedKeyReproducesOutputOrder) {
   gro::EngineOptions o;
   o.config.flow_hash_key = 0x1234567890abcdefULL;
   gro::Engine e(o);
@@ -68,7 +68,7 @@ TEST(GroIssue11Item3, G2_FixedKeyReproducesOutputOrder) {
   }
 }
 
-TEST(GroIssue11Item3, G2_DefaultKeyIsRandomPerEngine) {
+TEST(GroFlowHashKey, G2_DefaultKeyIsRandomPerEngine) {
   std::set<std::uint64_t> keys;
   std::set<std::vector<std::uint16_t>> orders;
   for (int i = 0; i < 8; ++i) {
@@ -82,7 +82,7 @@ TEST(GroIssue11Item3, G2_DefaultKeyIsRandomPerEngine) {
   EXPECT_GT(orders.size(), 1u);
 }
 
-TEST(GroIssue11Item3, G2_CollisionsDependOnTheKey) {
+TEST(GroFlowHashKey, G2_CollisionsDependOnTheKey) {
   // Birthday search for two TCPv4 flows (source address and ports varied) whose full 32-bit
   // hashes are equal under key k1 — what an attacker could do offline with a known function.
   const std::uint64_t k1 = 1, k2 = 0x9e3779b97f4a7c15ULL;
@@ -111,7 +111,7 @@ TEST(GroIssue11Item3, G2_CollisionsDependOnTheKey) {
   }
 }
 
-TEST(GroIssue11Item3, G2_FamilyAndProtocolAreHashed) {
+TEST(GroFlowHashKey, G2_FamilyAndProtocolAreHashed) {
   // The family and the L4 protocol enter the hash (not only the comparisons): IPv4 TCP and
   // UDP with equal addresses and ports, under a fixed key, hash apart; on a raw-IP link the
   // version nibble stands for the ethertype.
@@ -125,7 +125,7 @@ TEST(GroIssue11Item3, G2_FamilyAndProtocolAreHashed) {
   EXPECT_NE(gro::flow_hash(raw_tcp, gro::LinkLayer::RawIp, k), gro::flow_hash(raw_udp, gro::LinkLayer::RawIp, k));
 }
 
-TEST(GroIssue11Item3, G2_OfldGroOutputIsReproducible) {
+TEST(GroFlowHashKey, G2_OfldGroOutputIsReproducible) {
   // `ofld gro` (tools::run_gro_pcap) fixes the key when its GroConfig sets none
   // (tools::kGroPcapFlowHashKey), so the same capture gives the same output file, order of
   // the flows' frames included. 32 flows of two segments each: 32 aggregates over 8 buckets.

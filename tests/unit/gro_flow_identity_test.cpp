@@ -1,4 +1,4 @@
-// Issue 11 item 3: GRO never compares or merges packets of different L3 families or L4
+// GRO never compares or merges packets of different L3 families or L4
 // protocols, on every link type and at every tunnel level.
 //
 // The kernel's rule: each layer's gro_receive marks a held packet as another flow when its own
@@ -298,9 +298,9 @@ void run_all(Wrap w) {
 
 }  // namespace
 
-TEST(GroIssue11Item3, N3_G2_Ethernet_NoCrossFamilyOrProtocolMerge) { run_all(Wrap::Ethernet); }
-TEST(GroIssue11Item3, N3_N8_RawIp_NoCrossFamilyOrProtocolMerge) { run_all(Wrap::RawIp); }
-TEST(GroIssue11Item3, W21_GueV0_NoCrossFamilyOrProtocolMerge) { run_all(Wrap::GueV0); }
-TEST(GroIssue11Item3, W21_V7_GueV1DirectIp_NoCrossFamilyOrProtocolMerge) { run_all(Wrap::GueV1); }
-TEST(GroIssue11Item3, W9_Gre_NoCrossFamilyOrProtocolMerge) { run_all(Wrap::Gre); }
-TEST(GroIssue11Item3, W16_W17_Vxlan_NoCrossFamilyOrProtocolMerge) { run_all(Wrap::Vxlan); }
+TEST(GroFlowIdentity, N3_G2_Ethernet_NoCrossFamilyOrProtocolMerge) { run_all(Wrap::Ethernet); }
+TEST(GroFlowIdentity, N3_N8_RawIp_NoCrossFamilyOrProtocolMerge) { run_all(Wrap::RawIp); }
+TEST(GroFlowIdentity, W21_GueV0_NoCrossFamilyOrProtocolMerge) { run_all(Wrap::GueV0); }
+TEST(GroFlowIdentity, W21_V7_GueV1DirectIp_NoCrossFamilyOrProtocolMerge) { run_all(Wrap::GueV1); }
+TEST(GroFlowIdentity, W9_Gre_NoCrossFamilyOrProtocolMerge) { run_all(Wrap::Gre); }
+TEST(GroFlowIdentity, W16_W17_Vxlan_NoCrossFamilyOrProtocolMerge) { run_all(Wrap::Vxlan); }

@@ -112,7 +112,7 @@ TEST(GroRules, G5_G11_CsumLevelCountsChecksumsOutsideIn) {
 
 // G-11: a CHECKSUM_PARTIAL packet whose csum_start is at (or after) the header being validated
 // needs no validation — its checksum field holds a seed, not a checksum. The same bytes as
-// CHECKSUM_NONE must be validated, fail, and are delivered unmerged (T-1).
+// CHECKSUM_NONE (C-1: nothing verified) must be validated, fail, and are delivered unmerged (T-1).
 TEST(GroRules, G11_PartialAtTransportHeaderNeedsNoValidation) {
   for (bool v6 : {false, true}) {
     Bytes f0 = tcp_frame(seg(v6, 0)), f1 = tcp_frame(seg(v6, 100));

@@ -187,7 +187,7 @@ TEST(GroTunnel, W22_W23_F1_RcoNoPartialLeavesForwardedPacketByteIdentical) {
   EXPECT_EQ(agg[0].gso.segs, 2);
 }
 
-TEST(GroTunnel, F3_RcoWithHeadersSplitAtEveryBoundary) {
+TEST(GroTunnel, BugF3_RcoWithHeadersSplitAtEveryBoundary) {
   auto f = rco_stream(2);
   for (std::size_t split = 1; split < 50 + 34 + 18; ++split) {
     for (bool nopartial : {false, true}) {

@@ -498,4 +498,4 @@ void check_mix(std::uint32_t seed, int cases) {
 
 }  // namespace
 
-TEST(GroGsoProperty, G3_UnmergeablePacketsSurviveFlushesInMixes) { check_mix(0x63001, 60); }
+TEST(GroGsoProperty, BugG3_UnmergeablePacketsSurviveFlushesInMixes) { check_mix(0x63001, 60); }

@@ -1,4 +1,4 @@
-// Issue 11 item 4: GSO of a packet with more than one encapsulation level.
+// GSO of a packet with more than one encapsulation level.
 //
 // The kernel segments one tunnel level: skb->encapsulation and the inner_* headers describe
 // one level (iptunnel_handle_offloads keeps them at the first encapsulation), and a tunnel
@@ -9,7 +9,7 @@
 // encapsulation. IP-in-IP is the exception: every IPv4/IPv6 hook rewrites its own header
 // (inet_gso_segment → ipip_gso_segment → inet_gso_segment), so every level is right.
 //
-// Required (issue 11 item 4): given metadata describing nested tunnels, gso_segment either
+// Required: given metadata describing nested tunnels, gso_segment either
 // refuses with a named, counted reason or rewrites every layer correctly — never a segment
 // with a wrong length. The expected values are the RFC length definitions (RFC 791 total
 // length and header checksum, RFC 8200 payload length, RFC 768 UDP length, RFC 9293/768
@@ -200,7 +200,7 @@ std::vector<Case> nested_cases() {
 
 // The nestings the kernel never segments in one pass: refused with a named, counted reason, or
 // every layer right. Both ways the metadata can describe them; every construction mode.
-TEST(GsoIssue11Item4, X31_X33_NestedTunnelsRefusedOrEveryLayerRight) {
+TEST(GsoNestedTunnel, X31_X33_NestedTunnelsRefusedOrEveryLayerRight) {
   constexpr std::uint16_t kMss = 1000;
   for (const Case& c : nested_cases())
     for (Meta meta : {Meta::KeepInner, Meta::ResetInner})
@@ -225,7 +225,7 @@ TEST(GsoIssue11Item4, X31_X33_NestedTunnelsRefusedOrEveryLayerRight) {
 
 // IP-in-IP levels are each rewritten by their own IP hook (the kernel's inet_gso_segment
 // recursion): IPIP inside IPIP, and a VXLAN packet inside IPIP, segment with every layer right.
-TEST(GsoIssue11Item4, X34_IpipAroundOneTunnelLevelEveryLayerRight) {
+TEST(GsoNestedTunnel, X34_IpipAroundOneTunnelLevelEveryLayerRight) {
   constexpr std::uint16_t kMss = 1000;
   for (bool iv6 : {false, true}) {
     struct Sup {

@@ -58,7 +58,7 @@ core::Device vxlan_csum_partial_device() {
 
 }  // namespace
 
-// X-2 + X-10 + X-21 + X-25 + X-31: VXLAN with outer UDP checksum on a device that offers
+// F-19 (tx_prepare hands out the segments) + X-2 + X-10 + X-21 + X-25 + X-31: VXLAN with outer UDP checksum on a device that offers
 // GSO_PARTIAL with UDP_TUNNEL_CSUM among gso_partial_features. payload 3000, mss 1400 →
 // partial_segs = ⌊3000/1400⌋ = 2: one GSO skb of 2800 bytes (gso_size 1400, gso_segs 2,
 // type |= PARTIAL) and a 200-byte plain tail.

@@ -15,7 +15,7 @@ using wire::load_be16;
 // C8 (a): a TSO super-packet with CWR under RFC 3168: segment 1 has CWR, 2..n do not; the
 // virtio header for such a frame carries GSO_ECN (S-7), and a TCP_ECN-typed packet keeps the
 // rule for every length and both families.
-TEST(GsoPublicBugs, C8_CwrOnlyOnFirstSegment) {
+TEST(GsoPublicBugs, BugC8_CwrOnlyOnFirstSegment) {
   for (bool v6 : {false, true})
     for (std::size_t payload : {2001u, 4000u, 9000u}) {
       TcpSpec s;
@@ -40,7 +40,7 @@ TEST(GsoPublicBugs, C8_CwrOnlyOnFirstSegment) {
 
 // C10: a host-GRO'd TCP packet (MSS 1414, DF) forwarded to an egress without TSO and MTU
 // 1466 must be segmented at egress, every segment fitting the MTU.
-TEST(GsoPublicBugs, C10_ForwardedSuperPacketSegmentedToMtu) {
+TEST(GsoPublicBugs, BugC10_ForwardedSuperPacketSegmentedToMtu) {
   for (std::size_t payload : {2868u - 40u, 20076u - 40u}) {
     TcpSpec s;
     s.payload = payload;
@@ -206,7 +206,7 @@ TEST(GsoPublicBugs, B8_NoUsoPathStillDeliversEveryDatagram) {
 // segment with its own tot_len, incrementing ID, seq and a valid checksum; with the limit
 // raised (BIG TCP enabled) the same TSO device takes it whole. The same holds at exactly the
 // limit (len == gso_ipv4_max_size, ">=" in F-11).
-TEST(GsoPublicBugs, C11_SuperPacketsBeyond64KSegmentedInSoftware) {
+TEST(GsoPublicBugs, BugC11_SuperPacketsBeyond64KSegmentedInSoftware) {
   TcpSpec s;
   s.payload = 100000;
   Bytes f = tcp_frame(s);

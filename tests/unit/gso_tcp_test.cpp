@@ -34,7 +34,7 @@ constexpr std::size_t kIp = 14, kTcp = 34;
 }  // namespace
 
 // §4.9b: IPv4 ID 1000, DF, ACK|PSH|CWR, payload 3000, gso_size 1448, device SG+HW_CSUM.
-TEST(GsoTcp, X9b_WorkedExample_SgHwCsum) {
+TEST(GsoTcp, X21_X25_WorkedExample_SgHwCsum) {
   TcpSpec s;
   s.flags = 0x10 | 0x08 | 0x80;
   Bytes f = tcp_frame(s);
@@ -61,7 +61,7 @@ TEST(GsoTcp, X9b_WorkedExample_SgHwCsum) {
   }
 }
 
-TEST(GsoTcp, X9b_WorkedExample_FixedId) {
+TEST(GsoTcp, X24_WorkedExample_FixedId) {
   TcpSpec s;
   Bytes f = tcp_frame(s);
   core::Packet p = prepare(f, 1448);
@@ -72,7 +72,7 @@ TEST(GsoTcp, X9b_WorkedExample_FixedId) {
 }
 
 // §4.9b last sentence: without IPv4 checksum support every TCP checksum is finished.
-TEST(GsoTcp, X9b_NoCsumFeature_ChecksumsFinishedStateNone) {
+TEST(GsoTcp, X9_X15_NoCsumFeature_ChecksumsFinishedStateNone) {
   TcpSpec s;
   s.flags = 0x10 | 0x08 | 0x01;
   Bytes f = tcp_frame(s);

@@ -1,4 +1,4 @@
-// Issue #13, types in the layers that own them: the I/O outcome type has its own io header
+// Types in the layers that own them: the I/O outcome type has its own io header
 // (ofld/io/result.hpp, usable without the netns machinery) and the IP address is a wire
 // value (ofld/wire/ip_addr.hpp); tunnel::IpAddr names the same type.
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include "ofld/tunnel/endpoint.hpp"
 #include "ofld/wire/ip_addr.hpp"
 
-TEST(Issue13LayerTypes, IpAddrIsAWireValue) {
+TEST(LayerOwnedTypes, IpAddrIsAWireValue) {
   EXPECT_TRUE((std::is_same_v<ofld::tunnel::IpAddr, ofld::wire::IpAddr>));
   // RFC 5952 §4.2.2 / §4.3: the canonical text of 2001:db8:0:0:1:0:0:1 is 2001:db8::1:0:0:1,
   // lower case; the bytes are the address in network order (RFC 4291 §2.2).
@@ -29,7 +29,7 @@ TEST(Issue13LayerTypes, IpAddrIsAWireValue) {
   EXPECT_EQ(ofld::wire::IpAddr{}.to_string(), "unset");
 }
 
-TEST(Issue13LayerTypes, IoResultStandsAlone) {
+TEST(LayerOwnedTypes, IoResultStandsAlone) {
   ofld::io::Status ok = ofld::io::ok_status();
   EXPECT_TRUE(ok.ok());
   auto e = ofld::io::Result<int>::error("TUNSETIFF: Operation not permitted");

@@ -1,4 +1,4 @@
-// Issue #13, one virtio_net header codec: io::VnetHdr (TAP, TUN, AF_PACKET) is wire's
+// One virtio_net header codec: io::VnetHdr (TAP, TUN, AF_PACKET) is wire's
 // virtio_net::Hdr, so the layout lives in one place (include/uapi/linux/virtio_net.h,
 // spec V-18). Golden bytes from that struct layout: flags u8, gso_type u8, then hdr_len,
 // gso_size, csum_start, csum_offset as u16, little-endian under TUNSETVNETLE / virtio 1.0.
@@ -14,12 +14,12 @@ namespace {
 using Bytes = std::vector<std::uint8_t>;
 }
 
-TEST(Issue13OneVirtioNetCodec, IoAndOffloadUseTheWireType) {
+TEST(OneVirtioNetCodec, IoAndOffloadUseTheWireType) {
   EXPECT_TRUE((std::is_same_v<ofld::io::VnetHdr, ofld::wire::virtio_net::Hdr>));
   EXPECT_TRUE((std::is_same_v<ofld::offload::virtio::VnetHdr, ofld::wire::virtio_net::Hdr>));
 }
 
-TEST(Issue13OneVirtioNetCodec, IoStoreLoadIsTheV18Layout) {
+TEST(OneVirtioNetCodec, IoStoreLoadIsTheV18Layout) {
   ofld::io::VnetHdr h;
   h.flags = ofld::io::VnetHdr::kNeedsCsum;
   h.gso_type = ofld::io::VnetHdr::kGsoTcpv4 | ofld::io::VnetHdr::kGsoEcn;

@@ -1,4 +1,4 @@
-// Issue 11 item 8 bullet 1 (RFC 6040 ECN at the tunnel) and item 6 bullet 3 (udp6zerocsumrx
+// RFC 6040 ECN at the tunnel and udp6zerocsumrx (a zero IPv6 UDP checksum
 // enforced in the library) for the GUE and GRE / ip6gre modes: gue_decap / gre_decap and the
 // Endpoint. Expected values come from RFC 6040 §4.2 Figure 4 (decapsulation) and §4.1
 // (normal-mode encapsulation: CE → ECT(0)), and RFC 6935 §5 / RFC 8200 §8.1 (a zero UDP
@@ -44,11 +44,22 @@ std::uint8_t dsfield(const std::uint8_t* ip) {
   return (ip[0] >> 4) == 6 ? std::uint8_t((ip[0] << 4) | (ip[1] >> 4)) : ip[1];
 }
 
-tunnel::IpTunnelConfig cfg_of(std::vector<std::string> w) {
+tunnel::TunnelConfig cfg_of(std::vector<std::string> w) {
   daemon::DaemonConfig c;
   auto e = daemon::parse_tunnel_words(w, c);
   EXPECT_FALSE(e) << *e;
-  return c.ip;
+  return c.tunnel;
+}
+/// gue_decap or gre_decap, by the configuration's encapsulation (outer UDP checksum present).
+tunnel::DecapResult decap_l3(const std::vector<std::uint8_t>& b, const tunnel::TunnelConfig& cfg,
+                             tunnel::Counters& c, int otos = -1) {
+  if (const auto* g = cfg.get<tunnel::GueConfig>())
+    return tunnel::gue_decap(b, *g, tunnel::OuterCsum::Present, c, otos);
+  return tunnel::gre_decap(b, *cfg.get<tunnel::GreConfig>(), c, otos);
+}
+tunnel::IpAddr& remote_of(tunnel::TunnelConfig& cfg) {
+  if (auto* g = cfg.get<tunnel::GueConfig>()) return g->remote;
+  return cfg.get<tunnel::GreConfig>()->remote;
 }
 struct Mode {
   const char* name;
@@ -62,10 +73,12 @@ std::vector<Mode> modes() {
 }
 
 /// The tunnel payload (GUE header + packet, or GRE header (+ checksum) + packet).
-std::vector<std::uint8_t> encap(const tunnel::IpTunnelConfig& cfg, const std::vector<std::uint8_t>& ip) {
+std::vector<std::uint8_t> encap(const tunnel::TunnelConfig& tc, const std::vector<std::uint8_t>& ip) {
   std::vector<std::uint8_t> b;
   const bool v6 = (ip[0] >> 4) == 6;
-  if (cfg.gue()) {
+  const tunnel::GreConfig* gre = tc.get<tunnel::GreConfig>();
+  const tunnel::GreConfig& cfg = gre ? *gre : tunnel::GreConfig{};
+  if (!gre) {
     b = {0x00, std::uint8_t(v6 ? 41 : 4), 0, 0};  // V-6: version 0, hlen 0, proto
   } else {
     b = {0, 0, std::uint8_t(v6 ? 0x86 : 0x08), std::uint8_t(v6 ? 0xDD : 0x00)};
@@ -77,7 +90,7 @@ std::vector<std::uint8_t> encap(const tunnel::IpTunnelConfig& cfg, const std::ve
     }
   }
   b.insert(b.end(), ip.begin(), ip.end());
-  if (!cfg.gue() && cfg.icsum) {
+  if (gre && cfg.icsum) {
     const std::uint16_t c = std::uint16_t(~rfc1071(b.data(), b.size()));
     b[4] = std::uint8_t(c >> 8), b[5] = std::uint8_t(c);
   }
@@ -93,7 +106,7 @@ constexpr int kFig4[4][4] = {
     /* inner CE      */ {3, 3, 3, 3},
 };
 
-TEST(Issue11Item8, GueGreDecapFollowsRfc6040Figure4) {
+TEST(IpTunnelEcnRfc6040, GueGreDecapFollowsRfc6040Figure4) {
   for (const auto& m : modes()) {
     const auto cfg = cfg_of(m.words);
     for (bool v6in : {false, true}) {
@@ -105,8 +118,7 @@ TEST(Issue11Item8, GueGreDecapFollowsRfc6040Figure4) {
           const auto b = encap(cfg, ip_packet(v6in, std::uint8_t(dscp | in)));
           tunnel::Counters c;
           const int otos = 0x48 | out;  // outer DSCP is not copied inward (RFC 6040 §4.2)
-          auto d = cfg.gue() ? tunnel::gue_decap(b, cfg, tunnel::OuterCsum::Present, c, otos)
-                             : tunnel::gre_decap(b, cfg, c, otos);
+          auto d = decap_l3(b, cfg, c, otos);
           const int want = kFig4[in][out];
           if (want < 0) {
             EXPECT_FALSE(d.ok);
@@ -123,8 +135,7 @@ TEST(Issue11Item8, GueGreDecapFollowsRfc6040Figure4) {
           EXPECT_EQ(c.drops_total(), 0u);
           // No outer TOS known: nothing changes.
           tunnel::Counters c2;
-          auto u = cfg.gue() ? tunnel::gue_decap(b, cfg, tunnel::OuterCsum::Present, c2)
-                             : tunnel::gre_decap(b, cfg, c2);
+          auto u = decap_l3(b, cfg, c2);
           ASSERT_TRUE(u.ok);
           EXPECT_EQ(dsfield(u.pkt.to_bytes().data()), std::uint8_t(dscp | in));
         }
@@ -133,14 +144,14 @@ TEST(Issue11Item8, GueGreDecapFollowsRfc6040Figure4) {
   }
 }
 
-TEST(Issue11Item8, IpDatapathReceiveMarksCeAndDropsNotEct) {
+TEST(IpTunnelEcnRfc6040, IpDatapathReceiveMarksCeAndDropsNotEct) {
   for (const auto& m : modes()) {
     SCOPED_TRACE(m.name);
     auto cfg = cfg_of(m.words);
-    std::swap(cfg.local, cfg.remote);
-    const auto from = cfg.remote;
+    std::swap(cfg.common().local, remote_of(cfg));
+    const auto from = remote_of(cfg);
     tunnel::Endpoint dp(cfg, {});
-    std::swap(cfg.local, cfg.remote);  // encap() reads ikey/icsum only
+    std::swap(cfg.common().local, remote_of(cfg));  // encap() reads ikey/icsum only
     // CE outer over ECT(0) inner → inner CE, header checksum valid.
     dp.receive(encap(cfg, ip_packet(false, 0x02)), from, tunnel::OuterCsum::Present, 1, 0x03);
     // CE outer over Not-ECT inner → dropped, counted.
@@ -156,7 +167,7 @@ TEST(Issue11Item8, IpDatapathReceiveMarksCeAndDropsNotEct) {
   }
 }
 
-TEST(Issue11Item8, IpDatapathTransmitOuterTosPerRfc6040) {
+TEST(IpTunnelEcnRfc6040, IpDatapathTransmitOuterTosPerRfc6040) {
   // RFC 6040 §4.1 normal mode: the outer ECN is the inner's, except CE → ECT(0).
   const int enc[4] = {0, 1, 2, 2};
   for (const auto& m : modes()) {
@@ -181,20 +192,21 @@ TEST(Issue11Item8, IpDatapathTransmitOuterTosPerRfc6040) {
   }
 }
 
-TEST(Issue11Item8, TosInheritAcceptedForGueAndGre) {
+TEST(IpTunnelEcnRfc6040, TosInheritAcceptedForGueAndGre) {
   for (const auto& m : modes()) {
     auto w = m.words;
     w.insert(w.end(), {"tos", "inherit"});
     daemon::DaemonConfig c;
     EXPECT_FALSE(daemon::parse_tunnel_words(w, c)) << m.name;
-    EXPECT_TRUE(c.ip.tos_inherit) << m.name;
+    EXPECT_TRUE(c.tunnel.common().tos_inherit) << m.name;
   }
 }
 
-TEST(Issue11Item6, GueIpv6ZeroUdpChecksumNeedsUdp6zerocsumrx) {
-  const auto v6 = cfg_of(modes()[1].words);
-  auto v6rx = cfg_of({"gue", "local", "fd00::1", "remote", "fd00::2", "port", "5555", "udp6zerocsumrx"});
-  const auto v4 = cfg_of(modes()[0].words);
+TEST(TunnelUdp6ZeroCsum, GueIpv6ZeroUdpChecksumNeedsUdp6zerocsumrx) {
+  const auto v6 = *cfg_of(modes()[1].words).get<tunnel::GueConfig>();
+  auto v6rx = *cfg_of({"gue", "local", "fd00::1", "remote", "fd00::2", "port", "5555", "udp6zerocsumrx"})
+                   .get<tunnel::GueConfig>();
+  const auto v4 = *cfg_of(modes()[0].words).get<tunnel::GueConfig>();
   const auto b4 = encap(v4, ip_packet(false, 0));
   tunnel::Counters c;
   auto d = tunnel::gue_decap(b4, v6, tunnel::OuterCsum::Zero, c);

@@ -342,7 +342,7 @@ TEST(PacketCsum, C26_IncrSaturatesAndC23Decr) {
 }
 
 TEST(PacketCsum, C3_LevelWalkIpv6UdpGreIpv4Tcp) {
-  // Spec C-3: IPv6|UDP|GRE(C)|IPv4|TCP, all three checksums verified by the device → level 2.
+  // Spec C-2/C-3: IPv6|UDP|GRE(C)|IPv4|TCP, all three checksums verified by the device → level 2.
   // Each layer's validation consumes one level (C-23); after TCP the state is NONE.
   Packet p = Packet::from_bytes(pattern(200));
   p.csum = CsumUnnecessary{CsumLevel(2)};
@@ -375,7 +375,7 @@ TEST(PacketCsum, C23_ZeroOkayCheck) {
 }
 
 TEST(PacketCsum, C24_ValidateWithCompleteAndComputed) {
-  // A valid TCP segment: fill the checksum by hand: ~fold(pseudo + segment with field 0).
+  // C-4: a valid TCP segment, its checksum filled by hand: ~fold(pseudo + segment, field 0).
   Bytes b = ipv4_tcp(120);
   std::size_t l4 = b.size() - 20;
   std::uint16_t c = std::uint16_t(~fold(std::uint32_t(pseudo4(b, l4)) + ref16(b, 20)));
@@ -473,7 +473,7 @@ TEST(PacketCsum, C28_ChecksumHelpErrorsAndComplete) {
   EXPECT_EQ(c.to_bytes(), b);
 }
 
-// checksum_help on flat bytes (the train builder's sum after its copy, issue 16): the same
+// checksum_help on flat bytes (the train builder's sum after its copy): the same
 // field value as checksum_help on the packet; RFC 1071 §3's example (words 0001 f203 f4f5 f6f7
 // sum to 0xddf2, checksum 0x220d); C-29's 0 → 0xFFFF; a field outside the bytes refused.
 TEST(PacketCsum, C28_C29_ChecksumHelpBytes) {

@@ -35,14 +35,14 @@ TEST(Registry, FullTableRefusesMore) {
   EXPECT_NE(r.find(Key::UdpPort, 63), nullptr);
 }
 
-// Issue 13 item 3: one protocol table for both engines. Every built-in protocol carries all
+// One protocol table for both engines. Every built-in protocol carries all
 // three hooks, as each has .gso_segment and .gro_receive/.gro_complete in the kernel
 // (packet_offload for IPv4, IPv6, TEB; inet_offloads/inet6_offloads for TCP, UDP, GRE, IPIP,
 // SIT; the UDP tunnels' gro hooks per socket, their GSO through skb_udp_tunnel_segment), and
 // the UDP tunnel ports are the same list for GSO and GRO: VXLAN on the IANA port 4789
 // (RFC 7348 §5) and the Linux driver's default 8472; GUE, which has no IANA port, on the two
 // ports ip-fou(8) examples use (5555, 6080).
-TEST(Registry, Issue13Item3_GsoAndGroListsAgree) {
+TEST(Registry, GsoAndGroListsAgree) {
   struct Row {
     Key key;
     std::uint16_t number;
@@ -67,11 +67,11 @@ TEST(Registry, Issue13Item3_GsoAndGroListsAgree) {
   EXPECT_EQ(r.find(Key::UdpPort, 5555)->gro_receive, r.find(Key::UdpPort, 6080)->gro_receive);
 }
 
-// Issue 13 item 3: the engines dispatch through the table they are handed. With no entry
+// The engines dispatch through the table they are handed. With no entry
 // for the frame's ethertype, skb_mac_gso_segment finds no handler (X-3: -EPROTONOSUPPORT,
 // counted here as UnknownEthertype); without the TCP row inet_gso_segment finds none for
 // IPPROTO_TCP (UnknownIpProto); with the built-in rows the frame is segmented.
-TEST(Registry, Issue13Item3_GsoEngineUsesTheTableItIsHanded) {
+TEST(Registry, GsoEngineUsesTheTableItIsHanded) {
   gso_test::TcpSpec s;
   s.payload = 3000;
   const gso_test::Bytes f = gso_test::tcp_frame(s);
@@ -98,7 +98,7 @@ TEST(Registry, Issue13Item3_GsoEngineUsesTheTableItIsHanded) {
 
 // The GRO engine likewise: two in-order segments of one TCP flow merge (T-rules) with the
 // built-in table, and pass unmerged through an engine whose table has no TCP row.
-TEST(Registry, Issue13Item3_GroEngineUsesTheTableItIsHanded) {
+TEST(Registry, GroEngineUsesTheTableItIsHanded) {
   auto run = [](const Registry& reg) {
     ofld::gro::EngineOptions o;
     o.fast_path = false;  // the chain through the registry
@@ -126,7 +126,7 @@ TEST(Registry, Issue13Item3_GroEngineUsesTheTableItIsHanded) {
 
 // The table itself: one row per (key, number) — a duplicate would silently merge two
 // protocols' hooks — and every row of it is what builtin_registry() finds.
-TEST(Registry, Issue13Item3_BuiltinTableHasOneRowPerNumber) {
+TEST(Registry, BuiltinTableHasOneRowPerNumber) {
   const auto rows = builtin_protocols();
   for (std::size_t i = 0; i < rows.size(); ++i)
     for (std::size_t j = i + 1; j < rows.size(); ++j)

@@ -145,14 +145,14 @@ TEST(ServiceLog, LogFormatNames) {
 
 TEST(ServicePrivilege, CapabilitiesKeptAfterStartByMode) {
   DaemonConfig c;
-  c.mode = TunnelMode::Vxlan;
+  c.tunnel = ofld::tunnel::VxlanConfig{};
   EXPECT_EQ(caps_after_start(c), cap_bit(12));  // CAP_NET_ADMIN: SO_SNDBUFFORCE on later sockets
   c.offload = false;
   EXPECT_EQ(caps_after_start(c), 0u);
-  c.mode = TunnelMode::Gue;
+  c.tunnel = ofld::tunnel::GueConfig{};
   c.offload = true;
   EXPECT_EQ(caps_after_start(c), 0u);
-  c.mode = TunnelMode::Gre;
+  c.tunnel = ofld::tunnel::GreConfig{};
   EXPECT_EQ(caps_after_start(c), 0u);  // CAP_NET_RAW only to open the raw socket
 }
 

@@ -1,4 +1,4 @@
-// Issue 11 item 2: a TAP/TUN write that the kernel refuses for a GSO frame must not lose
+// A TAP/TUN write that the kernel refuses for a GSO frame must not lose
 // data. Linux 6.6.44+ stable answered EINVAL to a GSO frame with a short last segment written
 // to a TAP (tailscale #13041); a device that is down answers EIO. io::VnetWriter resends the
 // frame as individual segments and turns GSO writes of that kind off; EAGAIN and short writes
@@ -181,7 +181,7 @@ void check_tcp_segments(const tunnel::TapFrame& super, const std::vector<Written
       << "the segments carry the aggregate's payload, in order";
 }
 
-TEST(TapWriteFallback, Issue11Item2_GsoRefusedEinvalResentAsSegmentsAndKindTurnedOff) {
+TEST(TapWriteFallback, GsoRefusedEinvalResentAsSegmentsAndKindTurnedOff) {
   Pipe p;
   FakeKernel k;
   k.policy = refuse_gso(EINVAL);
@@ -241,7 +241,7 @@ TEST(TapWriteFallback, Issue11Item2_GsoRefusedEinvalResentAsSegmentsAndKindTurne
   EXPECT_EQ(k.out[0].h, single.vnet);
 }
 
-TEST(TapWriteFallback, Issue11Item2_GsoRefusedEioIsTheSame) {
+TEST(TapWriteFallback, GsoRefusedEioIsTheSame) {
   Pipe p;
   FakeKernel k;
   k.policy = refuse_gso(EIO);
@@ -255,7 +255,7 @@ TEST(TapWriteFallback, Issue11Item2_GsoRefusedEioIsTheSame) {
 
 // A packet-form frame (GRO output: head + fragments, as the VXLAN data path hands it over)
 // is segmented from its pieces.
-TEST(TapWriteFallback, Issue11Item2_PacketFormFrameSegmented) {
+TEST(TapWriteFallback, PacketFormFrameSegmented) {
   Pipe p;
   FakeKernel k;
   k.policy = refuse_gso(EINVAL);
@@ -274,7 +274,7 @@ TEST(TapWriteFallback, Issue11Item2_PacketFormFrameSegmented) {
 
 // "segments sized to the TAP's MTU": a TCP aggregate whose gso_size does not fit the device
 // MTU is cut at MTU − IP header − TCP header.
-TEST(TapWriteFallback, Issue11Item2_TcpSegmentsFitTheMtu) {
+TEST(TapWriteFallback, TcpSegmentsFitTheMtu) {
   Pipe p;
   FakeKernel k;
   k.policy = refuse_gso(EINVAL);
@@ -287,7 +287,7 @@ TEST(TapWriteFallback, Issue11Item2_TcpSegmentsFitTheMtu) {
 }
 
 // USO: the datagram boundaries are the data — gso_size is kept (RFC 768 lengths per datagram).
-TEST(TapWriteFallback, Issue11Item2_UsoRefusedResentAsDatagrams) {
+TEST(TapWriteFallback, UsoRefusedResentAsDatagrams) {
   for (bool v6 : {false, true}) {
     SCOPED_TRACE(v6 ? "IPv6" : "IPv4");
     Pipe p;
@@ -321,7 +321,7 @@ TEST(TapWriteFallback, Issue11Item2_UsoRefusedResentAsDatagrams) {
 }
 
 // TUN (raw IP, GUE/GRE endpoints): the same without an Ethernet header.
-TEST(TapWriteFallback, Issue11Item2_TunRawIpSegmented) {
+TEST(TapWriteFallback, TunRawIpSegmented) {
   for (bool v6 : {false, true}) {
     SCOPED_TRACE(v6 ? "IPv6" : "IPv4");
     Pipe p;
@@ -338,7 +338,7 @@ TEST(TapWriteFallback, Issue11Item2_TunRawIpSegmented) {
 
 // When the kernel refuses the NEEDS_CSUM segments too, their checksums are completed in
 // software and they are written without NEEDS_CSUM.
-TEST(TapWriteFallback, Issue11Item2_NeedsCsumRefusedChecksumsCompleted) {
+TEST(TapWriteFallback, NeedsCsumRefusedChecksumsCompleted) {
   Pipe p;
   FakeKernel k;
   k.policy = [](const wv::Hdr& h, std::size_t) {
@@ -353,7 +353,7 @@ TEST(TapWriteFallback, Issue11Item2_NeedsCsumRefusedChecksumsCompleted) {
 }
 
 // Without a vnet header (offloads off) a segment can only carry a complete checksum.
-TEST(TapWriteFallback, Issue11Item2_NoVnetHeaderFramesWrittenAsIs) {
+TEST(TapWriteFallback, NoVnetHeaderFramesWrittenAsIs) {
   Pipe p;
   FakeKernel k;
   k.vnet = false;
@@ -368,7 +368,7 @@ TEST(TapWriteFallback, Issue11Item2_NoVnetHeaderFramesWrittenAsIs) {
 
 // A refusal that is not about GSO (everything refused, e.g. EIO from a device that is down):
 // the frame is a counted loss and GSO writes stay on.
-TEST(TapWriteFallback, Issue11Item2_EverythingRefusedIsCountedAndGsoStaysOn) {
+TEST(TapWriteFallback, EverythingRefusedIsCountedAndGsoStaysOn) {
   Pipe p;
   FakeKernel k;
   k.policy = [](const wv::Hdr&, std::size_t) { return EIO; };
@@ -385,7 +385,7 @@ TEST(TapWriteFallback, Issue11Item2_EverythingRefusedIsCountedAndGsoStaysOn) {
 
 // The class: EAGAIN (tun's send buffer full) must not lose the frame: wait for POLLOUT, write
 // again; the frame arrives once.
-TEST(TapWriteFallback, Issue11Item2_EagainWrittenAgain) {
+TEST(TapWriteFallback, EagainWrittenAgain) {
   Pipe p;
   FakeKernel k;
   k.policy = [](const wv::Hdr&, std::size_t attempt) { return attempt <= 2 ? EAGAIN : 0; };
@@ -402,7 +402,7 @@ TEST(TapWriteFallback, Issue11Item2_EagainWrittenAgain) {
 }
 
 // EAGAIN that never ends: bounded (eagain_wait_ms), then a counted loss — no hang.
-TEST(TapWriteFallback, Issue11Item2_EagainForeverIsBoundedAndCounted) {
+TEST(TapWriteFallback, EagainForeverIsBoundedAndCounted) {
   Pipe p;
   FakeKernel k;
   k.policy = [](const wv::Hdr&, std::size_t) { return EAGAIN; };
@@ -421,7 +421,7 @@ TEST(TapWriteFallback, Issue11Item2_EagainForeverIsBoundedAndCounted) {
 
 // A short write (the kernel took less than the frame; tun never does, but the writer must
 // not count it as sent): the whole frame is written again.
-TEST(TapWriteFallback, Issue11Item2_ShortWriteWrittenAgainWhole) {
+TEST(TapWriteFallback, ShortWriteWrittenAgainWhole) {
   Pipe p;
   FakeKernel k;
   k.policy = [](const wv::Hdr&, std::size_t attempt) { return attempt == 1 ? -1 : 0; };
@@ -438,7 +438,7 @@ TEST(TapWriteFallback, Issue11Item2_ShortWriteWrittenAgainWhole) {
 }
 
 // A GSO frame the kernel keeps taking only in part: resent as segments, no loss.
-TEST(TapWriteFallback, Issue11Item2_GsoShortForeverResentAsSegments) {
+TEST(TapWriteFallback, GsoShortForeverResentAsSegments) {
   Pipe p;
   FakeKernel k;
   k.policy = [](const wv::Hdr& h, std::size_t) { return h.gso_type != wv::kGsoNone ? -1 : 0; };

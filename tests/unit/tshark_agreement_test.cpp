@@ -350,13 +350,13 @@ TEST(TsharkAgreement, KnownBadCapturesAreBadForBoth) {
   }
 }
 
-// Issue 11 item 5: with reassembly on both sides (tshark's ip.defragment / ipv6.defragment),
+// With reassembly on both sides (tshark's ip.defragment / ipv6.defragment),
 // every capture agrees frame by frame and layer by layer, the L4 of each reassembled datagram
 // (and every tunnel layer inside it) included, and both name the same frames for each
 // datagram. The captures with fragments must really reassemble (ip4/ip6 fragments, and the
 // GRE-in-fragmented-IPv4 of zeek_erspan.pcap); the nested ones (VXLAN ×3, ERSPAN, GRE in UDP)
 // are compared layer by layer as in the test above.
-TEST(TsharkAgreement, Item5_ReassemblyAndNestingAsTshark) {
+TEST(TsharkAgreement, ReassemblyAndNestingAsTshark) {
   if (!have_tshark()) GTEST_SKIP() << "tshark not installed; agreement test skipped";
   const auto files = capture_files();
   ASSERT_FALSE(files.empty());

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "ofld/daemon/config.hpp"
+#include "../common/tunnel_config_of.hpp"
 
 namespace {
 
@@ -22,37 +23,37 @@ TEST(TunnelConfig, WordsFullSet) {
                   "ageing", "60", "fdb", "02:00:00:00:00:01", "10.0.0.3"},
                  &c);
   ASSERT_FALSE(e) << *e;
-  EXPECT_EQ(c.vxlan.vni, 42u);
-  EXPECT_EQ(c.vxlan.remotes.size(), 2u);
-  EXPECT_EQ(c.vxlan.dstport, 8472);
-  EXPECT_EQ(c.vxlan.src_min(), 1000);
-  EXPECT_EQ(c.vxlan.src_max(), 2000);
-  EXPECT_TRUE(c.vxlan.remcsum_tx && c.vxlan.remcsum_rx && c.vxlan.remcsum_nopartial);
-  EXPECT_EQ(c.vxlan.ttl, 32);
-  EXPECT_EQ(c.vxlan.tos, 16);
-  EXPECT_EQ(c.vxlan.mtu, 1400);
-  EXPECT_EQ(c.vxlan.ageing_s, 60u);
+  EXPECT_EQ(tunnel_test::vxlan_of(c).vni, 42u);
+  EXPECT_EQ(tunnel_test::vxlan_of(c).remotes.size(), 2u);
+  EXPECT_EQ(tunnel_test::vxlan_of(c).dstport, 8472);
+  EXPECT_EQ(tunnel_test::vxlan_of(c).src_min(), 1000);
+  EXPECT_EQ(tunnel_test::vxlan_of(c).src_max(), 2000);
+  EXPECT_TRUE(tunnel_test::vxlan_of(c).remcsum_tx && tunnel_test::vxlan_of(c).remcsum_rx && tunnel_test::vxlan_of(c).remcsum_nopartial);
+  EXPECT_EQ(tunnel_test::vxlan_of(c).ttl, 32);
+  EXPECT_EQ(tunnel_test::vxlan_of(c).tos, 16);
+  EXPECT_EQ(tunnel_test::vxlan_of(c).mtu, 1400);
+  EXPECT_EQ(tunnel_test::vxlan_of(c).ageing_s, 60u);
   ASSERT_EQ(c.static_fdb.size(), 1u);
 }
 
-// Issue 11 item 8: iproute2's `tos inherit` (the kernel's tos 1, vxlan_xmit_one: outer DSCP
+// iproute2's `tos inherit` (the kernel's tos 1, vxlan_xmit_one: outer DSCP
 // from the inner header), in words and TOML; a number keeps working; anything else is an error
 // naming `tos`.
-TEST(TunnelConfig, Issue11Item8_TosInherit) {
+TEST(TunnelConfig, TosInherit) {
   DaemonConfig c;
   ASSERT_FALSE(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "tos", "inherit"}, &c));
-  EXPECT_TRUE(c.vxlan.tos_inherit);
+  EXPECT_TRUE(tunnel_test::vxlan_of(c).tos_inherit);
   ASSERT_FALSE(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "tos", "1"}, &c));
-  EXPECT_TRUE(c.vxlan.tos_inherit);
+  EXPECT_TRUE(tunnel_test::vxlan_of(c).tos_inherit);
   ASSERT_FALSE(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "tos", "184"}, &c));
-  EXPECT_FALSE(c.vxlan.tos_inherit);
-  EXPECT_EQ(c.vxlan.tos, 184);
+  EXPECT_FALSE(tunnel_test::vxlan_of(c).tos_inherit);
+  EXPECT_EQ(tunnel_test::vxlan_of(c).tos, 184);
   auto e = words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "tos", "inherited"});
   ASSERT_TRUE(e);
   EXPECT_NE(e->find("tos"), std::string::npos);
   auto p = parse_toml("[vxlan]\nid = 1\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\ntos = \"inherit\"\n");
   ASSERT_TRUE(std::holds_alternative<DaemonConfig>(p));
-  EXPECT_TRUE(std::get<DaemonConfig>(p).vxlan.tos_inherit);
+  EXPECT_TRUE(tunnel_test::vxlan_of(std::get<DaemonConfig>(p)).tos_inherit);
 }
 
 TEST(TunnelConfig, ErrorsNameTheSetting) {
@@ -94,12 +95,12 @@ remote = "fd00::3"
   const auto& c = std::get<DaemonConfig>(p);
   EXPECT_EQ(c.dev, "vx0");
   EXPECT_FALSE(c.gro);
-  EXPECT_EQ(c.vxlan.vni, 7u);
-  EXPECT_TRUE(c.vxlan.ipv6());
-  EXPECT_EQ(c.vxlan.remotes.size(), 2u);
-  EXPECT_EQ(c.vxlan.src_min(), 40000);
-  EXPECT_TRUE(c.vxlan.udp6_zero_csum_rx);
-  EXPECT_TRUE(c.vxlan.remcsum_rx);
+  EXPECT_EQ(tunnel_test::vxlan_of(c).vni, 7u);
+  EXPECT_TRUE(tunnel_test::vxlan_of(c).ipv6());
+  EXPECT_EQ(tunnel_test::vxlan_of(c).remotes.size(), 2u);
+  EXPECT_EQ(tunnel_test::vxlan_of(c).src_min(), 40000);
+  EXPECT_TRUE(tunnel_test::vxlan_of(c).udp6_zero_csum_rx);
+  EXPECT_TRUE(tunnel_test::vxlan_of(c).remcsum_rx);
   EXPECT_EQ(c.static_fdb.size(), 1u);
 }
 
@@ -244,31 +245,31 @@ using ofld::daemon::Parsed;
 
 // Every field of a configuration, for comparing what two front ends produced.
 std::string dump(const DaemonConfig& c) {
-  std::string s = "mode=" + std::to_string(int(c.mode)) + " dev=" + c.dev + " address=" + c.address +
+  std::string s = "mode=" + std::string(c.tunnel.name()) + " dev=" + c.dev + " address=" + c.address +
                   " control=" + c.control + " offload=" + std::to_string(c.offload) +
                   " gro=" + std::to_string(c.gro) + " queues=" + std::to_string(c.queues);
-  const auto& v = c.vxlan;
-  s += " | vni=" + std::to_string(v.vni) + " local=" + v.local.to_string() + " remotes=";
-  for (const auto& r : v.remotes) s += r.to_string() + ",";
-  s += " dstport=" + std::to_string(v.dstport) + " sport=" + std::to_string(v.port_min) + "-" +
-       std::to_string(v.port_max) + " udpcsum=" + std::to_string(v.udp_csum) +
-       " z6tx=" + std::to_string(v.udp6_zero_csum_tx) + " z6rx=" + std::to_string(v.udp6_zero_csum_rx) +
-       " rtx=" + std::to_string(v.remcsum_tx) + " rrx=" + std::to_string(v.remcsum_rx) +
-       " rnp=" + std::to_string(v.remcsum_nopartial) + " ttl=" + std::to_string(v.ttl) +
-       " tos=" + std::to_string(v.tos) + " inh=" + std::to_string(v.tos_inherit) +
-       " mtu=" + std::to_string(v.mtu) + " ageing=" + std::to_string(v.ageing_s) +
-       " learning=" + std::to_string(v.learning) + " fdb=";
-  for (const auto& [m, a] : c.static_fdb) s += std::to_string(m[5]) + "@" + a.to_string() + ",";
-  const auto& i = c.ip;
-  s += " | kind=" + std::to_string(int(i.kind)) + " local=" + i.local.to_string() +
-       " remote=" + i.remote.to_string() + " port=" + std::to_string(i.port) +
-       " udpcsum=" + std::to_string(i.udp_csum) + " z6tx=" + std::to_string(i.udp6_zero_csum_tx) +
-       " z6rx=" + std::to_string(i.udp6_zero_csum_rx) + " rtx=" + std::to_string(i.remcsum_tx) +
-       " rrx=" + std::to_string(i.remcsum_rx) + " rnp=" + std::to_string(i.remcsum_nopartial) +
-       " ikey=" + (i.ikey ? std::to_string(*i.ikey) : "-") + " okey=" + (i.okey ? std::to_string(*i.okey) : "-") +
-       " icsum=" + std::to_string(i.icsum) + " ocsum=" + std::to_string(i.ocsum) +
-       " ttl=" + std::to_string(i.ttl) + " tos=" + std::to_string(i.tos) + " inh=" + std::to_string(i.tos_inherit) +
-       " mtu=" + std::to_string(i.mtu);
+  const auto& k = c.tunnel.common();
+  s += " | local=" + k.local.to_string() + " ttl=" + std::to_string(k.ttl) +
+       " tos=" + std::to_string(k.tos) + " inh=" + std::to_string(k.tos_inherit) +
+       " mtu=" + std::to_string(k.mtu);
+  if (const auto* u = c.tunnel.udp())
+    s += " udpcsum=" + std::to_string(u->udp_csum) + " z6tx=" + std::to_string(u->udp6_zero_csum_tx) +
+         " z6rx=" + std::to_string(u->udp6_zero_csum_rx) + " rtx=" + std::to_string(u->remcsum_tx) +
+         " rrx=" + std::to_string(u->remcsum_rx) + " rnp=" + std::to_string(u->remcsum_nopartial);
+  if (const auto* v = c.tunnel.get<ofld::tunnel::VxlanConfig>()) {
+    s += " | vni=" + std::to_string(v->vni) + " remotes=";
+    for (const auto& r : v->remotes) s += r.to_string() + ",";
+    s += " dstport=" + std::to_string(v->dstport) + " sport=" + std::to_string(v->port_min) + "-" +
+         std::to_string(v->port_max) + " ageing=" + std::to_string(v->ageing_s) +
+         " learning=" + std::to_string(v->learning) + " fdb=";
+    for (const auto& [m, a] : c.static_fdb) s += std::to_string(m[5]) + "@" + a.to_string() + ",";
+  }
+  if (const auto* g = c.tunnel.get<ofld::tunnel::GueConfig>())
+    s += " | remote=" + g->remote.to_string() + " port=" + std::to_string(g->port);
+  if (const auto* i = c.tunnel.get<ofld::tunnel::GreConfig>())
+    s += " | remote=" + i->remote.to_string() + " ikey=" + (i->ikey ? std::to_string(*i->ikey) : "-") +
+         " okey=" + (i->okey ? std::to_string(*i->okey) : "-") + " icsum=" + std::to_string(i->icsum) +
+         " ocsum=" + std::to_string(i->ocsum);
   return s;
 }
 
@@ -277,10 +278,10 @@ std::string toml_error(const std::string& text) {
   return std::holds_alternative<std::string>(p) ? std::get<std::string>(p) : std::string();
 }
 
-// Issue 14: one configuration parser. The command words and the equivalent TOML table give
+// One configuration parser. The command words and the equivalent TOML table give
 // the same configuration, field for field, in every mode and for every setting (flags on and
 // off, numbers, addresses, lists, pairs, keys, tos inherit, static FDB entries).
-TEST(TunnelConfig, Issue14_WordsAndTomlGiveTheSameConfig) {
+TEST(TunnelConfig, WordsAndTomlGiveTheSameConfig) {
   struct Case {
     std::vector<std::string> words;
     std::string toml;
@@ -322,11 +323,11 @@ TEST(TunnelConfig, Issue14_WordsAndTomlGiveTheSameConfig) {
   }
 }
 
-// Issue 14: the TOML front end names the setting ("table.key: ...") for every kind of wrong
+// The TOML front end names the setting ("table.key: ...") for every kind of wrong
 // value, as the words do — a flag given a number, a value setting given a boolean, a list
 // where one value goes — and checks the host settings (dev, address) with the same rules and
 // messages as --dev/--address (validate_local).
-TEST(TunnelConfig, Issue14_TomlErrorsNameTheSettingLikeTheWords) {
+TEST(TunnelConfig, TomlErrorsNameTheSettingLikeTheWords) {
   const std::string vx = "[vxlan]\nid = 1\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\n";
   EXPECT_EQ(toml_error(vx + "remcsumtx = 1\n").rfind("vxlan.remcsumtx:", 0), 0u) << toml_error(vx + "remcsumtx = 1\n");
   EXPECT_EQ(toml_error(vx + "udpcsum = \"yes\"\n").rfind("vxlan.udpcsum:", 0), 0u) << toml_error(vx + "udpcsum = \"yes\"\n");
@@ -352,9 +353,9 @@ TEST(TunnelConfig, Issue14_TomlErrorsNameTheSettingLikeTheWords) {
 
 namespace {
 
-// Issue 14: the command-line options (--dev, --address, --control, --queues, --no-offload,
+// The command-line options (--dev, --address, --control, --queues, --no-offload,
 // --no-gro) are the TOML file's top-level settings: same result, same message.
-TEST(TunnelConfig, Issue14_OptionsAreTheTopLevelSettings) {
+TEST(TunnelConfig, OptionsAreTheTopLevelSettings) {
   using ofld::daemon::apply_setting;
   const std::string vx = "[vxlan]\nid = 1\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\n";
   auto toml_cfg = [&](const std::string& top) {
@@ -382,10 +383,10 @@ TEST(TunnelConfig, Issue14_OptionsAreTheTopLevelSettings) {
 
 }  // namespace
 
-// Issue 15: `integrity` (word) and `integrity = true` (TOML) give the same configuration;
+// Integrity mode: `integrity` (word) and `integrity = true` (TOML) give the same configuration;
 // without the outer UDP checksum in both directions it is refused, naming the setting that
 // removes the protection.
-TEST(TunnelConfig, Issue15_IntegrityWordTomlAndOuterChecksumRequired) {
+TEST(TunnelConfig, IntegrityWordTomlAndOuterChecksumRequired) {
   DaemonConfig c;
   ASSERT_FALSE(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "integrity"}, &c));
   EXPECT_TRUE(c.integrity);

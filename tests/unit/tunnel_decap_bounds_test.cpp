@@ -1,5 +1,5 @@
-// Issue 11, item 7 (a remote crash: every length and offset that RCO and decapsulation take
-// from the packet is checked before use) and item 8 (inner IP lengths checked on
+// Decapsulation bounds (a remote crash: every length and offset that RCO and decapsulation take
+// from the packet is checked before use) and inner lengths (inner IP lengths checked on
 // decapsulation; a guest's own tunnel inside the overlay is not merged by GRO into a frame the
 // TAP cannot describe).
 //
@@ -129,7 +129,7 @@ Rx vxlan_rx(const tunnel::VxlanConfig& c, bool gro, const std::vector<Bytes>& pa
   return r;
 }
 
-// ---- item 7: the reported datagram ----------------------------------------------------------
+// ---- the reported datagram -----------------------------------------------------------------
 
 // 22 bytes to port 4789: VXLAN with RCO (start 1 << 1 = 2, offset flag: UDP, +6 → the field at
 // 8; V-3) and an inner frame that is only a 14-byte Ethernet header (ethertype 0). The kernel
@@ -141,7 +141,7 @@ Rx vxlan_rx(const tunnel::VxlanConfig& c, bool gro, const std::vector<Bytes>& pa
 // ones'-complement "negative zero" 0xFFFFFFFF, csum_sub keeps it there, and csum_fold of it is
 // 0x0000 — the field stays 0. Partial mode leaves the bytes and marks csum_start 2,
 // csum_offset 6 (S-7: NEEDS_CSUM on the TAP write).
-TEST(Issue11Item7, RcoFrameOfOnlyAnEthernetHeaderIsDeliveredNotACrash) {
+TEST(TunnelDecapBounds, RcoFrameOfOnlyAnEthernetHeaderIsDeliveredNotACrash) {
   const Bytes payload = {0x08, 0x20, 0x00, 0x00, 0x00, 0x00, 0x2a, 0x81, 0, 0, 0, 0, 0, 0,
                          0,    0,    0,    0,    0,    0,    0,    0};
   ASSERT_EQ(payload.size(), 22u);
@@ -165,14 +165,14 @@ TEST(Issue11Item7, RcoFrameOfOnlyAnEthernetHeaderIsDeliveredNotACrash) {
       }
 }
 
-// ---- item 7: the class, VXLAN RCO ------------------------------------------------------------
+// ---- the class, VXLAN RCO -------------------------------------------------------------------
 
 // Every encodable RCO start (0..254, even; V-3) with both offsets (6, 16) against inner frames
 // of many lengths (non-IP ethertype, so only the RCO bounds matter): vxlan_remcsum accepts
 // exactly when start + offset + 2 ≤ frame length (pskb_may_pull), else the frame is dropped —
 // here counted as rx_rco_bad_offset. An accepted nopartial frame carries at start + offset
 // the folded sum of bytes start..end (remcsum_adjust), every other byte unchanged; GRO on.
-TEST(Issue11Item7, VxlanRcoStartAndOffsetAreCheckedAgainstTheInnerFrame) {
+TEST(TunnelDecapBounds, VxlanRcoStartAndOffsetAreCheckedAgainstTheInnerFrame) {
   for (bool nopartial : {true, false}) {
     auto c = vx_cfg();
     c.remcsum_rx = true;
@@ -219,7 +219,7 @@ TEST(Issue11Item7, VxlanRcoStartAndOffsetAreCheckedAgainstTheInnerFrame) {
   }
 }
 
-// ---- item 7: the class, GUE RCO -------------------------------------------------------------
+// ---- the class, GUE RCO --------------------------------------------------------------------
 
 // GUE RCO (V-9, gue_remcsum): start and offset are 16-bit byte positions from the inner
 // packet; the checksum field at offset must lie wholly inside the packet (pskb_may_pull of
@@ -227,10 +227,9 @@ TEST(Issue11Item7, VxlanRcoStartAndOffsetAreCheckedAgainstTheInnerFrame) {
 // the header check (V-9). Every start/offset pair around the end of IPv4 packets of several
 // lengths, both modes, through the GUE datapath with GRO on: a packet is delivered exactly
 // when it fits, and nopartial writes the folded sum of bytes start..end at offset.
-TEST(Issue11Item7, GueRcoStartAndOffsetAreCheckedAgainstTheInnerPacket) {
+TEST(TunnelDecapBounds, GueRcoStartAndOffsetAreCheckedAgainstTheInnerPacket) {
   for (bool nopartial : {true, false}) {
-    tunnel::IpTunnelConfig c;
-    c.kind = tunnel::IpTunnelKind::Gue;
+    tunnel::GueConfig c;
     c.local = *tunnel::IpAddr::parse("10.0.0.1");
     c.remote = kRemote;
     c.port = 5555;
@@ -277,7 +276,7 @@ TEST(Issue11Item7, GueRcoStartAndOffsetAreCheckedAgainstTheInnerPacket) {
   }
 }
 
-// ---- item 8: inner IP lengths ---------------------------------------------------------------
+// ---- inner IP lengths ----------------------------------------------------------------------
 
 struct LenCase {
   const char* what;
@@ -343,7 +342,7 @@ std::vector<LenCase> len_cases() {
 // VXLAN: the inner frame's IP header (after Ethernet, and after one 802.1Q tag: the kernel
 // checks it again after untagging, skb_vlan_inet_prepare / ip_rcv_core) is checked before
 // delivery; a bad one is a counted drop with its reason, padding past the IP length is trimmed.
-TEST(Issue11Item8, VxlanInnerIpLengthIsCheckedAndPaddingTrimmed) {
+TEST(TunnelDecapInner, VxlanInnerIpLengthIsCheckedAndPaddingTrimmed) {
   for (bool gro : {true, false})
     for (bool vlan : {false, true})
       for (const auto& k : len_cases()) {
@@ -370,7 +369,7 @@ TEST(Issue11Item8, VxlanInnerIpLengthIsCheckedAndPaddingTrimmed) {
 // RCO nopartial over a padded frame: the field is summed over the IP packet only (the kernel
 // trims in ip_rcv_core with pskb_trim_rcsum, which takes the padding out of the sum); the
 // delivered frame is the trimmed packet and its TCP checksum verifies.
-TEST(Issue11Item8, VxlanRcoOverPaddedFrameDeliversTheTrimmedPacketWithAValidChecksum) {
+TEST(TunnelDecapInner, VxlanRcoOverPaddedFrameDeliversTheTrimmedPacketWithAValidChecksum) {
   auto c = vx_cfg();
   c.remcsum_rx = true;
   c.remcsum_nopartial = true;
@@ -391,19 +390,19 @@ TEST(Issue11Item8, VxlanRcoOverPaddedFrameDeliversTheTrimmedPacketWithAValidChec
 }
 
 // GUE and GRE carry the IP packet itself: the same checks on it, same reasons (Drop).
-TEST(Issue11Item8, GueAndGreInnerIpLengthIsCheckedAndPaddingTrimmed) {
+TEST(TunnelDecapInner, GueAndGreInnerIpLengthIsCheckedAndPaddingTrimmed) {
   for (bool gue : {true, false})
     for (bool gro : {true, false})
       for (const auto& k : len_cases()) {
         SCOPED_TRACE(testing::Message() << k.what << (gue ? " gue" : " gre") << " gro " << gro);
-        tunnel::IpTunnelConfig c;
-        c.kind = gue ? tunnel::IpTunnelKind::Gue : tunnel::IpTunnelKind::Gre;
-        c.local = *tunnel::IpAddr::parse("10.0.0.1");
-        c.remote = kRemote;
-        if (gue) c.port = 5555;
+        tunnel::GueConfig gc;
+        tunnel::GreConfig rc;
+        gc.local = rc.local = *tunnel::IpAddr::parse("10.0.0.1");
+        gc.remote = rc.remote = kRemote;
+        gc.port = 5555;
         tunnel::EndpointOptions o;
         o.gro = gro;
-        tunnel::Endpoint dp(c, o);
+        tunnel::Endpoint dp(gue ? tunnel::TunnelConfig(gc) : tunnel::TunnelConfig(rc), o);
         const bool v6 = k.type == 0x86DD;
         Bytes hdr = gue ? Bytes{0x00, std::uint8_t(v6 ? 41 : 4), 0, 0}
                         : Bytes{0x00, 0x00, std::uint8_t(k.type >> 8), std::uint8_t(k.type)};
@@ -434,9 +433,8 @@ TEST(Issue11Item8, GueAndGreInnerIpLengthIsCheckedAndPaddingTrimmed) {
 // GRE with a checksum over a padded packet: the GRE checksum covers the padding (V-13), the
 // delivered packet is trimmed, and its sum handed on (CHECKSUM_COMPLETE) is the trimmed
 // packet's: GRO's validation accepts it and a 2-segment train merges.
-TEST(Issue11Item8, GreChecksumOverPaddedPacketsStillMerges) {
-  tunnel::IpTunnelConfig c;
-  c.kind = tunnel::IpTunnelKind::Gre;
+TEST(TunnelDecapInner, GreChecksumOverPaddedPacketsStillMerges) {
+  tunnel::GreConfig c;
   c.local = *tunnel::IpAddr::parse("10.0.0.1");
   c.remote = kRemote;
   c.icsum = c.ocsum = true;
@@ -456,7 +454,7 @@ TEST(Issue11Item8, GreChecksumOverPaddedPacketsStillMerges) {
   EXPECT_EQ(out[0].data.size(), 20u + 20u + 200u);
 }
 
-// ---- item 8: a guest's own tunnel inside the overlay ----------------------------------------
+// ---- a guest's own tunnel inside the overlay -----------------------------------------------
 
 /// The guest's tunnel packet for TCP segment `i` of a train (a different inner IP ID each, the
 /// guest tunnel's outer ID incrementing too), starting at its outermost IP header.
@@ -492,7 +490,7 @@ const std::vector<std::string> kGuestTunnels = {"gre",    "gre-csum", "gretap", 
 // decapsulation must therefore not build such aggregates for the TAP: each TCP train inside
 // a guest's tunnel comes out as the original packets, byte for byte, with gso_type NONE. The
 // plain TCP train (control) is merged into one TCPv4 aggregate.
-TEST(Issue11Item8, GuestTunnelInsideVxlanIsNotMergedByGroAfterDecap) {
+TEST(TunnelDecapInner, GuestTunnelInsideVxlanIsNotMergedByGroAfterDecap) {
   {
     std::vector<Bytes> payloads;
     for (int i = 0; i < 4; ++i)
@@ -520,9 +518,8 @@ TEST(Issue11Item8, GuestTunnelInsideVxlanIsNotMergedByGroAfterDecap) {
 }
 
 // The same for the L3 modes: a GRE endpoint's TUN gets the guest tunnel's packets unmerged.
-TEST(Issue11Item8, GuestTunnelInsideGreIsNotMergedByGroAfterDecap) {
-  tunnel::IpTunnelConfig c;
-  c.kind = tunnel::IpTunnelKind::Gre;
+TEST(TunnelDecapInner, GuestTunnelInsideGreIsNotMergedByGroAfterDecap) {
+  tunnel::GreConfig c;
   c.local = *tunnel::IpAddr::parse("10.0.0.1");
   c.remote = kRemote;
   {

@@ -1,4 +1,4 @@
-// Issue 14: one tunnel::Endpoint for VXLAN, GUE, GRE and ip6gre — one transmit shape, one
+// One tunnel::Endpoint for VXLAN, GUE, GRE and ip6gre — one transmit shape, one
 // receive shape (decapsulate → gro_cells → virtio_net_hdr → device), one set of counters and
 // drop reasons, one stats document, peers owned by the endpoint.
 #include <gtest/gtest.h>
@@ -33,7 +33,7 @@ void ack_only(std::vector<std::uint8_t>& f) {
 // receive (the kernel's page_pool; ofld's zero-copy decapsulation keeps the inner payload in
 // the recvmmsg slot), not a reason to skip GRO. Four consecutive segments of one flow whose
 // payloads are fragments of one buffer must leave as one aggregate.
-TEST(Issue14GroCells, W12_SharedReceiveBufferFragmentsAreAggregated) {
+TEST(TunnelGroCells, W12_SharedReceiveBufferFragmentsAreAggregated) {
   constexpr std::size_t kPay = 1000, kHdr = 14 + 20 + 20;
   auto slot = core::Buffer::create(std::size_t(4 * (kHdr + kPay)));
   gro::GroCellsOptions o;
@@ -86,14 +86,18 @@ std::unique_ptr<tunnel::Endpoint> make(const Mode& m, bool a, tunnel::EndpointOp
     c.remcsum_tx = c.remcsum_rx = m.rco;
     return std::make_unique<tunnel::Endpoint>(c, o);
   }
-  tunnel::IpTunnelConfig c;
-  c.kind = m.encap == Encap::Gue ? tunnel::IpTunnelKind::Gue : tunnel::IpTunnelKind::Gre;
-  c.local = l;
-  c.remote = r;
   if (m.encap == Encap::Gue) {
+    tunnel::GueConfig c;
+    c.local = l;
+    c.remote = r;
     c.port = 5555;
     c.remcsum_tx = c.remcsum_rx = m.rco;
-  } else if (m.gre_opts) {
+    return std::make_unique<tunnel::Endpoint>(c, o);
+  }
+  tunnel::GreConfig c;
+  c.local = l;
+  c.remote = r;
+  if (m.gre_opts) {
     c.ikey = c.okey = 42;
     c.icsum = c.ocsum = true;
   }
@@ -150,17 +154,17 @@ std::size_t tunnel_hdr_len(const Mode& m, const std::uint8_t* d) {
   return 4 + ((d[0] & 0x80) ? 4 : 0) + ((d[0] & 0x20) ? 4 : 0) + ((d[0] & 0x10) ? 4 : 0);
 }
 
-// Issue 14 item 1: one transmit shape and one receive shape for every encapsulation. A TSO
+// One transmit shape and one receive shape for every encapsulation. A TSO
 // super-packet through A's transmit becomes ceil(payload / mss) datagrams, each a tunnel
 // header followed by one inner segment with a valid TCP checksum (RFC 793; or, with RCO, the
 // segment's pseudo-header seed, W-28/X-31), in order; the trains hold equal-size datagrams
 // (udp(7) UDP_SEGMENT). Every datagram into B's receive_train, then rx_flush: GRO after
 // decapsulation through gro_cells (W-12/W-19) gives back all payload bytes in fewer frames.
 //
-// Issue 16: the same with the frame handed with its read buffer (as the daemon reads the
+// The same with the frame handed with its read buffer (as the daemon reads the
 // device): the payload is segmented from there, with the same result, and no reference to
 // the buffer is left when transmit returns (the device reads the next frame into it).
-TEST(Issue14Endpoint, OneShapeForEveryEncapsulation) {
+TEST(TunnelEndpointShape, OneShapeForEveryEncapsulation) {
   for (bool in_place : {false, true})
   for (const auto& m : kModes)
     for (bool v6_inner : {false, true}) {
@@ -245,12 +249,12 @@ TEST(Issue14Endpoint, OneShapeForEveryEncapsulation) {
     }
 }
 
-// Issue 16: the device's gso_max_segs from segs_per_train. udp(7): one UDP_SEGMENT send
+// The device's gso_max_segs from segs_per_train. udp(7): one UDP_SEGMENT send
 // carries at most 65,535 − 20 − 8 payload bytes (and 64 segments); a datagram is the inner L3
 // packet (at most the device MTU, 1500 − overhead as the daemon sets it) plus inner Ethernet
 // and VXLAN (14 + 8), or GUE (4, + 8 with RCO). A TSO frame of that many full segments leaves
 // as one train; one segment more needs a second. GRE/ip6gre are not sent in trains: 0.
-TEST(Issue16Endpoint, SegsPerTrainIsWhatOneUdpSegmentSendCarries) {
+TEST(TunnelTrain, SegsPerTrainIsWhatOneUdpSegmentSendCarries) {
   for (const auto& m : kModes) {
     SCOPED_TRACE(m.name);
     auto A = make(m, true);
@@ -276,12 +280,12 @@ TEST(Issue16Endpoint, SegsPerTrainIsWhatOneUdpSegmentSendCarries) {
   }
 }
 
-// Issue 16 (checksum summed in the train): a TCP segment whose sum folds to 0 carries 0x0000,
+// Checksum summed in the train: a TCP segment whose sum folds to 0 carries 0x0000,
 // as tcp_gso_segment writes it (gso_make_checksum, no CSUM_MANGLED_0; include/net/gso.h), and
 // is valid (RFC 1071: the sum over the segment, field included, is 0xFFFF). The input is
 // made so: a zero payload word of the first segment is set to that segment's checksum, which
 // makes its sum +0 (RFC 1624 §3: 0xFFFF and 0x0000 are the two zeros).
-TEST(Issue16Endpoint, TcpSegmentWhoseSumIsZeroCarriesZero) {
+TEST(TunnelTrain, TcpSegmentWhoseSumIsZeroCarriesZero) {
   const Mode m = kModes[0];  // vxlan
   auto [h, f] = tso(m, false, 2400, 1200);
   const std::size_t pay = 14 + 20 + 20, field_in_dgram = 8 + 14 + 20 + 16;
@@ -305,7 +309,7 @@ TEST(Issue16Endpoint, TcpSegmentWhoseSumIsZeroCarriesZero) {
   }
 }
 
-// Issue 16 (sends per GB): the frames of one device read batch are handed to transmit() one
+// Sends per GB: the frames of one device read batch are handed to transmit() one
 // after the other into one vector; a frame continues the previous frame's last train when
 // that train is still open and bound the same way. udp(7) UDP_SEGMENT: every datagram of a
 // send is gso_size bytes except the last, which may be shorter, so a shorter datagram ends
@@ -313,7 +317,7 @@ TEST(Issue16Endpoint, TcpSegmentWhoseSumIsZeroCarriesZero) {
 // thus leave as one send. The datagrams are the bytes, in the order, that one-frame-per-call
 // transmits give, and every counter counts each datagram once. After recycle() nothing is
 // continued.
-TEST(Issue16Endpoint, SameSizeFramesOfOneBatchShareATrain) {
+TEST(TunnelTrain, SameSizeFramesOfOneBatchShareATrain) {
   for (const auto& m : kModes) {
     SCOPED_TRACE(m.name);
     // A pure ACK (len 0) or a data segment of one flow (TCP source port `sport`).
@@ -383,9 +387,9 @@ TEST(Issue16Endpoint, SameSizeFramesOfOneBatchShareATrain) {
   }
 }
 
-// Issue 14 item 1: one stats document. The same keys for every encapsulation, the counters
+// One stats document. The same keys for every encapsulation, the counters
 // behind them, drops by name (every reason's to_string is distinct), and the per-peer part.
-TEST(Issue14Endpoint, OneStatsDocumentForEveryEncapsulation) {
+TEST(TunnelEndpointShape, OneStatsDocumentForEveryEncapsulation) {
   std::set<std::string> names;
   for (std::size_t i = 0; i < tunnel::kDropCount; ++i) names.insert(std::string(to_string(Drop(i))));
   EXPECT_EQ(names.size(), tunnel::kDropCount);
@@ -412,12 +416,12 @@ TEST(Issue14Endpoint, OneStatsDocumentForEveryEncapsulation) {
   }
 }
 
-// Issue 14 item 3: each remote is a Peer owned by the endpoint. VXLAN: the configured remotes
+// Each remote is a Peer owned by the endpoint. VXLAN: the configured remotes
 // from the start; a remote that sends a valid datagram becomes a (learned) peer with its
 // counters and FDB entries (vxlan_snoop learned the inner source MAC at that address);
 // GUE/GRE: the one remote, and a datagram from another source is dropped
 // (ip_tunnel_lookup finds no tunnel: rx_wrong_source) without creating a peer.
-TEST(Issue14Endpoint, PeersAreOwnedByTheEndpoint) {
+TEST(TunnelEndpointShape, PeersAreOwnedByTheEndpoint) {
   tunnel::VxlanConfig c;
   c.vni = 42;
   c.local = addr("10.0.0.1");
@@ -454,7 +458,7 @@ TEST(Issue14Endpoint, PeersAreOwnedByTheEndpoint) {
   EXPECT_EQ(ep.counters().drops[std::size_t(Drop::RxWrongVni)], 1u);
   EXPECT_EQ(ep.stats()["peers"]["10.0.0.9"]["rx_datagrams"], 2u);
 
-  tunnel::IpTunnelConfig g;
+  tunnel::GreConfig g;
   g.local = addr("10.0.0.1");
   g.remote = addr("10.0.0.2");
   tunnel::Endpoint gre(g);
@@ -488,7 +492,7 @@ core::BufferRef vxlan_slot(std::size_t k, std::size_t pay, std::size_t& seg) {
 // W-12 through the endpoint: the zero-copy receive (inner payload left in the receive slot as
 // a fragment) reaches GRO; 16 segments of one flow leave as one aggregate (64 KiB rule not
 // reached), nothing bypassed.
-TEST(Issue14Endpoint, ZeroCopyReceiveIsAggregatedThroughGroCells) {
+TEST(TunnelEndpointShape, ZeroCopyReceiveIsAggregatedThroughGroCells) {
   tunnel::VxlanConfig c;
   c.vni = 42;
   c.local = addr("10.0.0.2");
@@ -511,7 +515,7 @@ TEST(Issue14Endpoint, ZeroCopyReceiveIsAggregatedThroughGroCells) {
 
 // gro_cells backlog (netdev_max_backlog, W-12): a batch longer than the backlog is polled
 // early instead of dropped — every byte arrives, nothing counted as rx_gro_cells_dropped.
-TEST(Issue14Endpoint, GroCellsBacklogIsPolledNotDropped) {
+TEST(TunnelEndpointShape, GroCellsBacklogIsPolledNotDropped) {
   tunnel::VxlanConfig c;
   c.vni = 42;
   c.local = addr("10.0.0.2");

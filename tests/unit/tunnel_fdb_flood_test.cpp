@@ -10,6 +10,7 @@
 
 #include "../../src/daemon/evpn.hpp"
 #include "ofld/daemon/config.hpp"
+#include "../common/tunnel_config_of.hpp"
 #include "ofld/tunnel/endpoint.hpp"
 #include "ofld/tunnel/fdb.hpp"
 
@@ -141,23 +142,23 @@ TEST(TunnelFdbConfig, WordsAndTomlSetTheBounds) {
                                              "learning-from", "any", "local-maxaddress", "7"},
                                             w);
   ASSERT_FALSE(e) << *e;
-  EXPECT_EQ(w.vxlan.fdb_limits.maxaddress, 500u);
-  EXPECT_EQ(w.vxlan.fdb_limits.per_remote, 50u);
-  EXPECT_EQ(w.vxlan.fdb_limits.from, LearnFrom::Any);
-  EXPECT_EQ(w.vxlan.fdb_limits.local_max, 7u);
+  EXPECT_EQ(tunnel_test::vxlan_of(w).fdb_limits.maxaddress, 500u);
+  EXPECT_EQ(tunnel_test::vxlan_of(w).fdb_limits.per_remote, 50u);
+  EXPECT_EQ(tunnel_test::vxlan_of(w).fdb_limits.from, LearnFrom::Any);
+  EXPECT_EQ(tunnel_test::vxlan_of(w).fdb_limits.local_max, 7u);
   auto t = ofld::daemon::parse_toml(
       "[vxlan]\nid = 42\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\nmaxaddress = 500\n"
       "maxaddress-per-remote = 50\nlearning-from = \"any\"\nlocal-maxaddress = 7\n");
   ASSERT_TRUE(std::holds_alternative<DaemonConfig>(t)) << std::get<std::string>(t);
-  const auto& tc = std::get<DaemonConfig>(t).vxlan.fdb_limits;
+  const auto& tc = tunnel_test::vxlan_of(std::get<DaemonConfig>(t)).fdb_limits;
   EXPECT_EQ(tc.maxaddress, 500u);
   EXPECT_EQ(tc.per_remote, 50u);
   EXPECT_EQ(tc.from, LearnFrom::Any);
   EXPECT_EQ(tc.local_max, 7u);
   DaemonConfig d;  // defaults: bounded
   ASSERT_FALSE(ofld::daemon::parse_tunnel_words({"vxlan", "id", "1", "local", "10.0.0.1", "remote", "10.0.0.2"}, d));
-  EXPECT_EQ(d.vxlan.fdb_limits.maxaddress, FdbLimits::kDefaultMaxAddress);
-  EXPECT_EQ(d.vxlan.fdb_limits.from, LearnFrom::Auto);
+  EXPECT_EQ(tunnel_test::vxlan_of(d).fdb_limits.maxaddress, FdbLimits::kDefaultMaxAddress);
+  EXPECT_EQ(tunnel_test::vxlan_of(d).fdb_limits.from, LearnFrom::Auto);
   DaemonConfig bad;
   auto err = ofld::daemon::parse_tunnel_words({"vxlan", "id", "1", "local", "10.0.0.1", "remote", "10.0.0.2",
                                                "learning-from", "everyone"},

@@ -1,4 +1,4 @@
-// Issue 18: FDB entries with their source (static, learned, evpn), the flood list by source
+// FDB entries with their source (static, learned, evpn), the flood list by source
 // (static remote, multicast group, EVPN type-3), local MACs and MAC moves.
 // Expected behaviour from the kernel (drivers/net/vxlan/vxlan_core.c: vxlan_cleanup skips
 // NTF_EXT_LEARNED entries; vxlan_fdb_update does not let an externally learned entry take over
@@ -19,7 +19,7 @@ const Mac kA{0x02, 0, 0, 0, 0, 0x0a}, kB{0x02, 0, 0, 0, 0, 0x0b}, kC{0x02, 0, 0,
 
 const FdbEntry& at(const Fdb& f, const Mac& m) { return f.entries().at(m); }
 
-TEST(Issue18FdbSources, EachEntryHasItsSource) {
+TEST(FdbSources, EachEntryHasItsSource) {
   Fdb f(300 * kSec);
   f.add_static(kA, ip("10.0.0.2"));
   f.learn(kB, ip("10.0.0.3"), 1 * kSec);
@@ -33,7 +33,7 @@ TEST(Issue18FdbSources, EachEntryHasItsSource) {
 }
 
 // vxlan_cleanup: NTF_EXT_LEARNED entries are never aged; a withdrawal removes them.
-TEST(Issue18FdbSources, EvpnEntriesAreNotAgedButWithdrawn) {
+TEST(FdbSources, EvpnEntriesAreNotAgedButWithdrawn) {
   Fdb f(10 * kSec);
   f.set_evpn(kC, ip("10.0.0.4"), 0, 0);
   f.learn(kB, ip("10.0.0.3"), 0);
@@ -46,7 +46,7 @@ TEST(Issue18FdbSources, EvpnEntriesAreNotAgedButWithdrawn) {
 
 // vxlan_fdb_update: an externally learned entry does not take over a user's entry; it does
 // replace a learned one. vxlan_snoop: a datagram does not move an EVPN (NUD_NOARP) entry.
-TEST(Issue18FdbSources, PrecedenceStaticOverEvpnOverLearned) {
+TEST(FdbSources, PrecedenceStaticOverEvpnOverLearned) {
   Fdb f;
   f.add_static(kA, ip("10.0.0.2"));
   EXPECT_FALSE(f.set_evpn(kA, ip("10.0.0.4"), 0, 0));
@@ -62,7 +62,7 @@ TEST(Issue18FdbSources, PrecedenceStaticOverEvpnOverLearned) {
 
 // RFC 7432 §7.3: the flood list is the set of VTEPs with a type-3 route (plus configured
 // remotes and the group); a member stays while any source names it.
-TEST(Issue18FdbSources, FloodListBySource) {
+TEST(FdbSources, FloodListBySource) {
   Fdb f;
   f.add_default_remote(ip("10.0.0.2"));
   f.add_flood(ip("239.1.1.1"), FdbSource::Group);
@@ -84,7 +84,7 @@ TEST(Issue18FdbSources, FloodListBySource) {
 // RFC 7432 §15: a MAC that appears behind our TAP while an EVPN route says it is elsewhere
 // moved here: the remote entry goes and ours is advertised with seq + 1; a remote route with
 // a seq at least ours means it moved away: our local entry goes.
-TEST(Issue18FdbSources, MacMoveFollowsSequenceNumbers) {
+TEST(FdbSources, MacMoveFollowsSequenceNumbers) {
   Fdb f(300 * kSec);
   f.set_local_learning(true);
   EXPECT_TRUE(f.set_evpn(kA, ip("10.0.0.4"), 3, 0));
@@ -107,7 +107,7 @@ TEST(Issue18FdbSources, MacMoveFollowsSequenceNumbers) {
   EXPECT_FALSE(f.learn_local(Mac{}, 0));
 }
 
-TEST(Issue18FdbSources, LocalMacsAgeLikeLearnedEntries) {
+TEST(FdbSources, LocalMacsAgeLikeLearnedEntries) {
   Fdb f(10 * kSec);
   f.set_local_learning(true);
   f.learn_local(kA, 0);
@@ -118,7 +118,7 @@ TEST(Issue18FdbSources, LocalMacsAgeLikeLearnedEntries) {
 }
 
 // SharedFdb::lookup_tx learns the source only with local learning on (off: as before).
-TEST(Issue18FdbSources, LookupTxLearnsLocalOnlyWhenOn) {
+TEST(FdbSources, LookupTxLearnsLocalOnlyWhenOn) {
   SharedFdb f;
   f.add_default_remote(ip("10.0.0.2"));
   std::vector<IpAddr> out;
@@ -131,7 +131,7 @@ TEST(Issue18FdbSources, LookupTxLearnsLocalOnlyWhenOn) {
 }
 
 // `ofld fdb --json`: every entry with mac, remote, source and age (ms since last update).
-TEST(Issue18FdbSources, JsonListsSourceAgeAndRemote) {
+TEST(FdbSources, JsonListsSourceAgeAndRemote) {
   SharedFdb f(300 * kSec);
   f.add_static(kA, ip("10.0.0.2"));
   f.learn(kB, ip("10.0.0.3"), 1 * kSec);

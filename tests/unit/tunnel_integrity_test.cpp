@@ -1,4 +1,4 @@
-// Issue 15, integrity mode in the endpoint (no I/O): toward a peer whose session advertised
+// Integrity mode in the endpoint (no I/O): toward a peer whose session advertised
 // the capability, the inner checksum is left as the pseudo-header seed (C-12, as RCO does,
 // W-26) and GSO copies without summing (X-8: HW_CSUM|SG, no CopySum segments); the receiver
 // takes the seed as CHECKSUM_PARTIAL and writes NEEDS_CSUM (S-8) without summing. Toward a
@@ -9,6 +9,7 @@
 
 #include "ofld/core/skb_segment.hpp"
 #include "ofld/daemon/config.hpp"
+#include "../common/tunnel_config_of.hpp"
 #include "ofld/tunnel/endpoint.hpp"
 #include "ofld/tunnel/ip_tunnel.hpp"
 #include "ofld/tunnel/peer.hpp"
@@ -66,15 +67,16 @@ struct IpSide {
     auto e = daemon::parse_tunnel_words(words, c);
     EXPECT_FALSE(e) << e.value_or("");
     tunnel::PeerOptions o;
-    o.encap = c.ip.gue() ? wire::peer::Encap::Gue : wire::peer::Encap::Gre;
-    if (!c.ip.gue()) o.gre = wire::peer::GreOptions{c.ip.ocsum, c.ip.okey};
+    const auto* gre = c.tunnel.get<tunnel::GreConfig>();
+    o.encap = gre ? wire::peer::Encap::Gre : wire::peer::Encap::Gue;
+    if (gre) o.gre = wire::peer::GreOptions{gre->ocsum, gre->okey};
     o.integrity = c.integrity;
     o.epoch = epoch;
     t = std::make_shared<tunnel::PeerTable>(o);
-    t->add(c.ip.remote);
+    t->add(gre ? gre->remote : tunnel_test::gue_of(c).remote);
     tunnel::EndpointOptions eo;
     eo.peer_sessions = t;
-    ep = std::make_unique<tunnel::Endpoint>(c.ip, eo);
+    ep = std::make_unique<tunnel::Endpoint>(c.tunnel, eo);
   }
 };
 
@@ -109,7 +111,8 @@ std::vector<tunnel::TapFrame> deliver(const tunnel::TxTrain& t, S& to, const tun
 
 }  // namespace
 
-TEST(TunnelIntegrity, Issue15_BothSidesNoInnerChecksumComputed) {
+// I-5: both sides have integrity, so neither computes an inner checksum.
+TEST(TunnelIntegrity, BothSidesNoInnerChecksumComputed) {
   Side a(kA, kB, true, 0x1111), b(kB, kA, true, 0x2222);
   handshake(a, kA, b, kB, 1);
   auto f = tcp_frame(3000, false, true);  // field holds the seed, as a TAP read gives it
@@ -145,7 +148,7 @@ TEST(TunnelIntegrity, Issue15_BothSidesNoInnerChecksumComputed) {
   EXPECT_EQ(0, std::memcmp(got.data() + 54, f.data() + 54, 3000));  // payload intact
 }
 
-TEST(TunnelIntegrity, Issue15_I7_PeerWithoutCapabilityGetsFullChecksums) {
+TEST(TunnelIntegrity, I7_PeerWithoutCapabilityGetsFullChecksums) {
   Side a(kA, kB, true, 0x1111), b(kB, kA, false, 0x2222);
   handshake(a, kA, b, kB, 1);
   auto f = tcp_frame(3000, false, true);
@@ -160,7 +163,7 @@ TEST(TunnelIntegrity, Issue15_I7_PeerWithoutCapabilityGetsFullChecksums) {
   EXPECT_EQ(a.ep->peer(kB)->ctr.tx_csum_full, 3u);
 }
 
-TEST(TunnelIntegrity, Issue15_NoSessionNoElision) {
+TEST(TunnelIntegrity, NoSessionNoElision) {
   // Integrity on, but the peer never answered (a kernel VXLAN device): full checksums.
   Side a(kA, kB, true, 0x1111);
   std::vector<tunnel::TxTrain> msgs;
@@ -174,7 +177,7 @@ TEST(TunnelIntegrity, Issue15_NoSessionNoElision) {
   EXPECT_EQ(a.ep->peer(kB)->ctr.tx_csum_full, 3u);
 }
 
-TEST(TunnelIntegrity, Issue15_MalformedControlCountedNotDelivered) {
+TEST(TunnelIntegrity, MalformedControlCountedNotDelivered) {
   Side a(kA, kB, true, 0x1111);
   std::vector<tunnel::TxTrain> msgs;
   a.ep->control_out(1, true, msgs);
@@ -235,7 +238,7 @@ TEST(TunnelIntegrity, I7_ForgedHelloFromSilentRemoteKeepsFullChecksums) {
   EXPECT_NE(i.state, tunnel::SessionState::Established);
 }
 
-// ---- GUE, GRE, ip6gre (issue 15: integrity mode beyond VXLAN) ----------------------------------
+// ---- GUE, GRE, ip6gre (integrity mode beyond VXLAN) -------------------------------------------
 
 namespace {
 
@@ -316,7 +319,7 @@ std::string l3_name(const L3Mode& m) {
 // X-8; GRE's raw socket would otherwise have summed each one, X-33), and the receiver, whose
 // outer checksum (GUE: UDP; GRE: the verified GRE checksum, V-13) protects the bytes, takes the
 // seed as CHECKSUM_PARTIAL (K-9) and writes NEEDS_CSUM (S-8) without summing.
-TEST(TunnelIntegrity, Issue15_GueGre_BothSidesNoInnerChecksumComputed) {
+TEST(TunnelIntegrity, GueGre_BothSidesNoInnerChecksumComputed) {
   for (const auto& m : kL3Modes) {
     SCOPED_TRACE(l3_name(m));
     const auto A = l3_addr(m, true), B = l3_addr(m, false);
@@ -359,7 +362,7 @@ TEST(TunnelIntegrity, Issue15_GueGre_BothSidesNoInnerChecksumComputed) {
 
 // I-7 in the L3 modes: integrity on here, the peer answered without it: full inner checksums
 // (RFC 793 verifies each), counted as full toward that peer; its receiver takes no seed.
-TEST(TunnelIntegrity, Issue15_I7_GueGre_PeerWithoutCapabilityGetsFullChecksums) {
+TEST(TunnelIntegrity, I7_GueGre_PeerWithoutCapabilityGetsFullChecksums) {
   for (const auto& m : kL3Modes) {
     SCOPED_TRACE(l3_name(m));
     const auto A = l3_addr(m, true), B = l3_addr(m, false);
@@ -389,7 +392,7 @@ TEST(TunnelIntegrity, Issue15_I7_GueGre_PeerWithoutCapabilityGetsFullChecksums) 
 // the seed is not trusted, the packet stays unverified and is counted. A complete inner
 // checksum under a GRE checksum stays CHECKSUM_COMPLETE (the sum comes free, V-13); a GRE
 // packet whose checksum fails is dropped, whatever its inner field holds.
-TEST(TunnelIntegrity, Issue15_K9_GueGreSeedPartialOnlyUnderOuterChecksum) {
+TEST(TunnelIntegrity, K9_GueGreSeedPartialOnlyUnderOuterChecksum) {
   for (bool v6 : {false, true}) {
     SCOPED_TRACE(v6 ? "IPv6 inner" : "IPv4 inner");
     const int l3 = v6 ? 40 : 20;
@@ -409,17 +412,17 @@ TEST(TunnelIntegrity, Issue15_K9_GueGreSeedPartialOnlyUnderOuterChecksum) {
         return d;
       };
       tunnel::Counters c;
-      auto r = tunnel::gue_decap(dgram(seeded), dc.ip, tunnel::OuterCsum::Present, c, -1);
+      auto r = tunnel::gue_decap(dgram(seeded), tunnel_test::gue_of(dc), tunnel::OuterCsum::Present, c, -1);
       ASSERT_TRUE(r.ok);
       EXPECT_EQ(partial_at(r.pkt), l3) << "GUE, outer UDP checksum present: seed taken";
       EXPECT_EQ(c.rx_csum_partial_seed, 1u);
-      r = tunnel::gue_decap(dgram(seeded), dc.ip, tunnel::OuterCsum::Zero, c, -1);
+      r = tunnel::gue_decap(dgram(seeded), tunnel_test::gue_of(dc), tunnel::OuterCsum::Zero, c, -1);
       ASSERT_TRUE(r.ok);
       EXPECT_EQ(partial_at(r.pkt), -1) << "GUE, outer UDP checksum zero: seed not trusted";
       EXPECT_EQ(r.pkt.ip_summed(), core::IpSummed::None);
       EXPECT_EQ(c.rx_csum_partial_seed, 1u);
       EXPECT_EQ(c.rx_csum_seed_nocsum, 1u);
-      r = tunnel::gue_decap(dgram(full), dc.ip, tunnel::OuterCsum::Present, c, -1);
+      r = tunnel::gue_decap(dgram(full), tunnel_test::gue_of(dc), tunnel::OuterCsum::Present, c, -1);
       ASSERT_TRUE(r.ok);
       EXPECT_EQ(partial_at(r.pkt), -1) << "a complete checksum is no seed";
       EXPECT_EQ(c.rx_csum_partial_seed, 1u);
@@ -432,13 +435,13 @@ TEST(TunnelIntegrity, Issue15_K9_GueGreSeedPartialOnlyUnderOuterChecksum) {
       ASSERT_FALSE(daemon::parse_tunnel_words(w, dc));
       auto dgram = [&](const std::vector<std::uint8_t>& ip) {
         std::vector<std::uint8_t> d(tunnel::kMaxTunnelHdr);
-        d.resize(tunnel::gre_build_header(v6 ? 0x86DD : 0x0800, dc.ip, d));
+        d.resize(tunnel::gre_build_header(v6 ? 0x86DD : 0x0800, tunnel_test::gre_of(dc), d));
         d.insert(d.end(), ip.begin(), ip.end());
         tunnel::gre_fill_checksum(d);
         return d;
       };
       tunnel::Counters c;
-      auto r = tunnel::gre_decap(dgram(seeded), dc.ip, c, -1);
+      auto r = tunnel::gre_decap(dgram(seeded), tunnel_test::gre_of(dc), c, -1);
       ASSERT_TRUE(r.ok);
       if (csum) {
         EXPECT_EQ(partial_at(r.pkt), l3) << "GRE checksum verified: seed taken";
@@ -450,14 +453,14 @@ TEST(TunnelIntegrity, Issue15_K9_GueGreSeedPartialOnlyUnderOuterChecksum) {
         EXPECT_EQ(c.rx_csum_partial_seed, 0u);
         EXPECT_EQ(c.rx_csum_seed_nocsum, 1u);
       }
-      r = tunnel::gre_decap(dgram(full), dc.ip, c, -1);
+      r = tunnel::gre_decap(dgram(full), tunnel_test::gre_of(dc), c, -1);
       ASSERT_TRUE(r.ok);
       EXPECT_EQ(partial_at(r.pkt), -1);
       EXPECT_EQ(r.pkt.ip_summed(), csum ? core::IpSummed::Complete : core::IpSummed::None);
       if (csum) {  // a byte flipped on the wire: the GRE checksum catches it, nothing delivered
         auto bad = dgram(seeded);
         bad[bad.size() - 7] ^= 0xff;
-        r = tunnel::gre_decap(bad, dc.ip, c, -1);
+        r = tunnel::gre_decap(bad, tunnel_test::gre_of(dc), c, -1);
         EXPECT_FALSE(r.ok);
         EXPECT_EQ(c.drops[std::size_t(tunnel::Drop::RxGreCsumBad)], 1u);
         EXPECT_EQ(c.rx_csum_partial_seed, 1u);
@@ -469,7 +472,7 @@ TEST(TunnelIntegrity, Issue15_K9_GueGreSeedPartialOnlyUnderOuterChecksum) {
 // `integrity` in the L3 modes (word and TOML): GUE needs its outer UDP checksum both ways,
 // like VXLAN; GRE / ip6gre need the GRE checksum both ways (`csum`, or `icsum` + `ocsum`),
 // since that is what protects the inner packet once its own checksum is elided.
-TEST(TunnelConfig, Issue15_IntegrityGueGreNeedsOuterChecksum) {
+TEST(TunnelConfig, IntegrityGueGreNeedsOuterChecksum) {
   auto words = [](std::vector<std::string> w, daemon::DaemonConfig* out = nullptr) {
     daemon::DaemonConfig c;
     auto e = daemon::parse_tunnel_words(w, c);

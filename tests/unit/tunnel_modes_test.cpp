@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "ofld/daemon/config.hpp"
+#include "../common/tunnel_config_of.hpp"
 #include "ofld/tunnel/endpoint.hpp"
 #include "ofld/wire/virtio_net.hpp"
 #include "tunnel_test_util.hpp"
@@ -62,22 +63,22 @@ std::vector<std::uint8_t> tcp_packet(std::size_t len, bool v6, bool seed, std::u
   return std::vector<std::uint8_t>(f.begin() + 14, f.end());
 }
 
-tunnel::IpTunnelConfig gue_cfg(bool v6 = false, bool rco = false) {
+tunnel::GueConfig gue_cfg(bool v6 = false, bool rco = false) {
   DaemonConfig c;
   std::vector<std::string> w = {"gue", "local", v6 ? "fd00::1" : "10.0.0.1", "remote",
                                 v6 ? "fd00::2" : "10.0.0.2", "port", "5555"};
   if (rco) w.insert(w.end(), {"remcsumtx", "remcsumrx"});
   EXPECT_FALSE(parse_tunnel_words(w, c));
-  return c.ip;
+  return tunnel_test::gue_of(c);
 }
-tunnel::IpTunnelConfig gre_cfg(bool v6 = false, bool key = true, bool csum = true) {
+tunnel::GreConfig gre_cfg(bool v6 = false, bool key = true, bool csum = true) {
   DaemonConfig c;
   std::vector<std::string> w = {v6 ? "ip6gre" : "gre", "local", v6 ? "fd00::1" : "10.0.0.1",
                                 "remote", v6 ? "fd00::2" : "10.0.0.2"};
   if (key) w.insert(w.end(), {"key", "42"});
   if (csum) w.push_back("csum");
   EXPECT_FALSE(parse_tunnel_words(w, c));
-  return c.ip;
+  return tunnel_test::gre_of(c);
 }
 tunnel::IpAddr addr(const char* s) { return *tunnel::IpAddr::parse(s); }
 
@@ -88,34 +89,34 @@ TEST(TunnelModesConfig, GueWords) {
   ASSERT_FALSE(words({"gue", "local", "10.0.0.1", "remote", "10.0.0.2", "port", "6080", "remcsumtx",
                       "remcsumrx", "remcsum-nopartial", "ttl", "9", "tos", "4", "mtu", "1400"},
                      &c));
-  EXPECT_EQ(c.mode, TunnelMode::Gue);
-  EXPECT_TRUE(c.ip.gue());
-  EXPECT_EQ(c.ip.port, 6080);
-  EXPECT_TRUE(c.ip.remcsum_tx && c.ip.remcsum_rx && c.ip.remcsum_nopartial);
-  EXPECT_EQ(c.ip.ttl, 9);
-  EXPECT_EQ(c.ip.tos, 4);
-  EXPECT_EQ(c.ip.mtu, 1400);
+  EXPECT_EQ(c.tunnel.name(), "gue");
+  EXPECT_TRUE(c.tunnel.get<tunnel::GueConfig>());
+  EXPECT_EQ(tunnel_test::gue_of(c).port, 6080);
+  EXPECT_TRUE(tunnel_test::gue_of(c).remcsum_tx && tunnel_test::gue_of(c).remcsum_rx && tunnel_test::gue_of(c).remcsum_nopartial);
+  EXPECT_EQ(tunnel_test::gue_of(c).ttl, 9);
+  EXPECT_EQ(tunnel_test::gue_of(c).tos, 4);
+  EXPECT_EQ(tunnel_test::gue_of(c).mtu, 1400);
   // V-10: IPv4 20 + UDP 8 + GUE 4 + RCO (private flags 4 + option 4) = 40.
-  EXPECT_EQ(c.ip.overhead(), 40);
-  EXPECT_EQ(c.ip.name(), "gue");
+  EXPECT_EQ(tunnel_test::gue_of(c).overhead(), 40);
+  EXPECT_EQ(tunnel_test::gue_of(c).name(), "gue");
 }
 
 TEST(TunnelModesConfig, GreWordsKeyAndCsum) {
   DaemonConfig c;
   ASSERT_FALSE(words({"gre", "local", "10.0.0.1", "remote", "10.0.0.2", "key", "1.2.3.4", "csum"}, &c));
-  EXPECT_EQ(c.mode, TunnelMode::Gre);
-  EXPECT_EQ(c.ip.ikey, 0x01020304u);  // iproute2: a dotted-quad key is the 32 bits in order
-  EXPECT_EQ(c.ip.okey, 0x01020304u);
-  EXPECT_TRUE(c.ip.icsum && c.ip.ocsum);
-  EXPECT_EQ(c.ip.overhead(), 20 + 4 + 4 + 4);  // V-13: base + checksum section + key section
-  EXPECT_EQ(c.ip.name(), "gre");
+  EXPECT_TRUE(c.tunnel.get<tunnel::GreConfig>());
+  EXPECT_EQ(tunnel_test::gre_of(c).ikey, 0x01020304u);  // iproute2: a dotted-quad key is the 32 bits in order
+  EXPECT_EQ(tunnel_test::gre_of(c).okey, 0x01020304u);
+  EXPECT_TRUE(tunnel_test::gre_of(c).icsum && tunnel_test::gre_of(c).ocsum);
+  EXPECT_EQ(tunnel_test::gre_of(c).overhead(), 20 + 4 + 4 + 4);  // V-13: base + checksum section + key section
+  EXPECT_EQ(tunnel_test::gre_of(c).name(), "gre");
   ASSERT_FALSE(words({"ip6gre", "local", "fd00::1", "remote", "fd00::2", "ikey", "7", "ocsum"}, &c));
-  EXPECT_EQ(c.ip.ikey, 7u);
-  EXPECT_FALSE(c.ip.okey);
-  EXPECT_FALSE(c.ip.icsum);
-  EXPECT_TRUE(c.ip.ocsum);
-  EXPECT_EQ(c.ip.name(), "ip6gre");
-  EXPECT_EQ(c.ip.overhead(), 40 + 4 + 4);
+  EXPECT_EQ(tunnel_test::gre_of(c).ikey, 7u);
+  EXPECT_FALSE(tunnel_test::gre_of(c).okey);
+  EXPECT_FALSE(tunnel_test::gre_of(c).icsum);
+  EXPECT_TRUE(tunnel_test::gre_of(c).ocsum);
+  EXPECT_EQ(tunnel_test::gre_of(c).name(), "ip6gre");
+  EXPECT_EQ(tunnel_test::gre_of(c).overhead(), 40 + 4 + 4);
 }
 
 TEST(TunnelModesConfig, ErrorsNameTheSetting) {
@@ -175,8 +176,8 @@ TEST(TunnelModesConfig, ErrorsNameTheSetting) {
 TEST(TunnelModesConfig, VxlanStillParsesThroughTheModeWord) {
   DaemonConfig c;
   ASSERT_FALSE(words({"vxlan", "id", "5", "local", "10.0.0.1", "remote", "10.0.0.2"}, &c));
-  EXPECT_EQ(c.mode, TunnelMode::Vxlan);
-  EXPECT_EQ(c.vxlan.vni, 5u);
+  EXPECT_EQ(c.tunnel.name(), "vxlan");
+  EXPECT_EQ(tunnel_test::vxlan_of(c).vni, 5u);
 }
 
 TEST(TunnelModesConfig, Toml) {
@@ -185,16 +186,16 @@ TEST(TunnelModesConfig, Toml) {
   ASSERT_TRUE(std::holds_alternative<DaemonConfig>(p)) << std::get<std::string>(p);
   const auto& c = std::get<DaemonConfig>(p);
   EXPECT_EQ(c.dev, "g0");
-  EXPECT_EQ(c.mode, TunnelMode::Gue);
-  EXPECT_EQ(c.ip.port, 5555);
-  EXPECT_TRUE(c.ip.ipv6() && c.ip.remcsum_tx && c.ip.remcsum_rx);
+  EXPECT_EQ(c.tunnel.name(), "gue");
+  EXPECT_EQ(tunnel_test::gue_of(c).port, 5555);
+  EXPECT_TRUE(tunnel_test::gue_of(c).ipv6() && tunnel_test::gue_of(c).remcsum_tx && tunnel_test::gue_of(c).remcsum_rx);
   auto q = parse_toml("[gre]\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\nkey = 9\ncsum = true\n");
   ASSERT_TRUE(std::holds_alternative<DaemonConfig>(q)) << std::get<std::string>(q);
-  EXPECT_EQ(std::get<DaemonConfig>(q).ip.okey, 9u);
-  EXPECT_TRUE(std::get<DaemonConfig>(q).ip.ocsum);
+  EXPECT_EQ(tunnel_test::gre_of(std::get<DaemonConfig>(q)).okey, 9u);
+  EXPECT_TRUE(tunnel_test::gre_of(std::get<DaemonConfig>(q)).ocsum);
   auto r = parse_toml("[ip6gre]\nlocal = \"fd00::1\"\nremote = \"fd00::2\"\n");
   ASSERT_TRUE(std::holds_alternative<DaemonConfig>(r)) << std::get<std::string>(r);
-  EXPECT_EQ(std::get<DaemonConfig>(r).ip.name(), "ip6gre");
+  EXPECT_EQ(tunnel_test::gre_of(std::get<DaemonConfig>(r)).name(), "ip6gre");
 }
 
 TEST(TunnelModesConfig, TomlErrorsNameTheSetting) {
@@ -264,7 +265,7 @@ TEST(TunnelGue, V9_W21_W25_K2_ReceiveChecks) {
     hdr.insert(hdr.end(), inner.begin(), inner.end());
     return hdr;
   };
-  auto drop_of = [](const std::vector<std::uint8_t>& b, const tunnel::IpTunnelConfig& cfg,
+  auto drop_of = [](const std::vector<std::uint8_t>& b, const tunnel::GueConfig& cfg,
                     tunnel::OuterCsum oc = tunnel::OuterCsum::Unknown) {
     tunnel::Counters c;
     auto d = tunnel::gue_decap(b, cfg, oc, c);
@@ -344,7 +345,7 @@ TEST(TunnelGre, ReceiveChecks) {
     if (fill) tunnel::gre_fill_checksum(hdr);
     return hdr;
   };
-  auto drop_of = [](const std::vector<std::uint8_t>& b, const tunnel::IpTunnelConfig& c) {
+  auto drop_of = [](const std::vector<std::uint8_t>& b, const tunnel::GreConfig& c) {
     tunnel::Counters ctr;
     auto d = tunnel::gre_decap(b, c, ctr);
     return d.ok ? std::optional<Drop>() : std::optional<Drop>(d.reason);
@@ -384,7 +385,8 @@ struct Loop {
 
 /// A TSO super-packet (gso_size `mss`, NEEDS_CSUM, seed in the TCP field) through A's
 /// transmit, every datagram into B's receive.
-Loop run_loop(const tunnel::IpTunnelConfig& a, bool v6_inner, std::size_t payload,
+template <class Cfg>  // GueConfig or GreConfig
+Loop run_loop(const Cfg& a, bool v6_inner, std::size_t payload,
               std::uint16_t mss) {
   Loop L;
   tunnel::Endpoint tx(a, {});

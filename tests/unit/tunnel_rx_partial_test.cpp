@@ -1,7 +1,7 @@
-// Issue 11 — VXLAN decapsulation: item 1 (the receive meaning of CHECKSUM_PARTIAL: an inner
-// checksum field holding exactly its pseudo-header seed, spec K-9, C-6, DESIGN "Receive"),
-// item 6 third bullet (udp6zerocsumrx enforced by the library, RFC 6935 §5 / the kernel's
-// UDP_NO_CHECK6_RX) and item 8 first bullet (ECN: RFC 6040 §4.2 decapsulation as the kernel's
+// VXLAN decapsulation: the receive meaning of CHECKSUM_PARTIAL (an inner checksum field
+// holding exactly its pseudo-header seed, spec K-9, C-6, DESIGN "Receive"),
+// udp6zerocsumrx (enforced by the library, RFC 6935 §5 / the kernel's
+// UDP_NO_CHECK6_RX) and ECN (an RFC 6040 §4.2 decapsulation as the kernel's
 // INET_ECN_decapsulate, and RFC 6040 §4.1 / INET_ECN_encapsulate + `tos inherit` on transmit
 // as vxlan_xmit_one). Expected values come from those texts, not from ofld's output.
 #include <gtest/gtest.h>
@@ -107,19 +107,19 @@ void complete(std::vector<std::uint8_t>& f, std::size_t start, std::size_t off) 
   put16(f, start + off, v);
 }
 
-// ---- item 1 -------------------------------------------------------------------------------
+// ---- K-9: the seed as receive PARTIAL -------------------------------------------------------------------
 
 struct SeedCase {
   bool v6;
   bool udp;
 };
 
-class Issue11Item1Seed : public ::testing::TestWithParam<SeedCase> {};
+class TunnelRxPartialSeed : public ::testing::TestWithParam<SeedCase> {};
 
 // A seed-valued inner field (what a kernel VXLAN peer sends across veth with tx-checksumming
 // on, K-9) is CHECKSUM_PARTIAL at the L4 header: csum_offset 16 for TCP, 6 for UDP (C-6), the
 // bytes untouched, counted. With the outer checksum present or unknown.
-TEST_P(Issue11Item1Seed, K9_SeedFieldIsReceivePartial) {
+TEST_P(TunnelRxPartialSeed, K9_SeedFieldIsReceivePartial) {
   const auto [v6, udp] = GetParam();
   auto f = udp ? udp_frame(300, v6, true) : tcp_frame(300, v6, true);
   const int l4 = v6 ? 54 : 34;
@@ -136,7 +136,7 @@ TEST_P(Issue11Item1Seed, K9_SeedFieldIsReceivePartial) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Inner, Issue11Item1Seed,
+INSTANTIATE_TEST_SUITE_P(Inner, TunnelRxPartialSeed,
                          ::testing::Values(SeedCase{false, false}, SeedCase{true, false},
                                            SeedCase{false, true}, SeedCase{true, true}),
                          [](const auto& i) {
@@ -145,7 +145,7 @@ INSTANTIATE_TEST_SUITE_P(Inner, Issue11Item1Seed,
 
 // Only the exact seed of the packet counts: a complete checksum, a seed for another length
 // (e.g. a GSO super-packet's), a UDP checksum of 0 and an IPv4 fragment stay NONE.
-TEST(Issue11Item1, K9_OnlyTheExactSeedIsPartial) {
+TEST(TunnelRxPartial, K9_OnlyTheExactSeedIsPartial) {
   tunnel::Counters ctr;
   auto none = [&](const std::vector<std::uint8_t>& f) {
     auto r = tunnel::decap(vx(f), cfg(), OuterCsum::Present, ctr);
@@ -171,7 +171,7 @@ TEST(Issue11Item1, K9_OnlyTheExactSeedIsPartial) {
 // The class, not the instance: a VLAN-tagged inner frame and an IPv6 packet with a
 // hop-by-hop options header before TCP (RFC 8200 §8.1: the pseudo-header's next header is
 // the upper-layer protocol, its length the upper-layer length).
-TEST(Issue11Item1, K9_SeedBehindVlanTagAndIpv6Options) {
+TEST(TunnelRxPartial, K9_SeedBehindVlanTagAndIpv6Options) {
   auto f = tcp_frame(200, false, true);
   f = splice(f, 12, {0x81, 0x00, 0x00, 0x05});  // 802.1Q, VID 5
   tunnel::Counters ctr;
@@ -195,7 +195,7 @@ TEST(Issue11Item1, K9_SeedBehindVlanTagAndIpv6Options) {
 // trusted — the frame stays NONE, GRO verifies it (it fails) and writes it alone without
 // NEEDS_CSUM or DATA_VALID, so the local stack checks it too (public bug E2: "decapsulation
 // must validate the inner checksum instead"). Counted in rx_csum_seed_nocsum.
-TEST(Issue11Item1, K9_ZeroOuterChecksumSeedIsNotTrusted) {
+TEST(TunnelRxPartial, K9_ZeroOuterChecksumSeedIsNotTrusted) {
   tunnel::Counters ctr;
   auto f = tcp_frame(300, false, true);
   auto r = tunnel::decap(vx(f), cfg(), OuterCsum::Zero, ctr);
@@ -218,7 +218,7 @@ TEST(Issue11Item1, K9_ZeroOuterChecksumSeedIsNotTrusted) {
 // by GRO after decapsulation (the kernel's skb_csum_unnecessary takes PARTIAL as verified,
 // G-11) into one aggregate, NEEDS_CSUM + TCPV4/6 with gso_size (S-7, T-20) whose checksum,
 // completed from the seed as a device would (C-6), verifies (RFC 793 §3.1).
-TEST(Issue11Item1, K9_DatapathDeliversNeedsCsumAndGroMerges) {
+TEST(TunnelRxPartial, K9_DatapathDeliversNeedsCsumAndGroMerges) {
   for (bool v6 : {false, true}) {
     const std::uint16_t l4 = v6 ? 54 : 34;
     for (bool gro : {true, false}) {
@@ -257,11 +257,11 @@ TEST(Issue11Item1, K9_DatapathDeliversNeedsCsumAndGroMerges) {
   }
 }
 
-// ---- item 6, third bullet -----------------------------------------------------------------
+// ---- udp6zerocsumrx --------------------------------------------------------------------------
 
 // RFC 6935 §5 / udp(7) UDP_NO_CHECK6_RX: an IPv6 datagram with UDP checksum 0 is dropped
 // unless udp6zerocsumrx is configured; counted with a named reason. IPv4 may carry 0 (RFC 768).
-TEST(Issue11Item6, Udp6ZeroChecksumNeedsUdp6ZeroCsumRx) {
+TEST(TunnelUdp6ZeroCsum, Udp6ZeroChecksumNeedsUdp6ZeroCsumRx) {
   auto f = tcp_frame(100, false, false);
   tunnel::Counters ctr;
   auto c6 = cfg(true);
@@ -285,7 +285,7 @@ TEST(Issue11Item6, Udp6ZeroChecksumNeedsUdp6ZeroCsumRx) {
   EXPECT_EQ(dp.counters().drops[std::size_t(Drop::RxUdp6ZeroCsum)], 1u);
 }
 
-// ---- item 8, first bullet: ECN ------------------------------------------------------------
+// ---- ECN (RFC 6040) -----------------------------------------------------------------------
 
 enum : std::uint8_t { kNotEct = 0, kEct1 = 1, kEct0 = 2, kCe = 3 };
 
@@ -317,7 +317,7 @@ constexpr int kFig4[4][4] = {
 };
 constexpr std::uint8_t kOuterCol[4] = {kNotEct, kEct0, kEct1, kCe};
 
-TEST(Issue11Item8, Rfc6040DecapsulationTable) {
+TEST(TunnelEcnRfc6040, Rfc6040DecapsulationTable) {
   for (bool v6 : {false, true}) {
     for (std::uint8_t in = 0; in < 4; ++in) {
       for (int col = 0; col < 4; ++col) {
@@ -358,7 +358,7 @@ TEST(Issue11Item8, Rfc6040DecapsulationTable) {
 
 // Unknown outer TOS (-1): nothing changes; a non-IP inner frame (ARP) passes whatever the
 // outer ECN (the kernel's IP_ECN_decapsulate returns 0 for other protocols).
-TEST(Issue11Item8, EcnUnknownOuterAndNonIpInner) {
+TEST(TunnelEcnRfc6040, EcnUnknownOuterAndNonIpInner) {
   auto f = tcp_frame(100, false, false);
   set_dsfield(f, kEct0);
   tunnel::Counters ctr;
@@ -376,7 +376,7 @@ TEST(Issue11Item8, EcnUnknownOuterAndNonIpInner) {
 
 // CE propagated into a seed-valued (PARTIAL) frame and through GRO: the CE segment is not
 // merged with the non-CE ones (N-12/N-10: TOS/traffic class differ) and keeps its mark.
-TEST(Issue11Item8, EcnCeReachesTheTapThroughGro) {
+TEST(TunnelEcnRfc6040, EcnCeReachesTheTapThroughGro) {
   tunnel::Endpoint dp(cfg(), {});
   for (std::uint32_t i = 0; i < 3; ++i) {
     auto f = seed_seg(1000, false, 1000 + 1000 * i);
@@ -397,7 +397,7 @@ TEST(Issue11Item8, EcnCeReachesTheTapThroughGro) {
 // INET_ECN_encapsulate via ip_tunnel_ecn_encap in vxlan_xmit_one): outer ECN = inner ECN,
 // except CE → ECT(0); outer DSCP = the configured tos (its ECN bits ignored), or the inner
 // DSCP with `tos inherit`.
-TEST(Issue11Item8, EcnEncapsulationAndTosInherit) {
+TEST(TunnelEcnRfc6040, EcnEncapsulationAndTosInherit) {
   const std::uint8_t kOuterFromInner[4] = {kNotEct, kEct1, kEct0, kEct0};
   for (bool v6 : {false, true}) {
     for (std::uint8_t in = 0; in < 4; ++in) {

@@ -83,7 +83,7 @@ TEST(TunnelVxlan, W26_OddCsumStartIsNotEncodable) {
   EXPECT_EQ(out[7], 0x00);
 }
 
-TEST(TunnelVxlan, F4_W26_CsumStartAbove254IsNotEncodable) {
+TEST(TunnelVxlan, BugF4_W26_CsumStartAbove254IsNotEncodable) {
   auto c = cfg4();
   c.remcsum_tx = true;
   // 7 bits of start/2 reach 254 at most (V-2). Put 222 bytes in front: csum_start = 256.

@@ -1,4 +1,4 @@
-// Issue 16: a TSO frame taken from the device's read buffer without copying its payload
+// A TSO frame taken from the device's read buffer without copying its payload
 // (offload::virtio::to_packet with the buffer's owner; tun_get_user builds such skbs with the
 // payload in page frags). The head holds every header — TCP with its options, RFC 9293 §3.1
 // data offset — and the payload is one fragment pointing into the buffer. GSO from it (a
@@ -21,7 +21,7 @@ struct Case {
   Bytes options;
 };
 
-TEST(Issue16VirtioInPlace, S1_TsoPayloadStaysInTheReadBufferHeadersInTheHead) {
+TEST(VirtioInPlace, S1_TsoPayloadStaysInTheReadBufferHeadersInTheHead) {
   // NOP NOP TS(10): 12 bytes of options, data offset 8 words; and none (data offset 5).
   const Bytes ts = {1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2};
   for (const Case& c : {Case{false, ts}, Case{true, ts}, Case{false, {}}, Case{true, {}}}) {
@@ -79,7 +79,7 @@ TEST(Issue16VirtioInPlace, S1_TsoPayloadStaysInTheReadBufferHeadersInTheHead) {
 }
 
 // Without the owner, or for a frame that is not a GSO super-packet, every byte is copied.
-TEST(Issue16VirtioInPlace, S1_WithoutOwnerOrGsoEverythingIsCopied) {
+TEST(VirtioInPlace, S1_WithoutOwnerOrGsoEverythingIsCopied) {
   TcpSpec s;
   s.payload = 500;
   const Bytes f = tcp_frame(s);

@@ -1,4 +1,4 @@
-// Issue 15: the peer session codec (HELLO / HELLO-ACK, docs/peer-protocol.md). Golden bytes
+// The peer session codec (HELLO / HELLO-ACK, docs/peer-protocol.md). Golden bytes
 // written from the documented layout; the prefixes are checked against what the kernel's
 // receivers drop: VXLAN I flag clear (RFC 7348 §5, vxlan_rcv "VNI flag always required"),
 // GUE C bit (draft-ietf-intarea-gue §3.2.1, gue_udp_recv → gue_control_message), GRE
@@ -37,7 +37,7 @@ Bytes encode(const peer::Msg& m, peer::Encap e) {
 }
 }  // namespace
 
-TEST(WirePeerHello, Issue15_GoldenVxlan) {
+TEST(WirePeerHello, GoldenVxlan) {
   const Bytes b = encode(sample(), peer::Encap::Vxlan);
   EXPECT_EQ(b, hex("00 00 00 00 00 00 00 00"            // VXLAN word0/word1, I flag clear
                    "6f 66 6c 64 02 02 00 2c"            // "ofld", v2, ACK, length 44
@@ -53,7 +53,7 @@ TEST(WirePeerHello, Issue15_GoldenVxlan) {
   EXPECT_EQ(p.msg, sample());
 }
 
-TEST(WirePeerHello, Issue15_GoldenGueAndGre) {
+TEST(WirePeerHello, GoldenGueAndGre) {
   const Bytes g = encode(sample(), peer::Encap::Gue);
   ASSERT_EQ(g.size(), 4 + peer::kBodyLen);
   // GUE variant 0: version bits 00, C bit (0x20) set, hlen 0; ctype 0x6f; flags 0.
@@ -68,7 +68,7 @@ TEST(WirePeerHello, Issue15_GoldenGueAndGre) {
   EXPECT_EQ(peer::parse(r, peer::Encap::Gue).verdict, peer::Verdict::NotControl);
 }
 
-TEST(WirePeerHello, Issue15_GreCarriesTheTunnelsChecksumAndKey) {
+TEST(WirePeerHello, GreCarriesTheTunnelsChecksumAndKey) {
   // RFC 2784/2890: C (0x80) and K (0x20) bits, checksum + reserved1, then the key (42).
   Bytes b(peer::kMaxMsgLen);
   b.resize(peer::encode(sample(), peer::Encap::Gre, b, peer::GreOptions{true, 42}));
@@ -92,7 +92,7 @@ TEST(WirePeerHello, Issue15_GreCarriesTheTunnelsChecksumAndKey) {
   EXPECT_EQ(peer::parse(b, peer::Encap::Gre).verdict, peer::Verdict::NotControl);
 }
 
-TEST(WirePeerHello, Issue15_DataDatagramsAreNotControl) {
+TEST(WirePeerHello, DataDatagramsAreNotControl) {
   // A VXLAN data header (I flag, VNI 42) and GUE/GRE data headers carrying IPv4.
   const Bytes vx = hex("08 00 00 00 00 00 2a 00 6f 66 6c 64 01 01 00 1c");
   EXPECT_FALSE(peer::maybe_control(vx, peer::Encap::Vxlan));
@@ -109,7 +109,7 @@ TEST(WirePeerHello, Issue15_DataDatagramsAreNotControl) {
   EXPECT_EQ(peer::parse(other, peer::Encap::Gue).verdict, peer::Verdict::NotControl);
 }
 
-TEST(WirePeerHello, Issue15_MalformedNamed) {
+TEST(WirePeerHello, MalformedNamed) {
   const Bytes good = encode(sample(), peer::Encap::Vxlan);
   for (std::size_t n = 12; n < good.size(); ++n) {  // prefix + magic present, body cut
     Bytes cut(good.begin(), good.begin() + long(n));
@@ -144,7 +144,7 @@ TEST(WirePeerHello, Issue15_MalformedNamed) {
   EXPECT_EQ(peer::parse(b, peer::Encap::Vxlan).verdict, peer::Verdict::BadLength);
 }
 
-TEST(WirePeerHello, Issue15_LaterVersionsExtendTheBody) {
+TEST(WirePeerHello, LaterVersionsExtendTheBody) {
   // A longer body (length field > 44) parses; the extra bytes are ignored. Reserved cap bits
   // and flag bits are ignored on receive.
   Bytes b = encode(sample(), peer::Encap::Gre);
@@ -157,7 +157,7 @@ TEST(WirePeerHello, Issue15_LaterVersionsExtendTheBody) {
   EXPECT_EQ(p.msg.caps, peer::kCapsKnown);
 }
 
-TEST(WirePeerHello, Issue15_EncodeRefusesZeroEpochAndShortBuffer) {
+TEST(WirePeerHello, EncodeRefusesZeroEpochAndShortBuffer) {
   peer::Msg m = sample();
   std::array<std::uint8_t, peer::kMaxMsgLen> out{};
   EXPECT_EQ(peer::encode(m, peer::Encap::Vxlan, std::span<std::uint8_t>(out.data(), 51)), 0u);

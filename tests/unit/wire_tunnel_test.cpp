@@ -269,7 +269,7 @@ TEST(WireErspan, V15_TypeIIGolden) {
 }
 
 TEST(WireErspan, V16_TypeIIIGoldenWithPlatform) {
-  // Ver 2, VLAN 0x064 → 20 64; COS 0 BSO 0 T 0 Session 1 → 00 01; Timestamp 0x11223344;
+  // Ver 2, VLAN 0x064 → 20 64; COS 0 BSO 0 T 0 SessionID 1 → 00 01; Timestamp 0x11223344;
   // SGT 0x0102; P 1, FT 0, HwID 0x2d (10 1101) → byte10 = 1 00000 10 = 0x82,
   // byte11 = 1101 1 10 1 (HwID low 4, D 1, Gra 2, O 1) = 0xdd; platform sub-header 8 bytes.
   const Bytes b = hex("20 64 00 01  11 22 33 44  01 02 82 dd  0c 00 00 00 00 00 00 01");
@@ -307,7 +307,7 @@ TEST(WireErspan, V17_MetadataSizes) {
 // ---- Geneve ---------------------------------------------------------------------------------
 
 TEST(WireGeneve, GoldenWithOption) {
-  // RFC 8926 §3.4: Ver 0, Opt Len 2 (8 bytes) → 0x02; O 0, C 1 → 0x40; Protocol 0x6558;
+  // GN-1, RFC 8926 §3.4: Ver 0, Opt Len 2 (8 bytes) → 0x02; O 0, C 1 → 0x40; Protocol 0x6558;
   // VNI 0x00abcd, reserved; option class 0x0102, type 0x80, R 0, length 1 (4 data bytes).
   const Bytes b = hex("02 40 65 58  00 ab cd 00  01 02 80 01  de ad be ef");
   auto g = GeneveHeader<>::parse(b);

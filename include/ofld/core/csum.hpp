@@ -96,9 +96,81 @@ bool kernel_supported(Kernel k) noexcept;
 /// The fastest supported kernel; chosen once at start-up.
 Kernel best_kernel() noexcept;
 
+namespace detail {
+/// csum_partial through the run-time kernel choice (best_kernel()), any length: one load and
+/// an indirect call.
+wsum csum_partial_dispatch(const void* data, std::size_t len, wsum seed) noexcept;
+
+/// Buffers up to this many bytes are summed inline by csum_partial (headers, small packets):
+/// below it the call into a vector kernel costs more than the sum.
+inline constexpr std::size_t kInlineSumMax = 64;
+
+[[gnu::always_inline]] inline std::uint64_t add64c_inline(std::uint64_t a, std::uint64_t b) noexcept {
+  const std::uint64_t s = a + b;
+  return s + (s < b);
+}
+
+/// seed + sum of p[0..len), len <= kInlineSumMax, for any host byte order: 64-bit host words
+/// in two add-with-carry chains, fixed-size tail loads, fold, then the host sum converted to
+/// the network-order convention (RFC 1071 §2(B)). Returns exactly what every kernel returns
+/// (the canonical folded value added to the seed).
+[[gnu::always_inline]] inline wsum sum_short(const std::uint8_t* p, std::size_t len,
+                                             wsum seed) noexcept {
+  std::uint64_t a = 0, b = 0;
+  while (len >= 16) {
+    std::uint64_t v0, v1;
+    __builtin_memcpy(&v0, p, 8);
+    __builtin_memcpy(&v1, p + 8, 8);
+    a = add64c_inline(a, v0);
+    b = add64c_inline(b, v1);
+    p += 16;
+    len -= 16;
+  }
+  if (len & 8) {
+    std::uint64_t v;
+    __builtin_memcpy(&v, p, 8);
+    a = add64c_inline(a, v);
+    p += 8;
+  }
+  if (len & 4) {
+    std::uint32_t v;
+    __builtin_memcpy(&v, p, 4);
+    b = add64c_inline(b, v);
+    p += 4;
+  }
+  if (len & 2) {
+    std::uint16_t v;
+    __builtin_memcpy(&v, p, 2);
+    a = add64c_inline(a, v);
+    p += 2;
+  }
+  // An odd last byte sits at an even offset: the low-address byte of its host word.
+  if (len & 1) {
+    if constexpr (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) b = add64c_inline(b, *p);
+    else b = add64c_inline(b, std::uint64_t(*p) << 8);
+  }
+  std::uint64_t s = add64c_inline(a, b);
+  s = (s & 0xffffffffu) + (s >> 32);
+  s = (s & 0xffffffffu) + (s >> 32);
+  s = (s & 0xffffu) + (s >> 16);
+  s = (s & 0xffffu) + (s >> 16);
+  s = (s & 0xffffu) + (s >> 16);
+  std::uint16_t v = std::uint16_t(s);
+  if constexpr (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) v = __builtin_bswap16(v);
+  const std::uint64_t w = std::uint64_t(seed) + v;
+  return wsum((w & 0xffffffffu) + (w >> 32));
+}
+}  // namespace detail
+
 /// seed + ones'-complement sum of data[0..len), any alignment, any length (0 allowed).
-/// Uses best_kernel(). (kernel csum_partial)
-wsum csum_partial(const void* data, std::size_t len, wsum seed = 0) noexcept;
+/// Up to detail::kInlineSumMax bytes are summed inline (no call), longer buffers by
+/// best_kernel(); the result is the same either way. (kernel csum_partial)
+[[gnu::always_inline]] inline wsum csum_partial(const void* data, std::size_t len,
+                                                wsum seed = 0) noexcept {
+  if (len <= detail::kInlineSumMax)
+    return detail::sum_short(static_cast<const std::uint8_t*>(data), len, seed);
+  return detail::csum_partial_dispatch(data, len, seed);
+}
 inline wsum csum_partial(std::span<const std::uint8_t> s, wsum seed = 0) noexcept {
   return csum_partial(s.data(), s.size(), seed);
 }

@@ -1,6 +1,7 @@
 // ofld/core/csum_short.hpp — inline ones'-complement sums for short, fixed-size headers (an
 // IPv4 header, pseudo-headers) on hot paths, where the call into csum_partial's dispatch
-// costs more than the sum itself. Every function returns exactly the wsum its out-of-line
+// costs more than the sum itself (csum_partial is itself inline up to 64 bytes now; these
+// fixed-size forms stay for the header checks and pseudo-headers). Every function returns exactly the wsum its out-of-line
 // twin in ofld/core/csum.hpp returns (canonical folded value added to the seed; see
 // src/core/csum_internal.hpp), so the two can be mixed freely.
 #pragma once

@@ -116,6 +116,16 @@ class BufferRef {
     r.p_ = b;
     return r;
   }
+  /// The opposite of adopt(): leave this reference null and hand its count to the caller,
+  /// who must drop it with release() (so that many can be dropped in one step).
+  Buffer* disown() noexcept {
+    Buffer* b = p_;
+    p_ = nullptr;
+    return b;
+  }
+  /// Drop `n` >= 1 references to `b` that the caller owns (disowned ones) in one atomic
+  /// step, or with none when they are all that is left; frees the buffer after the last.
+  inline static void release(Buffer* b, std::uint32_t n) noexcept;
 
  private:
   Buffer* p_ = nullptr;
@@ -148,14 +158,22 @@ inline BufferRef::BufferRef(const BufferRef& o) noexcept : p_(o.p_) {
   if (p_) p_->refs_.fetch_add(1, std::memory_order_relaxed);
 }
 inline BufferRef::~BufferRef() {
-  // The last reference frees the buffer: acq_rel orders every other holder's writes before it.
-  if (p_ && p_->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete p_;
+  if (p_) release(p_, 1);
 }
 inline long BufferRef::use_count() const noexcept {
   return p_ ? long(p_->refs_.load(std::memory_order_relaxed)) : 0;
 }
 inline void BufferRef::acquire(Buffer* b, std::uint32_t n) noexcept {
   b->refs_.fetch_add(n, std::memory_order_relaxed);
+}
+inline void BufferRef::release(Buffer* b, std::uint32_t n) noexcept {
+  // When the caller's n are all the references there are, no other thread holds one, so
+  // none can change the count (taking a reference needs one): the buffer is freed without a
+  // locked instruction. The acquire load (like acq_rel below) orders every earlier holder's
+  // writes, published by its own release, before the free.
+  if (b->refs_.load(std::memory_order_acquire) == n ||
+      b->refs_.fetch_sub(n, std::memory_order_acq_rel) == n)
+    delete b;
 }
 
 /// One scatter-gather fragment: bytes [off, off+len) of *buf (skb_frag_t).
@@ -502,7 +520,7 @@ struct PacketMeta {
   bool encap_hdr_csum = false;   ///< outer csum to be done in software during GSO
   bool remcsum_offload = false;  ///< RCO in effect
   bool csum_valid = false;       ///< software validated (C-23)
-  bool csum_complete_sw = false; ///< COMPLETE value computed by software (C-24, C-27)
+  bool csum_complete_sw = false; ///< COMPLETE value computed by software (C-24)
 
   // -- checksum state --
   CsumState csum{CsumNone{}};
@@ -852,6 +870,13 @@ wsum remcsum_adjust(std::span<std::uint8_t> region, wsum csum, std::size_t start
                     std::size_t offset) noexcept;
 /// C-32 remcsum_unadjust: field := csum_fold(delta − field). `field` points at 2 bytes (BE).
 void remcsum_unadjust(std::uint8_t* field, wsum delta) noexcept;
+
+/// Destroy every packet of `pkts` and leave it empty. The fragment references are dropped
+/// with one BufferRef::release per run of consecutive fragments in the same buffer, across
+/// packets (GSO's segments hold one reference each to the same few pages: one atomic step
+/// per page instead of one per fragment, none for the page's last references). Fragments of
+/// frag_list members are dropped one by one as usual.
+void destroy_packets(std::vector<Packet>& pkts) noexcept;
 /// C-33 skb_remcsum_process. `ptr_off` = offset of ptr from data(); start/offset relative to
 /// ptr. !nopartial → PARTIAL{csum_start = ptr+start, csum_offset = offset−start}.
 /// nopartial → ensure COMPLETE (computing it and postpulling [data, ptr) if needed), then

@@ -40,7 +40,7 @@ enum class GsoReason : std::uint8_t {
   RecursionLimit,     ///< nested tunnels deeper than kMaxGsoRecursion
   SegmentTooLong,     ///< a segment's IPv4 total / IPv6 payload length would exceed 65535
                       ///< (gso_size + headers too large): refused rather than wrapped
-  NestedTunnel,       ///< more than one tunnel level (issue 11 item 4): the bytes between a
+  NestedTunnel,       ///< more than one tunnel level (X-31): the bytes between a
                       ///< tunnel header and the inner headers are not that tunnel's own header,
                       ///< or a tunnel hook is reached inside a tunnel. Like the kernel, ofld
                       ///< segments one level (encapsulation + inner_* describe one); copying a

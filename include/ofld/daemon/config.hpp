@@ -67,9 +67,8 @@
 #include <variant>
 #include <vector>
 
+#include "ofld/tunnel/encapsulation.hpp"
 #include "ofld/tunnel/fdb.hpp"
-#include "ofld/tunnel/ip_tunnel.hpp"
-#include "ofld/tunnel/vxlan.hpp"
 
 namespace ofld::daemon {
 
@@ -77,11 +76,7 @@ namespace ofld::daemon {
 template <class T>
 using Parsed = std::variant<T, std::string>;
 
-/// Which tunnel `ofld tunnel` runs: VXLAN (TAP, Ethernet inner) or an L3 mode (TUN).
-enum class TunnelMode : std::uint8_t { Vxlan, Gue, Gre };
-
 struct DaemonConfig {
-  TunnelMode mode = TunnelMode::Vxlan;
   std::string dev = "ofld0";      ///< TAP name
   std::string address;            ///< optional CIDR assigned to the TAP (ip addr add)
   std::string control;            ///< control socket path; empty → default_control_path(dev)
@@ -91,10 +86,11 @@ struct DaemonConfig {
   /// TAP/TUN queues (IFF_MULTI_QUEUE when > 1), one worker thread with its own UDP socket
   /// (SO_REUSEPORT on the same port), GRO engine and buffers per queue. 1 = single queue.
   unsigned queues = 1;
-  tunnel::VxlanConfig vxlan;
-  tunnel::IpTunnelConfig ip;      ///< mode Gue or Gre (gre / ip6gre by the address family)
+  /// The tunnel: VXLAN (TAP, Ethernet inner), GUE or GRE/ip6gre (TUN; gre or ip6gre by the
+  /// address family): one TunnelConfig, its encapsulation's settings in tunnel.encap.
+  tunnel::TunnelConfig tunnel;
   std::vector<std::pair<tunnel::Mac, tunnel::IpAddr>> static_fdb;
-  /// Integrity mode (issue 15; word `integrity`, TOML `integrity = true` in the tunnel
+  /// Integrity mode (docs/peer-protocol.md; word `integrity`, TOML `integrity = true` in the tunnel
   /// table; every mode): inner checksums elided toward peers whose session says they have it
   /// too. Needs the outer checksum both ways (refused otherwise): VXLAN/GUE the outer UDP
   /// checksum, GRE/ip6gre the GRE checksum (`csum`).
@@ -154,14 +150,14 @@ std::optional<std::string> apply_setting(DaemonConfig& cfg, const std::string& n
 /// "/run/ofld/<dev>.sock".
 std::string default_control_path(const std::string& dev);
 
-/// Parse the words after `vxlan` into cfg.vxlan (and static fdb: `fdb MAC ADDR`). Validates
+/// Parse the words after `vxlan` into cfg.tunnel (a VxlanConfig; and static fdb: `fdb MAC ADDR`). Validates
 /// the result (tunnel::validate).
 std::optional<std::string> parse_vxlan_words(const std::vector<std::string>& words,
                                              DaemonConfig& cfg);
-/// Parse the words after `gue` into cfg.ip (mode Gue). Validates the result.
+/// Parse the words after `gue` into cfg.tunnel (a GueConfig). Validates the result.
 std::optional<std::string> parse_gue_words(const std::vector<std::string>& words, DaemonConfig& cfg);
-/// Parse the words after `gre` (ip6 = false) or `ip6gre` (ip6 = true) into cfg.ip (mode
-/// Gre). `gre` needs IPv4 addresses, `ip6gre` IPv6 ones. Validates the result.
+/// Parse the words after `gre` (ip6 = false) or `ip6gre` (ip6 = true) into cfg.tunnel (a
+/// GreConfig). `gre` needs IPv4 addresses, `ip6gre` IPv6 ones. Validates the result.
 std::optional<std::string> parse_gre_words(const std::vector<std::string>& words, bool ip6,
                                            DaemonConfig& cfg);
 /// Parse `MODE words...` (MODE = vxlan, gue, gre or ip6gre); errors name the setting, or

@@ -31,7 +31,7 @@ struct ReloadPlan {
   std::vector<tunnel::IpAddr> remotes_added, remotes_removed;          ///< VXLAN
   std::vector<std::pair<tunnel::Mac, tunnel::IpAddr>> fdb_added;       ///< new or moved static entries
   std::vector<tunnel::Mac> fdb_removed;                                ///< static entries gone
-  bool outer = false;        ///< ttl or tos changed (cfg.vxlan / cfg.ip ttl, tos, tos_inherit)
+  bool outer = false;        ///< ttl or tos changed (cfg.tunnel.common(): ttl, tos, tos_inherit)
   bool evpn_server = false;  ///< evpn_server changed (EVPN on in both)
   bool log_level = false;    ///< log_level changed
 };

@@ -24,7 +24,7 @@
 // random per engine unless fixed), so that flows cannot be aimed into one bucket or made to
 // collide without knowing the key (K-7: veth's all-in-one-bucket artifact is not copied).
 // The hash only groups: flow identity is decided by the per-layer comparisons, which include
-// the L3 family and the L4 protocol at every level (issue 11 item 3). Completion order at a
+// the L3 family and the L4 protocol at every level (N-3, N-8). Completion order at a
 // flush: bucket index order, oldest first within a bucket (G-9) — so with a random key the
 // order of different flows' completions differs between engines; fix the key to reproduce it.
 //

@@ -1,4 +1,4 @@
-// ofld/gso/gso.hpp — the software GSO engine (docs/ARCHITECTURE.md: gso; spec §4 X-1..X-36).
+// ofld/gso/gso.hpp — the software GSO engine (docs/ARCHITECTURE.md: gso; spec §4, docs/rules.md X-).
 //
 // gso_segment() drives the offload chain (ofld/offload/registry.hpp) from the frame's first
 // header down to the L4 hook, which calls core::skb_segment() to build the segments; on the way back
@@ -43,6 +43,12 @@ using offload::SegMode;
 // ---- the engine -----------------------------------------------------------------------------
 
 struct GsoResult {
+  GsoResult() = default;
+  GsoResult(GsoResult&&) noexcept = default;
+  GsoResult& operator=(GsoResult&&) noexcept = default;
+  /// Drops the segments' page references per page, not per segment (core::destroy_packets).
+  ~GsoResult() { core::destroy_packets(segs); }
+
   std::vector<core::Packet> segs;  ///< output frames (data() at the frame start)
   GsoReason reason = GsoReason::Ok;
   /// the device segments; `segs` holds the input packet unchanged (gso_segs set).
@@ -60,6 +66,11 @@ GsoResult gso_segment(core::Packet&& p, core::Features features, const core::Dev
 /// validate_xmit_skb (F-17..F-20): resolve the packet against `dev` and do what is needed in
 /// software. Output: what the device is handed (one packet, or the segments).
 struct TxResult {
+  TxResult() = default;
+  TxResult(TxResult&&) noexcept = default;
+  TxResult& operator=(TxResult&&) noexcept = default;
+  ~TxResult() { core::destroy_packets(out); }  ///< as ~GsoResult
+
   std::vector<core::Packet> out;
   core::TxAction action{};
   GsoReason gso_reason = GsoReason::Ok;

@@ -32,7 +32,7 @@ struct DemoOptions {
   bool offload = true;          ///< endpoints with offloads (--no-offload passes through)
   bool gro = true;              ///< GRO after decapsulation
   bool rco = false;             ///< remcsumtx + remcsumrx on both endpoints
-  /// Integrity mode (issue 15, `integrity` word) on endpoint A / B (`--integrity`: both;
+  /// Integrity mode (docs/peer-protocol.md, `integrity` word) on endpoint A / B (`--integrity`: both;
   /// `--integrity-side a|b`: one). Every encapsulation; gre/ip6gre endpoints then also get
   /// `csum` (both). The stream starts once the sessions answered.
   bool integrity_a = false, integrity_b = false;

@@ -6,11 +6,12 @@
 // Everything in between happens here, counted in one Counters with one list of drop reasons,
 // and reported by stats() as one JSON document.
 //
-// What differs between the encapsulations is a small strategy (Encapsulation): the device
-// kind (TAP/Ethernet or TUN/raw IP), the socket kind (UDP or raw IP protocol 47), the transmit
-// checks, the outer TOS and source port, the tunnel header of one datagram (VXLAN 8 bytes,
-// GUE 4 or 12 with RCO, GRE 4..12), the GSO features the inner segments are cut with, and
-// decapsulation (vxlan_rcv / gue_udp_recv / gre_parse_header + ip_tunnel_rcv checks).
+// What differs between the encapsulations is its plug-in (Encapsulation, one file each:
+// ofld/tunnel/encapsulation.hpp): the device kind (TAP/Ethernet or TUN/raw IP), the socket
+// kind (UDP or raw IP protocol 47), the transmit checks, the remotes of a frame, the outer
+// TOS and source port, the tunnel header of one datagram (VXLAN 8 bytes, GUE 4 or 12 with
+// RCO, GRE 4..12), decapsulation (vxlan_rcv / gue_udp_recv / gre_parse_header + ip_tunnel_rcv
+// checks) and what follows it (VXLAN: loop check, FDB learning).
 //
 // Transmit (one shape): virtio_net_hdr + frame → offload::virtio::to_packet (S-1..S-5) →
 // remotes (VXLAN: FDB lookup, flooding; GUE/GRE: the configured remote) → GSO of the INNER
@@ -34,7 +35,7 @@
 // the workers of a multi-queue endpoint (EndpointOptions::fdb).
 //
 // For the daemon loop (one worker per device queue), the whole contract is:
-//   make:    Endpoint(cfg.vxlan or cfg.ip, EndpointOptions{gro, vnet_hdr, mtu,
+//   make:    Endpoint(cfg.tunnel, EndpointOptions{gro, vnet_hdr, mtu,
 //            frame_packets = true, own_mac, fdb = the workers' SharedFdb (VXLAN)});
 //            encapsulation().link() / socket() / dst_port() say which device (TAP or TUN)
 //            and which socket (UDP on dst_port(), or raw IP protocol 47) to open.
@@ -64,6 +65,7 @@
 
 #include "ofld/core/features.hpp"
 #include "ofld/gro/gro_cells.hpp"
+#include "ofld/tunnel/encapsulation.hpp"
 #include "ofld/tunnel/fdb.hpp"
 #include "ofld/tunnel/ip_tunnel.hpp"
 #include "ofld/tunnel/types.hpp"
@@ -75,21 +77,17 @@ namespace ofld::core { struct GsoCounters; }
 
 namespace ofld::tunnel {
 
-class PeerTable;  // ofld/tunnel/peer.hpp: per-remote sessions (issue 15)
+class PeerTable;  // ofld/tunnel/peer.hpp: per-remote sessions
 
 /// UDP_MAX_SEGMENTS of older kernels (64); 6.12 allows 128 — 64 works on both.
 inline constexpr std::size_t kMaxTrainSegs = 64;
 /// Largest payload of one train (IPv4 total length ≤ 65535 with 20 + 8 header bytes).
 inline constexpr std::size_t kMaxTrainBytes = 65535 - 20 - 8;
-/// Longest tunnel header an encapsulation writes (GRE with checksum and key: 12; GUE with
-/// the RCO option: 12; VXLAN: 8).
-inline constexpr std::size_t kMaxTunnelHdr = 16;
-
 /// A train for one send: `count` datagrams (each from its tunnel header on) of `seg_size`
 /// bytes laid end to end in `buf`, the last one possibly shorter; seg_size == buf.size()
-/// for a single datagram. One representation only: issue 14 measured the scattered form
-/// (headers + the segments' own pieces over an iovec) against this copying form and kept
-/// this one (bench/tunnel-profile.md, "Session 6").
+/// for a single datagram. One representation only: the scattered form, measured
+/// (headers + the segments' own pieces over an iovec), was no faster than this copying form
+/// (bench/tunnel-profile.md, "Train representation: copying builder vs scattered").
 struct TxTrain {
   IpAddr remote;
   std::uint16_t src_port = 0;  ///< UDP source port (host order; VXLAN: flow_src_port; GUE: port; GRE: 0)
@@ -121,81 +119,6 @@ struct TapFrame {
 /// members), appended to `out`; for a writev. Returns the number of pieces appended.
 std::size_t tap_pieces(const TapFrame& f, std::vector<std::span<const std::uint8_t>>& out);
 
-/// The encapsulations (iproute2 link types: vxlan, ipip/sit `encap gue`, gre, ip6gre).
-enum class Encap : std::uint8_t { Vxlan, Gue, Gre, Ip6gre };
-/// "vxlan", "gue", "gre", "ip6gre".
-std::string_view to_string(Encap e) noexcept;
-
-/// The socket an encapsulation's datagrams travel on: UDP (the kernel adds IP + UDP; sent
-/// with UDP_SEGMENT, received with UDP_GRO) or raw IP of protocol 47 (the kernel adds IP).
-enum class SocketKind : std::uint8_t { Udp, RawIp };
-
-/// The per-encapsulation strategy of an Endpoint (made by the Endpoint from its config; the
-/// interface is public for tests and documentation). Stateless apart from the configuration.
-class Encapsulation {
- public:
-  virtual ~Encapsulation() = default;
-  virtual Encap kind() const noexcept = 0;
-  /// Device link layer: Ethernet (TAP) for VXLAN, raw IP (TUN) for GUE/GRE.
-  virtual wire::LinkType link() const noexcept = 0;
-  virtual SocketKind socket() const noexcept = 0;
-  /// UDP destination port (host order; 0 for raw IP).
-  virtual std::uint16_t dst_port() const noexcept = 0;
-  /// Bytes added on the underlay (outer IP [+ UDP] + tunnel header [+ inner Ethernet]): the
-  /// device MTU is 1500 minus this unless configured.
-  virtual int overhead() const noexcept = 0;
-  /// Transmit check of a device frame before anything else: TxNotEthernet / TxNotIp.
-  virtual std::optional<Drop> tx_check(std::span<const std::uint8_t> frame) const noexcept = 0;
-  /// Outer TOS / traffic class for the frame (vxlan_xmit_one / ip_tunnel_xmit, RFC 6040 §4.1).
-  virtual std::uint8_t outer_tos(std::span<const std::uint8_t> frame) const noexcept = 0;
-  /// UDP source port for the frame (host order): udp_flow_src_port of the inner flow
-  /// (VXLAN), the configured port (GUE), 0 (GRE).
-  virtual std::uint16_t src_port(std::span<const std::uint8_t> frame) const noexcept = 0;
-  /// NETIF_F_* features the inner GSO runs with: SG|HW_CSUM when segments may leave as RCO
-  /// (remcsumtx with an outer checksum: the segment keeps its seed, W-28/X-31), none
-  /// otherwise (checksums summed while copying, X-8; raw IP sockets offload nothing, X-33).
-  virtual core::Features gso_features() const noexcept = 0;
-  /// The tunnel header for one datagram carrying `seg` (one frame, not GSO; data() at its
-  /// first header), written to hdr[0..info.hdr_len): RCO when configured and encodable,
-  /// else a CHECKSUM_PARTIAL segment's checksum finished in software (skb_checksum_help).
-  /// `seg` may be modified (checksum written).
-  virtual EncapInfo encap(core::Packet& seg, std::span<std::uint8_t, kMaxTunnelHdr> hdr) const = 0;
-  /// After the datagram (header + segment) is laid out contiguously: anything computed over
-  /// the whole datagram (the GRE checksum, V-13). Returns true when it wrote something.
-  virtual bool finish(std::span<std::uint8_t> /*datagram*/) const noexcept { return false; }
-  /// Decapsulate one datagram (from its tunnel header on); counts its drop into `c`.
-  /// `owner`: zero-copy receive buffer holding `payload` (VXLAN; others copy).
-  virtual DecapResult decap(std::span<const std::uint8_t> payload, OuterCsum outer, Counters& c,
-                            const core::BufferRef* owner, int outer_tos) const = 0;
-};
-
-/// Per-peer counters (a subset of Counters, attributed to one remote).
-struct PeerCounters {
-  std::uint64_t tx_datagrams = 0, tx_bytes = 0;  ///< datagrams handed to the socket for it
-  std::uint64_t rx_datagrams = 0, rx_bytes = 0;  ///< datagrams received from it
-  std::uint64_t rx_dropped = 0;                  ///< of those, dropped (reason in Counters::drops)
-  std::uint64_t fdb_learned = 0;                 ///< FDB entries learned or moved to it (VXLAN)
-  /// Integrity mode (issue 15): datagrams sent to it with the inner checksum elided (left
-  /// the pseudo-header seed) / with full inner checksums; datagrams received from it whose
-  /// inner checksum field was the seed, delivered NEEDS_CSUM without summing.
-  std::uint64_t tx_csum_elided = 0, tx_csum_full = 0, rx_csum_seed = 0;
-};
-
-/// One remote endpoint, owned by the Endpoint: its underlay address, whether it came from
-/// the configuration (`remote` / `remotes`) or was learned (a VXLAN datagram that decapsulated
-/// from it, or a static FDB entry sent to) and its counters. Its FDB entries are the FDB's
-/// entries whose remote is `addr` (Endpoint::fdb_entries()); its negotiated session state is
-/// in the PeerTable (EndpointOptions::peer_sessions, `ofld peers`).
-struct Peer {
-  IpAddr addr;
-  bool configured = false;
-  PeerCounters ctr;
-  /// VXLAN: its id in the FDB's interned-remote table (SharedFdb::remote_id), cached; a
-  /// kNoRemote / kRemotesFull answer is asked again when SharedFdb::known_generation moves.
-  RemoteId fdb_remote = kNoRemote;
-  std::uint32_t fdb_gen = ~0u;
-};
-
 /// Settings of an Endpoint that are not the tunnel's configuration (documented settings,
 /// no environment variables).
 struct EndpointOptions {
@@ -218,9 +141,9 @@ struct EndpointOptions {
   /// 1000 (netdev_max_backlog) for VXLAN, whose zero-copy receive leaves the payload in the
   /// receive slot; 64 (the NAPI weight) for GUE/GRE, whose datagrams are copied into each
   /// packet, so that GRO merges them while they are cache-hot (measured: bench/tunnel-profile.md,
-  /// "Session 6").
+  /// "GUE, GRE, ip6gre").
   std::size_t gro_backlog = 0;
-  /// Peer sessions (issue 15; shared by the workers): HELLO / HELLO-ACK datagrams received are
+  /// Peer sessions (docs/peer-protocol.md; shared by the workers): HELLO / HELLO-ACK datagrams received are
   /// handed to it instead of decapsulation, and with integrity mode inner checksums are
   /// elided toward peers it says have it too. Null: no sessions, full checksums.
   std::shared_ptr<PeerTable> peer_sessions;
@@ -232,19 +155,17 @@ inline constexpr std::size_t kMaxPeers = 1024;
 
 class Endpoint {
  public:
-  /// A VXLAN endpoint (TAP, UDP). `cfg` should pass validate(); the remotes become peers.
-  Endpoint(VxlanConfig cfg, EndpointOptions opts = {});
-  /// A GUE (UDP) or GRE/ip6gre (raw IP) endpoint over a TUN; the remote becomes the peer.
-  Endpoint(IpTunnelConfig cfg, EndpointOptions opts = {});
+  /// An endpoint of any encapsulation (TunnelConfig is made implicitly from a VxlanConfig,
+  /// GueConfig or GreConfig). `cfg` should pass validation; its remotes become peers.
+  Endpoint(TunnelConfig cfg, EndpointOptions opts = {});
   ~Endpoint();
   Endpoint(const Endpoint&) = delete;
   Endpoint& operator=(const Endpoint&) = delete;
 
   const Encapsulation& encapsulation() const noexcept { return *enc_; }
   Encap encap() const noexcept { return enc_->kind(); }
-  /// The configuration of this endpoint's mode; null for the other kind.
-  const VxlanConfig* vxlan() const noexcept { return vx_ ? &*vx_ : nullptr; }
-  const IpTunnelConfig* ip() const noexcept { return ip_ ? &*ip_ : nullptr; }
+  /// The tunnel configuration (cfg.get<VxlanConfig>() etc. for an encapsulation's own).
+  const TunnelConfig& config() const noexcept { return cfg_; }
 
   /// One frame read from the device (its virtio_net_hdr decoded). Appends trains to `out`
   /// (buffers taken from recycle()d ones when there are any, so a steady stream does not
@@ -255,7 +176,7 @@ class Endpoint {
   /// read batch) share a train where the previous frame's last train is still open (same
   /// remote, source port and TOS, no shorter datagram yet, within kMaxTrainSegs and
   /// kMaxTrainBytes): a batch of pure ACKs of one flow leaves as one UDP_SEGMENT send instead
-  /// of one send each; the datagrams are the same bytes in the same order (issue 16).
+  /// of one send each; the datagrams are the same bytes in the same order.
   void transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::uint8_t> frame,
                 std::uint64_t now_ns, std::vector<TxTrain>& out, const core::BufferRef* owner = nullptr);
   /// The daemon's report of one train's send: `ok` false → every datagram counted as
@@ -293,7 +214,7 @@ class Endpoint {
   /// from now on (the socket's TTL is the caller's). Call from the thread that runs this
   /// endpoint.
   void set_outer(std::uint8_t ttl, std::uint8_t tos, bool tos_inherit) noexcept;
-  /// Peer session messages to send now (issue 15), one single-datagram train each (count 1,
+  /// Peer session messages to send now (docs/peer-protocol.md), one single-datagram train each (count 1,
   /// src_port = dst_port(): they leave from the tunnel's own port): ACKs queued by received
   /// HELLOs, and with `hellos` the HELLOs that are due (first contact, retries, refresh).
   /// Not counted as data (tx counters); nothing when EndpointOptions::peer_sessions is null.
@@ -310,8 +231,8 @@ class Endpoint {
   /// TSO frame leaves in one send. 0 for encapsulations not sent in trains (GRE, ip6gre).
   std::uint32_t segs_per_train(int mtu) const noexcept;
   /// The VXLAN FDB (null for GUE/GRE).
-  SharedFdb* fdb() noexcept { return fdb_.get(); }
-  const SharedFdb* fdb() const noexcept { return fdb_.get(); }
+  SharedFdb* fdb() noexcept { return enc_->fdb(); }
+  const SharedFdb* fdb() const noexcept { return enc_->fdb(); }
   /// FDB entries whose remote is p.addr (0 for GUE/GRE).
   std::size_t fdb_entries(const Peer& p) const;
   const gro::GroCells& gro_cells() const noexcept { return *cells_; }
@@ -326,11 +247,24 @@ class Endpoint {
  private:
   void init();
   // Integrity mode (endpoint_peer.cpp): whether every remote of this frame takes elided inner
-  // checksums; the GSO features that keep segments CHECKSUM_PARTIAL; a segment's checksum
-  // left as its seed (returns true when it was PARTIAL); a received control message.
+  // checksums; a received control message.
   bool tx_elide(std::uint64_t now_ns);
-  static core::Features elide_features(core::Features f) noexcept;
-  static bool elide_inner_csum(core::Packet& seg) noexcept;
+  // transmit(), in four steps: the inner GSO into segs_ (false: dropped); each segment's
+  // inner checksum decided (inner_csum_plan) and its datagram packed into trains for
+  // remotes_[0]; the trains copied for the other remotes (flooding); the counters.
+  struct TxBinding {
+    std::uint16_t sport = 0;
+    std::uint8_t tos = 0;
+  };
+  struct Packed {
+    std::size_t first = 0, last = 0;  // this frame's trains in `out` (first may be continued)
+    std::uint32_t joined_count = 0;   // datagrams the continued train held before
+    std::size_t joined_bytes = 0;
+  };
+  bool segment(core::Packet&& pkt);
+  Packed pack(const TxBinding& bind, bool elide, bool gso, bool zero_as_ffff, std::vector<TxTrain>& out);
+  void flood(std::size_t first, std::vector<TxTrain>& out);
+  void count(const Packed& pk, bool elide, const std::vector<TxTrain>& out);
   bool rx_control(std::span<const std::uint8_t> payload, const IpAddr& from, std::uint64_t now_ns);
   Peer* find_peer(const IpAddr& a, bool create);
   void receive_one(std::span<const std::uint8_t> payload, const IpAddr& from, Peer* peer,
@@ -340,21 +274,13 @@ class Endpoint {
   std::vector<std::uint8_t> take_buf();
   void recycle_one(std::vector<std::uint8_t>& b);
 
-  std::optional<VxlanConfig> vx_;
-  std::optional<IpTunnelConfig> ip_;
+  TunnelConfig cfg_;
   std::unique_ptr<Encapsulation> enc_;
   EndpointOptions opts_;
   Counters ctr_;
-  std::shared_ptr<SharedFdb> fdb_;
   std::map<IpAddr, Peer> peers_;
   Peer* last_peer_ = nullptr;                     // lookup cache
   std::size_t queued_ = 0;                        // frames handed to gro_cells since its last poll
-  // vxlan_snoop's last sighting: the same source MAC from the same remote within
-  // kSnoopRefreshNs is not looked up again (a train's datagrams carry one inner source).
-  Mac snoop_mac_{};
-  IpAddr snoop_from_{};
-  std::uint64_t snoop_ns_ = 0;
-  bool snoop_valid_ = false;
   // The last train transmit() left open in its caller's vector (to continue with the next
   // frame of the same batch): valid only while that vector still ends with it (same length,
   // same buffer); recycle() ends it.

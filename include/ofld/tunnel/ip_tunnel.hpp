@@ -23,48 +23,39 @@
 #include <vector>
 
 #include "ofld/core/packet.hpp"
+#include "ofld/tunnel/common_config.hpp"
 #include "ofld/tunnel/types.hpp"
 #include "ofld/tunnel/vxlan.hpp"  // OuterCsum
 
 namespace ofld::tunnel {
 
-enum class IpTunnelKind : std::uint8_t { Gue, Gre };
-
-/// Settings of a GUE or GRE endpoint (iproute2 names in the comments).
-struct IpTunnelConfig {
-  IpTunnelKind kind = IpTunnelKind::Gre;
-  IpAddr local;                 ///< `local ADDR` (decides IPv4 vs IPv6 underlay)
-  IpAddr remote;                ///< `remote ADDR` (same family)
-  // GUE
+/// Settings of a GUE endpoint (`ipip/sit ... encap gue`): the common and UDP settings in the
+/// bases (TUN MTU: bytes of inner IP).
+struct GueConfig : UdpTunnelSettings {
+  IpAddr remote;                ///< `remote ADDR` (same family as local)
   std::uint16_t port = 0;       ///< `port P`: UDP port (both ends); GUE has no IANA port → required
-  bool udp_csum = true;         ///< IPv4 outer UDP checksum (`udpcsum` / `noudpcsum`)
-  bool udp6_zero_csum_tx = false;  ///< IPv6: send outer UDP checksum 0 (RFC 6935)
-  bool udp6_zero_csum_rx = false;  ///< IPv6: accept outer UDP checksum 0
-  bool remcsum_tx = false;      ///< `remcsumtx`: RCO private flag + option (W-27)
-  bool remcsum_rx = false;      ///< `remcsumrx`: accept RCO (W-25)
-  bool remcsum_nopartial = false;  ///< FOU_F_REMCSUM_NOPARTIAL: write the inner checksum on receive
-  // GRE
+  /// Bytes added on the underlay: outer IP + UDP + GUE (4, + 8 when remcsumtx: the Linux
+  /// header-room estimate counts the RCO option, V-10).
+  int overhead() const noexcept;
+  /// "gue".
+  std::string_view name() const noexcept { return "gue"; }
+};
+
+/// Settings of a GRE (IPv4 underlay) or ip6gre (IPv6 underlay) endpoint: the common settings
+/// in the base (TUN MTU: bytes of inner IP).
+struct GreConfig : TunnelCommon {
+  IpAddr remote;                            ///< `remote ADDR` (same family as local)
   std::optional<std::uint32_t> ikey, okey;  ///< `key K` (both), `ikey K`, `okey K`
   bool icsum = false, ocsum = false;        ///< `csum` (both), `icsum`, `ocsum`
-  // both
-  std::uint8_t ttl = 0;         ///< 0 = kernel default
-  std::uint8_t tos = 0;          ///< `tos N`: outer DSCP (its ECN bits come from the inner packet)
-  bool tos_inherit = false;      ///< `tos inherit`: outer DSCP from the inner IP header
-  int mtu = 0;                  ///< TUN MTU (bytes of inner IP); 0 = 1500 − overhead()
-
-  bool ipv6() const noexcept { return local.is_v6(); }
-  bool gue() const noexcept { return kind == IpTunnelKind::Gue; }
-  /// GUE: true when transmitted datagrams carry an outer UDP checksum.
-  bool tx_outer_csum() const noexcept { return ipv6() ? !udp6_zero_csum_tx : udp_csum; }
-  /// Bytes added on the underlay: outer IP + UDP + GUE (4, + 8 when remcsumtx: the Linux
-  /// header-room estimate counts the RCO option, V-10) or outer IP + GRE (4 + C + K).
+  /// Bytes added on the underlay: outer IP + GRE (4 + C + K; V-13).
   int overhead() const noexcept;
-  /// "gue", "gre" or "ip6gre".
-  std::string_view name() const noexcept;
+  /// "gre" or "ip6gre".
+  std::string_view name() const noexcept { return ipv6() ? "ip6gre" : "gre"; }
 };
 
 /// Check a configuration; the error names the bad setting.
-std::optional<std::string> validate(const IpTunnelConfig& cfg);
+std::optional<std::string> validate(const GueConfig& cfg);
+std::optional<std::string> validate(const GreConfig& cfg);
 
 // Drop reasons, counters and the decapsulation result are the endpoint's one set
 // (ofld/tunnel/types.hpp: Drop, Counters, DecapResult).
@@ -76,7 +67,7 @@ std::optional<std::string> validate(const IpTunnelConfig& cfg);
 /// CHECKSUM_PARTIAL inner — the private-flags word + RCO option (start = csum_start from the
 /// inner IP header, offset = start + csum_offset; W-27, V-8). Writes the header into `out`
 /// (≥ 12 bytes) and returns its length; 0 when the inner packet is not IPv4/IPv6.
-std::size_t gue_build_header(const core::Packet& inner, const IpTunnelConfig& cfg,
+std::size_t gue_build_header(const core::Packet& inner, const GueConfig& cfg,
                              std::span<std::uint8_t> out, bool& rco);
 
 /// gue_udp_recv for one UDP payload: V-9 checks (version 0, no control message, known
@@ -89,14 +80,14 @@ std::size_t gue_build_header(const core::Packet& inner, const IpTunnelConfig& cf
 /// as the kernel's udpv6 receive without UDP_NO_CHECK6_RX). `outer_tos`: the outer IPv4 TOS /
 /// IPv6 traffic class (0..255) or -1 when unknown; known → RFC 6040 §4.2 on the inner header
 /// (ecn_decap_ip; Not-ECT under CE → RxEcnNotEct). Counts drops into `c`.
-DecapResult gue_decap(std::span<const std::uint8_t> payload, const IpTunnelConfig& cfg,
+DecapResult gue_decap(std::span<const std::uint8_t> payload, const GueConfig& cfg,
                         OuterCsum outer, Counters& c, int outer_tos = -1);
 
 // ---- GRE (src/tunnel/gre.cpp) ----------------------------------------------------------------
 
 /// GRE header for an inner packet of ethertype `proto`: C (checksum 0, to be filled) when
 /// cfg.ocsum, K when cfg.okey. Writes into `out` (≥ 12 bytes); returns its length.
-std::size_t gre_build_header(std::uint16_t proto, const IpTunnelConfig& cfg,
+std::size_t gre_build_header(std::uint16_t proto, const GreConfig& cfg,
                              std::span<std::uint8_t> out);
 /// Write the GRE checksum (V-13: over the GRE header and payload, field zero, no pseudo
 /// header) into the GRE packet `pkt` (starting at its GRE header) when C is set.
@@ -108,12 +99,12 @@ void gre_fill_checksum(std::span<std::uint8_t> pkt) noexcept;
 /// lengths (check_inner_ip; padding trimmed, the sum adjusted). Sequence numbers are ignored
 /// (no iseq). `outer_tos` as gue_decap (RFC 6040 §4.2; ipgre_rcv → ip_tunnel_rcv →
 /// IP_ECN_decapsulate). Counts drops into `c`.
-DecapResult gre_decap(std::span<const std::uint8_t> payload, const IpTunnelConfig& cfg,
+DecapResult gre_decap(std::span<const std::uint8_t> payload, const GreConfig& cfg,
                         Counters& c, int outer_tos = -1);
 
 /// The outer TOS / traffic class for the inner IP packet `ip` (data() at the IP header), as
 /// ip_tunnel_xmit / ip6gre: the configured tos (or the inner dsfield with tos_inherit), ECN
 /// bits from the inner header per INET_ECN_encapsulate (RFC 6040 §4.1: CE → ECT(0)).
-std::uint8_t ip_outer_tos(const IpTunnelConfig& cfg, std::span<const std::uint8_t> ip) noexcept;
+std::uint8_t ip_outer_tos(const TunnelCommon& cfg, std::span<const std::uint8_t> ip) noexcept;
 
 }  // namespace ofld::tunnel

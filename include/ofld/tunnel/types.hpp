@@ -75,7 +75,7 @@ struct Counters {
   std::uint64_t tx_rco = 0;                           ///< datagrams sent with an RCO header/option
   std::uint64_t tx_csum_sw = 0;                       ///< inner checksums computed in software
   /// Inner checksums left as the pseudo-header seed: RCO (the receiver completes them) and
-  /// integrity mode toward a peer that has it (issue 15; per peer in PeerCounters).
+  /// integrity mode toward a peer that has it (per peer in PeerCounters).
   std::uint64_t tx_csum_skipped = 0;
   std::uint64_t tx_gre_csum = 0;                      ///< GRE checksums written
   std::uint64_t tx_flooded = 0;                       ///< frames flooded to every remote (VXLAN)

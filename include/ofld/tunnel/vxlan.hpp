@@ -12,45 +12,36 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ofld/core/packet.hpp"
+#include "ofld/tunnel/common_config.hpp"
 #include "ofld/tunnel/ecn.hpp"
 #include "ofld/tunnel/fdb.hpp"
 #include "ofld/tunnel/types.hpp"
 
 namespace ofld::tunnel {
 
-/// VXLAN device configuration (IFLA_VXLAN_* equivalents).
-struct VxlanConfig {
+/// VXLAN device configuration (IFLA_VXLAN_* equivalents); the common and UDP settings
+/// (local, ttl, tos, mtu — the TAP MTU, bytes of inner L3 —, udpcsum, RCO) in the bases.
+struct VxlanConfig : UdpTunnelSettings {
   std::uint32_t vni = 0;        ///< 24-bit VXLAN network identifier
-  IpAddr local;                 ///< underlay source address (decides IPv4 vs IPv6)
   std::vector<IpAddr> remotes;  ///< default destinations (flood list); ≥ 1
   std::uint16_t dstport = 4789; ///< IANA VXLAN port (V-4)
   std::uint16_t port_min = 0;   ///< srcport range; 0/0 = the kernel's default local port range
   std::uint16_t port_max = 0;
-  bool udp_csum = true;         ///< IPv4 outer UDP checksum (udpcsum / noudpcsum)
-  bool udp6_zero_csum_tx = false;  ///< IPv6: send outer UDP checksum 0 (RFC 6935)
-  bool udp6_zero_csum_rx = false;  ///< IPv6: accept outer UDP checksum 0
-  bool remcsum_tx = false;      ///< VXLAN_F_REMCSUM_TX (W-26)
-  bool remcsum_rx = false;      ///< VXLAN_F_REMCSUM_RX (V-4, W-25)
-  bool remcsum_nopartial = false;  ///< VXLAN_F_REMCSUM_NOPARTIAL (C-33 nopartial)
-  std::uint8_t ttl = 0;         ///< 0 = kernel default
-  std::uint8_t tos = 0;         ///< outer DSCP (its ECN bits are replaced, see outer_tos())
-  bool tos_inherit = false;     ///< `tos inherit`: outer DSCP from the inner IP header
-  int mtu = 0;                  ///< TAP MTU (bytes of inner L3); 0 = underlay MTU − overhead
   std::uint32_t ageing_s = 300; ///< FDB ageing (seconds)
   bool learning = true;         ///< learn MAC → remote from received frames
   /// Learning bounds (`maxaddress N`, `maxaddress-per-remote N`, `learning-from
   /// remotes|any`, `local-maxaddress N`; 0 = unbounded). See FdbLimits for the defaults.
   FdbLimits fdb_limits;
 
-  bool ipv6() const noexcept { return local.is_v6(); }
-  /// True when transmitted datagrams carry an outer UDP checksum.
-  bool tx_outer_csum() const noexcept { return ipv6() ? !udp6_zero_csum_tx : udp_csum; }
   /// Bytes the encapsulation adds on the underlay: outer IP + UDP + VXLAN + inner Ethernet
   /// (what the TAP MTU must leave room for; the kernel's VXLAN_HEADROOM / VXLAN6_HEADROOM).
   int overhead() const noexcept { return (ipv6() ? 40 : 20) + 8 + 8 + 14; }
+  /// "vxlan".
+  std::string_view name() const noexcept { return "vxlan"; }
   /// Effective source-port range (kernel default: inet local port range 32768..60999).
   std::uint16_t src_min() const noexcept { return port_min || port_max ? port_min : 32768; }
   std::uint16_t src_max() const noexcept { return port_min || port_max ? port_max : 60999; }
@@ -116,7 +107,7 @@ enum class OuterCsum : std::uint8_t { Unknown, Present, Zero };
 /// known to be zero carries no integrity and an unrecoverable inner checksum (K-2): counted
 /// in rx_rco_nocsum and dropped (RxRcoNoOuterCsum).
 ///
-/// Issue 11 item 1 (spec K-9, DESIGN "Receive"): without RCO, an inner TCP/UDP checksum field
+/// Receive-side PARTIAL (spec K-9, DESIGN "Receive"): without RCO, an inner TCP/UDP checksum field
 /// (Ethernet, up to two VLAN tags, IPv4 unfragmented or IPv6 with hop-by-hop/destination
 /// options) that holds exactly the pseudo-header seed of its packet is the receive form of
 /// CHECKSUM_PARTIAL — what a kernel peer sends across a veth with tx-checksumming on — and

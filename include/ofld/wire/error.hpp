@@ -33,7 +33,7 @@ enum class HeaderKind : std::uint8_t {
   Icmp,          ///< RFC 792, first 4 bytes recorded (type, code, checksum)
   Icmpv6,        ///< RFC 4443, first 4 bytes recorded
   Vxlan,         ///< RFC 7348 (+RCO, V-1..V-5), 8 bytes
-  Gue,           ///< draft-ietf-intarea-gue variant 0 (V-6..V-11), 4 + hlen*4 bytes
+  Gue,           ///< draft-ietf-intarea-gue variant 0 (V-6..V-10), 4 + hlen*4 bytes
   Gre,           ///< RFC 2784/2890 (V-12, V-13), 4..16 bytes
   ErspanII,      ///< ERSPAN type II header (V-15), 8 bytes
   ErspanIII,     ///< ERSPAN type III header (V-16), 12 bytes (+8 platform sub-header if O)

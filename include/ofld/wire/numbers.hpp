@@ -1,6 +1,6 @@
 // ofld/wire/numbers.hpp — well-known numbers: ethertypes, IP protocol numbers, UDP ports.
 //
-// The one home of these constants (issue #13): other layers name them instead of typing
+// The one home of these constants: other layers name them instead of typing
 // literals. Values are host-order numbers; store them with wire::store_be16 / compare with
 // wire::load_be16. The kernel's name of each constant is given beside it (ETH_P_* from
 // include/uapi/linux/if_ether.h, IPPROTO_* from include/uapi/linux/in.h / in6.h); the macros

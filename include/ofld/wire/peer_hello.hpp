@@ -84,7 +84,7 @@ struct Msg {
 /// whole message (RFC 2784 §2.5), K bit with the key (RFC 2890 §2.1).
 struct GreOptions {
   bool csum = false;
-  std::optional<std::uint32_t> key;  ///< no value: no K bit (as IpTunnelConfig::okey)
+  std::optional<std::uint32_t> key;  ///< no value: no K bit (as GreConfig::okey)
 };
 
 /// Writes the MAC of `authed` (body bytes 0..43) into `mac` (kMacLen bytes).

@@ -3,7 +3,7 @@
 // Each header has a read/write view (static parse → Result) and a small value type with
 // emit() that writes the header into a buffer (returns bytes written, or 0 if it does not
 // fit). Sources: RFC 7348 + draft-herbert-vxlan-rco (spec V-1..V-5), draft-ietf-intarea-gue
-// and Linux include/net/gue.h (V-6..V-11), RFC 2784/2890 (V-12, V-13), Linux
+// and Linux include/net/gue.h (V-6..V-10), RFC 2784/2890 (V-12, V-13), Linux
 // include/net/erspan.h (V-14..V-17), RFC 8926 §3.4 (Geneve).
 #pragma once
 

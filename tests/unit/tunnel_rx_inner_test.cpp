@@ -1,4 +1,4 @@
-// Issue 16 (receive side): the one-pass reading of a TCP stream's inner frame that VXLAN
+// The one-pass reading of a TCP stream's inner frame that VXLAN
 // decap uses (src/tunnel/rx_inner.hpp) must say what the three general functions say —
 // check_inner_frame (ip_rcv_core lengths, spec V-/K-9 callers), inner_header_len and
 // seed_partial_ip (K-9) — or decline. Expected values: the frame's construction (header sizes
@@ -26,7 +26,7 @@ std::span<const std::uint8_t> sp(const Bytes& b) { return {b.data(), b.size()}; 
 // Ethernet 14 + IPv4 20 + TCP 20 (the builder's frame has no options).
 constexpr std::size_t kHdrs = 14 + 20 + 20;
 
-TEST(Issue16RxInner, TcpStreamFrameIsReadInOnePass) {
+TEST(TunnelRxInner, TcpStreamFrameIsReadInOnePass) {
   for (bool seed : {false, true}) {
     for (std::size_t payload : {std::size_t(0), std::size_t(1), std::size_t(1398)}) {
       const Bytes f = tcp_frame(payload, false, seed);
@@ -52,7 +52,7 @@ TEST(Issue16RxInner, TcpStreamFrameIsReadInOnePass) {
   EXPECT_EQ(r->hdr_len, 14u + 20 + 32);
 }
 
-TEST(Issue16RxInner, DeclinesEveryOtherFrame) {
+TEST(TunnelRxInner, DeclinesEveryOtherFrame) {
   const Bytes f = tcp_frame(100, false, false);
   auto with = [&](std::size_t at, std::uint8_t v) {
     Bytes g = f;
@@ -75,7 +75,7 @@ TEST(Issue16RxInner, DeclinesEveryOtherFrame) {
 
 // Every frame the fast reading accepts: the general functions' answers, over mutations of
 // each header byte, truncations, and the TCP field rewritten to the seed.
-TEST(Issue16RxInner, AgreesWithTheGeneralFunctions) {
+TEST(TunnelRxInner, AgreesWithTheGeneralFunctions) {
   std::size_t taken = 0, seeds = 0, linear = 0;
   auto check = [&](const Bytes& g) {
     const auto r = fast_inner_tcp4(sp(g));
@@ -145,7 +145,7 @@ ofld::tunnel::IpAddr addr(const char* s) { return *ofld::tunnel::IpAddr::parse(s
 // frame carrying the device's own source MAC (a loop; none is configured = nothing is
 // dropped, even a zero source), and vxlan_snoop learns a new station and a station that
 // moved to another remote at once, even within the snoop refresh interval.
-TEST(Issue16RxInner, LoopDropAndSnoopAfterDecap) {
+TEST(TunnelRxInner, LoopDropAndSnoopAfterDecap) {
   namespace tn = ofld::tunnel;
   tn::VxlanConfig c;
   c.vni = 42;
