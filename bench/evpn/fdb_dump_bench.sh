@@ -48,25 +48,32 @@ for k in $(seq 1 $#); do
     i=$((i + 1)); [ $i -lt 600 ] || { cat "$TMP/ofld$k.log"; exit 1; }; sleep 0.1
   done
 done
-python3 - "$R" "$TMP" "$@" <<'EOF'
-import statistics, subprocess, sys, time
-rounds, tmp, bins = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
-res = {b: {"json": [], "text": []} for b in bins}
+python3 - "$R" "$TMP" "$PIDS" "$@" <<'EOF'
+import os, statistics, subprocess, sys, time
+rounds, tmp, pids, bins = int(sys.argv[1]), sys.argv[2], sys.argv[3].split(), sys.argv[4:]
+res = {b: {"json": [], "text": [], "cpu": []} for b in bins}
+tick = os.sysconf("SC_CLK_TCK")
+def cpu(pid):  # the daemon's user + system CPU seconds (its workers idle: the control thread)
+    f = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / tick
 for _ in range(rounds):
     for k, b in enumerate(bins, 1):
         for kind, extra in (("json", ["--json"]), ("text", [])):
+            c0 = cpu(pids[k - 1])
             t = time.perf_counter()
             with open(tmp + "/out", "wb") as f:
                 subprocess.run([b, "fdb", "--control", "%s/c%d.sock" % (tmp, k)] + extra, stdout=f, check=True)
             res[b][kind].append(time.perf_counter() - t)
+            if kind == "json": res[b]["cpu"].append(cpu(pids[k - 1]) - c0)
     size = sum(1 for _ in open(tmp + "/out"))
 for b in bins:
-    print("%s: fdb --json median %.3f s (min %.3f), text median %.3f s (min %.3f)" % (
-        b, statistics.median(res[b]["json"]), min(res[b]["json"]),
+    print("%s: fdb --json median %.3f s (min %.3f), daemon CPU per --json median %.3f s, text median %.3f s (min %.3f)" % (
+        b, statistics.median(res[b]["json"]), min(res[b]["json"]), statistics.median(res[b]["cpu"]),
         statistics.median(res[b]["text"]), min(res[b]["text"])))
 if len(bins) == 2:
     a, z = bins
-    print("ratio %s / %s: json %.2f, text %.2f" % (a, z,
+    print("ratio %s / %s: json %.2f, daemon CPU per json %.2f, text %.2f" % (a, z,
           statistics.median(res[a]["json"]) / statistics.median(res[z]["json"]),
+          statistics.median(res[a]["cpu"]) / max(statistics.median(res[z]["cpu"]), 1e-9),
           statistics.median(res[a]["text"]) / statistics.median(res[z]["text"])))
 EOF
