@@ -5,11 +5,12 @@
 # file) so that the table fills in seconds without gobgpd; an EVPN entry's document differs
 # only by its "seq" member. Rounds alternate between the given binaries (same-run ratios).
 # Needs root. Usage:
-#   sudo bench/evpn/fdb_dump_bench.sh [-n 100000] [-v 1000] [-r 5] OFLD [OFLD_BASELINE]
+#   sudo bench/evpn/fdb_dump_bench.sh [-n 100000] [-v 1000] [-r 5] [-j] OFLD [OFLD_BASELINE]
+# (-j: the JSON document only, not the text listing)
 set -eu
-N=100000 V=1000 R=5
-while getopts n:v:r: o; do
-  case $o in n) N=$OPTARG ;; v) V=$OPTARG ;; r) R=$OPTARG ;; *) exit 2 ;; esac
+N=100000 V=1000 R=5 KINDS="json text"
+while getopts n:v:r:j o; do
+  case $o in n) N=$OPTARG ;; v) V=$OPTARG ;; r) R=$OPTARG ;; j) KINDS=json ;; *) exit 2 ;; esac
 done
 shift $((OPTIND - 1))
 [ $# -ge 1 ] || { echo "usage: $0 [-n N] [-v V] [-r ROUNDS] OFLD [OFLD_BASELINE]" >&2; exit 2; }
@@ -48,9 +49,9 @@ for k in $(seq 1 $#); do
     i=$((i + 1)); [ $i -lt 600 ] || { cat "$TMP/ofld$k.log"; exit 1; }; sleep 0.1
   done
 done
-python3 - "$R" "$TMP" "$PIDS" "$@" <<'EOF'
+python3 - "$R" "$TMP" "$PIDS" "$KINDS" "$@" <<'EOF'
 import os, statistics, subprocess, sys, time
-rounds, tmp, pids, bins = int(sys.argv[1]), sys.argv[2], sys.argv[3].split(), sys.argv[4:]
+rounds, tmp, pids, kinds, bins = int(sys.argv[1]), sys.argv[2], sys.argv[3].split(), sys.argv[4].split(), sys.argv[5:]
 res = {b: {"json": [], "text": [], "cpu": []} for b in bins}
 tick = os.sysconf("SC_CLK_TCK")
 def cpu(pid):  # the daemon's user + system CPU seconds (its workers idle: the control thread)
@@ -59,6 +60,7 @@ def cpu(pid):  # the daemon's user + system CPU seconds (its workers idle: the c
 for _ in range(rounds):
     for k, b in enumerate(bins, 1):
         for kind, extra in (("json", ["--json"]), ("text", [])):
+            if kind not in kinds: continue
             c0 = cpu(pids[k - 1])
             t = time.perf_counter()
             with open(tmp + "/out", "wb") as f:
@@ -69,11 +71,11 @@ for _ in range(rounds):
 for b in bins:
     print("%s: fdb --json median %.3f s (min %.3f), daemon CPU per --json median %.3f s, text median %.3f s (min %.3f)" % (
         b, statistics.median(res[b]["json"]), min(res[b]["json"]), statistics.median(res[b]["cpu"]),
-        statistics.median(res[b]["text"]), min(res[b]["text"])))
+        statistics.median(res[b]["text"] or [0]), min(res[b]["text"] or [0])))
 if len(bins) == 2:
     a, z = bins
     print("ratio %s / %s: json %.2f, daemon CPU per json %.2f, text %.2f" % (a, z,
           statistics.median(res[a]["json"]) / statistics.median(res[z]["json"]),
           statistics.median(res[a]["cpu"]) / max(statistics.median(res[z]["cpu"]), 1e-9),
-          statistics.median(res[a]["text"]) / statistics.median(res[z]["text"])))
+          statistics.median(res[a]["text"] or [0]) / (statistics.median(res[z]["text"] or [1]) or 1)))
 EOF

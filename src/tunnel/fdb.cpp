@@ -846,11 +846,18 @@ FdbJsonCursor::FdbJsonCursor(const SharedFdb& fdb, std::uint64_t now_ns, const F
   bool local_on = false;
   const SharedFdb::Shard* only = f.mac ? &fdb.shard(*f.mac) : nullptr;  // one shard holds it
   std::vector<std::pair<Mac, LocalMac>> locals;
+  // One reservation for the whole table, before any lock (entries added meanwhile grow it
+  // geometrically). Reserving each shard's share on top of the rows so far reallocated and
+  // copied the growing copy once per shard (64 times, O(n·kShards)), under that shard's lock:
+  // two thirds of the control thread's time per 100,000-entry dump in the ASan build.
+  if (f.empty()) {
+    const std::size_t n = fdb.size();
+    rows_.reserve(n + n / 16);
+  }
   for (const auto& s : fdb.shards_) {
     std::lock_guard g(s->mu);
     local_on = s->fdb.local_learning();
     if (only && &*s != only) continue;
-    if (f.empty()) rows_.reserve(rows_.size() + s->fdb.size());
     s->fdb.for_each_slot([&](const detail::FdbSlot& e, const IpAddr& r) {
       if ((!f.mac || e.mac == *f.mac) && (!f.remote || r == *f.remote)) row(e, r);
     });
