@@ -6,10 +6,12 @@
 // number, and the decision survives a serialize/parse round trip unchanged. Actions are
 // applied to the route set (daemon::EvpnRib over a tunnel::SharedFdb) as GobgpClient::on_path
 // does; a type-2 withdrawal of a route the set holds as its MAC's only route leaves no
-// entry. Seeds: fuzz/evpn_route_seeds.sh.
+// entry; `ofld fdb`'s document of the resulting table is the same however it is cut into
+// pieces, and valid JSON. Seeds: fuzz/evpn_route_seeds.sh.
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "../src/daemon/evpn_rib.hpp"
@@ -89,6 +91,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       check(path, v4, rib4, *fdb4, now);
       check(path, v6, rib6, *fdb6, now);
     }
+  }
+  // `ofld fdb`'s document (FdbJsonCursor) cut into pieces of 1..8 entries is the document
+  // written whole, valid JSON with one member per entry of the table.
+  for (auto* f : {fdb4.get(), fdb6.get()}) {
+    tunnel::FdbJsonCursor c(*f, now + 5);
+    std::string pieces, whole;
+    for (std::size_t pos = 0; pos != tunnel::FdbJsonCursor::kEnd;) pos = c.write(pieces, pos, 1 + size % 8);
+    f->write_json(whole, now + 5);
+    if (pieces != whole) std::abort();
+    const auto j = nlohmann::json::parse(whole, nullptr, false);
+    if (j.is_discarded() || j["entries"].size() != f->size()) std::abort();
   }
   rib4.begin_resync();
   rib4.end_resync(now);  // nothing received again: everything withdrawn

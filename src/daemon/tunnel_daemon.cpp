@@ -483,90 +483,25 @@ struct TunnelDaemon::Impl {
                                         c.dad_freeze_permanent}};
   }
 
-  // `ofld fdb [mac M] [vtep A]`: the table as one JSON document — SharedFdb::write_json's
-  // layout with "vni" and "evpn" added. A filtered answer (a few entries) is written whole by
-  // write_json. The whole table is written kFdbEntries entries per piece from a copy
-  // (SharedFdb::entries(), one shard lock at a time), so that the control thread answers other
-  // clients between pieces: written whole, 100,000 entries held it for seconds (ASan build),
-  // and `ofld stats` waited behind every dump.
-  static constexpr std::size_t kFdbPiece = 256 * 1024, kFdbEntries = 2048;
+  // `ofld fdb [mac M] [vtep A]`: the table as one JSON document — SharedFdb::to_json's
+  // layout with "vni" and "evpn" added — written by an FdbJsonCursor kFdbEntries entries per
+  // piece, so that the control thread answers other clients between pieces (written whole,
+  // 100,000 entries held it for seconds in the ASan build, and `ofld stats` waited behind
+  // every dump).
+  static constexpr std::size_t kFdbEntries = 2048;
   std::function<bool(std::string&)> fdb_stream(const tunnel::FdbFilter& filter) const {
-    std::string tail;
-    if (const auto* n = vni()) tail = ",\"vni\":" + std::to_string(*n);
-    if (evpn) tail += ",\"evpn\":" + evpn->state().dump();
-    tail += "}\n";
-    if (!filter.empty()) {
-      struct St {
-        std::string text;
-        std::size_t at = 0;
-      };
-      auto st = std::make_shared<St>();
-      fdb->write_json(st->text, now_ns(), filter);
-      st->text.pop_back();  // the document's closing '}'
-      st->text += tail;
-      return [st](std::string& out) {
-        const std::size_t n = std::min(kFdbPiece, st->text.size() - st->at);
-        out.append(st->text, st->at, n);
-        st->at += n;
-        if (st->at < st->text.size()) return true;
-        std::string().swap(st->text);
-        return false;
-      };
-    }
+    std::string members;
+    if (const auto* n = vni()) members = ",\"vni\":" + std::to_string(*n);
+    if (evpn) members += ",\"evpn\":" + evpn->state().dump();
     struct St {
-      std::map<tunnel::Mac, tunnel::FdbEntry> entries;
-      std::map<tunnel::Mac, tunnel::FdbEntry>::const_iterator it;
-      std::string rest;  // flood list, locals, vni, evpn
-      std::uint64_t now = 0;
-      bool first = true;
+      tunnel::FdbJsonCursor cur;
+      std::size_t pos = 0;
     };
-    auto st = std::make_shared<St>();
-    st->now = now_ns();
-    st->entries = fdb->entries();
-    st->it = st->entries.begin();
-    auto age = [now = st->now](std::uint64_t t) { return now > t ? (now - t) / 1000000ull : 0ull; };
-    auto mac = [](std::string& o, const tunnel::Mac& m) {
-      char b[24];
-      std::snprintf(b, sizeof b, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
-      o += b;
-    };
-    std::string& o = st->rest;
-    o = "],\"flood\":[";
-    bool first = true;
-    for (const auto& [r, src] : fdb->flood_list()) {
-      o += first ? "{\"remote\":\"" : ",{\"remote\":\"";
-      first = false;
-      o += r.to_string() + "\",\"source\":\"" + std::string(tunnel::to_string(src)) + "\"}";
-    }
-    o += "]";
-    if (evpn) {  // local learning is on with EVPN (start_evpn)
-      o += ",\"local\":[";
-      first = true;
-      for (const auto& [m, l] : fdb->locals()) {
-        o += first ? "{\"mac\":\"" : ",{\"mac\":\"";
-        first = false;
-        mac(o, m);
-        o += "\",\"age_ms\":" + std::to_string(age(l.updated_ns)) + ",\"seq\":" + std::to_string(l.seq) + "}";
-      }
-      o += "]";
-    }
-    o += tail;
-    return [st, age, mac](std::string& out) {
-      if (st->first) out += "{\"entries\":[";
-      for (std::size_t n = 0; n < kFdbEntries && st->it != st->entries.end(); ++n, ++st->it) {
-        const auto& [m, e] = *st->it;
-        out += st->first ? "{\"mac\":\"" : ",{\"mac\":\"";
-        st->first = false;
-        mac(out, m);
-        out += "\",\"remote\":\"" + e.remote.to_string() + "\",\"source\":\"" +
-               std::string(tunnel::to_string(e.source)) + "\",\"age_ms\":";
-        out += std::to_string(e.is_static ? 0ull : age(e.updated_ns));
-        if (e.source == tunnel::FdbSource::Evpn) out += ",\"seq\":" + std::to_string(e.seq);
-        out += "}";
-      }
-      st->first = false;
-      if (st->it != st->entries.end()) return true;
-      out += st->rest;
+    auto st = std::make_shared<St>(St{tunnel::FdbJsonCursor(*fdb, now_ns(), filter, std::move(members))});
+    return [st](std::string& out) {
+      st->pos = st->cur.write(out, st->pos, kFdbEntries);
+      if (st->pos != tunnel::FdbJsonCursor::kEnd) return true;
+      out += '\n';
       return false;
     };
   }

@@ -351,6 +351,8 @@ class Fdb {
 /// other. The remotes of a lookup are copied into the caller's vector, so no reference
 /// outlives the lock. Whole-table reads lock one shard at a time (≈ kShards⁻¹ of the table
 /// each): learning and lookups in other shards go on meanwhile.
+class FdbJsonCursor;
+
 class SharedFdb {
  public:
   static constexpr std::size_t kShards = 64;
@@ -427,15 +429,14 @@ class SharedFdb {
   /// one shard at a time (no lock held while the JSON is built).
   nlohmann::json to_json(std::uint64_t now_ns) const;
   /// The same document as to_json, written as text to `out` (appended) without building a
-  /// JSON tree: about 100 bytes of output per entry plus a 32-byte copy of each entry.
-  /// `filter` restricts entries, flood list and local MACs (FdbFilter); the counters and
-  /// limits are always whole-table. The daemon's `fdb` answer is this text with "vni" and
-  /// "evpn" added.
+  /// JSON tree: FdbJsonCursor's document written whole. `filter` restricts entries, flood
+  /// list and local MACs (FdbFilter); the counters and limits are always whole-table.
   void write_json(std::string& out, std::uint64_t now_ns, const FdbFilter& filter = {}) const;
   /// A copy of the entries (for stats and tests).
   std::map<Mac, FdbEntry> entries() const;
 
  private:
+  friend class FdbJsonCursor;
   struct alignas(64) Shard {
     Shard(std::uint64_t ageing_ns, std::shared_ptr<FdbShared> sh) : fdb(ageing_ns, std::move(sh)) {}
     mutable std::mutex mu;
@@ -444,6 +445,45 @@ class SharedFdb {
   Shard& shard(const Mac& m) const noexcept;
   std::shared_ptr<FdbShared> sh_;
   std::vector<std::unique_ptr<Shard>> shards_;
+};
+
+/// `ofld fdb`'s document (SharedFdb::to_json's layout) written in pieces, so that a server
+/// answers other clients between them (the daemon's `fdb` answer; SharedFdb::write_json is
+/// one piece). Construction takes, at `now_ns`, a compact copy of the entries `filter`
+/// selects (24 bytes an entry, one shard lock at a time, then sorted by MAC), the flood list,
+/// the local MACs, the limits and the counters; write() formats entries from any position
+/// without a lock and without an allocation per entry (each remote's text is formatted once).
+/// The document is the same however it is cut into pieces.
+class FdbJsonCursor {
+ public:
+  /// write()'s answer once the document is complete.
+  static constexpr std::size_t kEnd = static_cast<std::size_t>(-1);
+  /// `members`: JSON members written verbatim before the document's closing brace, each with
+  /// its leading comma (the daemon adds ",\"vni\":100,\"evpn\":{...}").
+  FdbJsonCursor(const SharedFdb& fdb, std::uint64_t now_ns, const FdbFilter& filter = {},
+                std::string members = {});
+  /// Entries in the document.
+  std::size_t entries() const noexcept { return rows_.size(); }
+  /// Append the document's text from entry `pos` on to `out`: "{\"entries\":[" when `pos` is
+  /// 0, then up to `max_entries` entries (0 counts as 1), then — when no entry is left — the
+  /// rest of the document. Returns the next position; kEnd once the document is complete
+  /// (writing from kEnd appends nothing). Throws std::out_of_range for `pos` past entries().
+  std::size_t write(std::string& out, std::size_t pos, std::size_t max_entries) const;
+
+ private:
+  struct Row {
+    std::uint64_t key;         // MAC (48 bits, big-endian order) << 8 | FdbSource: sorts by MAC
+    std::uint64_t updated_ns;
+    std::uint32_t seq;
+    std::uint32_t remote;      // index into names_
+  };
+  void sort_rows();
+  std::uint64_t now_ns_;
+  std::vector<Row> rows_;
+  std::string names_;                                       // the remotes' text, back to back
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> name_at_;  // offset, length in names_
+  std::size_t name_max_ = 0;
+  std::string rest_;                                        // "],\"flood\":..." to the end
 };
 
 }  // namespace ofld::tunnel
