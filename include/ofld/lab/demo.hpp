@@ -52,7 +52,7 @@ struct DemoOptions {
 /// Combinations refused before anything is made, with the reason: an unknown encap; --rco with
 /// a kernel VXLAN endpoint (spec K-1) or with gre/ip6gre/geneve (GRE has no RCO; Linux has none
 /// for Geneve, docs/geneve.md GN-6); a kernel endpoint
-/// with an encap other than vxlan (the kernel's fou/GRE modules are not used); gre with an
+/// with an encap other than vxlan (the kernel's geneve/fou/GRE modules are not used); gre with an
 /// IPv6 underlay (that is ip6gre); a congestion control name that is not one (letters, digits,
 /// '_', at most 15: TCP_CA_NAME_MAX). nullopt when the options are acceptable.
 std::optional<std::string> demo_refusal(const DemoOptions& o);
