@@ -8,10 +8,11 @@
 #   bl_kernel_vxlan            the kernel VXLAN device (id 42, dstport 4789, udpcsum)
 #   bl_ofld MODE WORDS..       `ofld tunnel MODE local .. remote .. WORDS` in each namespace
 #                              (WORDS may hold `a:WORD` / `b:WORD` for one side only, and the
-#                              options --no-offload / --no-gro)
-#   bl_ovs                     Open vSwitch, userspace (netdev) datapath, one ovsdb-server +
+#                              options --no-offload / --no-gro; vxlan and geneve get id 42)
+#   bl_ovs [vxlan|geneve]      Open vSwitch, userspace (netdev) datapath, one ovsdb-server +
 #                              ovs-vswitchd per namespace, br-phy (veth0) + br-int with a VXLAN
-#                              port, userspace TSO off
+#                              port (key 42, UDP 4789) or a Geneve port (key 42, UDP 6081, no
+#                              options), userspace TSO off
 #   bl_fastd                   fastd, `mode tap`, `method "null"`, UDP port 10000
 # bl_run_iperf SECS STREAMS prints one TSV line: Gbit/s, endpoint CPU s/GB A and B (the
 # processes in $EP_A/$EP_B; "-" for the kernel device), whole-machine CPU s/GB (all cores'
@@ -115,7 +116,7 @@ bl_ofld() {  # MODE [WORDS..] (--no-offload/--no-gro; a:WORD/b:WORD for one side
         *) words+=("$w") ;;
       esac
     done
-    local pre=(); [[ $mode == vxlan ]] && pre=(id 42)
+    local pre=(); [[ $mode == vxlan || $mode == geneve ]] && pre=(id 42)
     [[ $mode == gue ]] && words+=(port 5555)
     ip netns exec $n "$OFLD" tunnel --dev ofld0 --address $o/24 --control "$BL_RUN/ofld-$side.sock" \
       "${opts[@]}" $mode "${pre[@]}" local $l remote $r "${words[@]}" >"$BL_RUN/ofld-$side.log" 2>&1 &
@@ -125,7 +126,9 @@ bl_ofld() {  # MODE [WORDS..] (--no-offload/--no-gro; a:WORD/b:WORD for one side
   bl_wait_overlay || { cat "$BL_RUN"/ofld-*.log >&2; return 1; }
 }
 
-bl_ovs() {
+bl_ovs() {  # [vxlan|geneve]: the tunnel port's type (default vxlan)
+  local type=${1:-vxlan} port=4789
+  [[ $type == geneve ]] && port=6081
   bl_underlay
   local side n l r o d vs
   for side in a b; do
@@ -144,10 +147,10 @@ bl_ovs() {
       -- add-port br-phy veth0
     ip -n $n addr flush dev veth0
     ip -n $n addr add $l/$BL_PLEN dev br-phy; ip -n $n link set br-phy up
-    # overlay: br-int with the VXLAN port, the overlay address on br-int
+    # overlay: br-int with the VXLAN or Geneve port, the overlay address on br-int
     "${vs[@]}" add-br br-int -- set bridge br-int datapath_type=netdev \
-      -- add-port br-int vx0 -- set interface vx0 type=vxlan \
-         options:remote_ip=$r options:local_ip=$l options:key=42 options:dst_port=4789
+      -- add-port br-int vx0 -- set interface vx0 type=$type \
+         options:remote_ip=$r options:local_ip=$l options:key=42 options:dst_port=$port
     ip -n $n link set br-int mtu $BL_MTU up
     ip -n $n addr add $o/24 dev br-int
     if [[ $side == a ]]; then EP_A=$(cat $d/vswitchd.pid); else EP_B=$(cat $d/vswitchd.pid); fi

@@ -9,9 +9,11 @@
 
 namespace {
 
-// "VXLAN", "GUE", "GRE", "ip6gre" (iproute2 spells the last in lower case).
+// "VXLAN", "Geneve", "GUE", "GRE", "ip6gre" (RFC 8926 spells Geneve so, iproute2 ip6gre in
+// lower case).
 std::string encap_label(const std::string& e) {
   if (e == "ip6gre") return e;
+  if (e == "geneve") return "Geneve";
   std::string u = e;
   for (auto& c : u) c = char(std::toupper(static_cast<unsigned char>(c)));
   return u;
@@ -25,9 +27,9 @@ ofld::cli::Registrar reg([](CLI::App& root) {
   auto* d = root.add_subcommand("demo", "two namespaces, an ofld tunnel endpoint in each, a TCP "
                                         "stream through the overlay (root)");
   d->add_option("--encap", o->encap,
-                "encapsulation: vxlan (TAP <-> UDP, default), gue (TUN <-> UDP), gre or ip6gre "
-                "(TUN <-> raw IP; ip6gre over an IPv6 underlay)")
-      ->check(CLI::IsMember({"vxlan", "gue", "gre", "ip6gre"}));
+                "encapsulation: vxlan (TAP <-> UDP, default), geneve (TAP <-> UDP 6081), gue "
+                "(TUN <-> UDP), gre or ip6gre (TUN <-> raw IP; ip6gre over an IPv6 underlay)")
+      ->check(CLI::IsMember({"vxlan", "geneve", "gue", "gre", "ip6gre"}));
   d->add_option("--seconds", o->seconds, "iperf3 duration")->check(CLI::Range(1, 600));
   d->add_option("--streams", o->streams, "parallel TCP streams")->check(CLI::Range(1, 64));
   d->add_option("--queues", o->queues, "TAP queues / worker threads per ofld endpoint")

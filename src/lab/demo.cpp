@@ -157,13 +157,16 @@ struct DemoSignalGuard {
 std::optional<std::string> demo_refusal(const DemoOptions& o) {
   bool known = false;
   for (const char* e : kDemoEncaps) known |= o.encap == e;
-  if (!known) return "--encap: '" + o.encap + "' is not one of vxlan, gue, gre, ip6gre";
+  if (!known) return "--encap: '" + o.encap + "' is not one of vxlan, geneve, gue, gre, ip6gre";
   if (o.encap != "vxlan" && (o.kernel_peer || o.kernel_both))
     return "--encap " + o.encap + " with a kernel endpoint (--kernel-peer/--kernel-both) is refused: "
-           "the kernel side is a VXLAN device; GUE and GRE are implemented by ofld itself (the "
-           "kernel's fou and GRE modules are not used)";
+           "the kernel side is a VXLAN device; Geneve, GUE and GRE are implemented by ofld itself "
+           "(the kernel's geneve, fou and GRE modules are not used)";
   if (o.rco && (o.encap == "gre" || o.encap == "ip6gre"))
     return "--rco with --encap " + o.encap + ": GRE has no remote checksum offload (vxlan and gue have)";
+  if (o.rco && o.encap == "geneve")
+    return std::string("--rco with --encap geneve: Linux has no remote checksum offload for Geneve "
+                       "(docs/geneve.md GN-6; vxlan and gue have it)");
   if (o.encap == "gre" && o.ipv6_underlay)
     return std::string("--encap gre --ipv6: gre runs over IPv4; use --encap ip6gre for an IPv6 underlay");
   if (o.rco && (o.kernel_peer || o.kernel_both))
@@ -261,10 +264,10 @@ io::Result<json> run_demo(const DemoOptions& o) {
     if (o.queues != 1) a.insert(a.end(), {"--queues", std::to_string(o.queues)});
     // The tunnel words of the encapsulation (ofld tunnel; iproute2's spelling).
     a.push_back(o.encap);
-    if (o.encap == "vxlan") a.insert(a.end(), {"id", "42"});
+    if (o.encap == "vxlan" || o.encap == "geneve") a.insert(a.end(), {"id", "42"});
     a.insert(a.end(), {"local", local, "remote", remote});
     if (o.encap == "gue") a.insert(a.end(), {"port", "5555"});
-    if (o.encap == "vxlan" || o.encap == "gue") a.push_back("udpcsum");
+    if (o.encap == "vxlan" || o.encap == "geneve" || o.encap == "gue") a.push_back("udpcsum");
     if (o.rco) a.insert(a.end(), {"remcsumtx", "remcsumrx"});
     // GRE integrity needs the GRE checksum (it protects the inner packet); both ends carry it,
     // so that a side without integrity still takes the other's packets (ip_tunnel_rcv).

@@ -1,4 +1,4 @@
-// `ofld demo --encap vxlan|gue|gre|ip6gre`: the demo runs the main job — kernel TCP
+// `ofld demo --encap vxlan|geneve|gue|gre|ip6gre`: the demo runs the main job — kernel TCP
 // (iperf3) between two namespaces through two ofld endpoints — through each encapsulation and
 // reports it in the same JSON. Root only (namespaces, veth, TAP/TUN); skipped otherwise, and
 // when iperf3 is missing. The demo makes and removes its own namespaces (ofld-demo-PID-N).
@@ -6,8 +6,9 @@
 // What is checked, per encapsulation, against a witness that is not ofld's own counting where
 // there is one: iperf3's received byte count (the kernel's TCP) is > 0 and the TCP payload
 // did arrive through the endpoints — endpoint b wrote at least that many inner bytes to its
-// device; each endpoint's stats name the mode and the device kind (TAP for VXLAN, TUN for
-// GUE/GRE: a TUN carries no Ethernet header); datagrams were sent and received; no drop of
+// device; each endpoint's stats name the mode and the device kind (TAP for VXLAN and Geneve,
+// whose payload is an Ethernet frame, protocol type 0x6558; TUN for GUE/GRE: a TUN carries no
+// Ethernet header); datagrams were sent and received; no drop of
 // any reason on either side (a clean veth underlay gives none); both endpoints exit 0 on
 // SIGTERM.
 #include <gtest/gtest.h>
@@ -50,7 +51,7 @@ TEST_P(DemoEncapKernel, CarriesTcpWithSameJsonAndNoDrops) {
     ASSERT_TRUE(j["stats"].contains(side)) << j.dump(2);
     const auto& s = j["stats"][side];
     EXPECT_EQ(s.value("mode", ""), encap);
-    EXPECT_TRUE(s.contains(encap == "vxlan" ? "tap" : "tun")) << s.dump();
+    EXPECT_TRUE(s.contains(encap == "vxlan" || encap == "geneve" ? "tap" : "tun")) << s.dump();
     EXPECT_GT(s["tx"].value("datagrams", 0ull), 0ull);
     EXPECT_GT(s["rx"].value("datagrams", 0ull), 0ull);
     EXPECT_EQ(s.value("drops_total", 1ull), 0ull) << s["drops"].dump();
@@ -62,7 +63,35 @@ TEST_P(DemoEncapKernel, CarriesTcpWithSameJsonAndNoDrops) {
   EXPECT_GE(double(j["stats"]["a"]["tx"].value("bytes", 0ull)), bytes);
 }
 
-INSTANTIATE_TEST_SUITE_P(Encaps, DemoEncapKernel, ::testing::Values("vxlan", "gue", "gre", "ip6gre"),
+// Geneve over an IPv6 underlay (RFC 8926 §3.3: IPv4 or IPv6 outer header): the outer UDP
+// checksum is on (`udpcsum`), so no zero-checksum datagram is sent or refused (RFC 6935;
+// GN-9 counts rx_udp6_zero_csum), and the stream arrives with no drop of any reason.
+TEST(DemoGeneveKernel, Ipv6UnderlayCarriesTcp) {
+  if (::geteuid() != 0) GTEST_SKIP() << "ofld demo needs root (namespaces, veth, TAP)";
+  if (auto s = ofld::io::netns_available(); !s.ok()) GTEST_SKIP() << s.message();
+  auto which = ofld::io::run_command({"sh", "-c", "command -v iperf3"});
+  if (!which.ok() || which.value().exit_code != 0) GTEST_SKIP() << "iperf3 is not installed";
+  auto r = ofld::io::run_command({OFLD_CLI_PATH, "demo", "--encap", "geneve", "--ipv6", "--seconds", "2", "--json"},
+                                 std::chrono::seconds(60));
+  ASSERT_TRUE(r.ok()) << r.message();
+  ASSERT_EQ(r.value().exit_code, 0) << r.value().out << r.value().err;
+  auto j = json::parse(r.value().out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.value().out;
+  ASSERT_FALSE(j.contains("error")) << j.dump(2);
+  EXPECT_TRUE(j["config"].value("ipv6_underlay", false));
+  const double bytes = j.value("bytes", 0.0);
+  EXPECT_GT(bytes, 0.0);
+  for (const char* side : {"a", "b"}) {
+    SCOPED_TRACE(side);
+    const auto& s = j["stats"][side];
+    EXPECT_EQ(s.value("mode", ""), "geneve");
+    EXPECT_GT(s["rx"].value("datagrams", 0ull), 0ull);
+    EXPECT_EQ(s.value("drops_total", 1ull), 0ull) << s["drops"].dump();
+  }
+  EXPECT_GE(double(j["stats"]["b"]["rx"].value("bytes", 0ull)), bytes);
+}
+
+INSTANTIATE_TEST_SUITE_P(Encaps, DemoEncapKernel, ::testing::Values("vxlan", "geneve", "gue", "gre", "ip6gre"),
                          [](const auto& info) { return std::string(info.param); });
 
 }  // namespace
@@ -80,12 +109,22 @@ TEST(DemoEncapRefusal, ImpossibleCombinationsNamed) {
     o.encap = e;
     EXPECT_EQ(refuse(o), "") << e;
   }
-  o.encap = "geneve";
+  o.encap = "ipip";
   EXPECT_NE(refuse(o).find("--encap"), std::string::npos);
+  for (const char* e : {"gue", "geneve"}) {
+    o.encap = e;
+    o.kernel_peer = true;  // the kernel side is a VXLAN device (this host has no geneve module)
+    EXPECT_NE(refuse(o).find("--kernel-peer"), std::string::npos) << e;
+    o.kernel_peer = false;
+  }
+  o.encap = "geneve";
+  o.rco = true;  // Linux has no remote checksum offload for Geneve (GN-6)
+  EXPECT_NE(refuse(o).find("--rco"), std::string::npos);
+  o.ipv6_underlay = true;  // Geneve runs over both underlays
+  o.rco = false;
+  EXPECT_EQ(refuse(o), "");
+  o.ipv6_underlay = false;
   o.encap = "gue";
-  o.kernel_peer = true;  // the kernel side is a VXLAN device
-  EXPECT_NE(refuse(o).find("--kernel-peer"), std::string::npos);
-  o.kernel_peer = false;
   o.rco = true;  // GUE has RCO (W-27)...
   EXPECT_EQ(refuse(o), "");
   o.encap = "gre";  // ...GRE has none

@@ -340,6 +340,45 @@ TEST(TunnelGeneveDatapath, GN12_X31_SuperPacketSegmentsCarryTheHeaderAndAggregat
   }
 }
 
+// GN-12 outer TOS, as the kernel's geneve_get_dsfield + ip_tunnel_ecn_encap: DSCP 0 by default,
+// the configured `tos N`, or the inner packet's (`tos inherit`, iproute2's word), and the ECN
+// field by RFC 6040 §4.1 normal mode: the inner's, except CE which goes out as ECT(0).
+TEST(TunnelGeneveDatapath, GN12_OuterTosAndTosInheritPerRfc6040) {
+  const std::uint8_t enc[4] = {0x00, 0x01, 0x02, 0x02};  // Not-ECT, ECT(1), ECT(0), CE → ECT(0)
+  for (int tosmode = 0; tosmode < 3; ++tosmode) {          // default, tos 40 (0x28), tos inherit
+    std::vector<std::string> extra;
+    if (tosmode == 1) extra = {"tos", "40"};
+    if (tosmode == 2) extra = {"tos", "inherit"};
+    const auto cfg = geneve_cfg(false, extra);
+    EXPECT_EQ(cfg.tos_inherit, tosmode == 2);
+    for (bool v6in : {false, true}) {
+      for (std::uint8_t ecn = 0; ecn < 4; ++ecn) {
+        SCOPED_TRACE("tosmode " + std::to_string(tosmode) + (v6in ? " inner IPv6" : " inner IPv4") +
+                     " ecn " + std::to_string(ecn));
+        const std::uint8_t inner_ds = std::uint8_t(0xB8 | ecn);  // DSCP 46 (EF, RFC 3246)
+        Bytes frame = ofld::fb::tunnel::tcp_frame(100, v6in, false);
+        if (!v6in) {
+          frame[15] = inner_ds;  // IPv4 TOS byte; the header checksum written again (RFC 1071)
+          frame[24] = frame[25] = 0;
+          std::uint32_t sum = 0;
+          for (std::size_t i = 14; i < 34; i += 2) sum += std::uint32_t(frame[i] << 8 | frame[i + 1]);
+          while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
+          frame[24] = std::uint8_t(~sum >> 8), frame[25] = std::uint8_t(~sum);
+        } else {  // IPv6 traffic class: the low 4 bits of byte 0 and the high 4 of byte 1
+          frame[14] = std::uint8_t(0x60 | inner_ds >> 4);
+          frame[15] = std::uint8_t((inner_ds & 0x0F) << 4 | (frame[15] & 0x0F));
+        }
+        tunnel::Endpoint dp(cfg, {});
+        std::vector<tunnel::TxTrain> tr;
+        dp.transmit(wire::virtio_net::Hdr{}, frame, 0, tr);
+        ASSERT_EQ(tr.size(), 1u) << dp.counters().drops_total();
+        const std::uint8_t dscp = tosmode == 0 ? 0x00 : tosmode == 1 ? 0x28 : 0xB8;
+        EXPECT_EQ(tr[0].tos, std::uint8_t(dscp | enc[ecn]));
+      }
+    }
+  }
+}
+
 TEST(TunnelGeneveDatapath, GN9_OnlyTheRemoteIsAcceptedAndOwnFramesAreLoops) {
   auto a = geneve_cfg();
   auto b = a;

@@ -1,5 +1,5 @@
 // ofld/lab/demo.hpp — `ofld demo`: two network namespaces joined by a veth pair, an
-// `ofld tunnel` endpoint in each (VXLAN over a TAP, or GUE, GRE or ip6gre over a TUN:
+// `ofld tunnel` endpoint in each (VXLAN or Geneve over a TAP, or GUE, GRE or ip6gre over a TUN:
 // DemoOptions::encap), a TCP stream through the overlay (iperf3), throughput, CPU time of
 // each endpoint and both endpoints' counters, in the same format and JSON for every
 // encapsulation; everything made is removed. Addresses exist only inside the namespaces
@@ -20,11 +20,12 @@
 namespace ofld::lab {
 
 /// The encapsulations `ofld demo --encap` runs (the `ofld tunnel` mode words).
-inline constexpr const char* kDemoEncaps[] = {"vxlan", "gue", "gre", "ip6gre"};
+inline constexpr const char* kDemoEncaps[] = {"vxlan", "geneve", "gue", "gre", "ip6gre"};
 
 struct DemoOptions {
-  /// vxlan (TAP, UDP 4789), gue (TUN, UDP port 5555), gre (TUN, IPv4 raw IP protocol 47) or
-  /// ip6gre (TUN, IPv6 underlay: implies ipv6_underlay).
+  /// vxlan (TAP, UDP 4789), geneve (TAP, UDP 6081, RFC 8926, VNI 42, no options), gue (TUN,
+  /// UDP port 5555), gre (TUN, IPv4 raw IP protocol 47) or ip6gre (TUN, IPv6 underlay: implies
+  /// ipv6_underlay).
   std::string encap = "vxlan";
   int seconds = 5;              ///< iperf3 duration
   int streams = 1;              ///< iperf3 -P
@@ -49,8 +50,9 @@ struct DemoOptions {
 };
 
 /// Combinations refused before anything is made, with the reason: an unknown encap; --rco with
-/// a kernel VXLAN endpoint (spec K-1) or with gre/ip6gre (GRE has no RCO); a kernel endpoint
-/// with an encap other than vxlan (the kernel's fou/GRE modules are not used); gre with an
+/// a kernel VXLAN endpoint (spec K-1) or with gre/ip6gre/geneve (GRE has no RCO; Linux has none
+/// for Geneve, docs/geneve.md GN-6); a kernel endpoint
+/// with an encap other than vxlan (the kernel's geneve/fou/GRE modules are not used); gre with an
 /// IPv6 underlay (that is ip6gre); a congestion control name that is not one (letters, digits,
 /// '_', at most 15: TCP_CA_NAME_MAX). nullopt when the options are acceptable.
 std::optional<std::string> demo_refusal(const DemoOptions& o);
