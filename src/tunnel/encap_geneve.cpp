@@ -38,9 +38,7 @@ class GeneveEncap final : public Encapsulation {
     return std::nullopt;
   }
   std::uint8_t outer_tos(std::span<const std::uint8_t> f) const noexcept override {
-    // geneve_get_dsfield + ip_tunnel_ecn_encap: as VXLAN's
-    const std::uint8_t in = inner_dsfield(f);
-    return ecn_encapsulate(c_.tos_inherit ? in : c_.tos, in);
+    return tunnel::outer_tos(c_, f);  // geneve_get_dsfield + ip_tunnel_ecn_encap: as VXLAN's
   }
   std::uint16_t src_port(std::span<const std::uint8_t> f) const noexcept override {
     return flow_src_port(inner_flow_hash(f), c_.src_min(), c_.src_max());

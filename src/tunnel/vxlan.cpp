@@ -102,7 +102,7 @@ std::uint8_t inner_dsfield(std::span<const std::uint8_t> frame) noexcept {
   return l3->v6 ? Ip6::parse(ipb).value().traffic_class() : Ip4::parse(ipb).value().tos();
 }
 
-std::uint8_t outer_tos(const VxlanConfig& cfg, std::span<const std::uint8_t> frame) noexcept {
+std::uint8_t outer_tos(const TunnelCommon& cfg, std::span<const std::uint8_t> frame) noexcept {
   const std::uint8_t in = inner_dsfield(frame);
   return ecn_encapsulate(cfg.tos_inherit ? in : cfg.tos, in);
 }

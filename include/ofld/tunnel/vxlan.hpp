@@ -54,9 +54,10 @@ struct VxlanConfig : UdpTunnelSettings {
 /// ip_tunnel_get_dsfield).
 std::uint8_t inner_dsfield(std::span<const std::uint8_t> frame) noexcept;
 
-/// The outer TOS / traffic class of a datagram carrying `frame`, as vxlan_xmit_one: the
-/// configured tos (or the inner dsfield with tos_inherit), then ip_tunnel_ecn_encap.
-std::uint8_t outer_tos(const VxlanConfig& cfg, std::span<const std::uint8_t> frame) noexcept;
+/// The outer TOS / traffic class of a datagram carrying the Ethernet `frame`, as
+/// vxlan_xmit_one and geneve_xmit_skb: the configured tos (or the inner dsfield with
+/// tos_inherit), then ip_tunnel_ecn_encap.
+std::uint8_t outer_tos(const TunnelCommon& cfg, std::span<const std::uint8_t> frame) noexcept;
 
 /// Check a configuration. Returns an error naming the bad setting, e.g.
 /// "remcsumtx: needs an outer UDP checksum (spec K-2); drop noudpcsum/udp6zerocsumtx".
