@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "evpn_util.hpp"
+#include "traffic.hpp"
 
 namespace {
 
@@ -26,47 +27,15 @@ using Clock = std::chrono::steady_clock;
 const char* kZebra = "/usr/lib/frr/zebra";
 const char* kBgpd = "/usr/lib/frr/bgpd";
 
-const char* kServer =
-    "import socket,hashlib\n"
-    "s=socket.socket(socket.AF_INET,socket.SOCK_STREAM)\n"
-    "s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
-    "s.bind(('0.0.0.0',5001));s.listen(1);s.settimeout(20)\n"
-    "c,_=s.accept();c.settimeout(20);h=hashlib.sha256();n=0\n"
-    "while True:\n"
-    "  d=c.recv(1<<16)\n"
-    "  if not d: break\n"
-    "  h.update(d);n+=len(d)\n"
-    "print(n,h.hexdigest(),flush=True)\n";
-
-std::string client(const std::string& dst, int mb) {
-  return "import socket,hashlib,random,time\n"
-         "r=random.Random(18);data=r.randbytes(" + std::to_string(mb) + "<<20)\n"
-         "for i in range(100):\n"
-         "  try:\n"
-         "    s=socket.create_connection(('" + dst + "',5001),timeout=20);break\n"
-         "  except ConnectionRefusedError: time.sleep(0.1)\n"
-         "s.sendall(data);s.shutdown(socket.SHUT_WR);s.recv(1);s.close()\n"
-         "print(len(data),hashlib.sha256(data).hexdigest())\n";
-}
 
 std::string trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s;
 }
 
-std::pair<std::string, std::string> transfer(const io::Netns& from, const io::Netns& to,
-                                             const std::string& dst, int mb) {
-  std::string slog = "/tmp/ofld-evf-srv-" + to.name() + ".log";
-  pid_t srv = ktest::spawn({"ip", "netns", "exec", to.name(), "python3", "-c", kServer}, slog);
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
-  auto c = from.exec({"python3", "-c", client(dst, mb)}, std::chrono::seconds(40));
-  int st = 0;
-  for (int i = 0; i < 500 && ::waitpid(srv, &st, WNOHANG) != srv; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  ktest::stop(srv);
-  std::string s = ktest::slurp(slog);
-  ::unlink(slog.c_str());
-  return {trim(c.ok() ? c.value().out : "client failed: " + c.message()), trim(s)};
+std::pair<std::string, std::string> transfer(const io::Netns& from, const io::Netns& to, const std::string& dst,
+                                             int mb) {
+  return ktest::hashed_transfer(from, to, dst, {.mib = mb, .seed = 18, .timeout_s = 40});
 }
 
 template <class F>

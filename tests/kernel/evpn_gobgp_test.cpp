@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "evpn_util.hpp"
+#include "traffic.hpp"
 
 namespace {
 
@@ -21,55 +22,17 @@ using namespace ofld;
 using namespace ofld::evpntest;
 using Clock = std::chrono::steady_clock;
 
-const char* kServer =
-    "import socket,hashlib\n"
-    "s=socket.socket(socket.AF_INET,socket.SOCK_STREAM)\n"
-    "s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
-    "s.bind(('0.0.0.0',5001));s.listen(1);s.settimeout(20)\n"
-    "c,_=s.accept();c.settimeout(20);h=hashlib.sha256();n=0\n"
-    "while True:\n"
-    "  d=c.recv(1<<16)\n"
-    "  if not d: break\n"
-    "  h.update(d);n+=len(d)\n"
-    "print(n,h.hexdigest(),flush=True)\n";
-
-/// The client of a hashed transfer of `mb` MiB; `rate` > 0 paces it (bytes per second).
-std::string client(const std::string& dst, int mb, long rate = 0) {
-  return "import socket,hashlib,random,time\n"
-         "r=random.Random(18);data=r.randbytes(" + std::to_string(mb) + "<<20);rate=" + std::to_string(rate) + "\n"
-         "for i in range(100):\n"
-         "  try:\n"
-         "    s=socket.create_connection(('" + dst + "',5001),timeout=20);break\n"
-         "  except ConnectionRefusedError: time.sleep(0.1)\n"
-         "if rate<=0: s.sendall(data)\n"
-         "else:\n"
-         "  t0=time.monotonic();off=0\n"
-         "  while off<len(data):\n"
-         "    s.sendall(data[off:off+65536]);off+=65536\n"
-         "    ahead=off/rate-(time.monotonic()-t0)\n"
-         "    if ahead>0: time.sleep(ahead)\n"
-         "s.shutdown(socket.SHUT_WR);s.recv(1);s.close()\n"
-         "print(len(data),hashlib.sha256(data).hexdigest())\n";
-}
 
 std::string trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s;
 }
 
-/// TCP transfer of `mb` MiB from host a to host b's overlay address; {client "N sha", server "N sha"}.
+/// TCP transfer of `mb` MiB from host a to host b's overlay address, paced to `rate` bytes/s
+/// when > 0; {client "N sha", server "N sha"}.
 std::pair<std::string, std::string> transfer(Underlay& u, int a, int b, int mb, long rate = 0) {
-  std::string slog = "/tmp/ofld-ev-srv-" + u.host(b).name() + ".log";
-  pid_t srv = ktest::spawn({"ip", "netns", "exec", u.host(b).name(), "python3", "-c", kServer}, slog);
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
-  auto c = u.host(a).exec({"python3", "-c", client(u.overlay_addr(b), mb, rate)}, std::chrono::seconds(40));
-  int st = 0;
-  for (int i = 0; i < 500 && ::waitpid(srv, &st, WNOHANG) != srv; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  ktest::stop(srv);
-  std::string s = ktest::slurp(slog);
-  ::unlink(slog.c_str());
-  return {trim(c.ok() ? c.value().out : "client failed: " + c.message()), trim(s)};
+  return ktest::hashed_transfer(u.host(a), u.host(b), u.overlay_addr(b),
+                                {.mib = mb, .seed = 18, .rate = rate, .timeout_s = 40});
 }
 
 std::string tap_mac(Underlay& u, int i) {

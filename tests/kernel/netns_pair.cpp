@@ -1,9 +1,13 @@
 // The kernel tests' two-namespace set-up (see netns_pair.hpp).
 #include "netns_pair.hpp"
 
+#include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 #include <utility>
 
@@ -90,6 +94,69 @@ std::string echo20(const io::Netns& from, const io::Netns& to, const std::string
   stop(srv);
   if (!c.ok()) return c.message();
   if (c.value().out != "ok\n") return "echo client: " + c.value().out + c.value().err;
+  return "";
+}
+
+Lab::~Lab() {
+  for (auto& p : pids) stop(p);
+  if (!dir.empty()) io::run_command({"rm", "-rf", dir});
+}
+
+pid_t Lab::start(const io::Netns& ns, const std::string& tag, const std::vector<std::string>& args,
+                 std::string& ctl, std::string& why) {
+  ctl = dir + "/" + tag + ".sock";
+  pid_t pid = -1;
+  why = start_tunnel(ns, ctl, dir + "/" + tag + ".log", args, pid);
+  pids.push_back(pid);
+  return why.empty() ? pid : -1;
+}
+
+std::string make_lab(Lab& l, const VethPairOptions& o, bool& skipped, bool world_writable) {
+  if (auto why = make_veth_pair(l.A, l.B, o, skipped); !why.empty()) return why;
+  std::string tmpl = "/tmp/ofld-" + o.prefix + "-XXXXXX";
+  if (!::mkdtemp(tmpl.data())) return "mkdtemp failed";
+  l.dir = tmpl;
+  if (world_writable) ::chmod(l.dir.c_str(), 0777);
+  return "";
+}
+
+TunnelPair::~TunnelPair() {
+  stop(cap, SIGINT);
+  stop(ea);
+  stop(eb);
+  if (!pcap.empty() && !std::getenv("OFLD_TEST_KEEP_PCAP")) ::unlink(pcap.c_str());
+  for (const auto* l : {&log_a, &log_b})
+    if (!l->empty()) ::unlink(l->c_str());
+}
+
+std::string start_tunnel_pair(TunnelPair& p, const TunnelPairOptions& o, bool& skipped) {
+  const std::string net = std::to_string(o.net);
+  const std::string ua = o.v6 ? "fd00:" + net + "::1" : "10." + net + ".0.1";
+  const std::string ub = o.v6 ? "fd00:" + net + "::2" : "10." + net + ".0.2";
+  const std::string pl = o.v6 ? "/64" : "/24";
+  if (auto why = make_veth_pair(
+          p.A, p.B, {.prefix = o.prefix, .addr_a = ua + pl, .addr_b = ub + pl, .nodad = o.v6, .tx_off = o.tx_off},
+          skipped);
+      !why.empty())
+    return why;
+  const std::string tag = o.prefix + "-" + std::to_string(::getpid()) + "-" + p.A->name();
+  p.ctl_a = "/run/ofld/" + tag + "-a.sock";
+  p.ctl_b = "/run/ofld/" + tag + "-b.sock";
+  p.log_a = "/tmp/" + tag + "-a.log";
+  p.log_b = "/tmp/" + tag + "-b.log";
+  std::vector<std::string> wa = {"--dev", "ofld0", "--address", "192.168." + net + ".1/24"};
+  for (auto& w : o.words(ua, ub)) wa.push_back(w);
+  auto wb = o.words(ub, ua);
+  wb.insert(wb.end(), {"--dev", "ofld0", "--address", "192.168." + net + ".2/24"});
+  if (o.capture) {
+    p.pcap = "/tmp/" + tag + ".pcap";
+    p.cap = spawn({"ip", "netns", "exec", p.A->name(), "tcpdump", "-i", "veth0", "-n", "-U", "-c", "3000",
+                   "-w", p.pcap},
+                  "/dev/null");
+  }
+  if (auto e = start_tunnel(*p.A, p.ctl_a, p.log_a, wa, p.ea); !e.empty()) return e;
+  if (auto e = start_tunnel(*p.B, p.ctl_b, p.log_b, wb, p.eb); !e.empty()) return e;
+  if (o.capture) std::this_thread::sleep_for(std::chrono::milliseconds(300));  // tcpdump up
   return "";
 }
 

@@ -22,6 +22,7 @@
 #include "ofld/daemon/tunnel_daemon.hpp"
 #include "ofld/io/netns.hpp"
 #include "proc_util.hpp"
+#include "traffic.hpp"
 
 namespace {
 
@@ -30,24 +31,6 @@ using ktest::slurp;
 using ktest::spawn;
 using ktest::stop;
 
-const char* kServer =
-    "import socket,hashlib,sys\n"
-    "s=socket.socket();s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
-    "s.bind((sys.argv[1],5001));s.listen(1);s.settimeout(30)\n"
-    "c,_=s.accept();c.settimeout(30);h=hashlib.sha256();n=0\n"
-    "while True:\n"
-    "  d=c.recv(1<<16)\n"
-    "  if not d: break\n"
-    "  h.update(d);n+=len(d)\n"
-    "c.send(b'x');print(n,h.hexdigest(),flush=True)\n";
-const char* kClient =
-    "import socket,hashlib,random,time,sys\n"
-    "data=random.Random(int(sys.argv[3])).randbytes(int(sys.argv[2])<<20)\n"
-    "for i in range(100):\n"
-    "  try: s=socket.create_connection((sys.argv[1],5001),timeout=10);break\n"
-    "  except OSError: time.sleep(0.2)\n"
-    "s.sendall(data);s.shutdown(socket.SHUT_WR);s.recv(1);s.close()\n"
-    "print(len(data),hashlib.sha256(data).hexdigest())\n";
 
 /// The OVS daemons of namespace B, stopped by their pids.
 struct Ovs {
@@ -63,21 +46,9 @@ struct Ovs {
   }
 };
 
-std::pair<std::string, std::string> transfer(const io::Netns& from, const io::Netns& to,
-                                             const std::string& dst, int seed) {
-  const std::string slog = "/tmp/ofld-gnvovs-srv-" + to.name() + ".log";
-  pid_t srv = spawn({"ip", "netns", "exec", to.name(), "python3", "-c", kServer, dst}, slog);
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
-  auto c = from.exec({"python3", "-c", kClient, dst, "4", std::to_string(seed)}, std::chrono::seconds(60));
-  int st = 0;
-  for (int i = 0; i < 500 && ::waitpid(srv, &st, WNOHANG) != srv; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  stop(srv);
-  std::string s = slurp(slog), cl = c.ok() ? c.value().out : "client failed: " + c.message();
-  ::unlink(slog.c_str());
-  while (!s.empty() && s.back() == '\n') s.pop_back();
-  while (!cl.empty() && cl.back() == '\n') cl.pop_back();
-  return {cl, s};
+std::pair<std::string, std::string> transfer(const io::Netns& from, const io::Netns& to, const std::string& dst,
+                                             int seed) {
+  return ktest::hashed_transfer(from, to, dst, {.mib = 4, .seed = seed});
 }
 
 void run_ovs(bool v6, const std::vector<std::string>& ofld_options, const std::string& want_options) {

@@ -24,6 +24,7 @@
 #include "ofld/lab/kernel_oracle.hpp"
 #include "ofld/tunnel/endpoint.hpp"
 #include "../unit/tunnel_test_util.hpp"
+#include "traffic.hpp"
 
 #include <nlohmann/json.hpp>
 #include <map>
@@ -37,45 +38,6 @@ using ktest::spawn;
 using ktest::snmp;
 using ktest::stop;
 
-const char* kServer =
-    "import socket,hashlib\n"
-    "s=socket.socket(socket.AF_INET,socket.SOCK_STREAM)\n"
-    "s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
-    "s.bind(('0.0.0.0',5001));s.listen(1);s.settimeout(20)\n"
-    "c,_=s.accept();c.settimeout(20);h=hashlib.sha256();n=0\n"
-    "while True:\n"
-    "  d=c.recv(1<<16)\n"
-    "  if not d: break\n"
-    "  h.update(d);n+=len(d)\n"
-    "print(n,h.hexdigest(),flush=True)\n";
-
-std::string client(const std::string& dst, int mb) {
-  return "import socket,hashlib,random\n"
-         "r=random.Random(7);data=r.randbytes(" + std::to_string(mb) + "<<20)\n"
-         "import time\n"
-         "for i in range(100):\n"
-         "  try:\n"
-         "    s=socket.create_connection(('" + dst + "',5001),timeout=20);break\n"
-         "  except ConnectionRefusedError: time.sleep(0.1)\n"
-         "s.sendall(data);s.shutdown(socket.SHUT_WR);s.recv(1);s.close()\n"
-         "print(len(data),hashlib.sha256(data).hexdigest())\n";
-}
-
-std::string icmp_echo(const std::string& dst) {
-  return "import socket,struct,select\n"
-         "def ck(b):\n"
-         "  s=sum(struct.unpack('!%dH'%(len(b)//2),b));s=(s>>16)+(s&0xffff);s+=s>>16;return ~s&0xffff\n"
-         "p=struct.pack('!BBHHH',8,0,0,0x77,1)+b'ofld'*8\n"
-         "p=p[:2]+struct.pack('!H',ck(p))+p[4:]\n"
-         "s=socket.socket(socket.AF_INET,socket.SOCK_RAW,socket.IPPROTO_ICMP)\n"
-         "ok=False\n"
-         "for i in range(10):\n"
-         "  s.sendto(p,('" + dst + "',0))\n"
-         "  if select.select([s],[],[],0.5)[0]:\n"
-         "    d,a=s.recvfrom(2000)\n"
-         "    if a[0]=='" + dst + "' and d[20]==0: ok=True;break\n"
-         "print('reply' if ok else 'none')\n";
-}
 
 struct Pair {
   std::optional<io::Netns> A, B;  // A: ofld, B: kernel vxlan
@@ -159,22 +121,10 @@ std::string setup(Pair& p, const Variant& v, bool& skipped) {
   return "ofld tunnel did not come up: " + slurp(p.log);
 }
 
-/// Transfer `mb` MiB from `from` to `to` (server address dst); returns "N sha" of both ends.
-std::pair<std::string, std::string> transfer(const io::Netns& from, const io::Netns& to,
-                                             const std::string& dst, int mb) {
-  std::string slog = "/tmp/ofld-ti-srv-" + to.name() + ".log";
-  pid_t srv = spawn({"ip", "netns", "exec", to.name(), "python3", "-c", kServer}, slog);
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
-  auto c = from.exec({"python3", "-c", client(dst, mb)}, std::chrono::seconds(40));
-  int st = 0;
-  for (int i = 0; i < 500 && ::waitpid(srv, &st, WNOHANG) != srv; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  stop(srv);
-  std::string s = slurp(slog), cl = c.ok() ? c.value().out : "client failed: " + c.message();
-  ::unlink(slog.c_str());
-  while (!s.empty() && s.back() == '\n') s.pop_back();
-  while (!cl.empty() && cl.back() == '\n') cl.pop_back();
-  return {cl, s};
+/// `mb` MiB from `from` to `dst` (a server in `to`), SHA-256 at both ends: {sender, receiver}.
+std::pair<std::string, std::string> transfer(const io::Netns& from, const io::Netns& to, const std::string& dst,
+                                             int mb) {
+  return ktest::hashed_transfer(from, to, dst, {.mib = mb, .seed = 7, .timeout_s = 40});
 }
 
 void run_variant(const Variant& v) {
@@ -183,7 +133,7 @@ void run_variant(const Variant& v) {
   std::string why = setup(p, v, skipped);
   if (skipped) GTEST_SKIP() << why;
   ASSERT_EQ(why, "");
-  auto ping = p.A->exec({"python3", "-c", icmp_echo("192.168.77.2")}, std::chrono::seconds(15));
+  auto ping = p.A->exec({"python3", "-c", ktest::icmp_echo_script("192.168.77.2")}, std::chrono::seconds(15));
   ASSERT_TRUE(ping.ok()) << ping.message();
   EXPECT_EQ(ping.value().out, "reply\n") << slurp(p.log);
   auto [c1, s1] = transfer(*p.A, *p.B, "192.168.77.2", 8);  // ofld → kernel
@@ -480,7 +430,7 @@ void ecn_direction(Pair& p, bool v6, bool ofld_receives, bool inherit) {
   const std::string dev = ofld_receives ? "ofld0" : "vx0";
   const std::string out = v6 ? "out6" : "out";
   // ARP both ways before the rules (the rewrite does not affect non-IP frames anyway).
-  auto ping = snd.exec({"python3", "-c", icmp_echo(dst)}, std::chrono::seconds(15));
+  auto ping = snd.exec({"python3", "-c", ktest::icmp_echo_script(dst)}, std::chrono::seconds(15));
   ASSERT_TRUE(ping.ok()) << ping.message();
   ASSERT_EQ(ping.value().out, "reply\n") << slurp(p.log);
   if (auto s = nft_load(rcv, ecn_rules(v6, dev)); !s.ok()) GTEST_SKIP() << "nftables: " << s.message();

@@ -41,62 +41,31 @@ bool have(const std::string& prog) {
   return r.ok() && r.value().exit_code == 0;
 }
 
-struct Lab {
-  std::optional<io::Netns> A, B;
-  std::vector<pid_t> pids;
-  std::string dir;
+struct Lab : ktest::Lab {
   std::string ctl_a, ctl_b;
   pid_t ofld_a = -1;
-  ~Lab() {
-    for (auto& p : pids) stop(p);
-    if (!dir.empty()) io::run_command({"rm", "-rf", dir});
-  }
 };
-
-pid_t start_endpoint(Lab& l, const io::Netns& ns, const std::string& tag, std::vector<std::string> words,
-                     std::string& ctl, std::string& why) {
-  ctl = l.dir + "/" + tag + ".sock";
-  const std::string log = l.dir + "/" + tag + ".log";
-  pid_t pid = -1;
-  why = ktest::start_tunnel(ns, ctl, log, words, pid);
-  l.pids.push_back(pid);  // stopped by ~Lab (-1 when it has exited)
-  return why.empty() ? pid : -1;
-}
 
 /// Two namespaces joined by a veth, a VXLAN endpoint in each; A's has `--metrics 9100`
 /// (loopback of A's namespace). "" or a reason (skipped: a skip).
 std::string make_lab(Lab& l, bool& skipped) {
-  if (auto why = ktest::make_veth_pair(l.A, l.B,
-                                       {.prefix = "svm",
-                                        .addr_a = std::string(kUa) + "/24",
-                                        .addr_b = std::string(kUb) + "/24",
-                                        .disable_ipv6 = true},
-                                       skipped);
+  if (auto why = ktest::make_lab(
+          l, {.prefix = "svm", .addr_a = std::string(kUa) + "/24", .addr_b = std::string(kUb) + "/24", .disable_ipv6 = true},
+          skipped);
       !why.empty())
     return why;
-  char tmpl[] = "/tmp/ofld-svm-XXXXXX";
-  if (!::mkdtemp(tmpl)) return "mkdtemp failed";
-  l.dir = tmpl;
   std::string why;
-  l.ofld_a = start_endpoint(l, *l.A, "a",
-                            {"--metrics", "9100", "--address", std::string(kOa) + "/24", "vxlan", "id", "42",
-                             "local", kUa, "remote", kUb},
-                            l.ctl_a, why);
+  l.ofld_a = l.start(*l.A, "a",
+                     {"--metrics", "9100", "--address", std::string(kOa) + "/24", "vxlan", "id", "42", "local",
+                      kUa, "remote", kUb},
+                     l.ctl_a, why);
   if (l.ofld_a < 0) return why;
-  if (start_endpoint(l, *l.B, "b", {"--address", std::string(kOb) + "/24", "vxlan", "id", "42", "local", kUb, "remote", kUa},
-                     l.ctl_b, why) < 0)
-    return why;
-  return "";
+  l.start(*l.B, "b", {"--address", std::string(kOb) + "/24", "vxlan", "id", "42", "local", kUb, "remote", kUa},
+          l.ctl_b, why);
+  return why;
 }
 
-#define LAB_OR_SKIP(l)                      \
-  Lab l;                                    \
-  {                                         \
-    bool skipped = false;                   \
-    std::string why = make_lab(l, skipped); \
-    if (skipped) GTEST_SKIP() << why;       \
-    ASSERT_EQ(why, "");                     \
-  }
+#define LAB_OR_SKIP(l) KTEST_LAB_OR_SKIP(Lab, l, make_lab)
 
 
 struct Http {

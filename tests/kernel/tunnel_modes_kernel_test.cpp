@@ -29,55 +29,14 @@
 #include "ofld/io/netns.hpp"
 #include "netns_pair.hpp"
 #include "proc_util.hpp"
-#include "snmp_util.hpp"
+#include "traffic.hpp"
 
 namespace {
 
 using namespace ofld;
 using ktest::slurp;
 using ktest::spawn;
-using ktest::snmp;
 using ktest::stop;
-
-std::string server(const std::string& bind) {
-  return "import socket,hashlib\n"
-         "s=socket.socket(socket.AF_INET,socket.SOCK_STREAM)\n"
-         "s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
-         "s.bind(('" + bind + "',5001));s.listen(1);s.settimeout(30)\n"
-         "c,_=s.accept();c.settimeout(30);h=hashlib.sha256();n=0\n"
-         "while True:\n"
-         "  d=c.recv(1<<16)\n"
-         "  if not d: break\n"
-         "  h.update(d);n+=len(d)\n"
-         "print(n,h.hexdigest(),flush=True)\n";
-}
-
-std::string client(const std::string& dst, int mb, int seed) {
-  return "import socket,hashlib,random,time\n"
-         "r=random.Random(" + std::to_string(seed) + ");data=r.randbytes(" + std::to_string(mb) + "<<20)\n"
-         "for i in range(100):\n"
-         "  try:\n"
-         "    s=socket.create_connection(('" + dst + "',5001),timeout=30);break\n"
-         "  except ConnectionRefusedError: time.sleep(0.1)\n"
-         "s.sendall(data);s.shutdown(socket.SHUT_WR);s.recv(1);s.close()\n"
-         "print(len(data),hashlib.sha256(data).hexdigest())\n";
-}
-
-std::string icmp_echo(const std::string& dst) {
-  return "import socket,struct,select\n"
-         "def ck(b):\n"
-         "  s=sum(struct.unpack('!%dH'%(len(b)//2),b));s=(s>>16)+(s&0xffff);s+=s>>16;return ~s&0xffff\n"
-         "p=struct.pack('!BBHHH',8,0,0,0x78,1)+b'ofld'*8\n"
-         "p=p[:2]+struct.pack('!H',ck(p))+p[4:]\n"
-         "s=socket.socket(socket.AF_INET,socket.SOCK_RAW,socket.IPPROTO_ICMP)\n"
-         "ok=False\n"
-         "for i in range(20):\n"
-         "  s.sendto(p,('" + dst + "',0))\n"
-         "  if select.select([s],[],[],0.5)[0]:\n"
-         "    d,a=s.recvfrom(2000)\n"
-         "    if a[0]=='" + dst + "' and d[20]==0: ok=True;break\n"
-         "print('reply' if ok else 'none')\n";
-}
 
 struct Variant {
   const char* mode;               // gue, gre, ip6gre
@@ -85,99 +44,21 @@ struct Variant {
   std::vector<std::string> extra; // words after local/remote (both sides)
 };
 
-struct Pair {
-  std::optional<io::Netns> A, B;
-  pid_t ea = -1, eb = -1, cap = -1;
-  std::string ctl_a, ctl_b, log_a, log_b, pcap;
-  ~Pair() {
-    stop(cap, SIGINT);
-    stop(ea);
-    stop(eb);
-    if (!pcap.empty() && !std::getenv("OFLD_TEST_KEEP_PCAP")) ::unlink(pcap.c_str());
-  }
-};
+using Pair = ktest::TunnelPair;
 
 std::string setup(Pair& p, const Variant& v, bool& skipped) {
-  std::string ua = v.v6 ? "fd00:78::1" : "10.78.0.1", ub = v.v6 ? "fd00:78::2" : "10.78.0.2";
-  std::string pl = v.v6 ? "/64" : "/24";
-  if (auto why = ktest::make_veth_pair(p.A, p.B,
-                                       {.prefix = "ofld-tm", .addr_a = ua + pl, .addr_b = ub + pl,
-                                        .nodad = v.v6, .tx_off = true},
-                                       skipped);
-      !why.empty())
-    return why;
-  auto& A = *p.A;
-  auto& B = *p.B;
-  const std::string tag = std::to_string(::getpid()) + "-" + A.name();
-  p.ctl_a = "/run/ofld/tm-" + tag + "-a.sock";
-  p.ctl_b = "/run/ofld/tm-" + tag + "-b.sock";
-  p.log_a = "/tmp/ofld-tm-" + tag + "-a.log";
-  p.log_b = "/tmp/ofld-tm-" + tag + "-b.log";
-  p.pcap = "/tmp/ofld-tm-" + tag + ".pcap";
-  auto words = [&](const std::string& local, const std::string& remote) {
-    std::vector<std::string> w = {v.mode, "local", local, "remote", remote};
-    w.insert(w.end(), v.extra.begin(), v.extra.end());
-    return w;
-  };
-  // A: options first; B: options after the words (CLI accepts options anywhere).
-  std::vector<std::string> ca = {"ip", "netns", "exec", A.name(), OFLD_CLI_PATH, "tunnel", "--dev",
-                                 "ofld0", "--address", "192.168.78.1/24", "--control", p.ctl_a};
-  auto wa = words(ua, ub);
-  ca.insert(ca.end(), wa.begin(), wa.end());
-  std::vector<std::string> cb = {"ip", "netns", "exec", B.name(), OFLD_CLI_PATH, "tunnel"};
-  auto wb = words(ub, ua);
-  cb.insert(cb.end(), wb.begin(), wb.end());
-  cb.insert(cb.end(), {"--dev", "ofld0", "--address", "192.168.78.2/24", "--control", p.ctl_b});
-  // Capture the underlay (first 3000 frames) for tshark's verdicts.
-  p.cap = spawn({"ip", "netns", "exec", A.name(), "tcpdump", "-i", "veth0", "-n", "-U", "-c", "3000",
-                 "-w", p.pcap}, "/dev/null");
-  p.ea = spawn(ca, p.log_a);
-  p.eb = spawn(cb, p.log_b);
-  for (int i = 0; i < 100; ++i) {
-    if (daemon::query_stats(p.ctl_a).ok() && daemon::query_stats(p.ctl_b).ok()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));  // tcpdump up
-      return "";
-    }
-    for (auto* e : {&p.ea, &p.eb})
-      if (::waitpid(*e, nullptr, WNOHANG) == *e) {
-        *e = -1;
-        return "ofld tunnel exited: " + slurp(p.log_a) + slurp(p.log_b);
-      }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return "ofld tunnel did not come up: " + slurp(p.log_a) + slurp(p.log_b);
-}
-
-std::pair<std::string, std::string> transfer(const io::Netns& from, const io::Netns& to,
-                                             const std::string& dst, int mb, int seed) {
-  const std::string slog = "/tmp/ofld-tm-srv-" + to.name() + ".log";
-  pid_t srv = spawn({"ip", "netns", "exec", to.name(), "python3", "-c", server(dst)}, slog);
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
-  auto c = from.exec({"python3", "-c", client(dst, mb, seed)}, std::chrono::seconds(60));
-  int st = 0;
-  for (int i = 0; i < 500 && ::waitpid(srv, &st, WNOHANG) != srv; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  stop(srv);
-  std::string s = slurp(slog), cl = c.ok() ? c.value().out : "client failed: " + c.message();
-  ::unlink(slog.c_str());
-  while (!s.empty() && s.back() == '\n') s.pop_back();
-  while (!cl.empty() && cl.back() == '\n') cl.pop_back();
-  return {cl, s};
-}
-
-/// tshark field values, one line per frame (fields tab-separated).
-std::vector<std::string> tshark_fields(const std::string& pcap, const std::string& filter,
-                                       const std::vector<std::string>& fields) {
-  std::vector<std::string> argv = {"tshark", "-n", "-r", pcap, "-o", "udp.check_checksum:TRUE",
-                                   "-o", "tcp.check_checksum:TRUE", "-o", "ip.check_checksum:TRUE",
-                                   "-Y", filter, "-T", "fields"};
-  for (auto& f : fields) argv.insert(argv.end(), {"-e", f});
-  auto r = io::run_command(argv, std::chrono::seconds(60));
-  std::vector<std::string> lines;
-  if (!r.ok()) return lines;
-  std::istringstream in(r.value().out);
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
-  return lines;
+  return ktest::start_tunnel_pair(
+      p,
+      {.prefix = "ofld-tm",
+       .v6 = v.v6,
+       .net = 78,
+       .words =
+           [&](const std::string& local, const std::string& remote) {
+             std::vector<std::string> w = {v.mode, "local", local, "remote", remote};
+             w.insert(w.end(), v.extra.begin(), v.extra.end());
+             return w;
+           }},
+      skipped);
 }
 
 void run_variant(const Variant& v) {
@@ -186,21 +67,7 @@ void run_variant(const Variant& v) {
   const std::string why = setup(p, v, skipped);
   if (skipped) GTEST_SKIP() << why;
   ASSERT_EQ(why, "");
-  auto ping = p.A->exec({"python3", "-c", icmp_echo("192.168.78.2")}, std::chrono::seconds(20));
-  ASSERT_TRUE(ping.ok()) << ping.message();
-  EXPECT_EQ(ping.value().out, "reply\n") << slurp(p.log_a) << slurp(p.log_b);
-  const long csum_err_a = snmp(*p.A, "Tcp", "InCsumErrors"), csum_err_b = snmp(*p.B, "Tcp", "InCsumErrors");
-  ASSERT_GE(csum_err_a, 0);
-  ASSERT_GE(csum_err_b, 0);
-  auto [c1, s1] = transfer(*p.A, *p.B, "192.168.78.2", 8, 7);
-  EXPECT_EQ(c1, s1) << "A -> B";
-  EXPECT_NE(s1, "");
-  auto [c2, s2] = transfer(*p.B, *p.A, "192.168.78.1", 8, 11);
-  EXPECT_EQ(c2, s2) << "B -> A";
-  EXPECT_NE(s2, "");
-  // The receiving stacks' own verdict on every inner segment ofld delivered (RFC 9293 §3.1).
-  EXPECT_EQ(snmp(*p.A, "Tcp", "InCsumErrors"), csum_err_a) << "TCP checksum errors in A";
-  EXPECT_EQ(snmp(*p.B, "Tcp", "InCsumErrors"), csum_err_b) << "TCP checksum errors in B";
+  if (!ktest::expect_echo_and_transfers(p, 78)) return;
   const bool gue = std::string(v.mode) == "gue";
   const bool rco = std::find(v.extra.begin(), v.extra.end(), "remcsumtx") != v.extra.end();
   for (const auto& ctl : {p.ctl_a, p.ctl_b}) {
@@ -225,13 +92,13 @@ void run_variant(const Variant& v) {
   EXPECT_FALSE(p.A->exec({"ip", "link", "show", "ofld0"}).ok()) << "TUN still present after SIGTERM";
   // tshark's verdicts (checksum status 1 = good, 0 = bad).
   if (gue) {
-    auto lines = tshark_fields(p.pcap, "udp.port == 5555", {"udp.checksum.status"});
+    auto lines = ktest::tshark_fields(p.pcap, "udp.port == 5555", {"udp.checksum.status"});
     ASSERT_GT(lines.size(), 100u);
     std::size_t good = 0;
     for (auto& l : lines) good += l == "1";
     EXPECT_EQ(good, lines.size()) << "outer UDP checksums not all good";
   } else {
-    auto lines = tshark_fields(p.pcap, "gre", {"gre.checksum.status", "gre.key", "tcp.checksum.status",
+    auto lines = ktest::tshark_fields(p.pcap, "gre", {"gre.checksum.status", "gre.key", "tcp.checksum.status",
                                                 "tcp.checksum", "tcp.checksum_calculated", "frame.number",
                                                 "frame.len", "frame.cap_len", "_ws.col.Info"});
     ASSERT_GT(lines.size(), 100u);
@@ -320,7 +187,7 @@ void ecn_l3_variant(const Variant& v) {
   ASSERT_EQ(why, "");
   auto& A = *p.A;
   auto& B = *p.B;
-  auto ping = B.exec({"python3", "-c", icmp_echo("192.168.78.1")}, std::chrono::seconds(15));
+  auto ping = B.exec({"python3", "-c", ktest::icmp_echo_script("192.168.78.1")}, std::chrono::seconds(15));
   ASSERT_TRUE(ping.ok()) << ping.message();
   ASSERT_EQ(ping.value().out, "reply\n") << slurp(p.log_a) << slurp(p.log_b);
   const std::string fam = v.v6 ? "ip6" : "ip";

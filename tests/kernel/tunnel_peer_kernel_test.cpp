@@ -20,6 +20,7 @@
 #include "netns_pair.hpp"
 #include "proc_util.hpp"
 #include "snmp_util.hpp"
+#include "traffic.hpp"
 
 namespace {
 
@@ -33,28 +34,6 @@ using ktest::stop;
 const char* kUa = "10.78.0.1";
 const char* kUb = "10.78.0.2";
 
-const char* kServer =
-    "import socket,hashlib\n"
-    "s=socket.socket(socket.AF_INET,socket.SOCK_STREAM)\n"
-    "s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
-    "s.bind(('0.0.0.0',5011));s.listen(1);s.settimeout(30)\n"
-    "c,_=s.accept();c.settimeout(30);h=hashlib.sha256();n=0\n"
-    "while True:\n"
-    "  d=c.recv(1<<16)\n"
-    "  if not d: break\n"
-    "  h.update(d);n+=len(d)\n"
-    "print(n,h.hexdigest(),flush=True)\n";
-
-std::string client(const std::string& dst, int mb, int seed) {
-  return "import socket,hashlib,random,time\n"
-         "r=random.Random(" + std::to_string(seed) + ");data=r.randbytes(" + std::to_string(mb) + "<<20)\n"
-         "for i in range(100):\n"
-         "  try:\n"
-         "    s=socket.create_connection(('" + dst + "',5011),timeout=30);break\n"
-         "  except (ConnectionRefusedError,OSError): time.sleep(0.1)\n"
-         "s.sendall(data);s.shutdown(socket.SHUT_WR);s.recv(1);s.close()\n"
-         "print(len(data),hashlib.sha256(data).hexdigest())\n";
-}
 
 /// A device counter from `ip -s -j link show DEV` (stats64 rx/tx FIELD).
 long link_stat(const io::Netns& ns, const std::string& dev, const std::string& dir,
@@ -134,32 +113,13 @@ double wait_for(P pred, double limit_s) {
   }
 }
 
-/// `mb` MiB from `from` to the server at `dst` in `to`: {client "N sha", server "N sha"}.
-std::pair<std::string, std::string> transfer(const io::Netns& from, const io::Netns& to,
-                                             const std::string& dst, int mb, int seed = 7) {
-  std::string slog = "/tmp/ofld-pk-srv-" + to.name() + ".log";
-  pid_t srv = spawn({"ip", "netns", "exec", to.name(), "python3", "-c", kServer}, slog);
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
-  auto c = from.exec({"python3", "-c", client(dst, mb, seed)}, std::chrono::seconds(60));
-  int st = 0;
-  for (int i = 0; i < 1000 && ::waitpid(srv, &st, WNOHANG) != srv; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  stop(srv);
-  std::string s = slurp(slog), cl = c.ok() ? c.value().out : "client failed: " + c.message();
-  ::unlink(slog.c_str());
-  while (!s.empty() && s.back() == '\n') s.pop_back();
-  while (!cl.empty() && cl.back() == '\n') cl.pop_back();
-  return {cl, s};
+/// `mb` MiB from `from` to `dst` (a server in `to`), SHA-256 at both ends: {sender, receiver}.
+std::pair<std::string, std::string> transfer(const io::Netns& from, const io::Netns& to, const std::string& dst,
+                                             int mb, int seed) {
+  return ktest::hashed_transfer(from, to, dst, {.port = 5011, .mib = mb, .seed = seed});
 }
 
-#define LAB_OR_SKIP(l)                      \
-  Lab l;                                    \
-  {                                         \
-    bool skipped = false;                   \
-    std::string why = make_lab(l, skipped); \
-    if (skipped) GTEST_SKIP() << why;       \
-    ASSERT_EQ(why, "");                     \
-  }
+#define LAB_OR_SKIP(l) KTEST_LAB_OR_SKIP(Lab, l, make_lab)
 
 /// Two ofld endpoints with integrity `ia` / `ib`, sessions established.
 void two_ofld(Lab& l, bool ia, bool ib) {

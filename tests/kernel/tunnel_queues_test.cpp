@@ -22,6 +22,7 @@
 #include "ofld/io/netns.hpp"
 #include "netns_pair.hpp"
 #include "proc_util.hpp"
+#include "traffic.hpp"
 
 namespace {
 
@@ -32,44 +33,6 @@ using ktest::stop;
 
 constexpr int kStreams = 6;
 constexpr int kMiB = 3;
-
-// Accepts kStreams connections, hashes each; prints the sorted "bytes sha" list.
-std::string server() {
-  return "import socket,hashlib,threading\n"
-         "s=socket.socket(socket.AF_INET,socket.SOCK_STREAM)\n"
-         "s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
-         "s.bind(('0.0.0.0',5002));s.listen(64);s.settimeout(40)\n"
-         "res=[];ts=[]\n"
-         "def h(c):\n"
-         "  c.settimeout(40);x=hashlib.sha256();n=0\n"
-         "  while True:\n"
-         "    d=c.recv(1<<16)\n"
-         "    if not d: break\n"
-         "    x.update(d);n+=len(d)\n"
-         "  res.append('%d %s'%(n,x.hexdigest()));c.close()\n"
-         "for i in range(" + std::to_string(kStreams) + "):\n"
-         "  c,_=s.accept();t=threading.Thread(target=h,args=(c,));t.start();ts.append(t)\n"
-         "for t in ts: t.join()\n"
-         "print(' '.join(sorted(res)),flush=True)\n";
-}
-
-// kStreams parallel connections, stream i sending Random(seed + i) bytes.
-std::string client(const std::string& dst, int seed) {
-  return "import socket,hashlib,random,threading,time\n"
-         "res=[]\n"
-         "def run(i):\n"
-         "  data=random.Random(" + std::to_string(seed) + "+i).randbytes(" + std::to_string(kMiB) + "<<20)\n"
-         "  for k in range(100):\n"
-         "    try:\n"
-         "      s=socket.create_connection(('" + dst + "',5002),timeout=40);break\n"
-         "    except ConnectionRefusedError: time.sleep(0.1)\n"
-         "  s.sendall(data);s.shutdown(socket.SHUT_WR);s.recv(1);s.close()\n"
-         "  res.append('%d %s'%(len(data),hashlib.sha256(data).hexdigest()))\n"
-         "ts=[threading.Thread(target=run,args=(i,)) for i in range(" + std::to_string(kStreams) + ")]\n"
-         "for t in ts: t.start()\n"
-         "for t in ts: t.join()\n"
-         "print(' '.join(sorted(res)))\n";
-}
 
 struct Endpoint {
   pid_t pid = -1;
@@ -127,21 +90,10 @@ std::string setup(Setup& s, bool kernel_peer, bool& skipped, const std::string& 
 }
 
 // kStreams parallel streams from `from` to `to` (server at dst): {client list, server list}.
-std::pair<std::string, std::string> transfer(const io::Netns& from, const io::Netns& to,
-                                             const std::string& dst, int seed) {
-  std::string slog = "/tmp/ofld-tq-srv-" + to.name() + ".log";
-  pid_t srv = spawn({"ip", "netns", "exec", to.name(), "python3", "-c", server()}, slog);
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
-  auto c = from.exec({"python3", "-c", client(dst, seed)}, std::chrono::seconds(90));
-  int st = 0;
-  for (int i = 0; i < 1000 && ::waitpid(srv, &st, WNOHANG) != srv; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  stop(srv);
-  std::string s = slurp(slog), cl = c.ok() ? c.value().out : "client failed: " + c.message();
-  ::unlink(slog.c_str());
-  while (!s.empty() && s.back() == '\n') s.pop_back();
-  while (!cl.empty() && cl.back() == '\n') cl.pop_back();
-  return {cl, s};
+std::pair<std::string, std::string> transfer(const io::Netns& from, const io::Netns& to, const std::string& dst,
+                                             int seed) {
+  return ktest::hashed_transfer(from, to, dst,
+                                {.port = 5002, .mib = kMiB, .seed = seed, .streams = kStreams, .timeout_s = 90});
 }
 
 // The per-queue counters add up to the totals; returns how many queues carried `dir.key`.

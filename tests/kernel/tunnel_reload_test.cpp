@@ -19,6 +19,7 @@
 #include "ofld/io/netns.hpp"
 #include "netns_pair.hpp"
 #include "proc_util.hpp"
+#include "traffic.hpp"
 
 namespace {
 
@@ -34,15 +35,9 @@ const char* kUb2 = "10.84.0.3";  // a second address of B: an extra remote some 
 const char* kOa = "192.168.84.1";
 const char* kOb = "192.168.84.2";
 
-struct Lab {
-  std::optional<io::Netns> A, B;
-  std::vector<pid_t> pids;
-  std::string dir, conf, ctl_a, ctl_b;
+struct Lab : ktest::Lab {
+  std::string conf, ctl_a, ctl_b;
   pid_t ofld_a = -1;
-  ~Lab() {
-    for (auto& p : pids) stop(p);
-    if (!dir.empty()) io::run_command({"rm", "-rf", dir});
-  }
 };
 
 /// A's configuration file: the fixed part, then what a variant adds.
@@ -58,48 +53,24 @@ std::string variant(int i) {
                    "log_level = \"debug\"\n");
 }
 
-pid_t start_endpoint(Lab& l, const io::Netns& ns, const std::string& tag, std::vector<std::string> args,
-                     std::string& ctl, std::string& why) {
-  ctl = l.dir + "/" + tag + ".sock";
-  const std::string log = l.dir + "/" + tag + ".log";
-  pid_t pid = -1;
-  why = ktest::start_tunnel(ns, ctl, log, args, pid);
-  l.pids.push_back(pid);  // stopped by ~Lab (-1 when it has exited)
-  return why.empty() ? pid : -1;
-}
-
 std::string make_lab(Lab& l, bool& skipped) {
-  if (auto why = ktest::make_veth_pair(l.A, l.B,
-                                       {.prefix = "svr",
-                                        .addr_a = std::string(kUa) + "/24",
-                                        .addr_b = std::string(kUb) + "/24",
-                                        .disable_ipv6 = true},
-                                       skipped);
+  if (auto why = ktest::make_lab(
+          l, {.prefix = "svr", .addr_a = std::string(kUa) + "/24", .addr_b = std::string(kUb) + "/24", .disable_ipv6 = true},
+          skipped);
       !why.empty())
     return why;
   l.B->ip({"addr", "add", std::string(kUb2) + "/24", "dev", "veth0"});
-  char tmpl[] = "/tmp/ofld-svr-XXXXXX";
-  if (!::mkdtemp(tmpl)) return "mkdtemp failed";
-  l.dir = tmpl;
   l.conf = l.dir + "/a.toml";
   std::ofstream(l.conf) << variant(0);
   std::string why;
-  l.ofld_a = start_endpoint(l, *l.A, "a", {"--config", l.conf}, l.ctl_a, why);
+  l.ofld_a = l.start(*l.A, "a", {"--config", l.conf}, l.ctl_a, why);
   if (l.ofld_a < 0) return why;
-  if (start_endpoint(l, *l.B, "b", {"--address", std::string(kOb) + "/24", "vxlan", "id", "42", "local", kUb, "remote", kUa},
-                     l.ctl_b, why) < 0)
-    return why;
-  return "";
+  l.start(*l.B, "b", {"--address", std::string(kOb) + "/24", "vxlan", "id", "42", "local", kUb, "remote", kUa},
+          l.ctl_b, why);
+  return why;
 }
 
-#define LAB_OR_SKIP(l)                      \
-  Lab l;                                    \
-  {                                         \
-    bool skipped = false;                   \
-    std::string why = make_lab(l, skipped); \
-    if (skipped) GTEST_SKIP() << why;       \
-    ASSERT_EQ(why, "");                     \
-  }
+#define LAB_OR_SKIP(l) KTEST_LAB_OR_SKIP(Lab, l, make_lab)
 
 
 /// `ofld reload --control CTL`: {exit code, stdout + stderr}.
@@ -212,6 +183,111 @@ TEST(TunnelReload, ChangeNeedingNewSocketIsRefusedNamingItAndForwardingGoesOn) {
   auto [code, out] = reload_cmd(l.ctl_a);
   EXPECT_EQ(code, 0) << out;
   EXPECT_NE(out.find("ttl 64 -> 9"), std::string::npos) << out;
+}
+
+// Integrity mode and the peer key applied by a reload (tunnel::PeerTable::reconfigure), with
+// B in integrity mode under key k1 throughout. A starts with integrity but no key: B refuses
+// its unauthenticated messages, no session is proven, nothing is elided. A reload giving A the
+// key k1 establishes the sessions and A elides toward B (B accepts: rx_csum_seed); one
+// turning integrity off stops A's elision at once; one rotating the key in the same file (k2,
+// B keeps k1) is read again and applied: A's session toward B goes back to probing and A
+// elides nothing. Every transfer arrives intact throughout (SHA-256), since receiving elided
+// checksums never depends on these settings.
+TEST(TunnelReload, IntegrityAndPeerKeyAppliedRenegotiatesWithoutLoss) {
+  Lab l;
+  {
+    bool skipped = false;
+    std::string why = ktest::make_lab(
+        l, {.prefix = "svi", .addr_a = std::string(kUa) + "/24", .addr_b = std::string(kUb) + "/24", .disable_ipv6 = true},
+        skipped);
+    if (skipped) GTEST_SKIP() << why;
+    ASSERT_EQ(why, "");
+  }
+  const std::string key_a = l.dir + "/a.key", key_b = l.dir + "/b.key";
+  const std::string k1 = "0123456789abcdef0123456789abcdef", k2 = "fedcba9876543210fedcba9876543210";
+  std::ofstream(key_b) << k1 << "\n";
+  std::ofstream(key_a) << k1 << "\n";
+  l.conf = l.dir + "/a.toml";
+  const std::string base = conf_text("remote = \"" + std::string(kUb) + "\"\nudpcsum = true\n");
+  std::ofstream(l.conf) << base + "integrity = true\n";
+  std::string why;
+  l.ofld_a = l.start(*l.A, "a", {"--config", l.conf}, l.ctl_a, why);
+  ASSERT_GE(l.ofld_a, 0) << why;
+  ASSERT_GE(l.start(*l.B, "b",
+                    {"--address", std::string(kOb) + "/24", "vxlan", "id", "42", "local", kUb, "remote", kUa,
+                     "udpcsum", "integrity", "peer-key", key_b},
+                    l.ctl_b, why),
+            0)
+      << why;
+  auto stats = [](const std::string& ctl) {
+    auto s = daemon::query_stats(ctl);
+    return s.ok() ? s.value() : json::object();
+  };
+  auto elided = [&](const std::string& ctl, const char* peer) -> std::uint64_t {
+    const auto s = stats(ctl);
+    if (!s.contains("peers") || !s["peers"].contains(peer)) return 0;
+    return s["peers"][peer].value("tx_csum_elided", std::uint64_t(0));
+  };
+  auto session = [&](const std::string& ctl, const char* peer) {
+    const auto s = stats(ctl);
+    if (!s.contains("peer_sessions")) return json::object();
+    return s["peer_sessions"]["sessions"].value(peer, json::object());
+  };
+  auto wait_for = [](auto pred) {
+    for (int i = 0; i < 100 && !pred(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return pred();
+  };
+  auto transfer_ok = [&](int seed) {
+    auto [c, sv] = ktest::hashed_transfer(*l.A, *l.B, kOb, {.port = 5085, .mib = 2, .seed = seed});
+    EXPECT_EQ(c, sv) << "a -> b";
+    EXPECT_NE(sv, "");
+  };
+  // 1. no key at A: B refuses A's messages, nothing proven, nothing elided
+  transfer_ok(1);
+  EXPECT_NE(session(l.ctl_a, kUb).value("state", ""), "established") << session(l.ctl_a, kUb).dump();
+  EXPECT_EQ(elided(l.ctl_a, kUb), 0u);
+  EXPECT_GT(stats(l.ctl_b)["peer_sessions"].value("unauthenticated", 0), 0);
+  // 2. reload: A gets k1 → sessions proven with integrity, A elides toward B
+  std::ofstream(l.conf) << base + "integrity = true\npeer-key = \"" + key_a + "\"\n";
+  auto [code, out] = reload_cmd(l.ctl_a);
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("peer-key (none) -> " + key_a), std::string::npos) << out;
+  EXPECT_TRUE(wait_for([&] { return session(l.ctl_a, kUb).value("integrity", false); }))
+      << session(l.ctl_a, kUb).dump() << slurp(l.dir + "/a.log");
+  EXPECT_EQ(stats(l.ctl_a)["peer_sessions"].value("authenticated", false), true);
+  transfer_ok(2);
+  const std::uint64_t e1 = elided(l.ctl_a, kUb);
+  EXPECT_GT(e1, 100u);
+  const auto sb = stats(l.ctl_b);
+  EXPECT_GT(sb["peers"][kUa].value("rx_csum_seed", std::uint64_t(0)), 100u) << sb["peers"].dump();
+  // 3. reload: integrity off at A → A elides nothing more, at once
+  std::ofstream(l.conf) << base + "peer-key = \"" + key_a + "\"\n";
+  std::tie(code, out) = reload_cmd(l.ctl_a);
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("integrity on -> off"), std::string::npos) << out;
+  transfer_ok(3);
+  EXPECT_EQ(elided(l.ctl_a, kUb), e1);
+  // 4. integrity on again, then the key rotated in the same file (B keeps k1): read again and
+  // applied — A's session toward B is no longer proven, A elides nothing
+  std::ofstream(l.conf) << base + "integrity = true\npeer-key = \"" + key_a + "\"\n";
+  std::tie(code, out) = reload_cmd(l.ctl_a);
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_TRUE(wait_for([&] { return session(l.ctl_a, kUb).value("integrity", false); }));
+  std::ofstream(key_a) << k2 << "\n";
+  std::tie(code, out) = reload_cmd(l.ctl_a);
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("peer-key (new key in " + key_a + ")"), std::string::npos) << out;
+  EXPECT_EQ(session(l.ctl_a, kUb).value("integrity", true), false);
+  const std::uint64_t e2 = elided(l.ctl_a, kUb);
+  transfer_ok(4);
+  EXPECT_EQ(elided(l.ctl_a, kUb), e2);
+  EXPECT_GT(stats(l.ctl_b)["peer_sessions"].value("bad_mac", 0), 0);  // A's messages under k2
+  // 5. an unreadable key refuses the reload; the running configuration stays
+  std::ofstream(l.conf) << base + "integrity = true\npeer-key = \"" + l.dir + "/missing.key\"\n";
+  std::tie(code, out) = reload_cmd(l.ctl_a);
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("running configuration kept"), std::string::npos) << out;
+  EXPECT_EQ(ktest::echo20(*l.A, *l.B, kOb, l.dir), "");
 }
 
 }  // namespace

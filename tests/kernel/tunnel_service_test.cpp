@@ -24,6 +24,7 @@
 #include "ofld/io/netns.hpp"
 #include "netns_pair.hpp"
 #include "proc_util.hpp"
+#include "traffic.hpp"
 
 namespace {
 
@@ -55,42 +56,17 @@ std::string proc_status(pid_t pid, const std::string& field) {
   return "";
 }
 
-struct Lab {
-  std::optional<io::Netns> A, B;
-  std::vector<pid_t> pids;
-  std::string dir;
-  ~Lab() {
-    for (auto& p : pids) stop(p);
-    if (!dir.empty()) io::run_command({"rm", "-rf", dir});
-  }
-};
+using Lab = ktest::Lab;
 
 /// Two namespaces joined by a veth (veth0: kUa / kUb); a scratch directory every user may
 /// write (control sockets of unprivileged endpoints). "" or a reason (skipped: a skip).
 std::string make_lab(Lab& l, bool& skipped) {
-  if (auto why = ktest::make_veth_pair(l.A, l.B,
-                                       {.prefix = "svc",
-                                        .addr_a = std::string(kUa) + "/24",
-                                        .addr_b = std::string(kUb) + "/24",
-                                        .disable_ipv6 = true},
-                                       skipped);
-      !why.empty())
-    return why;
-  char tmpl[] = "/tmp/ofld-svc-XXXXXX";
-  if (!::mkdtemp(tmpl)) return "mkdtemp failed";
-  l.dir = tmpl;
-  ::chmod(tmpl, 0777);
-  return "";
+  return ktest::make_lab(
+      l, {.prefix = "svc", .addr_a = std::string(kUa) + "/24", .addr_b = std::string(kUb) + "/24", .disable_ipv6 = true},
+      skipped, /*world_writable=*/true);
 }
 
-#define LAB_OR_SKIP(l)                      \
-  Lab l;                                    \
-  {                                         \
-    bool skipped = false;                   \
-    std::string why = make_lab(l, skipped); \
-    if (skipped) GTEST_SKIP() << why;       \
-    ASSERT_EQ(why, "");                     \
-  }
+#define LAB_OR_SKIP(l) KTEST_LAB_OR_SKIP(Lab, l, make_lab)
 
 /// Start `prefix... ofld tunnel --control CTL WORDS` in `ns`; waits until the control socket
 /// answers. Returns the pid (of `ip netns exec`, which execs the rest) or -1 (log in `why`).
@@ -122,42 +98,9 @@ pid_t start(Lab& l, const io::Netns& ns, const std::string& tag, const std::vect
   return -1;
 }
 
-/// `mb` MiB of seeded random data over TCP from `from` to `dst` (a server in `to`), SHA-256 at
-/// both ends: {sender "N sha", receiver "N sha"}.
-std::pair<std::string, std::string> transfer(const io::Netns& from, const io::Netns& to,
-                                             const std::string& dst, int mb, int seed) {
-  const std::string srv_py =
-      "import socket,hashlib\n"
-      "s=socket.socket();s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
-      "s.bind(('" + dst + "',5082));s.listen(1);s.settimeout(30)\n"
-      "c,_=s.accept();c.settimeout(30);h=hashlib.sha256();n=0\n"
-      "while True:\n"
-      "  d=c.recv(1<<16)\n"
-      "  if not d: break\n"
-      "  h.update(d);n+=len(d)\n"
-      "print(n,h.hexdigest(),flush=True)\n";
-  const std::string cli_py =
-      "import socket,hashlib,random,time\n"
-      "r=random.Random(" + std::to_string(seed) + ");data=r.randbytes(" + std::to_string(mb) + "<<20)\n"
-      "for i in range(100):\n"
-      "  try:\n"
-      "    s=socket.create_connection(('" + dst + "',5082),timeout=30);break\n"
-      "  except OSError: time.sleep(0.1)\n"
-      "s.sendall(data);s.shutdown(socket.SHUT_WR);s.recv(1);s.close()\n"
-      "print(len(data),hashlib.sha256(data).hexdigest())\n";
-  const std::string slog = "/tmp/ofld-svc-srv-" + to.name() + ".log";
-  pid_t srv = spawn({"ip", "netns", "exec", to.name(), "python3", "-c", srv_py}, slog);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  auto c = from.exec({"python3", "-c", cli_py}, std::chrono::seconds(60));
-  int st = 0;
-  for (int i = 0; i < 500 && ::waitpid(srv, &st, WNOHANG) != srv; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  stop(srv);
-  std::string s = slurp(slog), cl = c.ok() ? c.value().out : "client failed: " + c.message();
-  ::unlink(slog.c_str());
-  while (!s.empty() && s.back() == '\n') s.pop_back();
-  while (!cl.empty() && cl.back() == '\n') cl.pop_back();
-  return {cl, s};
+std::pair<std::string, std::string> transfer(const io::Netns& from, const io::Netns& to, const std::string& dst,
+                                             int mb, int seed) {
+  return ktest::hashed_transfer(from, to, dst, {.port = 5082, .mib = mb, .seed = seed});
 }
 
 void transfer_both_ways(Lab& l) {
