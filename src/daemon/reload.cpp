@@ -51,8 +51,6 @@ const std::vector<Fixed>& fixed_common() {
       {"user", [](const DaemonConfig& c) { return c.user; }},
       {"log-format", [](const DaemonConfig& c) { return c.log_format; }},
       {"metrics", [](const DaemonConfig& c) { return c.metrics; }},
-      {"integrity", [](const DaemonConfig& c) { return b(c.integrity); }},
-      {"peer-key", [](const DaemonConfig& c) { return c.peer_key; }},
   };
   return k;
 }
@@ -175,6 +173,11 @@ ReloadPlan plan_reload(const DaemonConfig& a, const DaemonConfig& z) {
   if (ca.tos != cz.tos || ca.tos_inherit != cz.tos_inherit)
     p.outer = true,
     p.changes.push_back("tos " + tos_text(ca.tos, ca.tos_inherit) + " -> " + tos_text(cz.tos, cz.tos_inherit));
+  if (a.integrity != z.integrity)
+    p.peers = true, p.changes.push_back(std::string("integrity ") + (a.integrity ? "on" : "off") + " -> " +
+                                        (z.integrity ? "on" : "off"));
+  if (a.peer_key != z.peer_key)
+    p.peers = true, p.changes.push_back("peer-key " + shown(a.peer_key) + " -> " + shown(z.peer_key));
   if (a.log_level != z.log_level)
     p.log_level = true, p.changes.push_back("log-level " + shown(a.log_level) + " -> " + shown(z.log_level));
   return p;

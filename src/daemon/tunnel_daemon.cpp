@@ -383,6 +383,20 @@ struct TunnelDaemon::Impl {
       spdlog::warn("reload refused by={} error=\"{}\"", by, plan.refused);
       return json{{"error", "reload: " + plan.refused + " (running configuration kept)"}};
     }
+    // The peer key is read again on every reload (a key rotated in the same file); an
+    // unreadable one refuses the reload before anything changed.
+    std::vector<std::uint8_t> next_key;
+    if (!next.peer_key.empty()) {
+      std::string e;
+      next_key = tunnel::read_peer_key(next.peer_key, e);
+      if (next_key.empty()) {
+        spdlog::warn("reload refused by={} error=\"{}\"", by, e);
+        return json{{"error", "reload: " + e + " (running configuration kept)"}};
+      }
+    }
+    const bool key_changed = peers && next_key != peers->options().key;
+    std::vector<std::string> changes = plan.changes;
+    if (key_changed && running.peer_key == next.peer_key) changes.push_back("peer-key (new key in " + next.peer_key + ")");
     // EVPN first: the one step that can fail (the new server's address); nothing changed yet
     if (plan.evpn_server) {
       evpn.reset();  // withdraws our routes from the old server
@@ -407,6 +421,11 @@ struct TunnelDaemon::Impl {
       for (const auto& r : plan.remotes_added) peers->add(r);
       for (const auto& r : plan.remotes_removed) peers->remove(r);
     }
+    if (peers && (key_changed || running.integrity != next.integrity)) {
+      peers->reconfigure(next.integrity, next_key);
+      spdlog::info("peer sessions: integrity {}, {}", next.integrity ? "on" : "off",
+                   next_key.empty() ? "unauthenticated" : "authenticated (peer-key)");
+    }
     if (plan.outer) {
       const auto& o = next.tunnel.common();
       const std::uint8_t t = o.ttl, s = o.tos;
@@ -422,9 +441,11 @@ struct TunnelDaemon::Impl {
     }
     running.evpn_server = next.evpn_server;
     running.log_level = next.log_level;
+    running.integrity = next.integrity;
+    running.peer_key = next.peer_key;
     json ch = json::array();
     std::string line;
-    for (const auto& c : plan.changes) ch.push_back(c), line += (line.empty() ? "" : ", ") + c;
+    for (const auto& c : changes) ch.push_back(c), line += (line.empty() ? "" : ", ") + c;
     spdlog::info("reload by={} changes=\"{}\"", by, line);
     return json{{"reloaded", true}, {"changes", ch}};
   }

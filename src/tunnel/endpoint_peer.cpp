@@ -8,7 +8,7 @@ namespace ofld::tunnel {
 
 bool Endpoint::tx_elide(std::uint64_t now_ns) {
   auto* t = opts_.peer_sessions.get();
-  if (!t || !t->options().integrity || remotes_.empty()) return false;
+  if (!t || !t->integrity() || remotes_.empty()) return false;
   // Flooded frames go to every remote in the same trains: elide only if all take it.
   for (const auto& r : remotes_)
     if (!t->elide(r, now_ns)) return false;

@@ -75,11 +75,38 @@ PeerTable::PeerTable(PeerOptions o) : o_(std::move(o)) {
   if (o_.retry_ns == 0 || o_.retry_ns > o_.refresh_ns) o_.retry_ns = o_.refresh_ns;
   if (o_.fresh_ns == 0) o_.fresh_ns = 3 * o_.refresh_ns + o_.retry_ns;
   while (o_.epoch == 0) o_.epoch = std::uint32_t(random64());
-  if (!o_.key.empty()) {
-    signer_ = [key = o_.key](std::span<const std::uint8_t> in, std::span<std::uint8_t> mac) {
-      unsigned len = 0;
-      HMAC(EVP_sha256(), key.data(), int(key.size()), in.data(), in.size(), mac.data(), &len);
-    };
+  integrity_ = o_.integrity;
+  signer_ = make_signer(o_.key);
+}
+
+wire::peer::Signer PeerTable::make_signer(const std::vector<std::uint8_t>& key) {
+  if (key.empty()) return nullptr;
+  return [key](std::span<const std::uint8_t> in, std::span<std::uint8_t> mac) {
+    unsigned len = 0;
+    HMAC(EVP_sha256(), key.data(), int(key.size()), in.data(), in.size(), mac.data(), &len);
+  };
+}
+
+void PeerTable::reconfigure(bool integrity, std::vector<std::uint8_t> key) {
+  std::lock_guard g(mu_);
+  const bool new_key = key != o_.key;
+  o_.integrity = integrity;
+  integrity_ = integrity;
+  if (new_key) {
+    o_.key = std::move(key);
+    signer_ = make_signer(o_.key);
+  }
+  for (auto& [a, s] : s_) {
+    if (s.i.integrity) {  // until a message proven under the new settings says otherwise
+      s.i.integrity = false;
+      ++s.i.downgrades;
+    }
+    if (new_key) {  // nothing was proven under this key yet
+      s.i.last_answer_ns = 0;
+      for (auto& w : s.window) w.nonce = 0;
+    }
+    s.next_ns = 0;  // a HELLO with the new capabilities at the next due()
+    s.backoff_ns = 0;
   }
 }
 
@@ -322,7 +349,7 @@ void PeerTable::take_replies(std::vector<Out>& out) {
 }
 
 bool PeerTable::elide(const IpAddr& a, std::uint64_t now) {
-  if (!o_.integrity) return false;
+  if (!integrity()) return false;
   std::lock_guard g(mu_);
   auto it = s_.find(a);
   if (it == s_.end()) return false;

@@ -1,5 +1,5 @@
 // Live reload's decision (ofld/daemon/reload.hpp): what a reload applies (remotes, static FDB
-// entries, ttl, tos, EVPN server, log level) and what it refuses, naming the setting, because
+// entries, ttl, tos, EVPN server, integrity, peer key, log level) and what it refuses, naming the setting, because
 // it needs a new device or socket (encapsulation, VNI, local address, port, ...).
 #include <gtest/gtest.h>
 
@@ -74,7 +74,6 @@ TEST(ReloadPlan, RefusedSettingIsNamed) {
       {v + "udpcsum = false\n", "udpcsum: on -> off"},
       {v + "mtu = 1400\n", "mtu: 0 -> 1400"},
       {v + "remcsumtx = true\n", "remcsumtx:"},
-      {v + "integrity = true\n", "integrity: off -> on"},
       {v + "learning = false\n", "learning:"},
       {"dev = \"other0\"\n" + v, "dev: ofld0 -> other0"},
       {"queues = 2\n" + v, "queues: 1 -> 2"},
@@ -91,6 +90,22 @@ TEST(ReloadPlan, RefusedSettingIsNamed) {
     EXPECT_NE(p.refused.find("restart the endpoint"), std::string::npos);
     EXPECT_TRUE(p.changes.empty());
   }
+}
+
+// Integrity mode and the peer key are applied: the peer sessions renegotiate
+// (tunnel::PeerTable::reconfigure); the daemon reads the key file again on every reload.
+TEST(ReloadPlan, IntegrityAndPeerKeyAreApplied) {
+  const std::string v = "[vxlan]\nid = 42\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\n";
+  const auto p = plan_reload(toml(v), toml(v + "integrity = true\npeer-key = \"/etc/ofld/k1\"\n"));
+  EXPECT_EQ(p.refused, "");
+  EXPECT_TRUE(p.peers);
+  EXPECT_FALSE(p.outer);
+  EXPECT_EQ(p.changes, (std::vector<std::string>{"integrity off -> on", "peer-key (none) -> /etc/ofld/k1"}));
+  const auto back = plan_reload(toml(v + "integrity = true\n"), toml(v));
+  EXPECT_EQ(back.refused, "");
+  EXPECT_TRUE(back.peers);
+  EXPECT_EQ(back.changes, (std::vector<std::string>{"integrity on -> off"}));
+  EXPECT_FALSE(plan_reload(toml(v), toml(v)).peers);
 }
 
 TEST(ReloadPlan, L3ModesRefuseAnotherRemoteOrPortApplyTtl) {

@@ -523,3 +523,87 @@ TEST(TunnelPeerProof, ReadPeerKeyNeedsSixteenBytes) {
   std::remove(good.c_str());
   std::remove(bad.c_str());
 }
+
+// A reload turning integrity off on one side (PeerTable::reconfigure): it stops eliding at
+// once, and its next HELLO is due at once, carrying no integrity capability. To the peer that
+// HELLO is a claim (it proves nothing: docs/peer-protocol.md), so the peer probes, and the
+// answer to its probe — one retry after its last HELLO — proves the change: it stops eliding
+// too (I-7: a capability counts only while the peer advertises it). Turned on again, elision
+// resumes only after a round trip in each direction, never from the old advertisement.
+TEST(TunnelPeer, I7_ReconfiguredIntegrityRenegotiatedWithinOneRetry) {
+  PeerTable a(opts(true, 0x1111)), b(opts(true, 0x2222));
+  a.add(kB);
+  b.add(kA);
+  handshake(a, b, 1 * kS);  // b's last HELLO: 1 s + 2000 ns
+  ASSERT_TRUE(a.elide(kB, 1 * kS + 5000));
+  ASSERT_TRUE(b.elide(kA, 1 * kS + 5000));
+  const std::uint64_t unproven0 = b.session(kA, 1 * kS + 5000).unproven;  // one at start (the docs)
+  a.reconfigure(false, {});
+  EXPECT_FALSE(a.integrity());
+  EXPECT_FALSE(a.elide(kB, 1 * kS + 6000));  // at once
+  std::vector<PeerTable::Out> m;
+  a.due(1 * kS + 7000, m);  // due now, not after the 8 s refresh
+  ASSERT_EQ(m.size(), 1u);
+  deliver(m, b, kA, 1 * kS + 7000);
+  EXPECT_EQ(b.session(kA, 1 * kS + 7000).unproven, unproven0 + 1);  // a claim: believed once proven
+  EXPECT_TRUE(b.elide(kA, 1 * kS + 7000));  // not yet
+  b.take_replies(m);
+  deliver(m, a, kB, 1 * kS + 8000);
+  b.due(1 * kS + 9000, m);
+  EXPECT_TRUE(m.empty());  // the probe waits one retry after b's last HELLO
+  exchange(b, kB, a, kA, 2 * kS + 2000);  // the probe, answered by a with proof
+  EXPECT_FALSE(b.elide(kA, 2 * kS + 3000));
+  EXPECT_EQ(b.session(kA, 2 * kS + 3000).caps, 0u);
+  EXPECT_EQ(b.session(kA, 2 * kS + 3000).downgrades, 1u);
+  EXPECT_EQ(b.session(kA, 2 * kS + 3000).epoch_changes, 0u);  // not a restart: the epoch stays
+  EXPECT_EQ(a.session(kB, 2 * kS + 3000).state, SessionState::Established);
+  // on again: no elision from the old advertisement, only after a's own round trip
+  a.reconfigure(true, {});
+  EXPECT_TRUE(a.integrity());
+  EXPECT_FALSE(a.elide(kB, 3 * kS));
+  exchange(a, kA, b, kB, 4 * kS);
+  EXPECT_TRUE(a.elide(kB, 4 * kS + 2000));
+  EXPECT_FALSE(b.elide(kA, 4 * kS + 2000));  // a's HELLO alone proves nothing to b
+  exchange(b, kB, a, kA, 5 * kS);             // b's own round trip (its probe)
+  EXPECT_TRUE(b.elide(kA, 5 * kS + 2000));
+  EXPECT_EQ(b.session(kA, 5 * kS + 2000).caps, pw::kCapIntegrity);
+}
+
+// A reload with a new peer key: what was proven under the old key is forgotten (Probing, no
+// elision), messages under the old key are refused as bad_mac, and once both ends have the
+// new key one exchange each way establishes the sessions again.
+TEST(TunnelPeerProof, ReconfiguredPeerKeyForgetsProofUntilTheNewKeyProves) {
+  const std::vector<std::uint8_t> k1(32, 0x41), k2(32, 0x42);
+  PeerTable a(opts(true, 0x1111, k1)), b(opts(true, 0x2222, k1));
+  a.add(kB);
+  b.add(kA);
+  handshake(a, b, 1 * kS);
+  ASSERT_TRUE(a.elide(kB, 1 * kS + 5000));
+  a.reconfigure(true, k2);
+  EXPECT_FALSE(a.elide(kB, 1 * kS + 6000));
+  EXPECT_EQ(a.session(kB, 1 * kS + 6000).state, SessionState::Probing);
+  // b still on k1: a's HELLO (due at once) is refused by b, b's is refused by a
+  std::vector<PeerTable::Out> m;
+  a.due(1 * kS + 7000, m);
+  ASSERT_EQ(m.size(), 1u);
+  deliver(m, b, kA, 1 * kS + 7000);
+  EXPECT_EQ(b.bad_mac(), 1u);
+  b.take_replies(m);
+  EXPECT_TRUE(m.empty());
+  ASSERT_TRUE(a.receive(forged_hello(0x2222, pw::kCapIntegrity, 9), kB, 1 * kS + 7000));
+  EXPECT_EQ(a.unauthenticated(), 1u);
+  EXPECT_FALSE(a.elide(kB, 1 * kS + 8000));
+  // b gets the new key too: one exchange each way and both elide again
+  b.reconfigure(true, k2);
+  EXPECT_FALSE(b.elide(kA, 1 * kS + 8000));
+  handshake(a, b, 3 * kS);
+  EXPECT_TRUE(a.elide(kB, 3 * kS + 5000));
+  EXPECT_TRUE(b.elide(kA, 3 * kS + 5000));
+  EXPECT_EQ(a.to_json(3 * kS)["authenticated"], true);
+  // and back to no key: unauthenticated sessions, established after an exchange each way
+  a.reconfigure(true, {});
+  b.reconfigure(true, {});
+  EXPECT_EQ(a.to_json(4 * kS)["authenticated"], false);
+  handshake(a, b, 4 * kS);
+  EXPECT_TRUE(a.elide(kB, 4 * kS + 5000));
+}

@@ -5,12 +5,14 @@
 // plan is refused.
 //
 // Applied live: the remotes (VXLAN: the default destinations and their peer sessions), the
-// static FDB entries, ttl, tos, the EVPN server (the client is restarted), the log level.
+// static FDB entries, ttl, tos, the EVPN server (the client is restarted), integrity and
+// peer-key (the peer sessions renegotiate: tunnel::PeerTable::reconfigure; the daemon reads the
+// key file again on every reload, so a key rotated in the same file is applied too), the log
+// level.
 // Refused, naming the first such setting: anything that needs a new device or socket or
 // changes what the data path was built with — the encapsulation (mode), id/VNI, local,
 // dstport/port, srcport, dev, queues, address, control socket, offload, gro, mtu, checksum and
 // RCO flags, GRE keys, the L3 modes' remote, group, evpn on/off, learning and FDB limits,
-// integrity and peer-key (the peer sessions' capabilities are negotiated once per epoch),
 // user, log format, metrics.
 #pragma once
 
@@ -34,6 +36,8 @@ struct ReloadPlan {
   bool outer = false;        ///< ttl or tos changed (cfg.tunnel.common(): ttl, tos, tos_inherit)
   bool evpn_server = false;  ///< evpn_server changed (EVPN on in both)
   bool log_level = false;    ///< log_level changed
+  bool peers = false;        ///< integrity or the peer-key path changed (the key's bytes are
+                             ///< compared by the daemon, which reads the file)
 };
 
 /// Compare `running` with `next` (both parsed and validated). Pure.

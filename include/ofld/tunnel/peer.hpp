@@ -27,6 +27,7 @@
 // Thread-safe (one table shared by the workers of a multi-queue endpoint; a mutex).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -99,8 +100,22 @@ class PeerTable {
     std::vector<std::uint8_t> bytes;
   };
   explicit PeerTable(PeerOptions o);
+  /// The options as constructed, with integrity and key as the last reconfigure() left them;
+  /// read it on the thread that reconfigures (the data path reads integrity()).
   const PeerOptions& options() const noexcept { return o_; }
   std::uint32_t epoch() const noexcept { return o_.epoch; }
+  /// Integrity mode on here now (any thread).
+  bool integrity() const noexcept { return integrity_.load(std::memory_order_relaxed); }
+
+  /// A reload's integrity mode and key (`integrity`, `peer-key`; an empty key =
+  /// unauthenticated). Elision toward every peer stops at once and resumes only once a
+  /// message proven under the new settings shows the peer has integrity too; every session's
+  /// next HELLO is due now, so that peers learn the new capabilities within a round trip.
+  /// A new key also forgets what each session proved (it shows Probing until a message under
+  /// the new key proves it again); a message under the old key then counts as bad_mac. The
+  /// epoch stays: this is not a restart. Receiving elided inner checksums does not depend on
+  /// integrity (the outer checksum protects them, K-9), so nothing in flight is lost.
+  void reconfigure(bool integrity, std::vector<std::uint8_t> key);
 
   /// A configured remote: gets a session (HELLO at the next due()).
   void add(const IpAddr& a);
@@ -152,6 +167,7 @@ class PeerTable {
     std::uint32_t spent_claim = 0, spent_known = 0;
   };
   std::uint32_t local_caps() const noexcept;
+  static wire::peer::Signer make_signer(const std::vector<std::uint8_t>& key);  // null for no key
   void apply(S& s, const wire::peer::Msg& m, std::uint64_t now_ns);
   bool proves(S& s, const wire::peer::Msg& m, std::uint64_t now_ns);
   void claim(S& s, std::uint64_t now_ns);
@@ -166,6 +182,7 @@ class PeerTable {
   bool mac_ok(const wire::peer::Parsed& p) const;
 
   PeerOptions o_;
+  std::atomic<bool> integrity_{false};  ///< o_.integrity, for the data path's unlocked reads
   wire::peer::Signer signer_;
   mutable std::mutex mu_;
   std::map<IpAddr, S> s_;
