@@ -219,8 +219,10 @@ TEST(EvpnRouteEncap, GN15_GeneveEndpointTakesOnlyRoutesNamingGeneve_RFC8365_5_1_
   // a withdrawal is filtered alike: what was never installed is not removed
   d = map_evpn_route(type2(m, kVni, with_encaps({kVxlanType}), true), ctx4_geneve());
   EXPECT_FALSE(d.action);
-  // another VNI is still "other-vni" first
-  d = map_evpn_route(type2(m, kVni + 1, with_encaps({kVxlanType})), ctx4_geneve());
+  // another VNI (label and route target) is still "other-vni" first
+  Attrs other = with_encaps({kVxlanType});
+  other.rt_local_admin = kVni + 1;
+  d = map_evpn_route(type2(m, kVni + 1, other), ctx4_geneve());
   ASSERT_FALSE(d.action);
   EXPECT_EQ(d.reason, RouteIgnored::OtherVni);
 }
