@@ -11,6 +11,7 @@
 #include <string>
 
 #include "ofld/daemon/config.hpp"
+#include "ofld/daemon/reload.hpp"
 #include "ofld/tunnel/endpoint.hpp"
 #include "ofld/tunnel/geneve.hpp"
 #include "ofld/wire/virtio_net.hpp"
@@ -169,6 +170,22 @@ TEST(TunnelGeneveFdb, GN13_SourcesTakenAreTheKnownRemotesUnlessLearningOrEvpn) {
     EXPECT_EQ(drops(ep.counters(), Drop::RxWrongSource), 0u) << "EVPN: any source";
     EXPECT_FALSE(ep.fdb()->find(kHostA)) << "EVPN without learning: entries come from routes";
   }
+}
+
+// A reload applies Geneve's remotes and static entries as VXLAN's (the FDB's flood list and
+// entries change in place); the FDB settings that shape learning need a restart.
+TEST(TunnelGeneveFdb, GN13_ReloadAppliesRemotesAndStaticEntries) {
+  daemon::DaemonConfig a, z, l;
+  cfg_of({"remote", "10.0.0.2"}, &a);
+  cfg_of({"remote", "10.0.0.2", "remote", "10.0.0.3", "fdb", "02:00:00:00:00:09", "10.0.0.3"}, &z);
+  auto p = daemon::plan_reload(a, z);
+  EXPECT_EQ(p.refused, "");
+  ASSERT_EQ(p.remotes_added.size(), 1u);
+  EXPECT_EQ(p.remotes_added[0], ip("10.0.0.3"));
+  EXPECT_EQ(p.fdb_added.size(), 1u);
+  cfg_of({"remote", "10.0.0.2", "learning"}, &l);
+  p = daemon::plan_reload(a, l);
+  EXPECT_EQ(p.refused.rfind("learning:", 0), 0u) << p.refused;
 }
 
 }  // namespace
