@@ -53,7 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   GeneveConfig c;
   c.vni = 42;
   c.local = *IpAddr::parse(v6 ? "fd00::1" : "10.0.0.1");
-  c.remote = *IpAddr::parse(v6 ? "fd00::2" : "10.0.0.2");
+  c.remotes = {*IpAddr::parse(v6 ? "fd00::2" : "10.0.0.2")};
   c.udp6_zero_csum_rx = v6 && (b & 2);
   if (b & 64) c.options.push_back(GeneveOption{0x0102, 0x80, {0, 0, 0, 1}});
   EndpointOptions o;
@@ -64,7 +64,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const int tos = (b & 128) ? -1 : int(data[1]);
   Endpoint dp(c, o);
   std::vector<std::uint8_t> buf(data + 2, data + size);
-  dp.receive_train(buf, gso, c.remote, outer, 1, tos);
+  dp.receive_train(buf, gso, c.remotes[0], outer, 1, tos);
   std::vector<TapFrame> frames;
   dp.rx_flush(2, frames);
   const auto& ctr = dp.counters();

@@ -112,13 +112,17 @@ struct Ctx {
   tunnel::GreConfig& gre() { return *cfg.tunnel.get<tunnel::GreConfig>(); }
   /// Geneve's configuration; null in another mode.
   tunnel::GeneveConfig* gen() { return cfg.tunnel.get<tunnel::GeneveConfig>(); }
-  /// The one remote of a point-to-point tunnel (GUE, GRE, Geneve); null for VXLAN.
+  /// The one remote of a point-to-point tunnel (GUE, GRE); null for VXLAN and Geneve.
   tunnel::IpAddr* one_remote() {
-    if (auto* g = gen()) return &g->remote;
     if (auto* g = cfg.tunnel.get<tunnel::GueConfig>()) return &g->remote;
     if (auto* g = cfg.tunnel.get<tunnel::GreConfig>()) return &g->remote;
     return nullptr;
   }
+  // The FDB settings of the Ethernet encapsulations (VXLAN, Geneve: the same rows).
+  std::vector<tunnel::IpAddr>& remotes() { return gen() ? gen()->remotes : vx().remotes; }
+  std::uint32_t& ageing() { return gen() ? gen()->ageing_s : vx().ageing_s; }
+  bool& learning() { return gen() ? gen()->learning : vx().learning; }
+  tunnel::FdbLimits& fdb_limits() { return gen() ? gen()->fdb_limits : vx().fdb_limits; }
 };
 
 using Args = std::vector<std::string>;
@@ -243,9 +247,9 @@ const std::vector<Setting>& settings() {
              *one = ip;
              return std::nullopt;
            }
-           for (const auto& r : c.vx().remotes)
+           for (const auto& r : c.remotes())
              if (r == ip) return "remote: " + ip.to_string() + " is given twice";
-           c.vx().remotes.push_back(ip))},
+           c.remotes().push_back(ip))},
       {"dstport", {}, nullptr, Arity::One, Value::Any, kVx | kGen, {"dstport"},
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 1, 65535, n)) return e;
            (c.gen() ? c.gen()->dstport : c.vx().dstport) = std::uint16_t(n))},
@@ -301,27 +305,27 @@ const std::vector<Setting>& settings() {
        SET(std::uint64_t n = 0;
            if (auto e = num_arg(k, v, 68, c.mode & (kVx | kGen) ? 65521 : 65535, n)) return e;
            c.common().mtu = int(n))},
-      {"ageing", {}, nullptr, Arity::One, Value::Any, kVx, {"ageing"},
+      {"ageing", {}, nullptr, Arity::One, Value::Any, kVx | kGen, {"ageing"},
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 0, 1000000, n)) return e;
-           c.vx().ageing_s = std::uint32_t(n))},
-      {"learning", {}, "nolearning", Arity::Flag, Value::Any, kVx, {"learning"},
-       SET(c.vx().learning = on)},
+           c.ageing() = std::uint32_t(n))},
+      {"learning", {}, "nolearning", Arity::Flag, Value::Any, kVx | kGen, {"learning"},
+       SET(c.learning() = on)},
       // bounded learning (docs/fdb.md): `maxaddress N` (iproute2; 0 = unbounded), per remote,
       // which sources may teach entries, MACs behind our own TAP (advertised by EVPN)
-      {"maxaddress", {}, nullptr, Arity::One, Value::Any, kVx, {"maxaddress"},
+      {"maxaddress", {}, nullptr, Arity::One, Value::Any, kVx | kGen, {"maxaddress"},
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 0, 16777216, n)) return e;
-           c.vx().fdb_limits.maxaddress = std::uint32_t(n))},
-      {"maxaddress-per-remote", {"maxaddress_per_remote"}, nullptr, Arity::One, Value::Any, kVx,
+           c.fdb_limits().maxaddress = std::uint32_t(n))},
+      {"maxaddress-per-remote", {"maxaddress_per_remote"}, nullptr, Arity::One, Value::Any, kVx | kGen,
        {"maxaddress-per-remote"},
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 0, 16777216, n)) return e;
-           c.vx().fdb_limits.per_remote = std::uint32_t(n))},
-      {"learning-from", {"learning_from"}, nullptr, Arity::One, Value::Str, kVx, {"learning-from"},
-       SET(if (v[0] == "remotes") c.vx().fdb_limits.from = tunnel::LearnFrom::Remotes;
-           else if (v[0] == "any") c.vx().fdb_limits.from = tunnel::LearnFrom::Any;
+           c.fdb_limits().per_remote = std::uint32_t(n))},
+      {"learning-from", {"learning_from"}, nullptr, Arity::One, Value::Str, kVx | kGen, {"learning-from"},
+       SET(if (v[0] == "remotes") c.fdb_limits().from = tunnel::LearnFrom::Remotes;
+           else if (v[0] == "any") c.fdb_limits().from = tunnel::LearnFrom::Any;
            else return "learning-from: '" + v[0] + "' is not 'remotes' or 'any'")},
-      {"local-maxaddress", {"local_maxaddress"}, nullptr, Arity::One, Value::Any, kVx, {"local-maxaddress"},
+      {"local-maxaddress", {"local_maxaddress"}, nullptr, Arity::One, Value::Any, kVx | kGen, {"local-maxaddress"},
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 0, 16777216, n)) return e;
-           c.vx().fdb_limits.local_max = std::uint32_t(n))},
+           c.fdb_limits().local_max = std::uint32_t(n))},
       // integrity mode (inner checksums elided toward peers that have it too)
       {"integrity", {}, nullptr, Arity::Flag, Value::Any, kVx | kL3 | kGen, {"integrity"}, SET(c.cfg.integrity = on)},
       // peer sessions authenticated with a pre-shared key (HMAC-SHA-256; docs/peer-protocol.md)
@@ -336,34 +340,34 @@ const std::vector<Setting>& settings() {
       {"dev", {}, nullptr, Arity::One, Value::Str, kVx, {"group-dev"},
        SET(if (auto e = check_dev(v[0])) return e; c.cfg.group_dev = v[0])},
       // BGP EVPN through gobgpd (docs/evpn.md)
-      {"evpn", {}, "noevpn", Arity::Flag, Value::Any, kVx, {"evpn"}, SET(c.cfg.evpn = on)},
-      {"evpn-server", {"evpn_server"}, nullptr, Arity::One, Value::Str, kVx, {"evpn-server"},
+      {"evpn", {}, "noevpn", Arity::Flag, Value::Any, kVx | kGen, {"evpn"}, SET(c.cfg.evpn = on)},
+      {"evpn-server", {"evpn_server"}, nullptr, Arity::One, Value::Str, kVx | kGen, {"evpn-server"},
        SET(if (v[0].empty() || v[0].find(':') == std::string::npos)
              return "evpn-server: '" + v[0] + "' is not HOST:PORT";
            c.cfg.evpn_server = v[0]; c.cfg.evpn = true)},
       // EVPN: the RD's router ID and duplicate MAC detection, spelled as FRR spells them
       // (`bgp router-id`, `dup-addr-detection [max-moves N time S]`, `... freeze S|permanent`)
-      {"router-id", {"router_id"}, nullptr, Arity::One, Value::Str, kVx, {"router-id"},
+      {"router-id", {"router_id"}, nullptr, Arity::One, Value::Str, kVx | kGen, {"router-id"},
        SET(auto ip = tunnel::IpAddr::parse(v[0]);
            if (!ip || ip->family != 4) return "router-id: '" + v[0] + "' is not an IPv4 address (A.B.C.D)";
            c.cfg.evpn_router_id = *ip)},
-      {"dup-addr-detection", {}, "no-dup-addr-detection", Arity::Flag, Value::Any, kVx, {"dup-addr-detection"},
+      {"dup-addr-detection", {}, "no-dup-addr-detection", Arity::Flag, Value::Any, kVx | kGen, {"dup-addr-detection"},
        SET(c.cfg.dup_addr_detection = on)},
-      {"dup-addr-detection-max-moves", {"dup_addr_detection_max_moves"}, nullptr, Arity::One, Value::Any, kVx,
+      {"dup-addr-detection-max-moves", {"dup_addr_detection_max_moves"}, nullptr, Arity::One, Value::Any, kVx | kGen,
        {"dup-addr-detection-max-moves"},
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 2, 1000, n)) return e;
            c.cfg.dad_max_moves = std::uint32_t(n))},
-      {"dup-addr-detection-time", {"dup_addr_detection_time"}, nullptr, Arity::One, Value::Any, kVx,
+      {"dup-addr-detection-time", {"dup_addr_detection_time"}, nullptr, Arity::One, Value::Any, kVx | kGen,
        {"dup-addr-detection-time"},
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 2, 1800, n)) return e;
            c.cfg.dad_time_s = std::uint32_t(n))},
-      {"dup-addr-detection-freeze", {"dup_addr_detection_freeze"}, nullptr, Arity::One, Value::Any, kVx,
+      {"dup-addr-detection-freeze", {"dup_addr_detection_freeze"}, nullptr, Arity::One, Value::Any, kVx | kGen,
        {"dup-addr-detection-freeze"},
        SET(if (v[0] == "permanent") { c.cfg.dad_freeze_permanent = true; return std::nullopt; }
            std::uint64_t n = 0; if (auto e = num_arg(k, v, 30, 3600, n)) return e;
            c.cfg.dad_freeze_s = std::uint32_t(n))},
       // static forwarding entries: `fdb MAC ADDR` (TOML: [[fdb]] tables with mac and remote)
-      {"fdb", {}, nullptr, Arity::Two, Value::Str, kVx, {},
+      {"fdb", {}, nullptr, Arity::Two, Value::Str, kVx | kGen, {},
        SET(auto mac = parse_mac(v[0]); if (!mac) return "fdb: '" + v[0] + "' is not a MAC address";
            tunnel::IpAddr ip; if (auto e = addr_arg("fdb", v[1], ip)) return e;
            c.cfg.static_fdb.emplace_back(*mac, ip))},
@@ -475,7 +479,9 @@ std::optional<std::string> finish(Ctx& c) {
   } else if (const auto* u = cfg.tunnel.get<tunnel::GueConfig>()) {
     if (auto e = tunnel::validate(*u)) return e;
   } else if (const auto* g = cfg.tunnel.get<tunnel::GeneveConfig>()) {
-    if (auto e = tunnel::validate(*g)) return e;
+    if (cfg.evpn && local.empty())
+      return std::string("evpn: needs local ADDR (the VTEP address the routes carry)");
+    if (auto e = tunnel::validate(*g, !cfg.evpn)) return e;
   }
   // Integrity mode: the outer checksum protects the inner packet once its own checksum is
   // elided (each encapsulation says what that takes).
@@ -645,9 +651,9 @@ Parsed<DaemonConfig> parse_toml(const std::string& text, const std::string& orig
              (mode == "vxlan" || std::string(m) == "vxlan" ? "; a file configures one tunnel" : "");
     mode = m;
   }
-  if (t.contains("fdb") && mode != "vxlan")
-    return mode.empty() ? std::string("fdb: static entries need a [vxlan] table")
-                        : mode + ": a file configures one tunnel; [[fdb]] entries belong to vxlan";
+  if (t.contains("fdb") && mode != "vxlan" && mode != "geneve")
+    return mode.empty() ? std::string("fdb: static entries need a [vxlan] or [geneve] table")
+                        : mode + ": a file configures one tunnel; [[fdb]] entries belong to vxlan or geneve";
   if (mode.empty()) mode = "vxlan";  // the errors then name the missing vxlan settings
   Ctx c = begin_mode(cfg, mode);
   Once once;
@@ -658,7 +664,7 @@ Parsed<DaemonConfig> parse_toml(const std::string& text, const std::string& orig
     const auto* arr = t["fdb"].as_array();
     if (!arr) return std::string("fdb: expected [[fdb]] tables with mac and remote");
     bool on = true;
-    const Setting* s = find_setting("fdb", kVx, on);
+    const Setting* s = find_setting("fdb", c.mode, on);
     for (auto&& e : *arr) {
       const auto* et = e.as_table();
       auto mac = et ? (*et)["mac"].value<std::string>() : std::nullopt;

@@ -7,12 +7,12 @@
 // replication with the VNI as label), and one type-2 MAC/IP route per local MAC (the FDB's
 // locals(), learned from frames read from the TAP; label = VNI; MAC Mobility extended
 // community with the local's sequence number when > 0), both with next hop = VTEP, route
-// target ASN:VNI (the ASN from gobgpd) and the VXLAN encapsulation extended community
-// (RFC 9012 tunnel type 8). A local MAC that ages out, or moves away, is withdrawn within one
+// target ASN:VNI (the ASN from gobgpd) and the BGP Encapsulation extended community of our
+// encapsulation (RFC 9012 tunnel type 8 VXLAN, 19 Geneve; GN-14). A local MAC that ages out, or moves away, is withdrawn within one
 // sync period (kSyncMs); every route is withdrawn when the client stops.
 //
 // Receives (the table through ListPath, then the changes through WatchEvent; best paths): type-2 routes
-// of our VNI from another VTEP program FDB entries (withdrawn: removed); type-3 routes make
+// of our VNI and encapsulation (evpn_route.hpp) from another VTEP program FDB entries (withdrawn: removed); type-3 routes make
 // the flood list. Our own routes (next hop = our VTEP) are ignored.
 //
 // gobgpd down (every call has a deadline of kRpcTimeoutMs; while connected, GetBgp is asked
@@ -60,10 +60,18 @@ class AdvertiseLimiter {
   std::uint64_t last_ns_ = 0;
 };
 
+/// RFC 9012 / IANA "BGP Tunnel Encapsulation Attribute Tunnel Types" (RFC 8365 §5.1.3): the
+/// tunnel type of the BGP Encapsulation extended community for VXLAN and for Geneve.
+inline constexpr std::uint16_t kTunnelTypeVxlan = 8;
+inline constexpr std::uint16_t kTunnelTypeGeneve = 19;
+
 struct EvpnOptions {
   std::string server;  ///< gobgpd gRPC address, HOST:PORT
   tunnel::IpAddr vtep; ///< our underlay address (next hop, originator, RD admin)
   std::uint32_t vni = 0;
+  /// Our encapsulation as a BGP tunnel type (evpn_route.hpp: 8 VXLAN, 19 Geneve): advertised
+  /// in the BGP Encapsulation extended community, and the routes taken must name it.
+  std::uint16_t tunnel_type = kTunnelTypeVxlan;
   std::shared_ptr<tunnel::SharedFdb> fdb;
   /// `router-id A.B.C.D`: the administrator field of our type-1 Route Distinguishers
   /// (RFC 7432 §7.9: router-id:VNI). Unset: default_router_id(vtep).

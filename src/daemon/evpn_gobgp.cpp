@@ -174,8 +174,8 @@ class GobgpClient final : public EvpnClient {
     rt.set_asn(asn_ & 0xFFFF);
     rt.set_local_admin(o_.vni);
     ec.add_communities()->PackFrom(rt);
-    apipb::EncapExtended enc;  // VXLAN (RFC 9012 tunnel type 8, RFC 8365 §5.1.3)
-    enc.set_tunnel_type(8);
+    apipb::EncapExtended enc;  // ours: 8 VXLAN, 19 Geneve (RFC 9012, RFC 8365 §5.1.3; GN-14)
+    enc.set_tunnel_type(o_.tunnel_type);
     ec.add_communities()->PackFrom(enc);
     if (with_seq) {
       apipb::MacMobilityExtended mm;  // RFC 7432 §7.7
@@ -492,11 +492,18 @@ class GobgpClient final : public EvpnClient {
 
   // ---- routes we receive: the mapping is evpn_route.cpp's; here only the FDB and our sets
   void on_path(const apipb::Path& p) {
-    const EvpnRouteDecision d = map_evpn_route(p, {o_.vtep, o_.vni});
+    const EvpnRouteDecision d = map_evpn_route(p, {o_.vtep, o_.vni, o_.tunnel_type});
     const std::uint64_t now = mono_ns();
     std::lock_guard g(mu_);
     if (!d.action) {
-      ++ignored_[std::string(to_string(d.reason))];  // our own routes come back too: "own"
+      auto& n = ignored_[std::string(to_string(d.reason))];  // our own routes come back too: "own"
+      // a route of another encapsulation: a mixed fabric; said once, then counted in "ignored"
+      if (n++ == 0 && (d.reason == RouteIgnored::OtherEncapsulation || d.reason == RouteIgnored::NoEncapsulation))
+        spdlog::info("evpn: a route of VNI {} with {} skipped (we take only tunnel type {}); counted in "
+                     "ofld fdb's evpn.ignored", o_.vni,
+                     d.reason == RouteIgnored::NoEncapsulation ? "no BGP Encapsulation community"
+                                                               : "another BGP Encapsulation",
+                     o_.tunnel_type);
       return;
     }
     const EvpnRouteAction& a = *d.action;

@@ -24,6 +24,7 @@ struct Attrs {
   std::uint32_t seq = 0;
   std::set<std::uint32_t> rts;
   std::optional<apipb::PmsiTunnelAttribute> pmsi;
+  std::set<std::uint32_t> encaps;  ///< tunnel types of BGP Encapsulation communities
   bool malformed = false;
 };
 
@@ -53,6 +54,10 @@ Attrs attrs(const apipb::Path& p) {
           apipb::TwoOctetAsSpecificExtended t;
           if (!c.UnpackTo(&t)) r.malformed = true;
           else if (t.sub_type() == 0x02) r.rts.insert(t.local_admin());
+        } else if (c.Is<apipb::EncapExtended>()) {
+          apipb::EncapExtended t;  // RFC 9012 §4.1 (RFC 8365 §5.1.3)
+          if (!c.UnpackTo(&t)) r.malformed = true;
+          else r.encaps.insert(t.tunnel_type());
         } else if (c.Is<apipb::FourOctetAsSpecificExtended>()) {
           apipb::FourOctetAsSpecificExtended t;
           if (!c.UnpackTo(&t)) r.malformed = true;
@@ -99,6 +104,15 @@ int hex(char c) {
 
 EvpnRouteDecision ignored(RouteIgnored why) { return {std::nullopt, why}; }
 
+/// GN-15: a route of our VNI is for us when one of its BGP Encapsulation communities names
+/// our tunnel type; one without any is VXLAN's (RFC 8365 §5.1.3's "statically configured").
+std::optional<RouteIgnored> other_encap(const Attrs& at, const EvpnRouteContext& ctx) {
+  if (at.encaps.empty())
+    return ctx.tunnel_type == kTunnelTypeVxlan ? std::nullopt : std::optional(RouteIgnored::NoEncapsulation);
+  if (at.encaps.count(ctx.tunnel_type)) return std::nullopt;
+  return RouteIgnored::OtherEncapsulation;
+}
+
 /// FNV-1a 64 over the key fields, each length-prefixed (no two field lists hash alike by
 /// concatenation).
 struct KeyHash {
@@ -144,6 +158,8 @@ std::string_view to_string(RouteIgnored r) noexcept {
     case RouteIgnored::OtherVni: return "other-vni";
     case RouteIgnored::MacMalformed: return "mac-malformed";
     case RouteIgnored::MacNotUnicast: return "mac-not-unicast";
+    case RouteIgnored::OtherEncapsulation: return "other-encapsulation";
+    case RouteIgnored::NoEncapsulation: return "no-encapsulation";
   }
   return "unknown";
 }
@@ -166,6 +182,7 @@ EvpnRouteDecision map_evpn_route(const apipb::Path& p, const EvpnRouteContext& c
     const bool ours = (r.labels_size() > 0 && r.labels(0) == ctx.vni) || r.ethernet_tag() == ctx.vni ||
                       at.rts.count(ctx.vni);
     if (!ours) return ignored(RouteIgnored::OtherVni);
+    if (auto why = other_encap(at, ctx)) return ignored(*why);
     const auto mac = parse_evpn_mac(r.mac_address());
     if (!mac) return ignored(RouteIgnored::MacMalformed);
     if (tunnel::Fdb::is_group(*mac) || *mac == Mac{}) return ignored(RouteIgnored::MacNotUnicast);
@@ -189,6 +206,7 @@ EvpnRouteDecision map_evpn_route(const apipb::Path& p, const EvpnRouteContext& c
     const bool ours = (at.pmsi && at.pmsi->label() == ctx.vni) || r.ethernet_tag() == ctx.vni ||
                       at.rts.count(ctx.vni);
     if (!ours) return ignored(RouteIgnored::OtherVni);
+    if (auto why = other_encap(at, ctx)) return ignored(*why);
     // The replication target (RFC 6514 §5, RFC 7432 §11.2): with ingress replication (tunnel
     // type 6) the PMSI tunnel identifier, the endpoint's address; otherwise (or without an
     // identifier) the originating router's IP address, else the next hop.

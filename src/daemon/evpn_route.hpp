@@ -12,12 +12,20 @@
 //  * "of our VNI": the first label (RFC 8365 §5.1.3: the VNI in the 24-bit label field), for
 //    type-3 the PMSI label, the Ethernet Tag (§5.1.2, VLAN-aware bundle) or a route target
 //    ASN:VNI (§5.1.2.1) equals it;
+//  * of our encapsulation (RFC 8365 §5.1.3, RFC 9012 §4.1 / IANA "BGP Tunnel Encapsulation
+//    Attribute Tunnel Types": 8 VXLAN, 19 Geneve): a route carrying BGP Encapsulation extended
+//    communities is taken when one of them names our tunnel type (a route may list several);
+//    a route without one is taken by a VXLAN endpoint only — RFC 8365 leaves such a route to
+//    "MPLS or a statically configured encapsulation", and in the fabrics ofld meets it comes
+//    from a VXLAN-only VTEP (ofld before Geneve EVPN took every route as VXLAN) — never by a
+//    Geneve endpoint (GN-15);
 //  * withdrawals (Path.is_withdraw) give the same action with `withdraw` set.
 // Everything else is ignored with a named reason (RouteIgnored): other families or route
 // types, our own routes, other VNIs, and malformed content — an Any whose bytes do not parse,
 // a next hop or VTEP that is not a textual IP address, is of the other address family than
 // our VTEP, or is not unicast (the rule of a configured `remote`), a MAC that is not six
-// octets "xx:xx:xx:xx:xx:xx" or is a group or all-zero MAC (never an FDB entry).
+// octets "xx:xx:xx:xx:xx:xx" or is a group or all-zero MAC (never an FDB entry), and routes
+// of another encapsulation (or, for Geneve, of none named).
 #pragma once
 
 #include <cstdint>
@@ -25,6 +33,8 @@
 #include <string_view>
 
 #include "ofld/tunnel/fdb.hpp"
+
+#include "evpn.hpp"  // kTunnelTypeVxlan, kTunnelTypeGeneve
 
 #include "gobgp.pb.h"
 
@@ -34,7 +44,11 @@ namespace ofld::daemon {
 struct EvpnRouteContext {
   tunnel::IpAddr vtep;    ///< our VTEP (underlay address): routes from it are our own
   std::uint32_t vni = 0;  ///< our VNI (24 bits)
+  /// Our encapsulation as a BGP tunnel type (kTunnelTypeVxlan or kTunnelTypeGeneve): what we
+  /// advertise in the BGP Encapsulation extended community and what a route must name.
+  std::uint16_t tunnel_type = 8;
 };
+
 
 /// What a taken route asks of the FDB.
 struct EvpnRouteAction {
@@ -68,10 +82,12 @@ enum class RouteIgnored : std::uint8_t {
   OtherVni,           ///< no label, PMSI label, Ethernet Tag or route target names our VNI
   MacMalformed,       ///< MAC address not six hex octets separated by ':'
   MacNotUnicast,      ///< group (I/G bit) or all-zero MAC
+  OtherEncapsulation, ///< BGP Encapsulation communities, none naming our tunnel type
+  NoEncapsulation,    ///< no BGP Encapsulation community, and we are not VXLAN (GN-15)
 };
 /// "not-evpn", "other-route-type", "nlri-malformed", "attr-malformed", "no-next-hop",
 /// "next-hop-not-address", "next-hop-family", "next-hop-not-unicast", "own", "other-vni",
-/// "mac-malformed", "mac-not-unicast".
+/// "mac-malformed", "mac-not-unicast", "other-encapsulation", "no-encapsulation".
 std::string_view to_string(RouteIgnored r) noexcept;
 
 /// The decision for one route: an action, or the reason it is ignored.

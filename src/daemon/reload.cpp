@@ -114,10 +114,21 @@ const std::vector<Fixed>& fixed_gre() {
 const std::vector<Fixed>& fixed_geneve() {
   static const std::vector<Fixed> k = with_common(true, {
       {"id", [](const DaemonConfig& c) { return n(gen(c).vni); }},
-      {"remote", [](const DaemonConfig& c) { return gen(c).remote.to_string(); }},
       {"dstport", [](const DaemonConfig& c) { return n(gen(c).dstport); }},
       {"srcport", [](const DaemonConfig& c) { return n(gen(c).port_min) + " " + n(gen(c).port_max); }},
       {"options", [](const DaemonConfig& c) { return tunnel::geneve_options_text(gen(c).options); }},
+      {"ageing", [](const DaemonConfig& c) { return n(gen(c).ageing_s); }},
+      {"learning", [](const DaemonConfig& c) { return b(gen(c).learning); }},
+      {"maxaddress", [](const DaemonConfig& c) { return n(gen(c).fdb_limits.maxaddress); }},
+      {"maxaddress-per-remote", [](const DaemonConfig& c) { return n(gen(c).fdb_limits.per_remote); }},
+      {"learning-from", [](const DaemonConfig& c) { return n(unsigned(gen(c).fdb_limits.from)); }},
+      {"local-maxaddress", [](const DaemonConfig& c) { return n(gen(c).fdb_limits.local_max); }},
+      {"evpn", [](const DaemonConfig& c) { return b(c.evpn); }},
+      {"router-id", [](const DaemonConfig& c) { return c.evpn_router_id.to_string(); }},
+      {"dup-addr-detection", [](const DaemonConfig& c) {
+         return b(c.dup_addr_detection) + " " + n(c.dad_max_moves) + " " + n(c.dad_time_s) + " " +
+                n(c.dad_freeze_s) + b(c.dad_freeze_permanent);
+       }},
   });
   return k;
 }
@@ -151,9 +162,13 @@ ReloadPlan plan_reload(const DaemonConfig& a, const DaemonConfig& z) {
   if (!check(fixed_encap(a))) return p;
 
   // ---- what a reload applies
-  if (const auto* va = a.tunnel.get<tunnel::VxlanConfig>()) {
-    const auto& vz = vx(z);
-    const std::set<tunnel::IpAddr> ra(va->remotes.begin(), va->remotes.end()), rz(vz.remotes.begin(), vz.remotes.end());
+  // The Ethernet encapsulations (VXLAN, Geneve): their remotes, static entries, EVPN server.
+  const std::vector<tunnel::IpAddr>* rem_a = nullptr;
+  const std::vector<tunnel::IpAddr>* rem_z = nullptr;
+  if (const auto* va = a.tunnel.get<tunnel::VxlanConfig>()) rem_a = &va->remotes, rem_z = &vx(z).remotes;
+  if (const auto* ga = a.tunnel.get<tunnel::GeneveConfig>()) rem_a = &ga->remotes, rem_z = &gen(z).remotes;
+  if (rem_a) {
+    const std::set<tunnel::IpAddr> ra(rem_a->begin(), rem_a->end()), rz(rem_z->begin(), rem_z->end());
     for (const auto& r : rz)
       if (!ra.count(r)) p.remotes_added.push_back(r), p.changes.push_back("remote +" + r.to_string());
     for (const auto& r : ra)

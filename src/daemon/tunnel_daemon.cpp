@@ -433,6 +433,7 @@ struct TunnelDaemon::Impl {
       ws.post_all([t, s, inh](Worker& w) { w.set_outer(t, s, inh); });
     }
     if (auto* v = running.tunnel.get<tunnel::VxlanConfig>()) v->remotes = next.tunnel.get<tunnel::VxlanConfig>()->remotes;
+    if (auto* g = running.tunnel.get<tunnel::GeneveConfig>()) g->remotes = next.tunnel.get<tunnel::GeneveConfig>()->remotes;
     running.static_fdb = next.static_fdb;
     {
       auto& o = running.tunnel.common();
@@ -452,14 +453,16 @@ struct TunnelDaemon::Impl {
 
   const Device& dev() const { return *ws.workers[0]->dev; }
   std::string mode() const { return std::string(cfg.tunnel.name()); }
-  /// VXLAN's VNI (reported with the FDB and in the stats head); null for the others.
-  const std::uint32_t* vni() const {
-    const auto* v = cfg.tunnel.get<tunnel::VxlanConfig>();
-    return v ? &v->vni : nullptr;
+  /// The VNI of VXLAN or Geneve (reported with the FDB and in the stats head); null for the others.
+  const std::uint32_t* vni() const { return vni_of(cfg); }
+  static const std::uint32_t* vni_of(const DaemonConfig& c) {
+    if (const auto* v = c.tunnel.get<tunnel::VxlanConfig>()) return &v->vni;
+    if (const auto* g = c.tunnel.get<tunnel::GeneveConfig>()) return &g->vni;
+    return nullptr;
   }
 
   json fdb_json() const {
-    if (!fdb) return json{{"error", "fdb: not a VXLAN endpoint (mode " + mode() + ")"}};
+    if (!fdb) return json{{"error", "fdb: not a VXLAN or Geneve endpoint (mode " + mode() + ")"}};
     json j = fdb->to_json(now_ns());
     if (const auto* n = vni()) j["vni"] = *n;
     if (evpn) j["evpn"] = evpn->state();
@@ -496,10 +499,11 @@ struct TunnelDaemon::Impl {
     return stats_from(docs);
   }
 
-  // The EVPN client's options for configuration `c` (its VXLAN settings; router-id and
-  // duplicate address detection are fixed at start, reload.cpp) with the server `server`.
+  // The EVPN client's options for configuration `c` (its VXLAN or Geneve settings; router-id
+  // and duplicate address detection are fixed at start, reload.cpp) with the server `server`.
   EvpnOptions evpn_options(const DaemonConfig& c, const std::string& server) const {
-    return EvpnOptions{server, c.tunnel.common().local, c.tunnel.get<tunnel::VxlanConfig>()->vni, fdb, c.evpn_router_id,
+    const std::uint16_t tt = c.tunnel.get<tunnel::GeneveConfig>() ? kTunnelTypeGeneve : kTunnelTypeVxlan;
+    return EvpnOptions{server, c.tunnel.common().local, *vni_of(c), tt, fdb, c.evpn_router_id,
                        DupAddrDetection{c.dup_addr_detection, c.dad_max_moves, c.dad_time_s, c.dad_freeze_s,
                                         c.dad_freeze_permanent}};
   }
@@ -601,6 +605,8 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
           [&](const auto& c) {
             if constexpr (std::is_same_v<std::decay_t<decltype(c)>, tunnel::VxlanConfig>)
               return tunnel::validate(c, cfg.group.empty() && !cfg.evpn);
+            else if constexpr (std::is_same_v<std::decay_t<decltype(c)>, tunnel::GeneveConfig>)
+              return tunnel::validate(c, !cfg.evpn);
             else
               return tunnel::validate(c);
           },
@@ -690,6 +696,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
     if (!cfg.group.empty()) im->fdb->add_flood(cfg.group, tunnel::FdbSource::Group);
     po.fdb = im->fdb;
   }
+  po.any_source = cfg.evpn;  // Geneve: EVPN VTEPs come and go with the routes (GN-13)
   {  // peer sessions (docs/peer-protocol.md): every configured remote gets one
     tunnel::PeerOptions pso;
     pso.encap = enc->peer_encap();
@@ -836,7 +843,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
     spdlog::info("metrics http://{}:{}/metrics", l.host.find(':') != std::string::npos ? "[" + l.host + "]" : l.host,
                  im->metrics->port());
   }
-  if (cfg.evpn) {  // a VXLAN setting (config.cpp)
+  if (cfg.evpn) {  // a VXLAN and Geneve setting (config.cpp)
     std::string e;
     im->evpn = start_evpn(im->evpn_options(cfg, cfg.evpn_server), e);
     if (!im->evpn) return R::error(e);

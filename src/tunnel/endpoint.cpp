@@ -22,7 +22,7 @@ namespace ofld::tunnel {
 
 Endpoint::Endpoint(TunnelConfig cfg, EndpointOptions opts)
     : cfg_(std::move(cfg)), enc_(make_encapsulation(cfg_)), opts_(std::move(opts)) {
-  enc_->bind(EncapBinding{opts_.fdb, opts_.own_mac});
+  enc_->bind(EncapBinding{opts_.fdb, opts_.own_mac, opts_.any_source});
   for (const auto& r : enc_->configured_remotes()) peers_[r] = Peer{r, true, {}};
   init();
 }

@@ -625,6 +625,10 @@ void SharedFdb::set_limits(const FdbLimits& l) noexcept { shards_[0]->fdb.set_li
 FdbLimits SharedFdb::limits() const noexcept { return shards_[0]->fdb.limits(); }
 std::uint32_t SharedFdb::known_generation() const noexcept { return sh_->gen.load(std::memory_order_relaxed); }
 RemoteId SharedFdb::remote_id(const IpAddr& a) { return sh_->remote_id(a); }
+bool SharedFdb::is_known(const IpAddr& a) const {
+  const RemoteId id = sh_->remotes.find(a);
+  return id < kRemotesFull && sh_->remotes.at(id).known.load(std::memory_order_relaxed);
+}
 std::size_t SharedFdb::learned_count() const noexcept { return sh_->learned.load(std::memory_order_relaxed); }
 std::size_t SharedFdb::local_count() const noexcept { return sh_->locals.load(std::memory_order_relaxed); }
 FdbRefusals SharedFdb::refusals() const noexcept { return sh_->refusals(); }

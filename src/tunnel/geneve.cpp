@@ -108,13 +108,16 @@ std::size_t GeneveConfig::options_len() const noexcept {
   return n;
 }
 
-std::optional<std::string> validate(const GeneveConfig& cfg) {
+std::optional<std::string> validate(const GeneveConfig& cfg, bool need_remote) {
   if (cfg.vni > 0xFFFFFF) return "id: VNI " + std::to_string(cfg.vni) + " exceeds 24 bits";
   if (cfg.local.empty()) return std::string("local: an underlay address is required");
-  if (cfg.remote.empty()) return std::string("remote: the remote address is required");
-  if (cfg.remote.family != cfg.local.family)
-    return "remote: " + cfg.remote.to_string() + " is not the address family of local " +
-           cfg.local.to_string();
+  if (need_remote && cfg.remotes.empty())
+    return std::string("remote: the remote address is required (or evpn)");
+  for (const auto& r : cfg.remotes) {
+    if (r.empty()) return std::string("remote: the remote address is required");
+    if (r.family != cfg.local.family)
+      return "remote: " + r.to_string() + " is not the address family of local " + cfg.local.to_string();
+  }
   if (cfg.dstport == 0) return std::string("dstport: must not be 0");
   if ((cfg.port_min || cfg.port_max) && cfg.port_max <= cfg.port_min)
     return "srcport: MAX " + std::to_string(cfg.port_max) + " must be greater than MIN " +

@@ -1,5 +1,5 @@
 // BGP EVPN test helpers (docs/evpn.md): hosts (namespaces) on one bridged underlay (the bridge in its own
-// namespace, default settings), each with an `ofld tunnel` (VXLAN id 42, no remotes unless
+// namespace, default settings), each with an `ofld tunnel` (VXLAN or Geneve id 42, no remotes unless
 // given) and optionally gobgpd; ping through the overlay; `ofld fdb --json` of a host.
 // Addresses: underlay 10.88.0.(i+1)/24 on veth0, overlay 192.168.88.(i+1)/24.
 #pragma once
@@ -106,10 +106,12 @@ struct Underlay {
 
   /// Start `ofld tunnel` on host i with `extra` words after `vxlan id 42 local ADDR`; waits
   /// for its control socket. "" or the reason.
-  std::string start_ofld(int i, const std::vector<std::string>& extra) {
+  std::string start_ofld(int i, const std::vector<std::string>& extra) { return start_ofld_as(i, "vxlan", extra); }
+  /// start_ofld with another Ethernet encapsulation (`mode`: vxlan or geneve).
+  std::string start_ofld_as(int i, const std::string& mode, const std::vector<std::string>& extra) {
     std::vector<std::string> cmd = {"ip", "netns", "exec", host(i).name(), OFLD_CLI_PATH, "tunnel",
                                     "--dev", "ofld0", "--address", overlay_addr(i) + "/24",
-                                    "--control", ctl(i), "vxlan", "id", "42", "local", underlay_addr(i)};
+                                    "--control", ctl(i), mode, "id", "42", "local", underlay_addr(i)};
     cmd.insert(cmd.end(), extra.begin(), extra.end());
     auto& pid = ofld[std::size_t(i)];
     pid = ktest::spawn(cmd, logs_[std::size_t(i)]);

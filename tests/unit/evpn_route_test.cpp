@@ -17,6 +17,7 @@ TEST(EvpnRoute, NeedsTheGrpcClient) {
 #include <ostream>
 #include <string>
 
+#include "../../src/daemon/evpn.hpp"
 #include "../../src/daemon/evpn_route.hpp"
 #include "attribute.pb.h"
 #include "gobgp.pb.h"
@@ -69,6 +70,8 @@ struct Attrs {
   bool mp_reach = true;  // false: NextHopAttribute instead
   std::optional<std::uint32_t> rt_local_admin = kVni;
   std::optional<std::uint32_t> mac_mobility_seq;
+  /// BGP Encapsulation extended communities (RFC 9012 §4.1; RFC 8365 §5.1.3): tunnel types.
+  std::vector<std::uint32_t> encaps = {8};
 };
 
 void add_attrs(apipb::Path& p, const Attrs& a) {
@@ -95,9 +98,11 @@ void add_attrs(apipb::Path& p, const Attrs& a) {
     rt.set_local_admin(*a.rt_local_admin);
     ec.add_communities()->PackFrom(rt);
   }
-  apipb::EncapExtended enc;  // RFC 9012 tunnel type 8 = VXLAN (RFC 8365 §5.1.3)
-  enc.set_tunnel_type(8);
-  ec.add_communities()->PackFrom(enc);
+  for (std::uint32_t t : a.encaps) {
+    apipb::EncapExtended enc;  // RFC 9012 tunnel type: 8 VXLAN, 19 Geneve (IANA registry)
+    enc.set_tunnel_type(t);
+    ec.add_communities()->PackFrom(enc);
+  }
   if (a.mac_mobility_seq) {
     apipb::MacMobilityExtended mm;  // RFC 7432 §7.7
     mm.set_sequence_num(*a.mac_mobility_seq);
@@ -161,6 +166,87 @@ apipb::Path type3(const std::string& originator, std::optional<Pmsi> pmsi, const
 }
 
 constexpr Mac kMac{0x52, 0x54, 0x00, 0x12, 0x34, 0x56};
+
+// IANA "BGP Tunnel Encapsulation Attribute Tunnel Types" (RFC 9012): VXLAN 8 (RFC 8365),
+// MPLS 10, Geneve 19 — written here from the registry, not taken from the code.
+constexpr std::uint32_t kVxlanType = 8, kMplsType = 10, kGeneveType = 19;
+EvpnRouteContext ctx4_geneve() { return {ip("10.0.0.1"), kVni, 19}; }
+Attrs with_encaps(std::vector<std::uint32_t> t) {
+  Attrs a;
+  a.encaps = std::move(t);
+  return a;
+}
+
+// ---- the route's encapsulation (GN-14, GN-15)
+
+TEST(EvpnRouteEncap, GN14_TunnelTypesAreTheIanaNumbers) {
+  EXPECT_EQ(ofld::daemon::kTunnelTypeVxlan, kVxlanType);
+  EXPECT_EQ(ofld::daemon::kTunnelTypeGeneve, kGeneveType);
+  EXPECT_EQ(ofld::daemon::EvpnOptions{}.tunnel_type, kVxlanType) << "VXLAN unless told";
+  EXPECT_EQ(to_string(RouteIgnored::OtherEncapsulation), "other-encapsulation");
+  EXPECT_EQ(to_string(RouteIgnored::NoEncapsulation), "no-encapsulation");
+}
+
+// A Geneve endpoint takes routes naming Geneve (alone or among others: RFC 8365 §5.1.3 lets a
+// route list every encapsulation its NVE supports) and skips VXLAN's, MPLS's and those naming
+// none (§5.1.3: then MPLS or a statically configured encapsulation is meant, not Geneve).
+TEST(EvpnRouteEncap, GN15_GeneveEndpointTakesOnlyRoutesNamingGeneve_RFC8365_5_1_3) {
+  const std::string m = "52:54:00:12:34:56";
+  auto d = map_evpn_route(type2(m, kVni, with_encaps({kGeneveType})), ctx4_geneve());
+  ASSERT_TRUE(d.action) << to_string(d.reason);
+  EXPECT_EQ(d.action->vtep, ip("10.0.0.2"));
+  d = map_evpn_route(type2(m, kVni, with_encaps({kVxlanType, kGeneveType})), ctx4_geneve());
+  EXPECT_TRUE(d.action) << to_string(d.reason);
+  d = map_evpn_route(type2(m, kVni, with_encaps({kVxlanType})), ctx4_geneve());
+  ASSERT_FALSE(d.action);
+  EXPECT_EQ(d.reason, RouteIgnored::OtherEncapsulation);
+  d = map_evpn_route(type2(m, kVni, with_encaps({kMplsType})), ctx4_geneve());
+  ASSERT_FALSE(d.action);
+  EXPECT_EQ(d.reason, RouteIgnored::OtherEncapsulation);
+  d = map_evpn_route(type2(m, kVni, with_encaps({})), ctx4_geneve());
+  ASSERT_FALSE(d.action);
+  EXPECT_EQ(d.reason, RouteIgnored::NoEncapsulation);
+  // type-3 alike: a VXLAN VTEP is no flood member of a Geneve endpoint
+  Attrs a = with_encaps({kGeneveType});
+  a.next_hop = "10.0.0.3";
+  d = map_evpn_route(type3("10.0.0.3", Pmsi{6, kVni, addr_bytes("10.0.0.3")}, a), ctx4_geneve());
+  ASSERT_TRUE(d.action) << to_string(d.reason);
+  EXPECT_EQ(d.action->kind, Kind::InclusiveMulticast);
+  a.encaps = {kVxlanType};
+  d = map_evpn_route(type3("10.0.0.3", Pmsi{6, kVni, addr_bytes("10.0.0.3")}, a), ctx4_geneve());
+  ASSERT_FALSE(d.action);
+  EXPECT_EQ(d.reason, RouteIgnored::OtherEncapsulation);
+  // a withdrawal is filtered alike: what was never installed is not removed
+  d = map_evpn_route(type2(m, kVni, with_encaps({kVxlanType}), true), ctx4_geneve());
+  EXPECT_FALSE(d.action);
+  // another VNI (label and route target) is still "other-vni" first
+  Attrs other = with_encaps({kVxlanType});
+  other.rt_local_admin = kVni + 1;
+  d = map_evpn_route(type2(m, kVni + 1, other), ctx4_geneve());
+  ASSERT_FALSE(d.action);
+  EXPECT_EQ(d.reason, RouteIgnored::OtherVni);
+}
+
+// A VXLAN endpoint skips routes naming only other encapsulations (Geneve, MPLS) and keeps
+// taking those naming VXLAN or none (a VXLAN-only VTEP that omits the community).
+TEST(EvpnRouteEncap, GN15_VxlanEndpointSkipsGeneveRoutes_RFC8365_5_1_3) {
+  const std::string m = "52:54:00:12:34:56";
+  auto d = map_evpn_route(type2(m, kVni, with_encaps({kGeneveType})), ctx4());
+  ASSERT_FALSE(d.action);
+  EXPECT_EQ(d.reason, RouteIgnored::OtherEncapsulation);
+  d = map_evpn_route(type2(m, kVni, with_encaps({kMplsType})), ctx4());
+  ASSERT_FALSE(d.action);
+  EXPECT_EQ(d.reason, RouteIgnored::OtherEncapsulation);
+  d = map_evpn_route(type2(m, kVni, with_encaps({})), ctx4());
+  EXPECT_TRUE(d.action) << to_string(d.reason);
+  d = map_evpn_route(type2(m, kVni, with_encaps({kGeneveType, kVxlanType})), ctx4());
+  EXPECT_TRUE(d.action) << to_string(d.reason);
+  Attrs a = with_encaps({kGeneveType});
+  a.next_hop = "10.0.0.3";
+  d = map_evpn_route(type3("10.0.0.3", Pmsi{6, kVni, addr_bytes("10.0.0.3")}, a), ctx4());
+  ASSERT_FALSE(d.action);
+  EXPECT_EQ(d.reason, RouteIgnored::OtherEncapsulation);
+}
 
 // ---- type-2
 

@@ -90,7 +90,9 @@ TEST(TunnelGeneveConfig, WordsAsIproute2SpellsThem) {
   const auto& g = std::get<GeneveConfig>(c.tunnel.encap);
   EXPECT_EQ(g.vni, 4242u);
   EXPECT_EQ(g.dstport, 6081);  // RFC 8926 §3.3, the kernel's default
-  EXPECT_EQ(g.remote.to_string(), "10.0.0.2");
+  ASSERT_EQ(g.remotes.size(), 1u);
+  EXPECT_EQ(g.remotes[0].to_string(), "10.0.0.2");
+  EXPECT_FALSE(g.learning);  // GN-13: the classic device learns nothing
   EXPECT_EQ(g.ttl, 9);
   EXPECT_TRUE(g.tos_inherit);
   EXPECT_FALSE(g.udp_csum);
@@ -115,8 +117,8 @@ TEST(TunnelGeneveConfig, ErrorsNameTheSetting) {
   EXPECT_TRUE(has(words({"geneve", "id", "16777216", "local", "10.0.0.1", "remote", "10.0.0.2"}), "id:"));
   EXPECT_TRUE(has(words({"geneve", "id", "1", "local", "10.0.0.1"}), "remote:"));
   EXPECT_TRUE(has(words({"geneve", "id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "remote",
-                         "10.0.0.3"}),
-                  "exactly one remote"));
+                         "10.0.0.2"}),
+                  "given twice"));
   EXPECT_TRUE(has(words({"geneve", "id", "1", "local", "10.0.0.1", "remote", "fd00::2"}), "remote:"));
   EXPECT_TRUE(has(words({"geneve", "id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "udp6zerocsumtx"}),
                   "udp6zerocsumtx"));
@@ -294,7 +296,7 @@ TEST(TunnelGeneveDatapath, GN12_X31_SuperPacketSegmentsCarryTheHeaderAndAggregat
     SCOPED_TRACE(v6 ? "IPv6 underlay" : "IPv4 underlay");
     auto a = geneve_cfg(v6, {"options", "0102:01:00c0ffee"});
     auto b = a;
-    std::swap(b.local, b.remote);
+    std::swap(b.local, b.remotes[0]);
     tunnel::Endpoint tx(a, {});
     tunnel::Endpoint rx(b, {});
     const std::size_t payload = 20000;
@@ -313,7 +315,7 @@ TEST(TunnelGeneveDatapath, GN12_X31_SuperPacketSegmentsCarryTheHeaderAndAggregat
     std::size_t n = 0;
     Bytes sent_payload;
     for (auto& t : trains) {
-      EXPECT_EQ(t.remote, a.remote);
+      EXPECT_EQ(t.remote, a.remotes[0]);
       for (std::size_t off = 0; off < t.buf.size(); off += t.seg_size, ++n) {
         const std::size_t len = std::min<std::size_t>(t.seg_size, t.buf.size() - off);
         const std::uint8_t* d = t.buf.data() + off;
@@ -382,7 +384,7 @@ TEST(TunnelGeneveDatapath, GN12_OuterTosAndTosInheritPerRfc6040) {
 TEST(TunnelGeneveDatapath, GN9_OnlyTheRemoteIsAcceptedAndOwnFramesAreLoops) {
   auto a = geneve_cfg();
   auto b = a;
-  std::swap(b.local, b.remote);
+  std::swap(b.local, b.remotes[0]);
   tunnel::EndpointOptions o;
   o.own_mac = {0x02, 0, 0, 0, 0, 0x01};  // the inner frame's source MAC (tcp_frame's src_last 1)
   tunnel::Endpoint rx(b, o);

@@ -107,7 +107,7 @@ struct DaemonConfig {
   /// IF) besides any remotes; empty = none.
   tunnel::IpAddr group;
   std::string group_dev;
-  /// VXLAN `evpn` / `evpn-server HOST:PORT`: feed the FDB from BGP EVPN through gobgpd's gRPC
+  /// VXLAN and Geneve `evpn` / `evpn-server HOST:PORT`: feed the FDB from BGP EVPN through gobgpd's gRPC
   /// API (docs/evpn.md): advertise local MACs (type-2) and the VNI (type-3), program remote
   /// MACs and the flood list from the routes received.
   bool evpn = false;

@@ -30,7 +30,7 @@ struct ReloadPlan {
   std::string refused;
   /// What changes, one item each ("remote +10.0.0.3", "ttl 0 -> 32"); empty: nothing changed.
   std::vector<std::string> changes;
-  std::vector<tunnel::IpAddr> remotes_added, remotes_removed;          ///< VXLAN
+  std::vector<tunnel::IpAddr> remotes_added, remotes_removed;          ///< VXLAN, Geneve
   std::vector<std::pair<tunnel::Mac, tunnel::IpAddr>> fdb_added;       ///< new or moved static entries
   std::vector<tunnel::Mac> fdb_removed;                                ///< static entries gone
   bool outer = false;        ///< ttl or tos changed (cfg.tunnel.common(): ttl, tos, tos_inherit)

@@ -112,6 +112,7 @@ struct Peer {
 struct EncapBinding {
   std::shared_ptr<SharedFdb> fdb;  ///< a forwarding database shared by workers; null: own one
   Mac own_mac{};                   ///< the device's MAC (Ethernet encapsulations: loop check)
+  bool any_source = false;         ///< EndpointOptions::any_source (Geneve with EVPN)
 };
 
 /// The per-encapsulation part of an Endpoint (made by make_encapsulation; one per Endpoint,
@@ -163,8 +164,8 @@ class Encapsulation {
   /// Whether the tunnel header can encode this CHECKSUM_PARTIAL segment's checksum start and
   /// offset (VXLAN W-26: start ≤ 254, even, offset 6 or 16; GUE W-27: start + offset ≤ 65535).
   virtual bool rco_encodable(const core::Packet& /*seg*/) const noexcept { return false; }
-  /// The remotes of a frame into `out` (cleared first): VXLAN the FDB lookup (flooding when
-  /// unknown), the others the configured remote. Returns true when the frame is flooded.
+  /// The remotes of a frame into `out` (cleared first): VXLAN and Geneve the FDB lookup
+  /// (flooding when unknown), the others the configured remote. Returns true when the frame is flooded.
   /// Counts what it refuses into `c` (fdb_local_refused).
   virtual bool remotes(std::span<const std::uint8_t> frame, std::uint64_t now_ns,
                        std::vector<IpAddr>& out, Counters& c) = 0;
@@ -181,15 +182,15 @@ class Encapsulation {
 
   // ---- receive
   /// Whether datagrams from `from` belong to this tunnel (GUE/GRE: only the remote, as
-  /// ip_tunnel_lookup; otherwise RxWrongSource).
+  /// ip_tunnel_lookup; Geneve: known remotes unless learning/EVPN, GN-13; else RxWrongSource).
   virtual bool accepts(const IpAddr& /*from*/) const noexcept { return true; }
-  /// Whether an unknown source becomes a (learned) Peer (VXLAN).
+  /// Whether an unknown source becomes a (learned) Peer (VXLAN; Geneve with learning or EVPN).
   virtual bool learns_peers() const noexcept { return false; }
   /// Decapsulate one datagram (from its tunnel header on); counts its drop into `c`.
   /// `owner`: zero-copy receive buffer holding `payload` (VXLAN; others copy).
   virtual DecapResult decap(std::span<const std::uint8_t> payload, OuterCsum outer, Counters& c,
                             const core::BufferRef* owner, int outer_tos) const = 0;
-  /// After a successful decapsulation: VXLAN's loop check and FDB learning (vxlan_snoop).
+  /// After a successful decapsulation: VXLAN's/Geneve's loop check and learning (vxlan_snoop).
   /// False: the frame is dropped (counted into `c` here; the caller counts the peer's drop).
   virtual bool after_decap(const core::Packet& /*inner*/, const IpAddr& /*from*/, Peer* /*peer*/,
                            std::uint64_t /*now_ns*/, Counters& /*c*/) {
@@ -197,15 +198,15 @@ class Encapsulation {
   }
 
   // ---- state, peers, description
-  /// Called once by the Endpoint before use (VXLAN: takes or makes the FDB, adds the
+  /// Called once by the Endpoint before use (VXLAN, Geneve: takes or makes the FDB, adds the
   /// configured remotes to it).
   virtual void bind(const EncapBinding& /*b*/) {}
-  /// About once a second (VXLAN: FDB ageing).
+  /// About once a second (VXLAN, Geneve: FDB ageing).
   virtual void tick(std::uint64_t /*now_ns*/, Counters& /*c*/) {}
-  /// The forwarding database (VXLAN, after bind); null for the others.
+  /// The forwarding database (VXLAN, Geneve, after bind); null for the others.
   virtual SharedFdb* fdb() const noexcept { return nullptr; }
-  /// A forwarding database for the workers of a multi-queue endpoint to share (VXLAN, with
-  /// its ageing); null when the encapsulation has none.
+  /// A forwarding database for the workers of a multi-queue endpoint to share (VXLAN, Geneve,
+  /// with its ageing); null when the encapsulation has none.
   virtual std::shared_ptr<SharedFdb> make_shared_fdb() const { return nullptr; }
   /// The configured remotes (they become configured Peers and peer sessions).
   virtual std::vector<IpAddr> configured_remotes() const = 0;

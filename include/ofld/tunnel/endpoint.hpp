@@ -122,6 +122,9 @@ struct EndpointOptions {
   /// VXLAN: forwarding database shared with other Endpoints (the workers of a multi-queue
   /// endpoint); null → a database of its own. The config's remotes are added either way.
   std::shared_ptr<SharedFdb> fdb;
+  /// Geneve: take datagrams from any source, not only known remotes (EVPN: the VTEPs come and
+  /// go with the routes; GN-13). VXLAN takes any source anyway; GUE/GRE never.
+  bool any_source = false;
   /// Frames queued in gro_cells before its poll runs within a receive batch (the backlog
   /// is never over-filled: it is polled, not dropped). 0 = the encapsulation's default:
   /// 1000 (netdev_max_backlog) for VXLAN, whose zero-copy receive leaves the payload in the

@@ -374,6 +374,10 @@ class SharedFdb {
   RemoteId remote_id(const IpAddr& a);
   /// Changes when a remote becomes known or the limits change.
   std::uint32_t known_generation() const noexcept;
+  /// Whether `a` is a known remote: a configured one (flood list), the remote of a static
+  /// entry, or an EVPN VTEP (what `learning-from remotes` trusts). Once known, a remote stays
+  /// known (its id is interned for good). Takes the interned-remote table's lock.
+  bool is_known(const IpAddr& a) const;
   bool set_evpn(const Mac& mac, const IpAddr& r, std::uint32_t seq, std::uint64_t now_ns);
   bool remove_evpn(const Mac& mac, const IpAddr& r);
   bool program_evpn(const Mac& mac, const IpAddr& r, std::uint32_t seq, std::uint64_t now_ns);

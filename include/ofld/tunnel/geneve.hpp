@@ -6,7 +6,8 @@
 // As for VXLAN, the outer IP and UDP headers are the kernel's (a UDP socket): a datagram here
 // is the UDP payload, the Geneve header (8 bytes + options) followed by the inner Ethernet
 // frame (protocol type 0x6558, Transparent Ethernet Bridging).
-// Rules: docs/geneve.md GN-1 (header), GN-7 (receive policy), GN-9..GN-12 (the endpoint).
+// Rules: docs/geneve.md GN-1 (header), GN-7 (receive policy), GN-9..GN-12 (the endpoint),
+// GN-13 (remotes, FDB, accepted sources).
 #pragma once
 
 #include <cstdint>
@@ -46,7 +47,10 @@ std::string geneve_options_text(const std::vector<GeneveOption>& opts);
 /// the RCO settings stay off).
 struct GeneveConfig : UdpTunnelSettings {
   std::uint32_t vni = 0;               ///< `id VNI`: 24-bit virtual network identifier
-  IpAddr remote;                       ///< `remote ADDR` (the kernel's geneve has exactly one)
+  /// `remote ADDR`, may repeat: the default destinations (flood list), as VXLAN's. The
+  /// kernel's classic geneve device has exactly one; more (and the FDB, EVPN) are beyond it,
+  /// as an OVS/OVN Geneve port (GN-13). ≥ 1 unless EVPN supplies them.
+  std::vector<IpAddr> remotes;
   std::uint16_t dstport = 6081;        ///< `dstport N` (IANA 6081, RFC 8926 §3.3)
   std::uint16_t port_min = 0;          ///< source port range; 0/0 = 32768..60999 (as VXLAN)
   std::uint16_t port_max = 0;
@@ -54,6 +58,12 @@ struct GeneveConfig : UdpTunnelSettings {
   /// when one of them is critical. On receive, a critical option is understood only when one
   /// of the same class and type is listed here (GN-10).
   std::vector<GeneveOption> options;
+  std::uint32_t ageing_s = 300;        ///< FDB ageing of learned entries (seconds)
+  /// `learning`: learn MAC → remote from received frames and take datagrams from any source
+  /// (as VXLAN). Off by default: the kernel's classic geneve learns nothing and takes only its
+  /// remote's datagrams (GN-13).
+  bool learning = false;
+  FdbLimits fdb_limits;                ///< `maxaddress` etc., as VxlanConfig::fdb_limits
 
   /// Bytes of options (4-byte headers + data): the header is 8 + this.
   std::size_t options_len() const noexcept;
@@ -68,8 +78,9 @@ struct GeneveConfig : UdpTunnelSettings {
 };
 
 /// Check a configuration; the error names the bad setting (id, local, remote, dstport,
-/// srcport, options, udp6zerocsum*, mtu).
-std::optional<std::string> validate(const GeneveConfig& cfg);
+/// srcport, options, udp6zerocsum*, mtu). need_remote false: no `remote` is required (EVPN
+/// type-3 routes make the flood list).
+std::optional<std::string> validate(const GeneveConfig& cfg, bool need_remote = true);
 
 /// Write the Geneve header of cfg into `out` (RFC 8926 §3.4, GN-12): version 0, Opt Len, O clear,
 /// C set when an option is critical, protocol type 0x6558, the VNI, reserved 0, then the
