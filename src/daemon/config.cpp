@@ -186,13 +186,18 @@ std::optional<std::string> tos_arg(const std::string& k, const Args& v, std::uin
 }
 /// `ttl N|auto|inherit` as iproute2's vxlan and geneve read it (get_unsigned base 0: decimal,
 /// 0x.. hex, 0.. octal; `auto` and 0: the route's default; `inherit`: from the inner header,
-/// IFLA_VXLAN_TTL_INHERIT / IFLA_GENEVE_TTL_INHERIT). GUE and GRE take 0..255 (0 and auto
-/// the default); `ttl inherit` there is refused.
+/// IFLA_VXLAN_TTL_INHERIT / IFLA_GENEVE_TTL_INHERIT). GUE and GRE take 1..255 only (the
+/// kernel's gre reads ttl 0 as inherit, which ofld does not do there).
 std::optional<std::string> ttl_arg(const std::string& k, const Args& v, bool ethernet, std::uint8_t& ttl,
                                    bool& inherit) {
+  if (!ethernet) {
+    auto n = c_number(v[0], 0, 255);
+    if (!n || *n == 0)
+      return k + ": '" + v[0] + "' is not a number in 1..255 (ttl auto and inherit are vxlan and geneve settings)";
+    ttl = std::uint8_t(*n);
+    return std::nullopt;
+  }
   if (v[0] == "inherit") {
-    if (!ethernet)
-      return k + ": 'inherit' is a vxlan and geneve setting; give a number in 0..255 or auto";
     inherit = true, ttl = 0;
     return std::nullopt;
   }
@@ -204,7 +209,7 @@ std::optional<std::string> ttl_arg(const std::string& k, const Args& v, bool eth
     inherit = false, ttl = std::uint8_t(*n);
     return std::nullopt;
   }
-  return k + ": '" + v[0] + "' is not a number in 0..255, auto" + (ethernet ? " or inherit" : "");
+  return k + ": '" + v[0] + "' is not a number in 0..255, auto or inherit";
 }
 /// GRE key: a 32-bit number or a dotted quad (iproute2 `key 1.2.3.4`).
 std::optional<std::uint32_t> gre_key(const std::string& s) {
