@@ -589,7 +589,7 @@ TEST(TunnelInterop, TosInherit_OfldToKernel_Ipv6) { ecn_variant(true, false, tru
 
 // ---- the outer header: tos, ttl, df as iproute2 spells them (K-10, K-11) ----------------------
 
-/// Records every VXLAN datagram (UDP port 4789, IPv4) crossing veth0 of the namespace it runs
+/// Records every VXLAN datagram (UDP port 4789, IPv4, flags 0x08) crossing veth0 of the namespace it runs
 /// in for argv[1] seconds, one JSON line each into argv[2]: the direction ("tx": sent by this
 /// namespace's kernel VXLAN device, "rx": arriving from ofld), the outer TOS, TTL and DF, the
 /// inner EtherType and, for an inner IPv4 UDP datagram, its TTL, DF and destination port; for
@@ -606,6 +606,7 @@ const char* kOuterSniffer =
     "  if d[12:14]!=b'\\x08\\x00': continue\n"
     "  ip=d[14:];h=(ip[0]&15)*4\n"
     "  if ip[9]!=17 or struct.unpack('!H',ip[h+2:h+4])[0]!=4789: continue\n"
+    "  if ip[h+8]!=8: continue\n"  // not a VXLAN header (I flag alone): ofld's peer-session messages
     "  e=ip[h+16:];r={'dir':'tx' if a[2]==socket.PACKET_OUTGOING else 'rx','tos':ip[1],'ttl':ip[8],\n"
     "     'df':(ip[6]>>6)&1,'et':e[12:14].hex()}\n"
     "  i=e[14:]\n"
