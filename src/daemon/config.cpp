@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdio>
 #include <set>
+#include <string_view>
 
 // toml++ header-only, unless the build defines TOML_SHARED_LIB=1 (the DPDK flags pulled in by
 // CMake do, and link libtomlplusplus with it).
@@ -92,8 +93,10 @@ enum class Arity : std::uint8_t {
   Many,  ///< one value, the word may repeat (`remote A remote B`); TOML a value or a list
 };
 /// The TOML type of a value: an integer, a string, or either (the tunnel table's numbers may be
-/// written as strings, like the words; a GRE key; `tos inherit`).
-enum class Value : std::uint8_t { Int, Str, Any };
+/// written as strings, like the words; a GRE key; `tos inherit`). AnyHex: either, where the
+/// word is read in hexadecimal (`tos`, as iproute2): a TOML integer keeps its own value (it is
+/// handed to the setting as 0x..), a TOML string is read as the word is.
+enum class Value : std::uint8_t { Int, Str, Any, AnyHex };
 
 struct Ctx {
   DaemonConfig& cfg;
@@ -154,21 +157,63 @@ std::optional<std::string> addr_arg(const std::string& k, const std::string& a, 
   out = *ip;
   return std::nullopt;
 }
-/// `tos N` or `tos inherit` (iproute2; the kernel's tos 1: outer DSCP from the inner header;
-/// the ECN bits come from the inner packet either way, RFC 6040 §4.1).
+/// An unsigned number as C's strtoul reads it in `base` (16: an optional 0x; 0: 0x.. hex, 0..
+/// octal, else decimal), the whole word, no sign or space; nullopt past `hi`.
+std::optional<std::uint64_t> c_number(const std::string& s, int base, std::uint64_t hi) {
+  std::string_view d = s;
+  if ((base == 16 || base == 0) && d.size() > 2 && d[0] == '0' && (d[1] == 'x' || d[1] == 'X')) {
+    d.remove_prefix(2);
+    base = 16;
+  } else if (base == 0) {
+    base = d.size() > 1 && d[0] == '0' ? 8 : 10;
+  }
+  std::uint64_t v = 0;
+  auto [p, ec] = std::from_chars(d.data(), d.data() + d.size(), v, base);
+  if (d.empty() || ec != std::errc() || p != d.data() + d.size() || v > hi) return std::nullopt;
+  return v;
+}
+/// `tos N` or `tos inherit` as iproute2 reads them (rtnl_dsfield_a2n: N in hexadecimal,
+/// `tos 10` is 0x10; names of /etc/iproute2/rt_dsfield are not read); the kernel's tos 1 is
+/// inherit: outer DSCP from the inner header. The ECN bits come from the inner packet either
+/// way (RFC 6040 §4.1).
 std::optional<std::string> tos_arg(const std::string& k, const Args& v, std::uint8_t& tos, bool& inherit) {
   if (v[0] == "inherit") {
     inherit = true;
     return std::nullopt;
   }
-  std::uint64_t n = 0;
-  if (number(v[0], 0, 255)) {
-    n = *number(v[0], 0, 255);
-    tos = std::uint8_t(n);
-    inherit = n == 1;
+  if (auto n = c_number(v[0], 16, 255)) {
+    tos = std::uint8_t(*n);
+    inherit = *n == 1;
     return std::nullopt;
   }
-  return k + ": '" + v[0] + "' is not a number in 0..255 or 'inherit'";
+  return k + ": '" + v[0] + "' is not a hexadecimal number in 0..ff (as iproute2 reads it: tos 10 is 0x10) or 'inherit'";
+}
+/// `ttl N|auto|inherit` as iproute2's vxlan and geneve read it (get_unsigned base 0: decimal,
+/// 0x.. hex, 0.. octal; `auto` and 0: the route's default; `inherit`: from the inner header,
+/// IFLA_VXLAN_TTL_INHERIT / IFLA_GENEVE_TTL_INHERIT). GUE and GRE take 1..255 only (the
+/// kernel's gre reads ttl 0 as inherit, which ofld does not do there).
+std::optional<std::string> ttl_arg(const std::string& k, const Args& v, bool ethernet, std::uint8_t& ttl,
+                                   bool& inherit) {
+  if (!ethernet) {
+    auto n = c_number(v[0], 0, 255);
+    if (!n || *n == 0)
+      return k + ": '" + v[0] + "' is not a number in 1..255 (ttl auto and inherit are vxlan and geneve settings)";
+    ttl = std::uint8_t(*n);
+    return std::nullopt;
+  }
+  if (v[0] == "inherit") {
+    inherit = true, ttl = 0;
+    return std::nullopt;
+  }
+  if (v[0] == "auto") {
+    inherit = false, ttl = 0;
+    return std::nullopt;
+  }
+  if (auto n = c_number(v[0], 0, 255)) {
+    inherit = false, ttl = std::uint8_t(*n);
+    return std::nullopt;
+  }
+  return k + ": '" + v[0] + "' is not a number in 0..255, auto or inherit";
 }
 /// GRE key: a 32-bit number or a dotted quad (iproute2 `key 1.2.3.4`).
 std::optional<std::uint32_t> gre_key(const std::string& s) {
@@ -296,11 +341,16 @@ const std::vector<Setting>& settings() {
       {"csum", {}, nullptr, Arity::Flag, Value::Any, kGre, {}, SET(c.gre().icsum = on; c.gre().ocsum = on)},
       {"icsum", {}, nullptr, Arity::Flag, Value::Any, kGre, {}, SET(c.gre().icsum = on)},
       {"ocsum", {}, nullptr, Arity::Flag, Value::Any, kGre, {}, SET(c.gre().ocsum = on)},
-      {"ttl", {}, nullptr, Arity::One, Value::Any, kVx | kL3 | kGen, {"ttl"},
-       SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 1, 255, n)) return e;
-           c.common().ttl = std::uint8_t(n))},
-      {"tos", {}, nullptr, Arity::One, Value::Any, kVx | kL3 | kGen, {"tos"},
+      {"ttl", {"hoplimit"}, nullptr, Arity::One, Value::Any, kVx | kL3 | kGen, {"ttl"},
+       SET(return ttl_arg(k, v, c.mode & (kVx | kGen), c.common().ttl, c.common().ttl_inherit))},
+      {"tos", {"dsfield"}, nullptr, Arity::One, Value::AnyHex, kVx | kL3 | kGen, {"tos"},
        SET(return tos_arg(k, v, c.common().tos, c.common().tos_inherit))},
+      // the outer IPv4 DF bit (iproute2 vxlan/geneve `df`; no effect over IPv6, as the kernel)
+      {"df", {}, nullptr, Arity::One, Value::Str, kVx | kGen, {"df"},
+       SET(if (v[0] == "unset") c.common().df = tunnel::OuterDf::Unset;
+           else if (v[0] == "set") c.common().df = tunnel::OuterDf::Set;
+           else if (v[0] == "inherit") c.common().df = tunnel::OuterDf::Inherit;
+           else return "df: '" + v[0] + "' is not unset, set or inherit")},
       {"mtu", {}, nullptr, Arity::One, Value::Any, kVx | kL3 | kGen, {"mtu"},
        SET(std::uint64_t n = 0;
            if (auto e = num_arg(k, v, 68, c.mode & (kVx | kGen) ? 65521 : 65535, n)) return e;
@@ -523,7 +573,12 @@ std::optional<std::string> toml_values(const Setting& s, const std::string& key,
   auto scalar = [&](const toml::node& x, std::string& w) -> std::optional<std::string> {
     const bool ok_int = s.value != Value::Str && x.is_integer();
     const bool ok_str = s.value != Value::Int && x.is_string();
-    if (ok_int) w = std::to_string(*x.value<std::int64_t>());
+    if (ok_int && s.value == Value::AnyHex) {
+      const auto i = *x.value<std::int64_t>();  // its own value: 0x.. for the hexadecimal word
+      char h[24];
+      std::snprintf(h, sizeof h, "0x%llx", static_cast<unsigned long long>(i));
+      w = i < 0 ? std::to_string(i) : h;
+    } else if (ok_int) w = std::to_string(*x.value<std::int64_t>());
     else if (ok_str) w = *x.value<std::string>();
     else
       return key + ": expected " +

@@ -28,7 +28,15 @@ const tunnel::VxlanConfig& vx(const DaemonConfig& c) { return *c.tunnel.get<tunn
 const tunnel::GueConfig& gue(const DaemonConfig& c) { return *c.tunnel.get<tunnel::GueConfig>(); }
 const tunnel::GreConfig& gre(const DaemonConfig& c) { return *c.tunnel.get<tunnel::GreConfig>(); }
 const tunnel::GeneveConfig& gen(const DaemonConfig& c) { return *c.tunnel.get<tunnel::GeneveConfig>(); }
-std::string tos_text(std::uint8_t tos, bool inherit) { return inherit ? "inherit" : std::to_string(tos); }
+std::string tos_text(std::uint8_t tos, bool inherit) {
+  char h[8];
+  std::snprintf(h, sizeof h, "0x%x", tos);  // hexadecimal, as the word is read (and ip -d link shows it)
+  return inherit ? "inherit" : tos ? h : "0";
+}
+std::string ttl_text(std::uint8_t ttl, bool inherit) { return inherit ? "inherit" : n(ttl); }
+std::string df_text(tunnel::OuterDf d) {
+  return d == tunnel::OuterDf::Set ? "set" : d == tunnel::OuterDf::Inherit ? "inherit" : "unset";
+}
 
 /// A setting a reload may not change: its name and its value as text.
 struct Fixed {
@@ -184,10 +192,13 @@ ReloadPlan plan_reload(const DaemonConfig& a, const DaemonConfig& z) {
       p.evpn_server = true, p.changes.push_back("evpn-server " + a.evpn_server + " -> " + z.evpn_server);
   }
   const auto &ca = common(a), &cz = common(z);
-  if (ca.ttl != cz.ttl) p.outer = true, p.changes.push_back("ttl " + n(ca.ttl) + " -> " + n(cz.ttl));
+  if (ca.ttl != cz.ttl || ca.ttl_inherit != cz.ttl_inherit)
+    p.outer = true,
+    p.changes.push_back("ttl " + ttl_text(ca.ttl, ca.ttl_inherit) + " -> " + ttl_text(cz.ttl, cz.ttl_inherit));
   if (ca.tos != cz.tos || ca.tos_inherit != cz.tos_inherit)
     p.outer = true,
     p.changes.push_back("tos " + tos_text(ca.tos, ca.tos_inherit) + " -> " + tos_text(cz.tos, cz.tos_inherit));
+  if (ca.df != cz.df) p.outer = true, p.changes.push_back("df " + df_text(ca.df) + " -> " + df_text(cz.df));
   if (a.integrity != z.integrity)
     p.peers = true, p.changes.push_back(std::string("integrity ") + (a.integrity ? "on" : "off") + " -> " +
                                         (z.integrity ? "on" : "off"));

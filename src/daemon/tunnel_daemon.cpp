@@ -109,6 +109,16 @@ bool has_address(const std::string& dev, const std::string& cidr) {
   return false;
 }
 
+/// The IPv4 DF a tunnel's UDP sockets start with (UdpSocketOptions::df): VXLAN and Geneve
+/// `df unset` (the kernel device's default) and `df inherit` clear (each train sets its own),
+/// `df set` set; -1 (the kernel's socket default, IP_PMTUDISC_WANT) for GUE and over IPv6,
+/// where no `df` applies.
+int socket_df(const tunnel::Encapsulation& e) {
+  const auto& c = e.common();
+  if (c.ipv6() || e.link() != wire::LinkType::Ethernet) return -1;
+  return c.df == tunnel::OuterDf::Set ? 1 : 0;
+}
+
 }  // namespace
 
 // One queue of the endpoint: its device queue, its underlay sockets (UDP: the receive socket
@@ -127,6 +137,7 @@ struct Worker : detail::WorkerBase, io::FrameSink {
   std::optional<io::UdpSocket> grp;           // VXLAN `group`: worker 0 receives the group's datagrams
   std::uint16_t dport = 0;                    // UDP destination port (dstport / port)
   std::uint8_t ttl = 0, tos = 0;              // outer TTL / TOS of sockets opened later (a reload changes them)
+  int udp_df = -1;                            // and their DF (UdpSocketOptions::df; socket_df)
   std::unique_ptr<tunnel::Endpoint> path;
   tunnel::OuterCsum outer_csum = tunnel::OuterCsum::Unknown;  // what the socket says of it
   bool write_warned = false;
@@ -163,6 +174,8 @@ struct Worker : detail::WorkerBase, io::FrameSink {
   void send_control() {
     for (const auto& c : control) {
       if (auto ts = raw ? raw->set_tos(c.tos) : udp->set_tos(c.tos); !ts.ok()) spdlog::debug("{}", ts.message());
+      if (!raw)
+        if (auto ts = udp->set_ttl(c.ttl); !ts.ok()) spdlog::debug("{}", ts.message());
       auto r = raw ? raw->send_train(c.remote, c.buf, c.seg_size)
                    : udp->send_train(c.remote, dport, c.buf, c.seg_size);
       if (!r.ok()) spdlog::debug("peer session: {}", r.message());
@@ -198,6 +211,7 @@ struct Worker : detail::WorkerBase, io::FrameSink {
       o.mcast_dev = cfg->group_dev;
       o.gso_short_tail = udp->gso_short_tail();  // probed once on the primary socket
       o.reuse_port = cfg->queues > 1;            // every worker has its own socket on sport
+      o.df = udp_df;
       auto s = io::UdpSocket::open(o);
       if (s.ok()) return tx.emplace(sport, std::move(s.value())).first->second;
       spdlog::warn("udp: source port {} not available ({}); using port {} for such flows", sport,
@@ -219,7 +233,11 @@ struct Worker : detail::WorkerBase, io::FrameSink {
     }
     auto& s = tx_socket(t.src_port);
     gso = s.gso();
+    // Outer TOS, TTL and DF of this train: a setsockopt only when one differs from the
+    // socket's last (tos/ttl/df inherit; a reload).
     if (auto ts = s.set_tos(t.tos); !ts.ok()) spdlog::debug("{}", ts.message());
+    if (auto ts = s.set_ttl(t.ttl); !ts.ok()) spdlog::debug("{}", ts.message());
+    if (auto ts = s.set_df(t.df); !ts.ok()) spdlog::debug("{}", ts.message());
     auto r = s.send_train(t.remote, dport, t.buf, t.seg_size);
     fell_back = gso && !s.gso();
     return r;
@@ -293,22 +311,24 @@ struct Worker : detail::WorkerBase, io::FrameSink {
     }
   }
 
-  // A reload changed ttl/tos: the data path's outer header, and the TTL of every open socket
-  // (-1: back to the kernel's default, as ttl 0 at start).
-  void set_outer(std::uint8_t new_ttl, std::uint8_t new_tos, bool inherit) {
-    ttl = new_ttl, tos = new_tos;
-    path->set_outer(new_ttl, new_tos, inherit);
-    const bool v6 = cfg->tunnel.common().ipv6();
-    const int t = new_ttl ? int(new_ttl) : -1;
-    auto set = [&](int fd) {
-      if (fd < 0) return;
-      const int r = v6 ? ::setsockopt(fd, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &t, sizeof t)
-                       : ::setsockopt(fd, IPPROTO_IP, IP_TTL, &t, sizeof t);
-      if (r < 0) spdlog::warn("reload: ttl {} on socket: {}", int(new_ttl), std::strerror(errno));
+  // A reload changed ttl/tos/df: the data path's outer header, and the TTL of every open
+  // socket (-1: back to the kernel's default, as ttl 0 at start). UDP sockets take each
+  // train's TTL and DF when it is sent (send()); the raw GRE socket's TTL is set here.
+  void set_outer(const tunnel::TunnelCommon& o) {
+    ttl = o.ttl, tos = o.tos;
+    path->set_outer(o);
+    udp_df = socket_df(path->encapsulation());
+    auto set = [&](io::UdpSocket& s) {
+      if (auto r = s.set_ttl(o.ttl); !r.ok()) spdlog::warn("reload: ttl {} on socket: {}", int(o.ttl), r.message());
     };
-    if (udp) set(udp->fd());
-    if (raw) set(raw->fd());
-    for (auto& [p, s] : tx) set(s.fd());
+    if (udp) set(*udp);
+    for (auto& [p, s] : tx) set(s);
+    if (raw) {
+      const int t = o.ttl ? int(o.ttl) : -1;
+      const int r = o.ipv6() ? ::setsockopt(raw->fd(), IPPROTO_IPV6, IPV6_UNICAST_HOPS, &t, sizeof t)
+                             : ::setsockopt(raw->fd(), IPPROTO_IP, IP_TTL, &t, sizeof t);
+      if (r < 0) spdlog::warn("reload: ttl {} on socket: {}", int(o.ttl), std::strerror(errno));
+    }
   }
 
   // After the loop (stop): forward what the device queue and the sockets still hold, one
@@ -427,10 +447,8 @@ struct TunnelDaemon::Impl {
                    next_key.empty() ? "unauthenticated" : "authenticated (peer-key)");
     }
     if (plan.outer) {
-      const auto& o = next.tunnel.common();
-      const std::uint8_t t = o.ttl, s = o.tos;
-      const bool inh = o.tos_inherit;
-      ws.post_all([t, s, inh](Worker& w) { w.set_outer(t, s, inh); });
+      tunnel::TunnelCommon o = next.tunnel.common();
+      ws.post_all([o](Worker& w) { w.set_outer(o); });
     }
     if (auto* v = running.tunnel.get<tunnel::VxlanConfig>()) v->remotes = next.tunnel.get<tunnel::VxlanConfig>()->remotes;
     if (auto* g = running.tunnel.get<tunnel::GeneveConfig>()) g->remotes = next.tunnel.get<tunnel::GeneveConfig>()->remotes;
@@ -438,7 +456,7 @@ struct TunnelDaemon::Impl {
     {
       auto& o = running.tunnel.common();
       const auto& z = next.tunnel.common();
-      o.ttl = z.ttl, o.tos = z.tos, o.tos_inherit = z.tos_inherit;
+      o.set_outer(z);
     }
     running.evpn_server = next.evpn_server;
     running.log_level = next.log_level;
@@ -745,6 +763,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
       // "Datagrams lost in the receive queue"). Drops that still happen are in stats (socket.rx_queue_drops).
       uo.rcvbuf_bytes = 8 << 20;
       uo.recv_tos = true;  // outer ECN for RFC 6040 decapsulation
+      uo.df = socket_df(*enc);
       uo.mcast = !cfg.group.empty();
       uo.mcast_dev = cfg.group_dev;
       if (w.idx != 0) uo.gso_short_tail = im->ws.workers[0]->udp->gso_short_tail();
@@ -756,6 +775,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
       w.dport = port;
       w.ttl = common.ttl;
       w.tos = common.tos;
+      w.udp_df = uo.df;
       if (!cfg.group.empty() && w.idx == 0) {  // the group's datagrams: worker 0
         io::UdpSocketOptions go = uo;
         go.local = cfg.group;

@@ -225,6 +225,9 @@ Result<UdpSocket> UdpSocket::open(const UdpSocketOptions& o) {
       return Result<UdpSocket>::error(err("tos"));
   }
   s.tos_ = o.tos;
+  s.ttl_ = o.ttl > 0 ? o.ttl : 0;
+  if (!s.v6_ && o.df >= 0)
+    if (auto r = s.set_df(o.df); !r.ok()) return Result<UdpSocket>::error(r.message());
   if (o.recv_tos &&
       (s.v6_ ? ::setsockopt(s.fd_, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof one)
              : ::setsockopt(s.fd_, IPPROTO_IP, IP_RECVTOS, &one, sizeof one)) < 0)
@@ -288,6 +291,8 @@ UdpSocket& UdpSocket::operator=(UdpSocket&& o) noexcept {
     fd_ = o.fd_; v6_ = o.v6_; gso_ = o.gso_; gro_ = o.gro_; port_ = o.port_; st_ = o.st_;
     short_tail_ = o.short_tail_;
     tos_ = o.tos_;
+    ttl_ = o.ttl_;
+    df_ = o.df_;
     o.fd_ = -1;
   }
   return *this;
@@ -504,6 +509,25 @@ void read_tos(const cmsghdr* c, UdpRx& rx) {
   }
 }
 }  // namespace
+
+Result<bool> UdpSocket::set_ttl(int ttl) {
+  if (ttl == ttl_) return true;
+  const int v = ttl > 0 ? ttl : -1;  // -1: back to the route's / sysctl's default
+  if ((v6_ ? ::setsockopt(fd_, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &v, sizeof v)
+           : ::setsockopt(fd_, IPPROTO_IP, IP_TTL, &v, sizeof v)) < 0)
+    return Result<bool>::error(err(v6_ ? "IPV6_UNICAST_HOPS" : "IP_TTL"));
+  ttl_ = ttl;
+  return true;
+}
+
+Result<bool> UdpSocket::set_df(int df) {
+  if (df < 0 || df == df_ || v6_) return true;
+  const int v = df ? IP_PMTUDISC_DO : IP_PMTUDISC_DONT;
+  if (::setsockopt(fd_, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof v) < 0)
+    return Result<bool>::error(err("IP_MTU_DISCOVER"));
+  df_ = df;
+  return true;
+}
 
 Result<bool> UdpSocket::set_tos(int tos) {
   if (tos == tos_) return true;

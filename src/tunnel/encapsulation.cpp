@@ -22,6 +22,11 @@ TunnelCommon& TunnelConfig::common() noexcept {
   return std::visit([](auto& c) -> TunnelCommon& { return c; }, encap);
 }
 
+OuterTtlDf Encapsulation::outer_ttl_df(std::span<const std::uint8_t> frame) const noexcept {
+  if (link() == wire::LinkType::Ethernet && socket() == SocketKind::Udp) return tunnel::outer_ttl_df(common(), frame);
+  return OuterTtlDf{common().ttl, -1};  // GUE, GRE: the socket's TTL and DF (no ttl inherit, no df)
+}
+
 namespace {
 template <class C>
 constexpr bool kOverUdp = std::is_base_of_v<UdpTunnelSettings, std::remove_cvref_t<C>>;

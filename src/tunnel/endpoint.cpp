@@ -102,6 +102,7 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
   if (flooded && remotes_.size() > 1) ++ctr_.tx_flooded;
   const std::uint16_t sport = enc_->src_port(frame);
   const std::uint8_t tos = enc_->outer_tos(frame);  // every segment has the frame's dsfield
+  const OuterTtlDf ttl_df = enc_->outer_ttl_df(frame);  // and its TTL and DF
   const bool elide = opts_.peer_sessions && tx_elide(now_ns);  // integrity mode
   const bool gso = tp.pkt.is_gso();
   // A sum that folds to 0 is written as the kernel's software path writes it: TCP segments
@@ -109,7 +110,7 @@ void Endpoint::transmit(const wire::virtio_net::Hdr& vnet, std::span<const std::
   const bool zero_as_ffff =
       !(gso && (tp.pkt.gso.type & (core::skb_gso::TCPV4 | core::skb_gso::TCPV6)) != 0);
   if (!segment(std::move(tp.pkt))) return;
-  const Packed pk = pack(TxBinding{sport, tos}, elide, gso, zero_as_ffff, out);
+  const Packed pk = pack(TxBinding{sport, tos, ttl_df}, elide, gso, zero_as_ffff, out);
   flood(pk.first, out);
   count(pk, elide, out);
   segs_.clear();  // segments may reference the device's read buffer (`owner`): let it go
@@ -146,7 +147,8 @@ Endpoint::Packed Endpoint::pack(const TxBinding& bind, bool elide, bool gso, boo
   // (one send for a batch of same-size frames such as one flow's pure ACKs).
   const bool join = tx_open_ && remotes_.size() == 1 && !out.empty() && out.size() == tx_open_n_ &&
                     out.back().buf.data() == tx_open_buf_ && out.back().remote == remotes_[0] &&
-                    out.back().src_port == bind.sport && out.back().tos == bind.tos;
+                    out.back().src_port == bind.sport && out.back().tos == bind.tos &&
+                    out.back().ttl == bind.ttl_df.ttl && out.back().df == bind.ttl_df.df;
   tx_open_ = false;
   Packed pk;
   pk.first = join ? out.size() - 1 : out.size();
@@ -205,7 +207,8 @@ Endpoint::Packed Endpoint::pack(const TxBinding& bind, bool elide, bool gso, boo
                       used + sz <= kMaxTrainBytes;
     if (!fits) {
       if (cur) cur->buf.resize(used);  // before push_back moves the trains
-      out.push_back(TxTrain{remotes_[0], bind.sport, std::uint16_t(sz), 0, take_buf(), bind.tos});
+      out.push_back(TxTrain{remotes_[0], bind.sport, std::uint16_t(sz), 0, take_buf(), bind.tos,
+                            bind.ttl_df.ttl, bind.ttl_df.df});
       cur = &out.back();
       used = 0;
       closed = false;
@@ -259,7 +262,8 @@ void Endpoint::flood(std::size_t first, std::vector<TxTrain>& out) {
     for (std::size_t i = first; i < last; ++i) {
       auto b = take_buf();
       b.assign(out[i].buf.begin(), out[i].buf.end());
-      out.push_back(TxTrain{remotes_[r], out[i].src_port, out[i].seg_size, out[i].count, std::move(b), out[i].tos});
+      out.push_back(TxTrain{remotes_[r], out[i].src_port, out[i].seg_size, out[i].count, std::move(b), out[i].tos,
+                            out[i].ttl, out[i].df});
     }
 }
 
@@ -430,10 +434,9 @@ void Endpoint::written(std::uint64_t frames, std::uint64_t bytes, std::uint64_t 
 
 void Endpoint::tick(std::uint64_t now_ns) { enc_->tick(now_ns, ctr_); }
 
-void Endpoint::set_outer(std::uint8_t ttl, std::uint8_t tos, bool tos_inherit) noexcept {
-  auto& c = cfg_.common();
-  c.ttl = ttl, c.tos = tos, c.tos_inherit = tos_inherit;
-  enc_->set_outer(ttl, tos, tos_inherit);  // the encapsulation reads its own copy
+void Endpoint::set_outer(const TunnelCommon& outer) noexcept {
+  cfg_.common().set_outer(outer);
+  enc_->set_outer(outer);  // the encapsulation reads its own copy
 }
 
 // ---- stats ------------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ void Endpoint::control_out(std::uint64_t now_ns, bool hellos, std::vector<TxTrai
   t->take_replies(msgs);
   for (auto& m : msgs) {
     const auto n = std::uint16_t(m.bytes.size());
-    out.push_back(TxTrain{m.to, enc_->dst_port(), n, 1, std::move(m.bytes), 0});
+    out.push_back(TxTrain{m.to, enc_->dst_port(), n, 1, std::move(m.bytes), 0, enc_->common().ttl, -1});
   }
 }
 

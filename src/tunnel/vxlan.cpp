@@ -107,6 +107,32 @@ std::uint8_t outer_tos(const TunnelCommon& cfg, std::span<const std::uint8_t> fr
   return ecn_encapsulate(cfg.tos_inherit ? in : cfg.tos, in);
 }
 
+OuterTtlDf outer_ttl_df(const TunnelCommon& cfg, std::span<const std::uint8_t> frame) noexcept {
+  OuterTtlDf o{cfg.ttl, -1};
+  if (!cfg.ttl_inherit && (cfg.ipv6() || cfg.df != OuterDf::Inherit)) {  // no inner header read
+    if (!cfg.ipv6()) o.df = cfg.df == OuterDf::Set ? 1 : 0;
+    return o;
+  }
+  // The frame's own EtherType, as the kernel's eth->h_proto / skb->protocol (no VLAN tags
+  // skipped); a truncated header counts as not IP.
+  const auto eth = wire::EthernetHeader<>::parse(frame);
+  const std::uint16_t type = eth.ok() ? eth.value().ethertype() : 0;
+  const auto ip = frame.subspan(eth.ok() ? wire::EthernetHeader<>::kLen : frame.size());
+  std::optional<Ip4> h4;
+  std::optional<Ip6> h6;
+  if (type == et::kIpv4) {
+    if (auto h = Ip4::parse(ip); h.ok()) h4 = h.value();
+  } else if (type == et::kIpv6) {
+    if (auto h = Ip6::parse(ip); h.ok()) h6 = h.value();
+  }
+  if (cfg.ttl_inherit) o.ttl = h4 ? h4->ttl() : h6 ? h6->hop_limit() : 0;  // ip_tunnel_get_ttl
+  if (!cfg.ipv6()) {
+    if (cfg.df == OuterDf::Inherit) o.df = (h6 || (h4 && h4->df())) ? 1 : 0;
+    else o.df = cfg.df == OuterDf::Set ? 1 : 0;
+  }
+  return o;
+}
+
 std::uint16_t flow_src_port(std::uint32_t hash, std::uint16_t min, std::uint16_t max) noexcept {
   if (max <= min) return min;
   hash ^= hash << 16;

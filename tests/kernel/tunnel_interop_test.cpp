@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -60,6 +61,8 @@ struct Variant {
   bool kernel_mtu_default = false;
   /// `tos inherit` on both ends (outer DSCP from the inner header).
   bool tos_inherit = false;
+  /// More words for both ends' outer header (`tos 10`, `ttl inherit`, `df set`, ...).
+  std::vector<std::string> outer{};
 };
 
 /// Build the pair; returns "" or a reason (skip / failure is decided by the caller).
@@ -83,6 +86,7 @@ std::string setup(Pair& p, const Variant& v, bool& skipped) {
   }
   if (v.kernel_remcsumtx) kv.push_back("remcsumtx");
   if (v.tos_inherit) kv.insert(kv.end(), {"tos", "inherit"});
+  kv.insert(kv.end(), v.outer.begin(), v.outer.end());
   // Over veth a CHECKSUM_PARTIAL skb crosses unchanged: with tx-checksumming on (the
   // default), the kernel VXLAN peer hands our UDP socket inner frames whose TCP/UDP checksum
   // was never finished (the bytes hold the pseudo-header seed; a NIC would have filled it),
@@ -109,6 +113,7 @@ std::string setup(Pair& p, const Variant& v, bool& skipped) {
   }
   if (v.ofld_remcsumrx) cmd.push_back("remcsumrx");
   if (v.tos_inherit) cmd.insert(cmd.end(), {"tos", "inherit"});
+  cmd.insert(cmd.end(), v.outer.begin(), v.outer.end());
   p.ofld = spawn(cmd, p.log);
   for (int i = 0; i < 100; ++i) {
     if (daemon::query_stats(p.ctl).ok()) return "";
@@ -531,5 +536,129 @@ TEST(TunnelInterop, EcnCeOnUnderlay_OfldToKernel_Ipv6) { ecn_variant(true, false
 TEST(TunnelInterop, TosInherit_KernelToOfld_Ipv4) { ecn_variant(false, true, true); }
 TEST(TunnelInterop, TosInherit_OfldToKernel_Ipv4) { ecn_variant(false, false, true); }
 TEST(TunnelInterop, TosInherit_OfldToKernel_Ipv6) { ecn_variant(true, false, true); }
+
+// ---- the outer header: tos, ttl, df as iproute2 spells them (K-10, K-11) ----------------------
+
+/// Records every VXLAN datagram (UDP port 4789, IPv4, flags 0x08) crossing veth0 of the namespace it runs
+/// in for argv[1] seconds, one JSON line each into argv[2]: the direction ("tx": sent by this
+/// namespace's kernel VXLAN device, "rx": arriving from ofld), the outer TOS, TTL and DF, the
+/// inner EtherType and, for an inner IPv4 UDP datagram, its TTL, DF and destination port; for
+/// an inner IPv6 packet its hop limit.
+const char* kOuterSniffer =
+    "import socket,struct,sys,time,json\n"
+    "s=socket.socket(socket.AF_PACKET,socket.SOCK_RAW,socket.htons(3))\n"
+    "s.bind(('veth0',0));s.settimeout(0.1)\n"
+    "out=open(sys.argv[2],'w',buffering=1);end=time.time()+float(sys.argv[1])\n"
+    "print('up',flush=True)\n"
+    "while time.time()<end:\n"
+    "  try: d,a=s.recvfrom(65535)\n"
+    "  except socket.timeout: continue\n"
+    "  if d[12:14]!=b'\\x08\\x00': continue\n"
+    "  ip=d[14:];h=(ip[0]&15)*4\n"
+    "  if ip[9]!=17 or struct.unpack('!H',ip[h+2:h+4])[0]!=4789: continue\n"
+    "  if ip[h+8]!=8: continue\n"  // not a VXLAN header (I flag alone): ofld's peer-session messages
+    "  e=ip[h+16:];r={'dir':'tx' if a[2]==socket.PACKET_OUTGOING else 'rx','tos':ip[1],'ttl':ip[8],\n"
+    "     'df':(ip[6]>>6)&1,'et':e[12:14].hex()}\n"
+    "  i=e[14:]\n"
+    "  if r['et']=='0800' and len(i)>=28:\n"
+    "    ih=(i[0]&15)*4;r.update(ittl=i[8],idf=(i[6]>>6)&1)\n"
+    "    if i[9]==17: r['port']=struct.unpack('!H',i[ih+2:ih+4])[0]\n"
+    "  if r['et']=='86dd' and len(i)>=40: r['ittl']=i[7]\n"
+    "  out.write(json.dumps(r)+'\\n')\n";
+
+/// 20 UDP datagrams to argv[1]:argv[2] with IP_TTL argv[3] and DF (IP_PMTUDISC_DO) when argv[4]
+/// is 1, else without (IP_PMTUDISC_DONT).
+const char* kTtlDfSender =
+    "import socket,sys,time\n"
+    "s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\n"
+    "s.setsockopt(socket.IPPROTO_IP,socket.IP_TTL,int(sys.argv[3]))\n"
+    "s.setsockopt(socket.IPPROTO_IP,10,2 if sys.argv[4]=='1' else 0)\n"
+    "for i in range(20): s.sendto(b'outer header'*8,(sys.argv[1],int(sys.argv[2])));time.sleep(0.005)\n";
+
+/// The kernel VXLAN device (B) and ofld (A) configured with the same outer-header words send
+/// the same outer TOS, TTL and DF for the same inner packets: both directions of one capture
+/// on B's veth, each datagram checked against the rule of vxlan_xmit_one (K-10 DF, K-11 TTL)
+/// for its inner header. `want` gives, per inner packet, the expected outer TOS, TTL and DF.
+struct OuterWant {
+  std::function<int(const nlohmann::json&)> tos, ttl, df;
+};
+void outer_variant(const std::vector<std::string>& words, const OuterWant& want) {
+  Pair p;
+  bool skipped = false;
+  Variant v = kernel_defaults(false, true);
+  v.outer = words;
+  std::string why = setup(p, v, skipped);
+  if (skipped) GTEST_SKIP() << why;
+  ASSERT_EQ(why, "");
+  auto& A = *p.A;
+  auto& B = *p.B;
+  const std::string cap = "/tmp/ofld-ti-outer-" + B.name() + ".jsonl", caplog = cap + ".log";
+  pid_t sn = spawn({"ip", "netns", "exec", B.name(), "python3", "-c", kOuterSniffer, "12", cap}, caplog);
+  for (int i = 0; i < 100 && slurp(caplog).find("up") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // ARP both ways (a non-IP inner frame), then inner IPv4 UDP with two TTL/DF pairs each way.
+  auto ping = A.exec({"python3", "-c", icmp_echo("192.168.77.2")}, std::chrono::seconds(15));
+  ASSERT_TRUE(ping.ok()) << ping.message();
+  ASSERT_EQ(ping.value().out, "reply\n") << slurp(p.log);
+  struct Send {
+    const io::Netns* from;
+    const char* dst;
+    const char* port;
+    const char* ttl;
+    const char* df;
+  };
+  for (const Send& s : {Send{&A, "192.168.77.2", "7001", "33", "1"}, Send{&A, "192.168.77.2", "7002", "17", "0"},
+                        Send{&B, "192.168.77.1", "7001", "33", "1"}, Send{&B, "192.168.77.1", "7002", "17", "0"}}) {
+    auto r = s.from->exec({"python3", "-c", kTtlDfSender, s.dst, s.port, s.ttl, s.df}, std::chrono::seconds(15));
+    ASSERT_TRUE(r.ok()) << r.message();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  stop(sn);
+  std::ifstream in(cap);
+  std::map<std::string, int> seen;  // "rx/7001" ...: datagrams checked
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded()) continue;
+    const std::string dir = j["dir"], key = dir + "/" + (j.contains("port") ? std::to_string(int(j["port"])) : j["et"].get<std::string>());
+    SCOPED_TRACE(line + (dir == "rx" ? " (sent by ofld)" : " (sent by the kernel VXLAN device)"));
+    ++seen[key];
+    EXPECT_EQ(int(j["tos"]), want.tos(j));
+    EXPECT_EQ(int(j["ttl"]), want.ttl(j));
+    EXPECT_EQ(int(j["df"]), want.df(j));
+  }
+  ::unlink(cap.c_str());
+  ::unlink(caplog.c_str());
+  for (const char* k : {"rx/7001", "rx/7002", "tx/7001", "tx/7002"}) EXPECT_GE(seen[k], 1) << k << " not captured";
+  EXPECT_GE(seen["rx/0806"], 1) << "ofld's ARP not captured";
+  EXPECT_GE(seen["tx/0806"], 1) << "the kernel's ARP not captured";
+  EXPECT_EQ(stop(p.ofld), 0) << slurp(p.log);
+}
+
+int inner_ttl(const nlohmann::json& j) { return j.contains("ittl") ? int(j["ittl"]) : -1; }
+bool inner_ip(const nlohmann::json& j) { return j["et"] == "0800" || j["et"] == "86dd"; }
+
+// Defaults on both ends: no DF (the kernel device's df unset; ofld's sockets IP_PMTUDISC_DONT),
+// TTL 64 (the namespace's ip_default_ttl: ttl auto), TOS 0 (the senders' inner ECN is Not-ECT).
+TEST(TunnelInterop, K10_OuterHeaderDefaultsMatchTheKernelDevice_Ipv4) {
+  outer_variant({}, {[](const nlohmann::json&) { return 0; }, [](const nlohmann::json&) { return 64; },
+                     [](const nlohmann::json&) { return 0; }});
+}
+// `tos 10` is 0x10 on both ends (iproute2 reads tos in hexadecimal), `ttl 9`, `df set`.
+TEST(TunnelInterop, K10_TosHexTtlNineDfSet_Ipv4) {
+  outer_variant({"tos", "10", "ttl", "9", "df", "set"},
+                {[](const nlohmann::json&) { return 0x10; }, [](const nlohmann::json&) { return 9; },
+                 [](const nlohmann::json&) { return 1; }});
+}
+// `ttl inherit` and `df inherit`: TTL from the inner IPv4 TTL / IPv6 hop limit (ARP: the
+// route's default, 64); DF from the inner IPv4 DF, set for inner IPv6, clear for ARP.
+TEST(TunnelInterop, K10_K11_TtlInheritDfInherit_Ipv4) {
+  outer_variant({"ttl", "inherit", "df", "inherit"},
+                {[](const nlohmann::json&) { return 0; },
+                 [](const nlohmann::json& j) { return inner_ip(j) ? inner_ttl(j) : 64; },
+                 [](const nlohmann::json& j) {
+                   return j["et"] == "86dd" || (j["et"] == "0800" && j.value("idf", 0) == 1) ? 1 : 0;
+                 }});
+}
 
 }  // namespace

@@ -3,6 +3,7 @@
 // without losing data (public bug B8), zero-checksum sockets never try UDP_SEGMENT.
 #include <gtest/gtest.h>
 
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -123,6 +124,45 @@ TEST(TunnelUdpSocket, B8_SegmentAboveMtuIsResentPlainly) {
     std::vector<std::uint8_t> all;
     for (auto& [b, g] : got) all.insert(all.end(), b.begin(), b.end());
     EXPECT_EQ(all, data);
+  });
+}
+
+// The outer DF and TTL a train asks for (ip(7) IP_MTU_DISCOVER, IP_TTL): df 0 is
+// IP_PMTUDISC_DONT, the datagram above the loopback MTU goes out in fragments and arrives
+// whole; df 1 is IP_PMTUDISC_DO, the kernel refuses it (EMSGSIZE), a counted send error. TTL
+// 0 is the default again (the setsockopt value -1 gives back sysctl ip_default_ttl, 64 in a
+// new namespace).
+TEST(TunnelUdpSocket, DfAndTtlPerTrainAsSocketOptions) {
+  in_netns([] {
+    auto lo = *wire::IpAddr::parse("127.0.0.1");
+    auto rx = io::UdpSocket::open({lo, 47893, false, false, 0, 0, false, false, 4 << 20, true});
+    io::UdpSocketOptions o{lo, 0, false, false, 0, 0, false, false, 4 << 20, true};
+    o.df = 0;
+    auto tx = io::UdpSocket::open(o);
+    ASSERT_TRUE(rx.ok() && tx.ok());
+    auto opt = [&](int name) {
+      int v = -2;
+      socklen_t l = sizeof v;
+      EXPECT_EQ(::getsockopt(tx.value().fd(), IPPROTO_IP, name, &v, &l), 0);
+      return v;
+    };
+    EXPECT_EQ(opt(IP_MTU_DISCOVER), IP_PMTUDISC_DONT);
+    auto data = pattern(2000);  // above lo's MTU 1500
+    auto n = tx.value().send_train(lo, 47893, data, 0);
+    ASSERT_TRUE(n.ok()) << n.message();
+    auto got = drain(rx.value(), data.size());
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].first, data);
+    ASSERT_TRUE(tx.value().set_df(1).ok());
+    EXPECT_EQ(opt(IP_MTU_DISCOVER), IP_PMTUDISC_DO);
+    EXPECT_FALSE(tx.value().send_train(lo, 47893, data, 0).ok());
+    EXPECT_EQ(tx.value().stats().send_errors, 1u);
+    ASSERT_TRUE(tx.value().set_df(-1).ok());  // -1: left as it is
+    EXPECT_EQ(opt(IP_MTU_DISCOVER), IP_PMTUDISC_DO);
+    ASSERT_TRUE(tx.value().set_ttl(33).ok());
+    EXPECT_EQ(opt(IP_TTL), 33);
+    ASSERT_TRUE(tx.value().set_ttl(0).ok());
+    EXPECT_EQ(opt(IP_TTL), 64);
   });
 }
 

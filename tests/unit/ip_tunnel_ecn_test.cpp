@@ -171,9 +171,9 @@ TEST(IpTunnelEcnRfc6040, IpDatapathTransmitOuterTosPerRfc6040) {
   // RFC 6040 §4.1 normal mode: the outer ECN is the inner's, except CE → ECT(0).
   const int enc[4] = {0, 1, 2, 2};
   for (const auto& m : modes()) {
-    for (int tosmode = 0; tosmode < 3; ++tosmode) {  // default, tos 40 = 0x28, tos inherit
+    for (int tosmode = 0; tosmode < 3; ++tosmode) {  // default, tos 28 (hexadecimal: 0x28), tos inherit
       auto w = m.words;
-      if (tosmode == 1) w.insert(w.end(), {"tos", "40"});
+      if (tosmode == 1) w.insert(w.end(), {"tos", "28"});
       if (tosmode == 2) w.insert(w.end(), {"tos", "inherit"});
       const auto cfg = cfg_of(w);
       for (bool v6in : {false, true}) {

@@ -116,7 +116,7 @@ TEST(ReloadPlan, L3ModesRefuseAnotherRemoteOrPortApplyTtl) {
   const auto p = plan_reload(a, toml(g + "ttl = 9\ntos = 32\n"));
   EXPECT_EQ(p.refused, "");
   EXPECT_TRUE(p.outer);
-  EXPECT_EQ(p.changes, (std::vector<std::string>{"ttl 0 -> 9", "tos 0 -> 32"}));
+  EXPECT_EQ(p.changes, (std::vector<std::string>{"ttl 0 -> 9", "tos 0 -> 0x20"}));  // TOML 32 is 0x20
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ TEST(TunnelConfig, WordsFullSet) {
   DaemonConfig c;
   auto e = words({"id", "42", "local", "10.0.0.1", "remote", "10.0.0.2", "remote", "10.0.0.3",
                   "dstport", "8472", "srcport", "1000", "2000", "udpcsum", "remcsumtx",
-                  "remcsumrx", "remcsum-nopartial", "ttl", "32", "tos", "16", "mtu", "1400",
+                  "remcsumrx", "remcsum-nopartial", "ttl", "32", "tos", "10", "mtu", "1400",
                   "ageing", "60", "fdb", "02:00:00:00:00:01", "10.0.0.3"},
                  &c);
   ASSERT_FALSE(e) << *e;
@@ -30,7 +30,7 @@ TEST(TunnelConfig, WordsFullSet) {
   EXPECT_EQ(tunnel_test::vxlan_of(c).src_max(), 2000);
   EXPECT_TRUE(tunnel_test::vxlan_of(c).remcsum_tx && tunnel_test::vxlan_of(c).remcsum_rx && tunnel_test::vxlan_of(c).remcsum_nopartial);
   EXPECT_EQ(tunnel_test::vxlan_of(c).ttl, 32);
-  EXPECT_EQ(tunnel_test::vxlan_of(c).tos, 16);
+  EXPECT_EQ(tunnel_test::vxlan_of(c).tos, 0x10);  // iproute2 reads tos in hexadecimal
   EXPECT_EQ(tunnel_test::vxlan_of(c).mtu, 1400);
   EXPECT_EQ(tunnel_test::vxlan_of(c).ageing_s, 60u);
   ASSERT_EQ(c.static_fdb.size(), 1u);
@@ -45,9 +45,9 @@ TEST(TunnelConfig, TosInherit) {
   EXPECT_TRUE(tunnel_test::vxlan_of(c).tos_inherit);
   ASSERT_FALSE(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "tos", "1"}, &c));
   EXPECT_TRUE(tunnel_test::vxlan_of(c).tos_inherit);
-  ASSERT_FALSE(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "tos", "184"}, &c));
+  ASSERT_FALSE(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "tos", "b8"}, &c));
   EXPECT_FALSE(tunnel_test::vxlan_of(c).tos_inherit);
-  EXPECT_EQ(tunnel_test::vxlan_of(c).tos, 184);
+  EXPECT_EQ(tunnel_test::vxlan_of(c).tos, 0xb8);
   auto e = words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "tos", "inherited"});
   ASSERT_TRUE(e);
   EXPECT_NE(e->find("tos"), std::string::npos);
@@ -67,7 +67,7 @@ TEST(TunnelConfig, ErrorsNameTheSetting) {
   EXPECT_TRUE(has(words({"id", "1", "local", "10.0.0.1"}), "remote"));
   EXPECT_TRUE(has(words({"id", "1", "local", "10.0.0.1", "remote", "fd00::2"}), "remote"));
   EXPECT_TRUE(has(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "srcport", "2000", "1000"}), "srcport"));
-  EXPECT_TRUE(has(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "ttl", "0"}), "ttl"));
+  EXPECT_TRUE(has(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "ttl", "256"}), "ttl"));
   EXPECT_TRUE(has(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "mtu"}), "mtu"));
   EXPECT_TRUE(has(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "bogus"}), "bogus"));
   EXPECT_TRUE(has(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "udp6zerocsumtx"}), "udp6zerocsumtx"));
@@ -295,7 +295,7 @@ TEST(TunnelConfig, WordsAndTomlGiveTheSameConfig) {
        "mtu = 1400\nageing = 60\nlearning = false\n"
        "[[fdb]]\nmac = \"02:00:00:00:00:07\"\nremote = \"10.0.0.3\"\n"},
       {{"vxlan", "vni", "7", "local", "fd00::1", "remote", "fd00::2", "udp6zerocsumtx",
-        "udp6zerocsumrx", "remcsumrx", "remcsum-nopartial", "tos", "184"},
+        "udp6zerocsumrx", "remcsumrx", "remcsum-nopartial", "tos", "b8"},
        "[vxlan]\nvni = 7\nlocal = \"fd00::1\"\nremote = \"fd00::2\"\nudp6zerocsumtx = true\n"
        "udp6zerocsumrx = true\nremcsumrx = true\nremcsum_nopartial = true\ntos = 184\n"},
       {{"gue", "local", "10.0.0.1", "remote", "10.0.0.2", "port", "5555", "udpcsum", "remcsumtx",

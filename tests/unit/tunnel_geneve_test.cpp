@@ -347,9 +347,9 @@ TEST(TunnelGeneveDatapath, GN12_X31_SuperPacketSegmentsCarryTheHeaderAndAggregat
 // field by RFC 6040 §4.1 normal mode: the inner's, except CE which goes out as ECT(0).
 TEST(TunnelGeneveDatapath, GN12_OuterTosAndTosInheritPerRfc6040) {
   const std::uint8_t enc[4] = {0x00, 0x01, 0x02, 0x02};  // Not-ECT, ECT(1), ECT(0), CE → ECT(0)
-  for (int tosmode = 0; tosmode < 3; ++tosmode) {          // default, tos 40 (0x28), tos inherit
+  for (int tosmode = 0; tosmode < 3; ++tosmode) {          // default, tos 28 (hexadecimal: 0x28), tos inherit
     std::vector<std::string> extra;
-    if (tosmode == 1) extra = {"tos", "40"};
+    if (tosmode == 1) extra = {"tos", "28"};
     if (tosmode == 2) extra = {"tos", "inherit"};
     const auto cfg = geneve_cfg(false, extra);
     EXPECT_EQ(cfg.tos_inherit, tosmode == 2);

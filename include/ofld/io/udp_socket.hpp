@@ -60,6 +60,10 @@ struct UdpSocketOptions {
   /// more than they send: a receiver descheduled for a few ms on a busy host lets the queue
   /// fill, and the kernel drops what does not fit (rx_queue_drops()).
   int rcvbuf_bytes = 0;
+  /// IPv4 DF: 1 = IP_MTU_DISCOVER IP_PMTUDISC_DO (DF set; a datagram above the path MTU is
+  /// refused with EMSGSIZE), 0 = IP_PMTUDISC_DONT (DF clear; the kernel fragments), -1 = the
+  /// kernel's default (IP_PMTUDISC_WANT, sysctl ip_no_pmtu_disc). Ignored on IPv6.
+  int df = -1;
 };
 
 /// One received buffer: `len` bytes; when gso_size > 0 it holds datagrams of gso_size bytes
@@ -133,6 +137,12 @@ class UdpSocket {
   /// IP_TOS / IPV6_TCLASS for the datagrams sent from now on (0..255). A setsockopt only
   /// when the value changes; error naming the errno.
   Result<bool> set_tos(int tos);
+  /// IP_TTL / IPV6_UNICAST_HOPS for the datagrams sent from now on: 1..255, or 0 for the
+  /// kernel's default (the setsockopt value -1). A setsockopt only when the value changes.
+  Result<bool> set_ttl(int ttl);
+  /// IPv4 DF for the datagrams sent from now on (UdpSocketOptions::df: 1 set, 0 clear); -1
+  /// and IPv6 sockets: nothing. A setsockopt only when the value changes.
+  Result<bool> set_df(int df);
   /// Most pieces one send_train_pieces call takes (UIO_MAXIOV).
   static constexpr std::size_t kMaxIov = 1024;
   /// Non-blocking receive into `buf` (size ≥ 65535 recommended). nullopt when nothing is
@@ -164,6 +174,8 @@ class UdpSocket {
   bool short_tail_ = true;
   std::uint16_t port_ = 0;
   int tos_ = 0;  // last IP_TOS / IPV6_TCLASS set
+  int ttl_ = 0;  // last IP_TTL / IPV6_UNICAST_HOPS set (0: the default)
+  int df_ = -1;  // last IP_MTU_DISCOVER set: 1 DO, 0 DONT, -1 the kernel's default
   UdpSocketStats st_;
 };
 

@@ -125,11 +125,10 @@ class Encapsulation {
   /// The configuration's common settings and (VXLAN, GUE) its UDP ones; null when not UDP.
   virtual const TunnelCommon& common() const noexcept = 0;
   virtual const UdpTunnelSettings* udp() const noexcept { return nullptr; }
-  /// A reload: the outer TTL and TOS (`ttl`, `tos N|inherit`) of the datagrams built from now
-  /// on. Call from the thread that runs the endpoint.
-  void set_outer(std::uint8_t ttl, std::uint8_t tos, bool tos_inherit) noexcept {
-    auto& c = const_cast<TunnelCommon&>(common());  // every encapsulation's own (non-const) copy
-    c.ttl = ttl, c.tos = tos, c.tos_inherit = tos_inherit;
+  /// A reload: the outer TTL, TOS and DF settings (`ttl N|inherit`, `tos N|inherit`, `df`) of
+  /// the datagrams built from now on. Call from the thread that runs the endpoint.
+  void set_outer(const TunnelCommon& o) noexcept {
+    const_cast<TunnelCommon&>(common()).set_outer(o);  // every encapsulation's own (non-const) copy
   }
 
   // ---- device and socket
@@ -155,6 +154,10 @@ class Encapsulation {
   virtual std::optional<Drop> tx_check(std::span<const std::uint8_t> frame) const noexcept = 0;
   /// Outer TOS / traffic class for the frame (vxlan_xmit_one / ip_tunnel_xmit, RFC 6040 §4.1).
   virtual std::uint8_t outer_tos(std::span<const std::uint8_t> frame) const noexcept = 0;
+  /// Outer TTL and DF for the frame (TxTrain::ttl / TxTrain::df): `ttl` and `ttl inherit`,
+  /// `df unset|set|inherit` of an Ethernet encapsulation over UDP/IPv4 (outer_ttl_df in
+  /// ofld/tunnel/vxlan.hpp); df -1 (the socket's own) for IP encapsulations and IPv6.
+  OuterTtlDf outer_ttl_df(std::span<const std::uint8_t> frame) const noexcept;
   /// UDP source port for the frame (host order): udp_flow_src_port of the inner flow
   /// (VXLAN), the configured port (GUE), 0 (GRE).
   virtual std::uint16_t src_port(std::span<const std::uint8_t> frame) const noexcept = 0;

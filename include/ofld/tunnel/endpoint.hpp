@@ -98,6 +98,10 @@ struct TxTrain {
   /// Outer IPv4 TOS / IPv6 traffic class of every datagram (configured tos or tos inherit,
   /// ECN bits from the inner header per RFC 6040 §4.1).
   std::uint8_t tos = 0;
+  /// Outer TTL / hop limit (`ttl N`, or the inner's with `ttl inherit`); 0: the socket's default.
+  std::uint8_t ttl = 0;
+  /// Outer IPv4 DF (`df`): 1 set, 0 clear, -1 the socket's own setting (IPv6, GUE, GRE).
+  std::int8_t df = -1;
   std::size_t size() const noexcept { return buf.size(); }
 };
 
@@ -204,7 +208,7 @@ class Endpoint {
   /// A reload: the outer header's TTL and TOS (`ttl`, `tos N|inherit`) for the trains built
   /// from now on (the socket's TTL is the caller's). Call from the thread that runs this
   /// endpoint.
-  void set_outer(std::uint8_t ttl, std::uint8_t tos, bool tos_inherit) noexcept;
+  void set_outer(const TunnelCommon& outer) noexcept;
   /// Peer session messages to send now (docs/peer-protocol.md), one single-datagram train each (count 1,
   /// src_port = dst_port(): they leave from the tunnel's own port): ACKs queued by received
   /// HELLOs, and with `hellos` the HELLOs that are due (first contact, retries, refresh).
@@ -246,6 +250,7 @@ class Endpoint {
   struct TxBinding {
     std::uint16_t sport = 0;
     std::uint8_t tos = 0;
+    OuterTtlDf ttl_df{};
   };
   struct Packed {
     std::size_t first = 0, last = 0;  // this frame's trains in `out` (first may be continued)

@@ -59,6 +59,21 @@ std::uint8_t inner_dsfield(std::span<const std::uint8_t> frame) noexcept;
 /// tos_inherit), then ip_tunnel_ecn_encap.
 std::uint8_t outer_tos(const TunnelCommon& cfg, std::span<const std::uint8_t> frame) noexcept;
 
+/// Outer TTL / hop limit and IPv4 DF of one datagram (TxTrain::ttl, TxTrain::df).
+struct OuterTtlDf {
+  std::uint8_t ttl = 0;  ///< 0: the socket's default (the route's hop limit / sysctl ip_default_ttl)
+  std::int8_t df = -1;   ///< 1 set, 0 clear, -1 the socket's own setting (IPv6, GUE, GRE)
+};
+
+/// Outer TTL and DF of a datagram carrying the Ethernet `frame` (VXLAN, Geneve), as
+/// vxlan_xmit_one and geneve_xmit_skb decide them: `ttl inherit` takes the inner IPv4 TTL or
+/// IPv6 hop limit (ip_tunnel_get_ttl), and for another EtherType 0, which the kernel replaces
+/// by the route's hop limit as for `ttl auto`; otherwise the configured ttl. DF over IPv4:
+/// `df set` 1, `df unset` 0, `df inherit` 1 when the frame's EtherType is IPv6 or IPv4 with DF
+/// in the inner header, else 0. Both read the frame's own EtherType (eth->h_proto /
+/// skb->protocol): a VLAN-tagged frame counts as not IP. Over IPv6, df is -1.
+OuterTtlDf outer_ttl_df(const TunnelCommon& cfg, std::span<const std::uint8_t> frame) noexcept;
+
 /// Check a configuration. Returns an error naming the bad setting, e.g.
 /// "remcsumtx: needs an outer UDP checksum (spec K-2); drop noudpcsum/udp6zerocsumtx".
 /// need_remote false: no `remote` is required (the flood list comes from a multicast group
