@@ -597,7 +597,7 @@ void outer_variant(const std::vector<std::string>& words, const OuterWant& want)
   for (int i = 0; i < 100 && slurp(caplog).find("up") == std::string::npos; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   // ARP both ways (a non-IP inner frame), then inner IPv4 UDP with two TTL/DF pairs each way.
-  auto ping = A.exec({"python3", "-c", icmp_echo("192.168.77.2")}, std::chrono::seconds(15));
+  auto ping = A.exec({"python3", "-c", ktest::icmp_echo_script("192.168.77.2")}, std::chrono::seconds(15));
   ASSERT_TRUE(ping.ok()) << ping.message();
   ASSERT_EQ(ping.value().out, "reply\n") << slurp(p.log);
   struct Send {
