@@ -83,7 +83,6 @@ ofld::core::BufferRef vxlan_slot(std::size_t k, std::uint32_t seq0, std::size_t&
 /// (issue 15) leaves them: the receiver takes them as CHECKSUM_PARTIAL (K-9) and sums nothing.
 void receive(benchmark::State& st, bool seeded) {
   tn::EndpointOptions o;
-  o.frame_packets = true;  // as `ofld tunnel` runs: frames written from their pieces
   tn::Endpoint ep(config("10.0.0.2", "10.0.0.1"), o);
   const auto from = addr("10.0.0.1");
   std::size_t seg = 0;

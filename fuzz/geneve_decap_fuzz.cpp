@@ -71,7 +71,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (ctr.drops_total() + ctr.rx_gro_merged + frames.size() < ctr.rx_datagrams) std::abort();
   if (!o.gro && ctr.drops_total() + frames.size() != ctr.rx_datagrams) std::abort();
   for (const auto& f : frames)
-    if (f.data.size() < 14) std::abort();  // an Ethernet frame at least
+    if (f.size() < 14) std::abort();  // an Ethernet frame at least
   if ((gso == 0 || buf.size() <= gso) && !frames.empty() &&
       must_not_deliver(buf.data(), buf.size(), b & 64))
     std::abort();

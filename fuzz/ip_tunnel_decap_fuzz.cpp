@@ -55,7 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!o.gro && ctr.drops_total() + frames.size() != ctr.rx_datagrams) std::abort();
   if (ctr.drops_total() + ctr.rx_gro_merged + frames.size() < ctr.rx_datagrams) std::abort();
   for (const auto& f : frames) {
-    const auto& p = f.data;
+    const auto p = f.pkt->to_bytes();
     if (p.empty()) std::abort();
     const unsigned ver = p[0] >> 4;
     if (ver == 4) {

@@ -611,7 +611,8 @@ void TunnelDaemon::set_reload_source(std::function<Parsed<DaemonConfig>()> sourc
   impl_->reload_source = std::move(source);
 }
 
-io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfig& cfg) {
+io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfig& cfg,
+                                                             TunnelDaemonOptions opts) {
   using R = io::Result<std::unique_ptr<TunnelDaemon>>;
   // The encapsulation says which device and socket, the MTU, the remotes and the log line;
   // nothing below branches on which encapsulation it is.
@@ -705,7 +706,6 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   po.gro = cfg.gro && cfg.offload;
   po.vnet_hdr = cfg.offload;
   po.mtu = mtu;
-  po.frame_packets = true;  // the device writes the packet's pieces, no flattening copy
   if (tap)
     if (auto s = std::get<io::Tap>(dev.d).get_mac(po.own_mac.data()); !s.ok())
       spdlog::warn("{}", s.message());
@@ -801,7 +801,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
     w.outer_csum = enc->socket_outer_csum();
     w.dev->with([&](auto& d) {
       d.attach_writer(io::VnetWriterOptions{dev.name(), enc->link(),
-                                            cfg.offload, mtu, 1000, nullptr, gate});
+                                            cfg.offload, mtu, 1000, opts.device_writev, gate});
     });
     const std::size_t slots = w.raw ? kRawSlots : kUdpSlots;
     w.rxs.resize(slots);

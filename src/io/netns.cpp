@@ -198,17 +198,16 @@ Result<Netns> Netns::create(std::string_view prefix) {
   return Netns(std::move(name), fd);
 }
 
-Netns::Netns(Netns&& o) noexcept : name_(std::move(o.name_)), fd_(o.fd_) {
-  o.fd_ = -1;
+Netns::Netns(Netns&& o) noexcept : name_(std::move(o.name_)), fd_(std::move(o.fd_)) {
   o.name_.clear();
 }
 
+// Not defaulted: the namespace this one names is deleted before it takes the other's.
 Netns& Netns::operator=(Netns&& o) noexcept {
   if (this != &o) {
     destroy();
     name_ = std::move(o.name_);
-    fd_ = o.fd_;
-    o.fd_ = -1;
+    fd_ = std::move(o.fd_);
     o.name_.clear();
   }
   return *this;
@@ -217,8 +216,7 @@ Netns& Netns::operator=(Netns&& o) noexcept {
 Netns::~Netns() { destroy(); }
 
 void Netns::destroy() noexcept {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
+  fd_.reset();
   if (!name_.empty()) {
     try {
       (void)run_command({"ip", "netns", "del", name_}, std::chrono::seconds(10));
@@ -229,8 +227,8 @@ void Netns::destroy() noexcept {
 }
 
 Status Netns::enter() const {
-  if (fd_ < 0) return Status::error("namespace already destroyed");
-  if (::setns(fd_, CLONE_NEWNET) != 0)
+  if (fd_.get() < 0) return Status::error("namespace already destroyed");
+  if (::setns(fd_.get(), CLONE_NEWNET) != 0)
     return Status::error("setns(" + name_ + ", CLONE_NEWNET): " + strerror(errno));
   return ok_status();
 }

@@ -29,8 +29,8 @@ Result<PacketSocket> PacketSocket::open(const PacketSocketOptions& opts) {
   using R = Result<PacketSocket>;
   if (opts.ifindex <= 0) return R::error("PacketSocket: ifindex required");
   PacketSocket s;
-  s.fd_ = ::socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, htons(opts.protocol));
-  if (s.fd_ < 0) {
+  s.fd_.reset(::socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, htons(opts.protocol)));
+  if (s.fd_.get() < 0) {
     if (errno == EPERM || errno == EACCES || errno == EAFNOSUPPORT)
       return R::skipped(errstr("socket(AF_PACKET)"));
     return R::error(errstr("socket(AF_PACKET)"));
@@ -39,47 +39,31 @@ Result<PacketSocket> PacketSocket::open(const PacketSocketOptions& opts) {
   s.vnet_hdr_ = opts.vnet_hdr;
   if (opts.vnet_hdr) {
     int one = 1;
-    if (::setsockopt(s.fd_, SOL_PACKET, PACKET_VNET_HDR, &one, sizeof one) != 0)
+    if (::setsockopt(s.fd_.get(), SOL_PACKET, PACKET_VNET_HDR, &one, sizeof one) != 0)
       return R::error(errstr("PACKET_VNET_HDR"));
   }
   if (opts.ignore_outgoing) {
     int one = 1;
-    if (::setsockopt(s.fd_, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one) != 0)
+    if (::setsockopt(s.fd_.get(), SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one) != 0)
       return R::error(errstr("PACKET_IGNORE_OUTGOING"));
   }
   if (opts.rcvbuf > 0) {
     int v = opts.rcvbuf;
-    if (::setsockopt(s.fd_, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof v) != 0)
-      (void)::setsockopt(s.fd_, SOL_SOCKET, SO_RCVBUF, &v, sizeof v);
+    if (::setsockopt(s.fd_.get(), SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof v) != 0)
+      (void)::setsockopt(s.fd_.get(), SOL_SOCKET, SO_RCVBUF, &v, sizeof v);
   }
   sockaddr_ll sll{};
   sll.sll_family = AF_PACKET;
   sll.sll_protocol = htons(opts.protocol);
   sll.sll_ifindex = opts.ifindex;
-  if (::bind(s.fd_, reinterpret_cast<sockaddr*>(&sll), sizeof sll) != 0)
+  if (::bind(s.fd_.get(), reinterpret_cast<sockaddr*>(&sll), sizeof sll) != 0)
     return R::error(errstr("bind(AF_PACKET)"));
   return s;
 }
 
-PacketSocket::PacketSocket(PacketSocket&& o) noexcept
-    : fd_(o.fd_), ifindex_(o.ifindex_), vnet_hdr_(o.vnet_hdr_) {
-  o.fd_ = -1;
-}
-
-PacketSocket& PacketSocket::operator=(PacketSocket&& o) noexcept {
-  if (this != &o) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = o.fd_;
-    ifindex_ = o.ifindex_;
-    vnet_hdr_ = o.vnet_hdr_;
-    o.fd_ = -1;
-  }
-  return *this;
-}
-
-PacketSocket::~PacketSocket() {
-  if (fd_ >= 0) ::close(fd_);
-}
+PacketSocket::PacketSocket(PacketSocket&&) noexcept = default;
+PacketSocket& PacketSocket::operator=(PacketSocket&&) noexcept = default;
+PacketSocket::~PacketSocket() = default;
 
 Status PacketSocket::send(std::span<const std::uint8_t> frame, const VnetHdr* vnet) {
   std::uint8_t hdr[VnetHdr::kSize] = {};
@@ -95,7 +79,7 @@ Status PacketSocket::send(std::span<const std::uint8_t> frame, const VnetHdr* vn
   mh.msg_iovlen = std::size_t(n);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
   for (;;) {
-    ssize_t w = ::sendmsg(fd_, &mh, 0);
+    ssize_t w = ::sendmsg(fd_.get(), &mh, 0);
     if (w >= 0) return ok_status();
     if (errno == EINTR) continue;
     if ((errno == ENOBUFS || errno == EAGAIN) && std::chrono::steady_clock::now() < deadline) {
@@ -108,7 +92,7 @@ Status PacketSocket::send(std::span<const std::uint8_t> frame, const VnetHdr* vn
 
 Result<std::optional<PacketRecv>> PacketSocket::recv(int timeout_ms) {
   using R = Result<std::optional<PacketRecv>>;
-  pollfd p{fd_, POLLIN, 0};
+  pollfd p{fd_.get(), POLLIN, 0};
   int n;
   do {
     n = ::poll(&p, 1, timeout_ms);
@@ -123,7 +107,7 @@ Result<std::optional<PacketRecv>> PacketSocket::recv(int timeout_ms) {
   mh.msg_namelen = sizeof from;
   mh.msg_iov = &iov;
   mh.msg_iovlen = 1;
-  ssize_t r = ::recvmsg(fd_, &mh, MSG_TRUNC);
+  ssize_t r = ::recvmsg(fd_.get(), &mh, MSG_TRUNC);
   if (r < 0) {
     if (errno == EAGAIN) return std::optional<PacketRecv>{};
     return R::error(errstr("recvmsg AF_PACKET"));
@@ -148,7 +132,7 @@ Result<std::optional<PacketRecv>> PacketSocket::recv(int timeout_ms) {
 void PacketSocket::drain() {
   std::vector<std::uint8_t> buf(kBuf);
   for (int i = 0; i < 100000; ++i)
-    if (::recv(fd_, buf.data(), buf.size(), MSG_DONTWAIT) < 0) break;
+    if (::recv(fd_.get(), buf.data(), buf.size(), MSG_DONTWAIT) < 0) break;
 }
 
 }  // namespace ofld::io

@@ -43,67 +43,52 @@ Result<RawIpSocket> RawIpSocket::open(const RawIpSocketOptions& o) {
   RawIpSocket s;
   s.v6_ = o.local.is_v6();
   const int fam = s.v6_ ? AF_INET6 : AF_INET;
-  s.fd_ = ::socket(fam, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, o.protocol);
-  if (s.fd_ < 0) {
+  s.fd_.reset(::socket(fam, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, o.protocol));
+  if (s.fd_.get() < 0) {
     if (errno == EPERM || errno == EACCES) return R::skipped(errstr("raw socket (need CAP_NET_RAW)"));
     return R::error(errstr("raw socket protocol " + std::to_string(o.protocol)));
   }
   sockaddr_storage ss;
   socklen_t len;
   to_sockaddr(o.local, ss, len);
-  if (::bind(s.fd_, reinterpret_cast<sockaddr*>(&ss), len) != 0)
+  if (::bind(s.fd_.get(), reinterpret_cast<sockaddr*>(&ss), len) != 0)
     return R::error(errstr("bind raw socket to " + o.local.to_string()));
-  detail::set_socket_buffers(s.fd_, o.buf_bytes, o.rcvbuf_bytes > 0 ? o.rcvbuf_bytes : o.buf_bytes);
+  detail::set_socket_buffers(s.fd_.get(), o.buf_bytes, o.rcvbuf_bytes > 0 ? o.rcvbuf_bytes : o.buf_bytes);
   if (o.ttl > 0) {
     int v = o.ttl;
-    if (s.v6_ ? ::setsockopt(s.fd_, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &v, sizeof v)
-              : ::setsockopt(s.fd_, IPPROTO_IP, IP_TTL, &v, sizeof v))
+    if (s.v6_ ? ::setsockopt(s.fd_.get(), IPPROTO_IPV6, IPV6_UNICAST_HOPS, &v, sizeof v)
+              : ::setsockopt(s.fd_.get(), IPPROTO_IP, IP_TTL, &v, sizeof v))
       return R::error(errstr("ttl " + std::to_string(o.ttl)));
   }
   if (o.tos > 0) {
     int v = o.tos;
-    if (s.v6_ ? ::setsockopt(s.fd_, IPPROTO_IPV6, IPV6_TCLASS, &v, sizeof v)
-              : ::setsockopt(s.fd_, IPPROTO_IP, IP_TOS, &v, sizeof v))
+    if (s.v6_ ? ::setsockopt(s.fd_.get(), IPPROTO_IPV6, IPV6_TCLASS, &v, sizeof v)
+              : ::setsockopt(s.fd_.get(), IPPROTO_IP, IP_TOS, &v, sizeof v))
       return R::error(errstr("tos " + std::to_string(o.tos)));
     s.tos_ = o.tos;
   }
   // The arriving traffic class for RFC 6040 (an IPv4 raw socket has the header itself).
   if (s.v6_) {
     int one = 1;
-    if (::setsockopt(s.fd_, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof one))
+    if (::setsockopt(s.fd_.get(), IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof one))
       return R::error(errstr("IPV6_RECVTCLASS"));
   }
   return s;
 }
 
-RawIpSocket::RawIpSocket(RawIpSocket&& o) noexcept : fd_(o.fd_), v6_(o.v6_), tos_(o.tos_), st_(o.st_) {
-  o.fd_ = -1;
-}
+RawIpSocket::RawIpSocket(RawIpSocket&&) noexcept = default;
+RawIpSocket& RawIpSocket::operator=(RawIpSocket&&) noexcept = default;
+RawIpSocket::~RawIpSocket() = default;
 
 Result<bool> RawIpSocket::set_tos(int tos) {
   if (tos == tos_) return true;
-  if ((v6_ ? ::setsockopt(fd_, IPPROTO_IPV6, IPV6_TCLASS, &tos, sizeof tos)
-           : ::setsockopt(fd_, IPPROTO_IP, IP_TOS, &tos, sizeof tos)) < 0)
+  if ((v6_ ? ::setsockopt(fd_.get(), IPPROTO_IPV6, IPV6_TCLASS, &tos, sizeof tos)
+           : ::setsockopt(fd_.get(), IPPROTO_IP, IP_TOS, &tos, sizeof tos)) < 0)
     return Result<bool>::error(errstr(v6_ ? "IPV6_TCLASS" : "IP_TOS"));
   tos_ = tos;
   return true;
 }
 
-RawIpSocket& RawIpSocket::operator=(RawIpSocket&& o) noexcept {
-  if (this != &o) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = o.fd_;
-    v6_ = o.v6_;
-    tos_ = o.tos_;
-    st_ = o.st_;
-    o.fd_ = -1;
-  }
-  return *this;
-}
-
-RawIpSocket::~RawIpSocket() {
-  if (fd_ >= 0) ::close(fd_);
-}
 
 Result<std::size_t> RawIpSocket::send_train(const wire::IpAddr& dst,
                                             std::span<const std::uint8_t> buf,
@@ -127,10 +112,10 @@ Result<std::size_t> RawIpSocket::send_train(const wire::IpAddr& dst,
       msgs[n].msg_hdr.msg_iov = &iov[n];
       msgs[n].msg_hdr.msg_iovlen = 1;
     }
-    int r = ::sendmmsg(fd_, msgs, unsigned(n), 0);
+    int r = ::sendmmsg(fd_.get(), msgs, unsigned(n), 0);
     if (r < 0) {
       if ((errno == EAGAIN || errno == ENOBUFS) && waits++ < 10) {
-        pollfd p{fd_, POLLOUT, 0};
+        pollfd p{fd_.get(), POLLOUT, 0};
         ::poll(&p, 1, 10);
         continue;
       }
@@ -161,7 +146,7 @@ Result<std::optional<RawIpRx>> RawIpSocket::recv(std::span<std::uint8_t> buf) {
   mh.msg_controllen = sizeof ctrl;
   ssize_t n;
   do {
-    n = ::recvmsg(fd_, &mh, MSG_TRUNC);
+    n = ::recvmsg(fd_.get(), &mh, MSG_TRUNC);
   } while (n < 0 && errno == EINTR);
   if (n < 0) {
     if (errno == EAGAIN || errno == EWOULDBLOCK) return std::optional<RawIpRx>{};
@@ -199,11 +184,11 @@ Result<std::optional<RawIpRx>> RawIpSocket::recv(std::span<std::uint8_t> buf) {
 Status RawIpSocket::receive_none() {
   sock_filter drop_all{BPF_RET | BPF_K, 0, 0, 0};
   sock_fprog prog{1, &drop_all};
-  if (::setsockopt(fd_, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog) < 0)
+  if (::setsockopt(fd_.get(), SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog) < 0)
     return Status::error(std::string("SO_ATTACH_FILTER (drop all): ") + std::strerror(errno));
   return ok_status();
 }
 
-std::uint64_t RawIpSocket::rx_queue_drops() const noexcept { return detail::socket_drops(fd_); }
+std::uint64_t RawIpSocket::rx_queue_drops() const noexcept { return detail::socket_drops(fd_.get()); }
 
 }  // namespace ofld::io

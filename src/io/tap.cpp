@@ -28,8 +28,8 @@ Result<Tap> Tap::open(const TapOptions& opts) {
     return Result<Tap>::error("vnet_hdr_size must be >= 10");
   if (opts.name.size() >= IFNAMSIZ) return Result<Tap>::error("TAP name too long: " + opts.name);
   Tap t;
-  t.fd_ = ::open("/dev/net/tun", O_RDWR | O_CLOEXEC | O_NONBLOCK);
-  if (t.fd_ < 0) {
+  t.fd_.reset(::open("/dev/net/tun", O_RDWR | O_CLOEXEC | O_NONBLOCK));
+  if (t.fd_.get() < 0) {
     if (errno == ENOENT || errno == ENODEV || errno == EACCES || errno == EPERM)
       return Result<Tap>::skipped(errstr("open /dev/net/tun"));
     return Result<Tap>::error(errstr("open /dev/net/tun"));
@@ -39,7 +39,7 @@ Result<Tap> Tap::open(const TapOptions& opts) {
   if (opts.vnet_hdr) ifr.ifr_flags |= IFF_VNET_HDR;
   if (opts.multi_queue) ifr.ifr_flags |= IFF_MULTI_QUEUE;
   std::strncpy(ifr.ifr_name, opts.name.c_str(), IFNAMSIZ - 1);
-  if (::ioctl(t.fd_, TUNSETIFF, &ifr) != 0) {
+  if (::ioctl(t.fd_.get(), TUNSETIFF, &ifr) != 0) {
     if (errno == EPERM) return Result<Tap>::skipped(errstr("TUNSETIFF (need CAP_NET_ADMIN)"));
     return Result<Tap>::error(errstr(("TUNSETIFF " + opts.name).c_str()));
   }
@@ -48,61 +48,33 @@ Result<Tap> Tap::open(const TapOptions& opts) {
   t.vnet_hdr_size_ = opts.vnet_hdr ? opts.vnet_hdr_size : 0;
   if (opts.vnet_hdr) {
     int sz = opts.vnet_hdr_size;
-    if (::ioctl(t.fd_, TUNSETVNETHDRSZ, &sz) != 0) return Result<Tap>::error(errstr("TUNSETVNETHDRSZ"));
+    if (::ioctl(t.fd_.get(), TUNSETVNETHDRSZ, &sz) != 0) return Result<Tap>::error(errstr("TUNSETVNETHDRSZ"));
     if (opts.vnet_le) {
       int le = 1;
-      if (::ioctl(t.fd_, TUNSETVNETLE, &le) != 0 && !VnetHdr::host_is_little_endian())
+      if (::ioctl(t.fd_.get(), TUNSETVNETLE, &le) != 0 && !VnetHdr::host_is_little_endian())
         return Result<Tap>::error(errstr("TUNSETVNETLE"));
       t.vnet_le_ = true;
     } else {
       t.vnet_le_ = VnetHdr::host_is_little_endian();
     }
   }
-  t.ctl_fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (t.ctl_fd_ < 0) return Result<Tap>::error(errstr("control socket"));
+  t.ctl_fd_.reset(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (t.ctl_fd_.get() < 0) return Result<Tap>::error(errstr("control socket"));
   ifreq q{};
   std::strncpy(q.ifr_name, t.name_.c_str(), IFNAMSIZ - 1);
-  if (::ioctl(t.ctl_fd_, SIOCGIFINDEX, &q) != 0) return Result<Tap>::error(errstr("SIOCGIFINDEX"));
+  if (::ioctl(t.ctl_fd_.get(), SIOCGIFINDEX, &q) != 0) return Result<Tap>::error(errstr("SIOCGIFINDEX"));
   t.ifindex_ = q.ifr_ifindex;
   return t;
 }
 
-Tap::Tap(Tap&& o) noexcept
-    : fd_(o.fd_), ctl_fd_(o.ctl_fd_), name_(std::move(o.name_)), ifindex_(o.ifindex_),
-      vnet_hdr_(o.vnet_hdr_), vnet_le_(o.vnet_le_), vnet_hdr_size_(o.vnet_hdr_size_),
-      rbuf_(std::move(o.rbuf_)), rstats_(o.rstats_), writer_(std::move(o.writer_)) {
-  o.fd_ = o.ctl_fd_ = -1;
-}
-
-Tap& Tap::operator=(Tap&& o) noexcept {
-  if (this != &o) {
-    close_all();
-    fd_ = o.fd_;
-    ctl_fd_ = o.ctl_fd_;
-    name_ = std::move(o.name_);
-    ifindex_ = o.ifindex_;
-    vnet_hdr_ = o.vnet_hdr_;
-    vnet_le_ = o.vnet_le_;
-    vnet_hdr_size_ = o.vnet_hdr_size_;
-    rbuf_ = std::move(o.rbuf_);
-    rstats_ = o.rstats_;
-    writer_ = std::move(o.writer_);
-    o.fd_ = o.ctl_fd_ = -1;
-  }
-  return *this;
-}
-
-Tap::~Tap() { close_all(); }
-
-void Tap::close_all() noexcept {
-  writer_.reset();
-  if (fd_ >= 0) ::close(fd_);
-  if (ctl_fd_ >= 0) ::close(ctl_fd_);
-  fd_ = ctl_fd_ = -1;
-}
+Tap::Tap(Tap&&) noexcept = default;
+// The writer borrows fd_ and does not touch it when destroyed, so the defaulted moves and
+// destructor (fd_ closed by its UniqueFd) need no ordering.
+Tap& Tap::operator=(Tap&&) noexcept = default;
+Tap::~Tap() = default;
 
 Status Tap::set_offload(unsigned bits) {
-  if (::ioctl(fd_, TUNSETOFFLOAD, static_cast<unsigned long>(bits)) != 0)
+  if (::ioctl(fd_.get(), TUNSETOFFLOAD, static_cast<unsigned long>(bits)) != 0)
     return Status::error(errstr(("TUNSETOFFLOAD 0x" + std::to_string(bits)).c_str()));
   return ok_status();
 }
@@ -121,7 +93,7 @@ Result<unsigned> Tap::set_offload_best(unsigned wanted) {
 }
 
 Status Tap::ifreq_ioctl(unsigned long req, void* ifr, const char* what) {
-  if (::ioctl(ctl_fd_, req, ifr) != 0) return Status::error(errstr((std::string(what) + " " + name_).c_str()));
+  if (::ioctl(ctl_fd_.get(), req, ifr) != 0) return Status::error(errstr((std::string(what) + " " + name_).c_str()));
   return ok_status();
 }
 
@@ -151,7 +123,7 @@ Status Tap::set_mac(const std::uint8_t mac[6]) {
 Status Tap::get_mac(std::uint8_t mac[6]) const {
   ifreq q{};
   std::strncpy(q.ifr_name, name_.c_str(), IFNAMSIZ - 1);
-  if (::ioctl(ctl_fd_, SIOCGIFHWADDR, &q) != 0) return Status::error(errstr(("SIOCGIFHWADDR " + name_).c_str()));
+  if (::ioctl(ctl_fd_.get(), SIOCGIFHWADDR, &q) != 0) return Status::error(errstr(("SIOCGIFHWADDR " + name_).c_str()));
   std::memcpy(mac, q.ifr_hwaddr.sa_data, 6);
   return ok_status();
 }
@@ -169,12 +141,12 @@ Status Tap::write(std::span<const std::uint8_t> frame, const VnetHdr* vnet) {
   std::size_t want = 0;
   for (int i = 0; i < n; ++i) want += iov[i].iov_len;
   for (int attempt = 0; attempt < 100; ++attempt) {
-    ssize_t w = ::writev(fd_, iov, n);
+    ssize_t w = ::writev(fd_.get(), iov, n);
     if (w == ssize_t(want)) return ok_status();
     if (w >= 0) return Status::error("short TAP write: " + std::to_string(w) + " of " + std::to_string(want));
     if (errno == EINTR) continue;
     if (errno == EAGAIN) {
-      pollfd p{fd_, POLLOUT, 0};
+      pollfd p{fd_.get(), POLLOUT, 0};
       ::poll(&p, 1, 10);
       continue;
     }
@@ -185,7 +157,7 @@ Status Tap::write(std::span<const std::uint8_t> frame, const VnetHdr* vnet) {
 
 Result<std::optional<Frame>> Tap::read(int timeout_ms) {
   using R = Result<std::optional<Frame>>;
-  pollfd p{fd_, POLLIN, 0};
+  pollfd p{fd_.get(), POLLIN, 0};
   int n;
   do {
     n = ::poll(&p, 1, timeout_ms);
@@ -193,7 +165,7 @@ Result<std::optional<Frame>> Tap::read(int timeout_ms) {
   if (n < 0) return R::error(errstr("poll TAP"));
   if (n == 0) return std::optional<Frame>{};
   std::vector<std::uint8_t> buf(kReadBuf);
-  ssize_t r = ::read(fd_, buf.data(), buf.size());
+  ssize_t r = ::read(fd_.get(), buf.data(), buf.size());
   if (r < 0) {
     if (errno == EAGAIN) return std::optional<Frame>{};
     return R::error(errstr(("read TAP " + name_).c_str()));
@@ -212,7 +184,7 @@ Result<std::optional<Frame>> Tap::read(int timeout_ms) {
 void Tap::drain() {
   std::vector<std::uint8_t> buf(kReadBuf);
   for (int i = 0; i < 10000; ++i)
-    if (::read(fd_, buf.data(), buf.size()) < 0) break;
+    if (::read(fd_.get(), buf.data(), buf.size()) < 0) break;
 }
 
 }  // namespace ofld::io
@@ -220,11 +192,11 @@ void Tap::drain() {
 namespace ofld::io {
 
 std::size_t Tap::read_batch(std::size_t max, FrameSink& sink) {
-  return detail::read_batch(fd_, vnet_hdr_, "TAP", name_, rbuf_, max, sink, rstats_);
+  return detail::read_batch(fd_.get(), vnet_hdr_, "TAP", name_, rbuf_, max, sink, rstats_);
 }
 
 void Tap::attach_writer(const VnetWriterOptions& opts) {
-  writer_ = std::make_unique<VnetWriter>(fd_, opts);
+  writer_ = std::make_unique<VnetWriter>(fd_.get(), opts);
 }
 
 WriteResult Tap::write_batch(std::span<const offload::virtio::TapFrame> frames) {
@@ -232,7 +204,7 @@ WriteResult Tap::write_batch(std::span<const offload::virtio::TapFrame> frames) 
   d.dev = name_;
   d.link = wire::LinkType::Ethernet;
   d.vnet_hdr = vnet_hdr_;
-  return detail::write_batch(writer_, fd_, d, frames);
+  return detail::write_batch(writer_, fd_.get(), d, frames);
 }
 
 }  // namespace ofld::io

@@ -199,29 +199,29 @@ std::string join_group(int fd, bool v6, const UdpSocketOptions& o) {
 Result<UdpSocket> UdpSocket::open(const UdpSocketOptions& o) {
   UdpSocket s;
   s.v6_ = o.local.is_v6();
-  s.fd_ = ::socket(s.v6_ ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (s.fd_ < 0) return Result<UdpSocket>::error(err("udp socket"));
+  s.fd_.reset(::socket(s.v6_ ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (s.fd_.get() < 0) return Result<UdpSocket>::error(err("udp socket"));
   int one = 1;
-  if (s.v6_) ::setsockopt(s.fd_, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
-  detail::set_socket_buffers(s.fd_, o.buf_bytes, o.rcvbuf_bytes > 0 ? o.rcvbuf_bytes : o.buf_bytes);
+  if (s.v6_) ::setsockopt(s.fd_.get(), IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+  detail::set_socket_buffers(s.fd_.get(), o.buf_bytes, o.rcvbuf_bytes > 0 ? o.rcvbuf_bytes : o.buf_bytes);
   if (o.zero_csum_tx) {
-    int r = s.v6_ ? ::setsockopt(s.fd_, IPPROTO_UDP, UDP_NO_CHECK6_TX, &one, sizeof one)
-                  : ::setsockopt(s.fd_, SOL_SOCKET, SO_NO_CHECK, &one, sizeof one);
+    int r = s.v6_ ? ::setsockopt(s.fd_.get(), IPPROTO_UDP, UDP_NO_CHECK6_TX, &one, sizeof one)
+                  : ::setsockopt(s.fd_.get(), SOL_SOCKET, SO_NO_CHECK, &one, sizeof one);
     if (r < 0) return Result<UdpSocket>::error(err(s.v6_ ? "UDP_NO_CHECK6_TX" : "SO_NO_CHECK"));
   }
   if (s.v6_ && o.zero_csum6_rx &&
-      ::setsockopt(s.fd_, IPPROTO_UDP, UDP_NO_CHECK6_RX, &one, sizeof one) < 0)
+      ::setsockopt(s.fd_.get(), IPPROTO_UDP, UDP_NO_CHECK6_RX, &one, sizeof one) < 0)
     return Result<UdpSocket>::error(err("UDP_NO_CHECK6_RX"));
   if (o.ttl > 0) {
     int t = o.ttl;
-    if ((s.v6_ ? ::setsockopt(s.fd_, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &t, sizeof t)
-               : ::setsockopt(s.fd_, IPPROTO_IP, IP_TTL, &t, sizeof t)) < 0)
+    if ((s.v6_ ? ::setsockopt(s.fd_.get(), IPPROTO_IPV6, IPV6_UNICAST_HOPS, &t, sizeof t)
+               : ::setsockopt(s.fd_.get(), IPPROTO_IP, IP_TTL, &t, sizeof t)) < 0)
       return Result<UdpSocket>::error(err("ttl"));
   }
   if (o.tos > 0) {
     int t = o.tos;
-    if ((s.v6_ ? ::setsockopt(s.fd_, IPPROTO_IPV6, IPV6_TCLASS, &t, sizeof t)
-               : ::setsockopt(s.fd_, IPPROTO_IP, IP_TOS, &t, sizeof t)) < 0)
+    if ((s.v6_ ? ::setsockopt(s.fd_.get(), IPPROTO_IPV6, IPV6_TCLASS, &t, sizeof t)
+               : ::setsockopt(s.fd_.get(), IPPROTO_IP, IP_TOS, &t, sizeof t)) < 0)
       return Result<UdpSocket>::error(err("tos"));
   }
   s.tos_ = o.tos;
@@ -229,22 +229,22 @@ Result<UdpSocket> UdpSocket::open(const UdpSocketOptions& o) {
   if (!s.v6_ && o.df >= 0)
     if (auto r = s.set_df(o.df); !r.ok()) return Result<UdpSocket>::error(r.message());
   if (o.recv_tos &&
-      (s.v6_ ? ::setsockopt(s.fd_, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof one)
-             : ::setsockopt(s.fd_, IPPROTO_IP, IP_RECVTOS, &one, sizeof one)) < 0)
+      (s.v6_ ? ::setsockopt(s.fd_.get(), IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof one)
+             : ::setsockopt(s.fd_.get(), IPPROTO_IP, IP_RECVTOS, &one, sizeof one)) < 0)
     return Result<UdpSocket>::error(err(s.v6_ ? "IPV6_RECVTCLASS" : "IP_RECVTOS"));
-  if (o.reuse_port && ::setsockopt(s.fd_, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0)
+  if (o.reuse_port && ::setsockopt(s.fd_.get(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0)
     return Result<UdpSocket>::error(err("SO_REUSEPORT"));
   if (o.mcast || o.join_group)
-    if (auto e = set_multicast(s.fd_, s.v6_, o); !e.empty()) return Result<UdpSocket>::error(e);
+    if (auto e = set_multicast(s.fd_.get(), s.v6_, o); !e.empty()) return Result<UdpSocket>::error(e);
   sockaddr_storage ss;
   socklen_t sl = make_sa(o.local, o.port, ss);
-  if (::bind(s.fd_, reinterpret_cast<sockaddr*>(&ss), sl) < 0)
+  if (::bind(s.fd_.get(), reinterpret_cast<sockaddr*>(&ss), sl) < 0)
     return Result<UdpSocket>::error(err(("bind " + o.local.to_string() + " port " +
                                          std::to_string(o.port)).c_str()));
   if (o.join_group)
-    if (auto e = join_group(s.fd_, s.v6_, o); !e.empty()) return Result<UdpSocket>::error(e);
+    if (auto e = join_group(s.fd_.get(), s.v6_, o); !e.empty()) return Result<UdpSocket>::error(e);
   sl = sizeof ss;
-  ::getsockname(s.fd_, reinterpret_cast<sockaddr*>(&ss), &sl);
+  ::getsockname(s.fd_.get(), reinterpret_cast<sockaddr*>(&ss), &sl);
   wire::IpAddr dummy;
   from_sa(ss, dummy, s.port_);
   // Probes: UDP_SEGMENT is accepted as a socket option with a size since 4.18; UDP_GRO since 5.0.
@@ -253,10 +253,10 @@ Result<UdpSocket> UdpSocket::open(const UdpSocketOptions& o) {
     if (!o.quiet) spdlog::info("udp: UDP_SEGMENT not used: the kernel refuses it with a zero outer checksum; sendmmsg");
   } else if (o.want_gso) {
     int seg = 1400;
-    s.gso_ = ::setsockopt(s.fd_, SOL_UDP, UDP_SEGMENT, &seg, sizeof seg) == 0;
+    s.gso_ = ::setsockopt(s.fd_.get(), SOL_UDP, UDP_SEGMENT, &seg, sizeof seg) == 0;
     if (s.gso_) {
       seg = 0;  // per-send cmsg decides the size
-      ::setsockopt(s.fd_, SOL_UDP, UDP_SEGMENT, &seg, sizeof seg);
+      ::setsockopt(s.fd_.get(), SOL_UDP, UDP_SEGMENT, &seg, sizeof seg);
     }
     if (!o.quiet) {
       if (s.gso_) spdlog::info("udp: UDP_SEGMENT accepted: one sendmsg per train");
@@ -275,7 +275,7 @@ Result<UdpSocket> UdpSocket::open(const UdpSocketOptions& o) {
     }
   }
   if (o.want_gro) {
-    s.gro_ = ::setsockopt(s.fd_, SOL_UDP, UDP_GRO, &one, sizeof one) == 0;
+    s.gro_ = ::setsockopt(s.fd_.get(), SOL_UDP, UDP_GRO, &one, sizeof one) == 0;
     if (!o.quiet) {
       if (s.gro_) spdlog::info("udp: UDP_GRO accepted: receive trains of datagrams");
       else spdlog::warn("udp: UDP_GRO refused ({}): one datagram per receive", std::strerror(errno));
@@ -284,22 +284,9 @@ Result<UdpSocket> UdpSocket::open(const UdpSocketOptions& o) {
   return s;
 }
 
-UdpSocket::UdpSocket(UdpSocket&& o) noexcept { *this = std::move(o); }
-UdpSocket& UdpSocket::operator=(UdpSocket&& o) noexcept {
-  if (this != &o) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = o.fd_; v6_ = o.v6_; gso_ = o.gso_; gro_ = o.gro_; port_ = o.port_; st_ = o.st_;
-    short_tail_ = o.short_tail_;
-    tos_ = o.tos_;
-    ttl_ = o.ttl_;
-    df_ = o.df_;
-    o.fd_ = -1;
-  }
-  return *this;
-}
-UdpSocket::~UdpSocket() {
-  if (fd_ >= 0) ::close(fd_);
-}
+UdpSocket::UdpSocket(UdpSocket&&) noexcept = default;
+UdpSocket& UdpSocket::operator=(UdpSocket&&) noexcept = default;
+UdpSocket::~UdpSocket() = default;
 
 Result<std::size_t> UdpSocket::send_plain(const void* sa, unsigned salen,
                                           std::span<const std::uint8_t> buf,
@@ -316,7 +303,7 @@ Result<std::size_t> UdpSocket::send_plain(const void* sa, unsigned salen,
     m[i].msg_hdr.msg_iov = &iov[i];
     m[i].msg_hdr.msg_iovlen = 1;
   }
-  return sendmmsg_all(fd_, m, st_);
+  return sendmmsg_all(fd_.get(), m, st_);
 }
 
 Result<std::size_t> UdpSocket::send_train(const wire::IpAddr& dst, std::uint16_t port,
@@ -368,20 +355,6 @@ Result<std::size_t> UdpSocket::send_train(const wire::IpAddr& dst, std::uint16_t
   return g;
 }
 
-Result<std::size_t> UdpSocket::send_plain_iov(const void* sa, unsigned salen, iovec* iov,
-                                              std::span<const std::size_t> first) {
-  const std::size_t n = first.size() - 1;
-  std::vector<mmsghdr> m(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    std::memset(&m[i], 0, sizeof m[i]);
-    m[i].msg_hdr.msg_name = const_cast<void*>(sa);
-    m[i].msg_hdr.msg_namelen = salen;
-    m[i].msg_hdr.msg_iov = iov + first[i];
-    m[i].msg_hdr.msg_iovlen = first[i + 1] - first[i];
-  }
-  return sendmmsg_all(fd_, m, st_);
-}
-
 // One sendmsg with UDP_SEGMENT over niov pieces (n datagrams). Returns n; an error with
 // errno kept (the caller picks the fallback).
 Result<std::size_t> UdpSocket::send_gso_iov(const void* sa, unsigned salen, iovec* iov,
@@ -402,98 +375,18 @@ Result<std::size_t> UdpSocket::send_gso_iov(const void* sa, unsigned salen, iove
   c->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
   std::memcpy(CMSG_DATA(c), &seg_size, sizeof seg_size);
   for (int tries = 0;; ++tries) {
-    ssize_t r = ::sendmsg(fd_, &mh, 0);
+    ssize_t r = ::sendmsg(fd_.get(), &mh, 0);
     if (r >= 0) {
       ++st_.gso_sends;
       return n;
     }
     if ((errno == EAGAIN || errno == ENOBUFS || errno == EINTR) && tries < 50) {
-      wait_writable(fd_);
+      wait_writable(fd_.get());
       continue;
     }
     eno = errno;
     return Result<std::size_t>::error(err("sendmsg UDP_SEGMENT"));
   }
-}
-
-Result<std::size_t> UdpSocket::send_train_pieces(
-    const wire::IpAddr& dst, std::uint16_t port,
-    std::span<const std::span<const std::uint8_t>> pieces, std::span<const std::size_t> first,
-    std::uint16_t seg_size) {
-  if (first.size() < 2 || first.back() != pieces.size() || first.front() != 0)
-    return Result<std::size_t>::error("send_train_pieces: datagram boundaries do not cover the pieces");
-  if (pieces.size() > kMaxIov)
-    return Result<std::size_t>::error("send_train_pieces: more than " + std::to_string(kMaxIov) + " pieces");
-  const std::size_t n = first.size() - 1;
-  iovec iov[kMaxIov];
-  std::size_t last_len = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    std::size_t len = 0;
-    if (first[i] > first[i + 1]) return Result<std::size_t>::error("send_train_pieces: bad boundaries");
-    for (std::size_t k = first[i]; k < first[i + 1]; ++k) {
-      iov[k] = {const_cast<std::uint8_t*>(pieces[k].data()), pieces[k].size()};
-      len += pieces[k].size();
-    }
-    if (i + 1 < n && len != seg_size)
-      return Result<std::size_t>::error("send_train_pieces: datagram " + std::to_string(i) + " is " +
-                                        std::to_string(len) + " bytes, not the segment size " +
-                                        std::to_string(seg_size));
-    if (i + 1 == n) last_len = len;
-  }
-  sockaddr_storage ss;
-  socklen_t sl = make_sa(dst, port, ss);
-  if (!gso_ || n <= 1) return send_plain_iov(&ss, sl, iov, first);
-  if (last_len > seg_size)
-    return Result<std::size_t>::error("send_train_pieces: last datagram longer than the segment size");
-  if (n > kMaxSegments) {
-    // As in send_train: at most UDP_MAX_SEGMENTS datagrams per UDP_SEGMENT send.
-    std::size_t sent = 0;
-    std::vector<std::size_t> f;
-    for (std::size_t i = 0; i < n; i += kMaxSegments) {
-      const std::size_t j = std::min(n, i + kMaxSegments);
-      f.clear();
-      for (std::size_t k = i; k <= j; ++k) f.push_back(first[k] - first[i]);
-      auto r = send_train_pieces(dst, port, pieces.subspan(first[i], first[j] - first[i]), f, seg_size);
-      if (!r.ok()) return r;
-      sent += r.value();
-    }
-    return sent;
-  }
-  if (!short_tail_ && last_len != seg_size) {
-    // The kernel refuses a shorter last datagram: the equal ones as a train, the tail alone.
-    int eno = 0;
-    auto r = n - 1 > 1 ? send_gso_iov(&ss, sl, iov, first[n - 1], seg_size, n - 1, eno)
-                       : send_plain_iov(&ss, sl, iov, first.first(2));
-    if (!r.ok()) {
-      if (eno == EINVAL || eno == EIO || eno == EMSGSIZE) {
-        if (eno != EMSGSIZE) gso_ = false, ++st_.gso_disabled;
-        else ++st_.gso_emsgsize;
-        return send_plain_iov(&ss, sl, iov, first);
-      }
-      if (eno) st_.send_errors += n;
-      return r;
-    }
-    std::size_t tail[2] = {0, first[n] - first[n - 1]};
-    auto t = send_plain_iov(&ss, sl, iov + first[n - 1], tail);
-    if (!t.ok()) return t;
-    return r.value() + t.value();
-  }
-  int eno = 0;
-  auto r = send_gso_iov(&ss, sl, iov, pieces.size(), seg_size, n, eno);
-  if (r.ok()) return r;
-  if (eno == EINVAL || eno == EIO) {
-    spdlog::warn("udp: UDP_SEGMENT send refused at run time ({}; seg {} x {}): turned off, resending",
-                 std::strerror(eno), seg_size, n);
-    gso_ = false;
-    ++st_.gso_disabled;
-    return send_plain_iov(&ss, sl, iov, first);
-  }
-  if (eno == EMSGSIZE) {
-    ++st_.gso_emsgsize;
-    return send_plain_iov(&ss, sl, iov, first);
-  }
-  st_.send_errors += n;
-  return r;
 }
 
 namespace {
@@ -513,8 +406,8 @@ void read_tos(const cmsghdr* c, UdpRx& rx) {
 Result<bool> UdpSocket::set_ttl(int ttl) {
   if (ttl == ttl_) return true;
   const int v = ttl > 0 ? ttl : -1;  // -1: back to the route's / sysctl's default
-  if ((v6_ ? ::setsockopt(fd_, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &v, sizeof v)
-           : ::setsockopt(fd_, IPPROTO_IP, IP_TTL, &v, sizeof v)) < 0)
+  if ((v6_ ? ::setsockopt(fd_.get(), IPPROTO_IPV6, IPV6_UNICAST_HOPS, &v, sizeof v)
+           : ::setsockopt(fd_.get(), IPPROTO_IP, IP_TTL, &v, sizeof v)) < 0)
     return Result<bool>::error(err(v6_ ? "IPV6_UNICAST_HOPS" : "IP_TTL"));
   ttl_ = ttl;
   return true;
@@ -523,7 +416,7 @@ Result<bool> UdpSocket::set_ttl(int ttl) {
 Result<bool> UdpSocket::set_df(int df) {
   if (df < 0 || df == df_ || v6_) return true;
   const int v = df ? IP_PMTUDISC_DO : IP_PMTUDISC_DONT;
-  if (::setsockopt(fd_, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof v) < 0)
+  if (::setsockopt(fd_.get(), IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof v) < 0)
     return Result<bool>::error(err("IP_MTU_DISCOVER"));
   df_ = df;
   return true;
@@ -531,14 +424,14 @@ Result<bool> UdpSocket::set_df(int df) {
 
 Result<bool> UdpSocket::set_tos(int tos) {
   if (tos == tos_) return true;
-  if ((v6_ ? ::setsockopt(fd_, IPPROTO_IPV6, IPV6_TCLASS, &tos, sizeof tos)
-           : ::setsockopt(fd_, IPPROTO_IP, IP_TOS, &tos, sizeof tos)) < 0)
+  if ((v6_ ? ::setsockopt(fd_.get(), IPPROTO_IPV6, IPV6_TCLASS, &tos, sizeof tos)
+           : ::setsockopt(fd_.get(), IPPROTO_IP, IP_TOS, &tos, sizeof tos)) < 0)
     return Result<bool>::error(err(v6_ ? "IPV6_TCLASS" : "IP_TOS"));
   tos_ = tos;
   return true;
 }
 
-std::uint64_t UdpSocket::rx_queue_drops() const noexcept { return detail::socket_drops(fd_); }
+std::uint64_t UdpSocket::rx_queue_drops() const noexcept { return detail::socket_drops(fd_.get()); }
 
 Result<std::optional<UdpRx>> UdpSocket::recv(std::span<std::uint8_t> buf) {
   sockaddr_storage ss{};
@@ -552,7 +445,7 @@ Result<std::optional<UdpRx>> UdpSocket::recv(std::span<std::uint8_t> buf) {
   mh.msg_control = ctrl;
   mh.msg_controllen = sizeof ctrl;
   ssize_t r;
-  do r = ::recvmsg(fd_, &mh, MSG_DONTWAIT);
+  do r = ::recvmsg(fd_.get(), &mh, MSG_DONTWAIT);
   while (r < 0 && errno == EINTR);
   if (r < 0) {
     if (errno == EAGAIN || errno == EWOULDBLOCK) return std::optional<UdpRx>{};
@@ -605,7 +498,7 @@ Result<std::size_t> UdpSocket::recv_batch(std::span<const std::span<std::uint8_t
     m[i].msg_hdr.msg_controllen = ctrl[i].size();
   }
   int r;
-  do r = ::recvmmsg(fd_, m, unsigned(n), MSG_DONTWAIT, nullptr);
+  do r = ::recvmmsg(fd_.get(), m, unsigned(n), MSG_DONTWAIT, nullptr);
   while (r < 0 && errno == EINTR);
   if (r < 0) {
     if (errno == EAGAIN || errno == EWOULDBLOCK) return std::size_t(0);

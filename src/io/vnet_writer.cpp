@@ -40,7 +40,6 @@ ssize_t sys_writev(int fd, const iovec* iov, int n) { return ::writev(fd, iov, n
 
 VnetWriter::VnetWriter(int fd, VnetWriterOptions opts)
     : fd_(fd), opts_(std::move(opts)), gso_ctr_(std::make_unique<offload::GsoCounters>()) {
-  if (!opts_.writev) opts_.writev = fault_writev_from_env(opts_.vnet_hdr);
   if (!opts_.writev) opts_.writev = sys_writev;
   if (!opts_.gate) opts_.gate = std::make_shared<GsoWriteGate>();
 }
@@ -156,11 +155,9 @@ WriteResult VnetWriter::write(const offload::virtio::TapFrame& f) {
 
 int VnetWriter::segment_and_write(const offload::virtio::TapFrame& f, WriteResult& res) {
   // The frame as the kernel's own gate would set it up (virtio_net_hdr_to_skb, S-1..S-5).
-  const std::span<const std::uint8_t> bytes = [&]() -> std::span<const std::uint8_t> {
-    if (!f.pkt) return f.data;
-    flat_ = f.pkt->to_bytes();
-    return flat_;
-  }();
+  if (f.pkt) flat_ = f.pkt->to_bytes();
+  else flat_.clear();
+  const std::span<const std::uint8_t> bytes = flat_;
   auto tp = offload::virtio::to_packet(f.vnet, bytes, opts_.link);
   if (!tp.ok()) {
     count_failed(EINVAL, res);
@@ -233,48 +230,6 @@ int VnetWriter::segment_and_write(const offload::virtio::TapFrame& f, WriteResul
   }
   segs_.clear();
   return err;
-}
-
-// ---- the test seam ------------------------------------------------------------------------
-
-WritevFn fault_writev_from_env(bool vnet_hdr) {
-  const char* env = std::getenv("OFLD_TEST_TAP_WRITE_FAULT");
-  if (!env || !*env) return nullptr;
-  int gso_errno = 0;
-  unsigned eagain_every = 0, short_every = 0;
-  std::string s(env);
-  std::size_t pos = 0;
-  while (pos <= s.size()) {
-    std::size_t end = s.find(',', pos);
-    if (end == std::string::npos) end = s.size();
-    std::string item = s.substr(pos, end - pos);
-    pos = end + 1;
-    if (item.empty()) continue;
-    auto eq = item.find('=');
-    std::string k = item.substr(0, eq), v = eq == std::string::npos ? "" : item.substr(eq + 1);
-    if (k == "gso" && (v == "EINVAL" || v == "EIO")) gso_errno = v == "EINVAL" ? EINVAL : EIO;
-    else if ((k == "eagain" || k == "short") && !v.empty() && std::atoi(v.c_str()) >= 2)
-      (k == "eagain" ? eagain_every : short_every) = unsigned(std::atoi(v.c_str()));
-    else spdlog::warn("OFLD_TEST_TAP_WRITE_FAULT: '{}' not understood (ignored)", item);
-  }
-  spdlog::warn("OFLD_TEST_TAP_WRITE_FAULT={}: test hook active, TAP/TUN writes fail on purpose", s);
-  auto count = std::make_shared<std::uint64_t>(0);
-  return [=](int fd, const iovec* iov, int n) -> ssize_t {
-    const std::uint64_t i = ++*count;
-    std::size_t want = 0;
-    for (int k = 0; k < n; ++k) want += iov[k].iov_len;
-    if (gso_errno && vnet_hdr && n > 0 && iov[0].iov_len >= wv::kHdrLen &&
-        static_cast<const std::uint8_t*>(iov[0].iov_base)[wv::kOffGsoType] != wv::kGsoNone) {
-      errno = gso_errno;
-      return -1;
-    }
-    if (eagain_every && i % eagain_every == 0) {
-      errno = EAGAIN;
-      return -1;
-    }
-    if (short_every && i % short_every == 0 && want > 1) return ssize_t(want - 1);
-    return ::writev(fd, iov, n);
-  };
 }
 
 }  // namespace ofld::io

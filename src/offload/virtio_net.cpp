@@ -193,7 +193,6 @@ void packet_pieces(const core::Packet& p, std::vector<std::span<const std::uint8
 std::size_t tap_pieces(const TapFrame& f, std::vector<std::span<const std::uint8_t>>& out) {
   std::size_t n = out.size();
   if (f.pkt) packet_pieces(*f.pkt, out);
-  else if (!f.data.empty()) out.push_back(f.data);
   return out.size() - n;
 }
 

@@ -413,8 +413,7 @@ void Endpoint::to_dev(core::Packet&& p, std::vector<TapFrame>& out) {
     return;
   }
   if (p.is_gso()) ++ctr_.rx_gro_aggregates;
-  if (opts_.frame_packets) out.push_back(TapFrame{*h, std::move(p)});
-  else out.push_back(TapFrame{*h, p.to_bytes()});
+  out.push_back(TapFrame{*h, std::move(p)});
 }
 
 void Endpoint::rx_flush(std::uint64_t now_ns, std::vector<TapFrame>& out) {

@@ -13,7 +13,6 @@
 #include "ofld/wire/layout.hpp"
 #include "ofld/wire/tunnel.hpp"
 
-#include "append_bytes.hpp"
 #include "rx_inner.hpp"
 #include "rx_seed.hpp"
 
@@ -141,55 +140,6 @@ std::uint16_t flow_src_port(std::uint32_t hash, std::uint16_t min, std::uint16_t
 
 std::uint32_t inner_flow_hash(std::span<const std::uint8_t> frame) noexcept {
   return gro::flow_hash(frame, gro::LinkLayer::Ethernet);
-}
-
-namespace {
-using detail::append_bytes;
-}  // namespace
-
-EncapInfo encap_header(core::Packet& inner, const VxlanConfig& cfg, std::span<std::uint8_t, 8> h) {
-  EncapInfo info;
-  if (inner.len() < 14) {
-    info.reason = Drop::TxNotEthernet;
-    return info;
-  }
-  wire::VxlanRepr hdr{cfg.vni, std::nullopt};
-  if (inner.ip_summed() == core::IpSummed::Partial) {
-    const auto& cp = std::get<core::CsumPartial>(inner.csum);
-    int start = inner.csum_start_offset();
-    std::optional<std::uint8_t> enc;
-    if (cfg.remcsum_tx && cfg.tx_outer_csum() && start >= 0)
-      enc = vx::rco_encode(std::uint32_t(start), cp.csum_offset);
-    if (enc && !cp.not_inet) {
-      hdr.rco = vx::rco_decode(*enc);
-      info.rco = true;  // W-26: the inner field keeps its pseudo-header seed
-    } else {
-      if (auto e = core::checksum_help(inner); e != core::PacketError::Ok) {
-        info.reason = Drop::TxCsumFailed;
-        return info;
-      }
-      info.csum_sw = true;
-    }
-  }
-  static_assert(vx::kLen == 8);
-  hdr.emit(std::span<std::uint8_t>(h.data(), vx::kLen));
-  info.ok = true;
-  return info;
-}
-
-EncapInfo encap_frame(core::Packet& inner, const VxlanConfig& cfg, std::vector<std::uint8_t>& out) {
-  std::uint8_t h[vx::kLen];
-  EncapInfo info = encap_header(inner, cfg, std::span<std::uint8_t, 8>(h, 8));
-  if (!info.ok) return info;
-  // Appended piece by piece (insert copies once; resize + copy_bits zero-filled first).
-  const std::size_t at = out.size();
-  out.insert(out.end(), h, h + vx::kLen);
-  append_bytes(inner, out);
-  if (out.size() != at + vx::kLen + inner.len()) {  // defensive: pieces must add up to len()
-    out.resize(at + vx::kLen + inner.len());
-    inner.copy_bits(0, std::span<std::uint8_t>(out.data() + at + vx::kLen, inner.len()));
-  }
-  return info;
 }
 
 std::size_t inner_header_len(std::span<const std::uint8_t> f) noexcept {

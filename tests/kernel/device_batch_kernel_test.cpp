@@ -126,7 +126,7 @@ TEST(DeviceBatchKernel, TapReadBatchAndWriteBatch) {
     auto ip = udp4("10.9.0.2", "10.9.0.1", 5001, "written-by-batch");
     frame.insert(frame.end(), ip.begin(), ip.end());
     std::vector<tunnel::TapFrame> frames;
-    frames.emplace_back(wire::virtio_net::Hdr{}, frame);
+    frames.emplace_back(wire::virtio_net::Hdr{}, core::Packet::from_bytes(frame));
     auto w = tap.write_batch(frames);
     if (w.frames != 1 || w.failed != 0 || w.bytes != frame.size()) return "write_batch result";
     const std::string m = recv_within(rx, 2000);
@@ -160,7 +160,8 @@ TEST(DeviceBatchKernel, TunReadBatchAndWriteBatch) {
     if (got != want) return "read_batch: got " + std::to_string(got.size()) + " datagrams";
     int rx = udp_socket("10.9.1.1", 5001);
     std::vector<tunnel::TapFrame> frames;
-    frames.emplace_back(wire::virtio_net::Hdr{}, udp4("10.9.1.2", "10.9.1.1", 5001, "written-by-batch"));
+    frames.emplace_back(wire::virtio_net::Hdr{},
+                        core::Packet::from_bytes(udp4("10.9.1.2", "10.9.1.1", 5001, "written-by-batch")));
     auto w = tun.write_batch(frames);
     if (w.frames != 1 || w.failed != 0) return "write_batch result";
     const std::string m = recv_within(rx, 2000);

@@ -1,27 +1,39 @@
 // TAP/TUN GSO write refused by the kernel, through the endpoint (root; own namespaces and addresses only; skipped
 // otherwise): a TAP/TUN write the kernel refuses for a GSO frame must not lose data.
 //
-// Two namespaces joined by a veth with its default offloads, an `ofld tunnel` (the real
-// binary, OFLD_CLI_PATH) in each. Endpoint A runs with the writer's test seam
-// OFLD_TEST_TAP_WRITE_FAULT=gso=EINVAL,eagain=7,short=13: every write of a GSO frame into its
-// TAP/TUN fails with EINVAL (what Linux 6.6.44+ stable answered to a GSO frame with a short
-// last segment, tailscale #13041 — forced here, not a real kernel bug), every 7th write
-// answers EAGAIN once and every 13th is short. A TCP transfer B → A (A's GRO builds
+// Two namespaces joined by a veth with its default offloads. Endpoint B is the real `ofld
+// tunnel` binary (OFLD_CLI_PATH); endpoint A is a daemon::TunnelDaemon run in-process, on a
+// thread inside namespace A, with a device write function injected
+// (TunnelDaemonOptions::device_writev, tests/kernel/fault_writev.hpp): every write of a GSO
+// frame into its TAP/TUN fails with EINVAL (what Linux 6.6.44+ stable answered to a GSO frame
+// with a short last segment, tailscale #13041 — forced here, not a real kernel bug), every 7th
+// write answers EAGAIN once and every 13th is short. A TCP transfer B → A (A's GRO builds
 // aggregates, its TAP write refuses them) must arrive whole: the SHA-256 of what the server
 // in A received equals the client's. A's counters must show the kind turned off once, the
 // segments written in software, the EAGAIN and short writes waited out, and no write lost.
 // Variants: VXLAN (TAP) with inner IPv4 and inner IPv6 (TCPv4 / TCPv6 kinds), GUE and GRE (TUN).
 #include <gtest/gtest.h>
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
+#include <future>
 #include <iostream>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <sstream>
 #include <thread>
 
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include "fault_writev.hpp"
+#include "ofld/daemon/config.hpp"
 #include "ofld/daemon/tunnel_daemon.hpp"
 #include "ofld/io/netns.hpp"
 #include "netns_pair.hpp"
@@ -34,7 +46,7 @@ using ktest::slurp;
 using ktest::spawn;
 using ktest::stop;
 
-constexpr const char* kFault = "OFLD_TEST_TAP_WRITE_FAULT=gso=EINVAL,eagain=7,short=13";
+constexpr ktest::WriteFault kFault{.gso_errno = EINVAL, .eagain_every = 7, .short_every = 13};
 constexpr int kMiB = 6;
 
 std::string server(bool v6) {
@@ -61,33 +73,106 @@ std::string client(const std::string& dst, int seed) {
          "print(len(data),hashlib.sha256(data).hexdigest())\n";
 }
 
+std::vector<std::string> tunnel_words(const std::string& mode, const std::string& local,
+                                      const std::string& remote) {
+  if (mode == "vxlan") return {"vxlan", "id", "42", "local", local, "remote", remote, "udpcsum"};
+  if (mode == "gue") return {"gue", "local", local, "remote", remote, "port", "5555"};
+  return {"gre", "local", local, "remote", remote, "key", "42"};
+}
+
+// Endpoint B: the `ofld tunnel` binary in its namespace.
 struct Endpoint {
   pid_t pid = -1;
   std::string ctl, log;
 };
 
+// Endpoint A: a TunnelDaemon created and run on a thread that entered the namespace (the
+// threads it starts inherit it); its log lines go to `log` through a sink on the default logger.
+struct InProcessEndpoint {
+  std::string ctl;
+  std::unique_ptr<daemon::TunnelDaemon> d;
+  std::thread t;
+  int rc = -1;
+  std::shared_ptr<std::ostringstream> log = std::make_shared<std::ostringstream>();
+  std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink;
+  std::string text() const {
+    if (sink) sink->flush();
+    return log->str();
+  }
+  /// request_stop, join; run()'s return value (0: a clean stop), or -1 when it never ran.
+  int stop() {
+    if (t.joinable()) {
+      if (d) d->request_stop();
+      t.join();
+    }
+    if (sink) {
+      auto& sinks = spdlog::default_logger()->sinks();
+      std::erase(sinks, std::static_pointer_cast<spdlog::sinks::sink>(sink));
+      sink.reset();
+    }
+    return rc;
+  }
+  ~InProcessEndpoint() { stop(); }
+};
+
 struct Setup {
   std::optional<io::Netns> A, B;
-  Endpoint ea, eb;
+  InProcessEndpoint ea;
+  Endpoint eb;
   ~Setup() {
-    stop(ea.pid);
+    ea.stop();
     stop(eb.pid);
-    for (auto* e : {&ea, &eb})
-      if (!e->log.empty()) ::unlink(e->log.c_str());
+    if (!eb.log.empty()) ::unlink(eb.log.c_str());
   }
 };
 
+std::string start_in_process(const io::Netns& ns, InProcessEndpoint& e, const std::string& mode,
+                             const std::string& local, const std::string& remote,
+                             const std::string& ovl) {
+  e.ctl = "/run/ofld/tw-" + std::to_string(::getpid()) + "-" + ns.name() + ".sock";
+  daemon::DaemonConfig cfg;
+  if (auto err = daemon::parse_tunnel_words(tunnel_words(mode, local, remote), cfg)) return *err;
+  for (const auto& [name, value] : {std::pair<std::string, std::string>{"dev", "ofld0"},
+                                    {"address", ovl}, {"control", e.ctl}})
+    if (auto err = daemon::apply_setting(cfg, name, {value})) return *err;
+  if (auto err = daemon::validate_local(cfg)) return *err;
+  e.sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(*e.log);
+  spdlog::default_logger()->sinks().push_back(e.sink);
+  std::promise<std::string> made;
+  auto made_f = made.get_future();
+  const int nsfd = ns.fd();
+  e.t = std::thread([&e, cfg, nsfd, made = std::move(made)]() mutable {
+    if (::setns(nsfd, CLONE_NEWNET) != 0) {
+      made.set_value(std::string("setns: ") + std::strerror(errno));
+      return;
+    }
+    auto d = daemon::TunnelDaemon::create(cfg, {.device_writev = ktest::fault_writev(kFault)});
+    if (!d.ok()) {
+      made.set_value("TunnelDaemon::create: " + d.message());
+      return;
+    }
+    e.d = std::move(d.value());
+    made.set_value("");
+    e.rc = e.d->run();
+  });
+  if (auto err = made_f.get(); !err.empty()) {
+    e.t.join();
+    return err;
+  }
+  for (int i = 0; i < 100; ++i) {
+    if (daemon::query_stats(e.ctl).ok()) return "";
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return "the in-process endpoint did not come up: " + e.text();
+}
+
 std::string start(const io::Netns& ns, Endpoint& e, const std::string& mode, const std::string& local,
-                  const std::string& remote, const std::string& ovl, bool fault) {
+                  const std::string& remote, const std::string& ovl) {
   e.ctl = "/run/ofld/tw-" + std::to_string(::getpid()) + "-" + ns.name() + ".sock";
   e.log = "/tmp/ofld-tw-" + ns.name() + ".log";
-  std::vector<std::string> argv = {"ip", "netns", "exec", ns.name(), "env",
-                                   fault ? kFault : "OFLD_TEST_TAP_WRITE_FAULT=",
-                                   OFLD_CLI_PATH, "tunnel", "--dev", "ofld0", "--address", ovl,
-                                   "--control", e.ctl};
-  if (mode == "vxlan") argv.insert(argv.end(), {"vxlan", "id", "42", "local", local, "remote", remote, "udpcsum"});
-  else if (mode == "gue") argv.insert(argv.end(), {"gue", "local", local, "remote", remote, "port", "5555"});
-  else argv.insert(argv.end(), {"gre", "local", local, "remote", remote, "key", "42"});
+  std::vector<std::string> argv = {"ip", "netns", "exec", ns.name(), OFLD_CLI_PATH, "tunnel",
+                                   "--dev", "ofld0", "--address", ovl, "--control", e.ctl};
+  for (auto& w : tunnel_words(mode, local, remote)) argv.push_back(w);
   e.pid = spawn(argv, e.log);
   for (int i = 0; i < 100; ++i) {
     if (daemon::query_stats(e.ctl).ok()) return "";
@@ -108,8 +193,9 @@ std::string setup(Setup& s, const std::string& mode, bool inner_v6, bool& skippe
     return why;
   auto& A = *s.A;
   auto& B = *s.B;
-  if (auto e = start(B, s.eb, mode, "10.79.0.2", "10.79.0.1", "192.168.79.2/24", false); !e.empty()) return e;
-  if (auto e = start(A, s.ea, mode, "10.79.0.1", "10.79.0.2", "192.168.79.1/24", true); !e.empty()) return e;
+  if (auto e = start(B, s.eb, mode, "10.79.0.2", "10.79.0.1", "192.168.79.2/24"); !e.empty()) return e;
+  if (auto e = start_in_process(A, s.ea, mode, "10.79.0.1", "10.79.0.2", "192.168.79.1/24"); !e.empty())
+    return e;
   if (inner_v6) {
     for (auto [ns, ad] : {std::pair{&A, "fd00:79::1/64"}, std::pair{&B, "fd00:79::2/64"}}) {
       ns->exec({"sysctl", "-qw", "net.ipv6.conf.ofld0.disable_ipv6=0"});
@@ -146,8 +232,8 @@ void run(const std::string& mode, bool inner_v6) {
   ASSERT_EQ(why, "");
   const std::string dst = inner_v6 ? "fd00:79::1" : "192.168.79.1";
   auto [cl, sv] = transfer(*s.B, *s.A, dst, inner_v6, 31);  // B → A: A writes aggregates
-  EXPECT_NE(sv, "") << slurp(s.ea.log);
-  EXPECT_EQ(cl, sv) << "B -> A through the refusing writer\n" << slurp(s.ea.log);
+  EXPECT_NE(sv, "") << s.ea.text();
+  EXPECT_EQ(cl, sv) << "B -> A through the refusing writer\n" << s.ea.text();
 
   auto st = daemon::query_stats(s.ea.ctl);
   ASSERT_TRUE(st.ok()) << st.message();
@@ -171,8 +257,8 @@ void run(const std::string& mode, bool inner_v6) {
             << u64(j["rx"]["gro_aggregates"]) << ", sw_gso_frames " << u64(w["sw_gso_frames"])
             << ", sw_gso_segments " << u64(w["sw_gso_segments"]) << ", eagain_waits "
             << u64(w["eagain_waits"]) << ", short_writes " << u64(w["short_writes"]) << "\n";
-  // One log line for the kind (the seam's own line aside).
-  const std::string log = slurp(s.ea.log);
+  // One log line for the kind.
+  const std::string log = s.ea.text();
   std::size_t lines = 0;
   for (std::size_t p = log.find("GSO writes turned off"); p != std::string::npos;
        p = log.find("GSO writes turned off", p + 1))
@@ -181,8 +267,8 @@ void run(const std::string& mode, bool inner_v6) {
   // The endpoint keeps running: the other direction still works.
   auto [cl2, sv2] = transfer(*s.A, *s.B, inner_v6 ? "fd00:79::2" : "192.168.79.2", inner_v6, 37);
   EXPECT_NE(sv2, "");
-  EXPECT_EQ(cl2, sv2) << "A -> B after the fallback\n" << slurp(s.ea.log);
-  EXPECT_EQ(stop(s.ea.pid), 0) << slurp(s.ea.log);
+  EXPECT_EQ(cl2, sv2) << "A -> B after the fallback\n" << s.ea.text();
+  EXPECT_EQ(s.ea.stop(), 0) << s.ea.text();
 }
 
 TEST(TapWriteFallbackKernel, VxlanTapGsoWriteRefusedTcpv4NoLoss) { run("vxlan", false); }

@@ -240,83 +240,6 @@ TEST(TunnelUdpSocket, RecvmmsgBatchWithUdpGroTrainInOneSlot) {
   });
 }
 
-// send_train_pieces: datagram boundaries inside odd-sized pieces; the kernel must deliver the
-// same bytes, cut at seg_size (udp(7) UDP_SEGMENT), as a copied train would.
-TEST(TunnelUdpSocket, ScatteredTrainArrivesIntact) {
-  in_netns([] {
-    auto lo = *wire::IpAddr::parse("127.0.0.1");
-    auto rx = io::UdpSocket::open({lo, 47893, false, false, 0, 0, false, false, 4 << 20, true});
-    auto tx = io::UdpSocket::open({lo, 0, false, false, 0, 0, true, false, 4 << 20, true});
-    ASSERT_TRUE(rx.ok() && tx.ok());
-    auto data = pattern(2500);  // datagrams 1000 + 1000 + 500, each as 8 + 300 + 692 or 8 + 492
-    std::vector<std::span<const std::uint8_t>> pieces;
-    std::vector<std::size_t> first;
-    std::span<const std::uint8_t> d(data);
-    for (std::size_t off = 0; off < data.size(); off += 1000) {
-      first.push_back(pieces.size());
-      std::size_t len = std::min<std::size_t>(1000, data.size() - off);
-      pieces.push_back(d.subspan(off, 8));
-      if (len > 308) {
-        pieces.push_back(d.subspan(off + 8, 300));
-        pieces.push_back(d.subspan(off + 308, len - 308));
-      } else {
-        pieces.push_back(d.subspan(off + 8, len - 8));
-      }
-    }
-    first.push_back(pieces.size());
-    auto n = tx.value().send_train_pieces(lo, 47893, pieces, first, 1000);
-    ASSERT_TRUE(n.ok()) << n.message();
-    EXPECT_EQ(n.value(), 3u);
-    if (tx.value().gso()) {
-      EXPECT_EQ(tx.value().stats().gso_sends, 1u);
-    }
-    auto got = drain(rx.value(), data.size());
-    ASSERT_EQ(got.size(), 3u);  // no UDP_GRO on rx: one datagram per receive
-    EXPECT_EQ(got[0].first.size(), 1000u);
-    EXPECT_EQ(got[2].first.size(), 500u);
-    std::vector<std::uint8_t> all;
-    for (auto& [b, g] : got) all.insert(all.end(), b.begin(), b.end());
-    EXPECT_EQ(all, data);
-    // A datagram other than the last that is not seg_size bytes: refused, nothing sent.
-    std::size_t bad_first[] = {0, 1, 3};
-    auto bad = tx.value().send_train_pieces(lo, 47893, std::span(pieces).first(3), bad_first, 1000);
-    EXPECT_FALSE(bad.ok());
-  });
-}
-
-// B8 for the scattered form: a refused UDP_SEGMENT send (EINVAL) → UDP_SEGMENT off, every
-// datagram resent with its own pieces.
-TEST(TunnelUdpSocket, B8_RefusedScatteredTrainFallsBackWithoutLoss) {
-  in_netns([] {
-    auto lo = *wire::IpAddr::parse("127.0.0.1");
-    auto rx = io::UdpSocket::open({lo, 47894, false, false, 0, 0, false, false, 4 << 20, true});
-    auto tx = io::UdpSocket::open({lo, 0, false, false, 0, 0, true, false, 4 << 20, true});
-    ASSERT_TRUE(rx.ok() && tx.ok());
-    if (!tx.value().gso()) GTEST_SKIP() << "kernel lacks UDP_SEGMENT";
-    refuse_gso(tx.value());
-    auto data = pattern(130 * 100);
-    std::vector<std::span<const std::uint8_t>> pieces;
-    std::vector<std::size_t> first;
-    std::span<const std::uint8_t> d(data);
-    for (std::size_t off = 0; off < data.size(); off += 100) {
-      first.push_back(pieces.size());
-      pieces.push_back(d.subspan(off, 8));
-      pieces.push_back(d.subspan(off + 8, 92));
-    }
-    first.push_back(pieces.size());
-    auto n = tx.value().send_train_pieces(lo, 47894, pieces, first, 100);
-    ASSERT_TRUE(n.ok()) << n.message();
-    EXPECT_EQ(n.value(), 130u);
-    EXPECT_FALSE(tx.value().gso());
-    EXPECT_EQ(tx.value().stats().gso_disabled, 1u);
-    auto got = drain(rx.value(), data.size());
-    ASSERT_EQ(got.size(), 130u);
-    std::vector<std::uint8_t> all;
-    for (auto& [b, g] : got) all.insert(all.end(), b.begin(), b.end());
-    EXPECT_EQ(all, data);
-  });
-}
-
 // A train of more than UDP_MAX_SEGMENTS (128 in 6.12, include/linux/udp.h)
 // datagrams makes udp_send_skb answer EINVAL (datalen > gso_size * UDP_MAX_SEGMENTS). That is
 // not a refusal of UDP_SEGMENT: the socket splits the train into sends of at most 128 (here
@@ -337,38 +260,6 @@ TEST(TunnelUdpSocket, TrainAboveUdpMaxSegmentsIsSplitAndGsoStaysOn) {
     EXPECT_EQ(tx.value().stats().gso_sends, 3u);
     auto got = drain(rx.value(), data.size());
     ASSERT_EQ(got.size(), 301u);
-    std::vector<std::uint8_t> all;
-    for (auto& [b, g] : got) all.insert(all.end(), b.begin(), b.end());
-    EXPECT_EQ(all, data);
-  });
-}
-
-// The same for the scattered form (send_train_pieces): 200 datagrams of 8 + 92 bytes.
-TEST(TunnelUdpSocket, ScatteredTrainAboveUdpMaxSegmentsIsSplitAndGsoStaysOn) {
-  in_netns([] {
-    auto lo = *wire::IpAddr::parse("127.0.0.1");
-    auto rx = io::UdpSocket::open({lo, 47896, false, false, 0, 0, false, false, 8 << 20, true});
-    auto tx = io::UdpSocket::open({lo, 0, false, false, 0, 0, true, false, 4 << 20, true});
-    ASSERT_TRUE(rx.ok() && tx.ok());
-    if (!tx.value().gso()) GTEST_SKIP() << "kernel lacks UDP_SEGMENT";
-    auto data = pattern(200 * 100);
-    std::vector<std::span<const std::uint8_t>> pieces;
-    std::vector<std::size_t> first;
-    std::span<const std::uint8_t> d(data);
-    for (std::size_t off = 0; off < data.size(); off += 100) {
-      first.push_back(pieces.size());
-      pieces.push_back(d.subspan(off, 8));
-      pieces.push_back(d.subspan(off + 8, 92));
-    }
-    first.push_back(pieces.size());
-    auto n = tx.value().send_train_pieces(lo, 47896, pieces, first, 100);
-    ASSERT_TRUE(n.ok()) << n.message();
-    EXPECT_EQ(n.value(), 200u);
-    EXPECT_TRUE(tx.value().gso());
-    EXPECT_EQ(tx.value().stats().gso_disabled, 0u);
-    EXPECT_EQ(tx.value().stats().gso_sends, 2u);
-    auto got = drain(rx.value(), data.size());
-    ASSERT_EQ(got.size(), 200u);
     std::vector<std::uint8_t> all;
     for (auto& [b, g] : got) all.insert(all.end(), b.begin(), b.end());
     EXPECT_EQ(all, data);

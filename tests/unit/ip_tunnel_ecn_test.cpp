@@ -159,8 +159,9 @@ TEST(IpTunnelEcnRfc6040, IpDatapathReceiveMarksCeAndDropsNotEct) {
     std::vector<tunnel::TapFrame> out;
     dp.rx_flush(2, out);
     ASSERT_EQ(out.size(), 1u);
-    EXPECT_EQ(out[0].data[1], 0x03);
-    EXPECT_EQ(rfc1071(out[0].data.data(), 20), 0xFFFF);
+    const auto b0 = out[0].pkt->to_bytes();
+    EXPECT_EQ(b0[1], 0x03);
+    EXPECT_EQ(rfc1071(b0.data(), 20), 0xFFFF);
     EXPECT_EQ(dp.counters().drops[std::size_t(Drop::RxEcnNotEct)], 1u);
     EXPECT_EQ(to_string(Drop::RxEcnNotEct), "rx_ecn_not_ect");
     EXPECT_EQ(dp.counters().rx_ecn_ce, 1u);

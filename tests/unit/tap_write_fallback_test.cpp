@@ -94,6 +94,9 @@ io::VnetWriter make_writer(FakeKernel& k, int fd, int mtu = 1500,
   return io::VnetWriter(fd, std::move(o));
 }
 
+// The bytes of a device frame.
+Bytes flat(const offload::virtio::TapFrame& f) { return f.pkt->to_bytes(); }
+
 // A TCP super-frame as GRO hands it to the TAP: the L4 field holds the pseudo-header seed
 // (NEEDS_CSUM), gso_size `mss`, `payload` bytes. link_off: 14 (Ethernet) or 0 (raw IP).
 offload::virtio::TapFrame tcp_super(bool v6, std::size_t payload, std::uint16_t mss, bool raw_ip = false,
@@ -115,7 +118,7 @@ offload::virtio::TapFrame tcp_super(bool v6, std::size_t payload, std::uint16_t 
   h.hdr_len = std::uint16_t(l4 - 14 + lo + 20);
   h.csum_start = std::uint16_t(l4 - 14 + lo);
   h.csum_offset = 16;
-  return offload::virtio::TapFrame{h, std::move(f)};
+  return offload::virtio::TapFrame{h, core::Packet::from_bytes(f)};
 }
 
 // A USO super-frame: UDP payload `payload` cut into datagrams of `mss` (NEEDS_CSUM, seed).
@@ -130,7 +133,7 @@ offload::virtio::TapFrame udp_super(bool v6, std::size_t payload, std::uint16_t 
   h.hdr_len = std::uint16_t(l4 + 8);
   h.csum_start = std::uint16_t(l4);
   h.csum_offset = 6;
-  return offload::virtio::TapFrame{h, std::move(f)};
+  return offload::virtio::TapFrame{h, core::Packet::from_bytes(f)};
 }
 
 std::uint16_t be16(const Bytes& b, std::size_t o) { return wire::load_be16(&b[o]); }
@@ -142,7 +145,7 @@ std::uint32_t be32(const Bytes& b, std::size_t o) { return wire::load_be32(&b[o]
 // either NEEDS_CSUM with the seed of its own length, or complete and valid.
 void check_tcp_segments(const offload::virtio::TapFrame& super, const std::vector<Written>& segs,
                         std::size_t mss, bool expect_needs_csum, std::size_t lo = 14) {
-  const Bytes& f = super.data;
+  const Bytes f = flat(super);
   const bool v6 = (f[lo] >> 4) == 6;
   const std::size_t iphl = v6 ? 40 : 20, l4 = lo + iphl, hdrs = l4 + 20;
   const std::size_t total = f.size() - hdrs;
@@ -237,7 +240,7 @@ TEST(TapWriteFallback, GsoRefusedEinvalResentAsSegmentsAndKindTurnedOff) {
   r = w.write(single);
   EXPECT_EQ(r.frames, 1u);
   ASSERT_EQ(k.out.size(), 1u);
-  EXPECT_EQ(k.out[0].frame, single.data);
+  EXPECT_EQ(k.out[0].frame, flat(single));
   EXPECT_EQ(k.out[0].h, single.vnet);
 }
 
@@ -262,10 +265,11 @@ TEST(TapWriteFallback, PacketFormFrameSegmented) {
   auto w = make_writer(k, p.fd[1]);
   auto super = tcp_super(false, 3 * 1448 + 100, 1448);
   const std::size_t hdrs = 14 + 20 + 20;
-  auto pkt = core::Packet::from_bytes(std::span<const std::uint8_t>(super.data).first(hdrs));
-  auto buf = core::Buffer::make(std::span<const std::uint8_t>(super.data).subspan(hdrs));
-  ASSERT_EQ(pkt.add_frag(buf, 0, super.data.size() - hdrs), core::PacketError::Ok);
-  ASSERT_EQ(pkt.to_bytes(), super.data);
+  const Bytes sb = flat(super);
+  auto pkt = core::Packet::from_bytes(std::span<const std::uint8_t>(sb).first(hdrs));
+  auto buf = core::Buffer::make(std::span<const std::uint8_t>(sb).subspan(hdrs));
+  ASSERT_EQ(pkt.add_frag(buf, 0, sb.size() - hdrs), core::PacketError::Ok);
+  ASSERT_EQ(pkt.to_bytes(), sb);
   offload::virtio::TapFrame pf{super.vnet, std::move(pkt)};
   auto r = w.write(pf);
   EXPECT_EQ(r.failed, 0u);
@@ -312,8 +316,8 @@ TEST(TapWriteFallback, UsoRefusedResentAsDatagrams) {
       EXPECT_EQ(be16(s.frame, l4 + 6), gso_test::pseudo_only(&s.frame[14], v6, 8 + want, 17));
       payload.insert(payload.end(), s.frame.begin() + std::ptrdiff_t(l4 + 8), s.frame.end());
     }
-    EXPECT_TRUE(std::equal(payload.begin(), payload.end(), super.data.begin() + std::ptrdiff_t(l4 + 8),
-                           super.data.end()));
+    const Bytes sb = flat(super);
+    EXPECT_TRUE(std::equal(payload.begin(), payload.end(), sb.begin() + std::ptrdiff_t(l4 + 8), sb.end()));
     EXPECT_FALSE(w.gso_on(io::GsoWriteKind::Uso));
     EXPECT_TRUE(w.gso_on(io::GsoWriteKind::Tcpv4));
     EXPECT_EQ(w.stats().gso_refused[std::size_t(io::GsoWriteKind::Uso)], 1u);
@@ -363,7 +367,7 @@ TEST(TapWriteFallback, NoVnetHeaderFramesWrittenAsIs) {
   auto r = w.write(f);
   EXPECT_EQ(r.frames, 1u);
   ASSERT_EQ(k.out.size(), 1u);
-  EXPECT_EQ(k.out[0].frame, f.data);
+  EXPECT_EQ(k.out[0].frame, flat(f));
 }
 
 // A refusal that is not about GSO (everything refused, e.g. EIO from a device that is down):
@@ -395,7 +399,7 @@ TEST(TapWriteFallback, EagainWrittenAgain) {
   EXPECT_EQ(r.failed, 0u);
   EXPECT_EQ(r.frames, 1u);
   ASSERT_EQ(k.out.size(), 1u);
-  EXPECT_EQ(k.out[0].frame, f.data);
+  EXPECT_EQ(k.out[0].frame, flat(f));
   EXPECT_EQ(k.out[0].h.gso_type, wv::kGsoTcpv4) << "EAGAIN says nothing about GSO";
   EXPECT_TRUE(w.gso_on(io::GsoWriteKind::Tcpv4));
   EXPECT_EQ(w.stats().eagain_waits, 2u);
@@ -433,7 +437,7 @@ TEST(TapWriteFallback, ShortWriteWrittenAgainWhole) {
   EXPECT_EQ(r.failed, 0u);
   EXPECT_EQ(r.frames, 1u);
   ASSERT_EQ(k.out.size(), 1u);
-  EXPECT_EQ(k.out[0].frame, f.data);
+  EXPECT_EQ(k.out[0].frame, flat(f));
   EXPECT_EQ(w.stats().short_writes, 1u);
 }
 

@@ -242,7 +242,8 @@ TEST(TunnelEndpointShape, OneShapeForEveryEncapsulation) {
       std::vector<std::uint8_t> back;
       for (const auto& fr : frames) {
         const std::size_t link = ethernet(m) ? 14 : 0;
-        auto p = tcp_payload(fr.data.data() + link, fr.data.size() - link);
+        const auto fb = fr.pkt->to_bytes();
+        auto p = tcp_payload(fb.data() + link, fb.size() - link);
         back.insert(back.end(), p.begin(), p.end());
       }
       EXPECT_EQ(back, want);
@@ -498,7 +499,6 @@ TEST(TunnelEndpointShape, ZeroCopyReceiveIsAggregatedThroughGroCells) {
   c.local = addr("10.0.0.2");
   c.remotes = {addr("10.0.0.1")};
   tunnel::EndpointOptions o;
-  o.frame_packets = true;
   tunnel::Endpoint ep(c, o);
   std::size_t seg = 0;
   auto slot = vxlan_slot(16, 1000, seg);

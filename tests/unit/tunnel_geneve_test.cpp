@@ -337,7 +337,10 @@ TEST(TunnelGeneveDatapath, GN12_X31_SuperPacketSegmentsCarryTheHeaderAndAggregat
     EXPECT_EQ(rx.counters().drops_total(), 0u);
     EXPECT_LT(frames.size(), n);  // GRO after decapsulation merged them
     Bytes back;
-    for (auto& f : frames) back.insert(back.end(), f.data.begin() + 54, f.data.end());
+    for (auto& f : frames) {
+      const auto fb = f.pkt->to_bytes();
+      back.insert(back.end(), fb.begin() + 54, fb.end());
+    }
     EXPECT_EQ(back, Bytes(frame.begin() + 54, frame.end()));
   }
 }

@@ -143,8 +143,8 @@ TEST(TunnelIntegrity, BothSidesNoInnerChecksumComputed) {
   EXPECT_EQ(b.ep->counters().rx_csum_partial_seed, 3u);
   EXPECT_EQ(b.ep->peer(kA)->ctr.rx_csum_seed, 3u);
   EXPECT_EQ(b.ep->counters().drops_total(), 0u);
-  ASSERT_EQ(frames[0].data.size(), f.size());
-  const auto& got = frames[0].data;
+  ASSERT_EQ(frames[0].size(), f.size());
+  const auto got = frames[0].pkt->to_bytes();
   EXPECT_EQ(0, std::memcmp(got.data() + 54, f.data() + 54, 3000));  // payload intact
 }
 
@@ -355,8 +355,8 @@ TEST(TunnelIntegrity, GueGre_BothSidesNoInnerChecksumComputed) {
     if (std::string(m.mode) != "gue") {
       EXPECT_EQ(b.ep->counters().rx_gre_csum_ok, 3u);  // V-13
     }
-    ASSERT_EQ(frames[0].data.size(), p.size());
-    EXPECT_EQ(0, std::memcmp(frames[0].data.data() + l3 + 20, p.data() + l3 + 20, 3000));
+    ASSERT_EQ(frames[0].size(), p.size());
+    EXPECT_EQ(0, std::memcmp(frames[0].pkt->to_bytes().data() + l3 + 20, p.data() + l3 + 20, 3000));
   }
 }
 

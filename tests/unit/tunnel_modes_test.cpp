@@ -461,7 +461,7 @@ TEST(TunnelModesDatapath, X31_GueSuperPacketSegmentsWithValidInnerChecksums) {
     // Receive side: GRO after decapsulation rebuilds one aggregate (or a few) with all bytes.
     std::vector<std::uint8_t> back;
     for (auto& f : L.frames) {
-      auto p = tcp_payload(f.data);
+      auto p = tcp_payload(f.pkt->to_bytes());
       back.insert(back.end(), p.begin(), p.end());
     }
     EXPECT_EQ(back, expected_payload(payload));
@@ -492,7 +492,7 @@ TEST(TunnelModesDatapath, W28_GueRcoSegmentsKeepTheSeed) {
   std::vector<std::uint8_t> back;
   for (auto& f : L.frames) {
     EXPECT_TRUE(f.vnet.flags & wire::virtio_net::kFlagNeedsCsum);
-    auto p = tcp_payload(f.data);
+    auto p = tcp_payload(f.pkt->to_bytes());
     back.insert(back.end(), p.begin(), p.end());
   }
   EXPECT_EQ(back, expected_payload(payload));
@@ -520,7 +520,7 @@ TEST(TunnelModesDatapath, X33_GreSuperPacketWithKeyAndChecksum) {
     EXPECT_EQ(got, expected_payload(payload));
     std::vector<std::uint8_t> back;
     for (auto& f : L.frames) {
-      auto p = tcp_payload(f.data);
+      auto p = tcp_payload(f.pkt->to_bytes());
       back.insert(back.end(), p.begin(), p.end());
     }
     EXPECT_EQ(back, expected_payload(payload));

@@ -249,7 +249,7 @@ TEST(TunnelRxPartial, K9_DatapathDeliversNeedsCsumAndGroMerges) {
     EXPECT_EQ(a.vnet.gso_size, mss);
     EXPECT_EQ(a.vnet.csum_start, l4);
     EXPECT_EQ(a.vnet.csum_offset, 16);
-    auto bytes = a.data;
+    auto bytes = a.pkt->to_bytes();
     ASSERT_EQ(bytes.size(), std::size_t(l4) + 20 + 4 * mss);
     complete(bytes, a.vnet.csum_start, a.vnet.csum_offset);
     EXPECT_TRUE(tcp_csum_ok(bytes.data(), bytes.size()));
@@ -387,9 +387,9 @@ TEST(TunnelEcnRfc6040, EcnCeReachesTheTapThroughGro) {
   std::vector<tunnel::TapFrame> out;
   dp.rx_flush(2, out);
   ASSERT_EQ(out.size(), 2u);
-  EXPECT_EQ(dsfield(out[0].data) & 3, kEct0);
+  EXPECT_EQ(dsfield(out[0].pkt->to_bytes()) & 3, kEct0);
   EXPECT_EQ(out[0].vnet.gso_size, 1000);
-  EXPECT_EQ(dsfield(out[1].data) & 3, kCe);
+  EXPECT_EQ(dsfield(out[1].pkt->to_bytes()) & 3, kCe);
   EXPECT_EQ(dp.counters().rx_ecn_ce, 1u);
 }
 

@@ -1,6 +1,10 @@
 // VXLAN encapsulation / decapsulation (spec V-1..V-4, W-25, W-26, C-33, K-1, K-2).
 #include <gtest/gtest.h>
 
+#include <array>
+
+#include "ofld/tunnel/encapsulation.hpp"
+#include "ofld/tunnel/inner_csum.hpp"
 #include "ofld/tunnel/vxlan.hpp"
 #include "tunnel_test_util.hpp"
 
@@ -26,13 +30,43 @@ core::Packet partial_packet(const std::vector<std::uint8_t>& f, bool v6) {
   return p;
 }
 
+/// The datagram the endpoint sends for one segment `p`, made as Endpoint::transmit makes it:
+/// the one inner-checksum decision (inner_csum_plan over the VXLAN plug-in's rco_tx /
+/// rco_encodable), the checksum finished in software when it says so (csum_sw), then the
+/// plug-in's 8-byte header followed by the segment's bytes.
+tunnel::EncapInfo encap_datagram(core::Packet& p, const tunnel::VxlanConfig& c, std::vector<std::uint8_t>& out) {
+  const auto enc = tunnel::make_encapsulation(c);
+  tunnel::InnerCsumFacts f;
+  f.partial = p.ip_summed() == core::IpSummed::Partial;
+  f.rco_tx = enc->rco_tx();
+  if (f.partial) {
+    f.inet = !std::get<core::CsumPartial>(p.csum).not_inet;
+    f.start_known = p.csum_start_offset() >= 0;
+    f.rco_encodable = f.rco_tx && f.start_known && enc->rco_encodable(p);
+  }
+  const auto how = tunnel::inner_csum_plan(f);
+  bool summed = false;
+  if (how == tunnel::InnerCsum::SumInTrain || how == tunnel::InnerCsum::SumInEncap) {
+    if (core::checksum_help(p) != core::PacketError::Ok) return {};
+    summed = true;
+  }
+  std::array<std::uint8_t, tunnel::kMaxTunnelHdr> h{};
+  auto info = enc->encap(p, how == tunnel::InnerCsum::Rco, h);
+  if (!info.ok) return info;
+  info.csum_sw = summed;
+  out.assign(h.begin(), h.begin() + std::ptrdiff_t(info.hdr_len));
+  const auto b = p.to_bytes();
+  out.insert(out.end(), b.begin(), b.end());
+  return info;
+}
+
 TEST(TunnelVxlan, V1_V3_W26_RcoHeaderForTcpOverIpv4) {
   auto c = cfg4();
   c.remcsum_tx = true;
   auto f = tcp_frame(100, false, true);
   auto p = partial_packet(f, false);
   std::vector<std::uint8_t> out;
-  auto info = tunnel::encap_frame(p, c, out);
+  auto info = encap_datagram(p, c, out);
   ASSERT_TRUE(info.ok);
   EXPECT_TRUE(info.rco);
   // V-1: flags word 0x08200000 (I + RCO; as the kernel sends it, K-1); V-3: start 34 → 34/2 =
@@ -49,7 +83,7 @@ TEST(TunnelVxlan, V3_W26_RcoHeaderForTcpOverIpv6) {
   auto f = tcp_frame(64, true, true);
   auto p = partial_packet(f, true);
   std::vector<std::uint8_t> out;
-  ASSERT_TRUE(tunnel::encap_frame(p, c, out).rco);
+  ASSERT_TRUE(encap_datagram(p, c, out).rco);
   EXPECT_EQ(out[7], 0x1b);  // start 14 + 40 = 54 → 27
 }
 
@@ -58,7 +92,7 @@ TEST(TunnelVxlan, W26_NoRcoWithoutRemcsumTxFinishesChecksum) {
   auto f = tcp_frame(333, false, true);
   auto p = partial_packet(f, false);
   std::vector<std::uint8_t> out;
-  auto info = tunnel::encap_frame(p, c, out);
+  auto info = encap_datagram(p, c, out);
   ASSERT_TRUE(info.ok);
   EXPECT_FALSE(info.rco);
   EXPECT_TRUE(info.csum_sw);
@@ -76,7 +110,7 @@ TEST(TunnelVxlan, W26_OddCsumStartIsNotEncodable) {
   p.set_partial(34, 16);
   p.push(1)[0] = 0;
   std::vector<std::uint8_t> out;
-  auto info = tunnel::encap_frame(p, c, out);
+  auto info = encap_datagram(p, c, out);
   ASSERT_TRUE(info.ok);
   EXPECT_FALSE(info.rco);
   EXPECT_EQ(out[1], 0x00);
@@ -93,7 +127,7 @@ TEST(TunnelVxlan, BugF4_W26_CsumStartAbove254IsNotEncodable) {
   std::uint8_t* front = p.push(222);
   std::fill(front, front + 222, 0);
   std::vector<std::uint8_t> out;
-  auto info = tunnel::encap_frame(p, c, out);
+  auto info = encap_datagram(p, c, out);
   ASSERT_TRUE(info.ok);
   EXPECT_FALSE(info.rco);
   EXPECT_TRUE(info.csum_sw);
@@ -105,7 +139,7 @@ TEST(TunnelVxlan, BugF4_W26_CsumStartAbove254IsNotEncodable) {
   std::uint8_t* fr2 = q.push(220);
   std::fill(fr2, fr2 + 220, 0);
   out.clear();
-  ASSERT_TRUE(tunnel::encap_frame(q, c, out).rco);
+  ASSERT_TRUE(encap_datagram(q, c, out).rco);
   EXPECT_EQ(out[7], 0x7f);
 }
 

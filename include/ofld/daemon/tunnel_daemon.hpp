@@ -30,14 +30,24 @@
 
 #include "ofld/daemon/config.hpp"
 #include "ofld/io/netns.hpp"
+#include "ofld/io/vnet_writer.hpp"
 
 namespace ofld::daemon {
+
+/// What a program embedding the endpoint (not its configuration) chooses.
+struct TunnelDaemonOptions {
+  /// The writev(2) every device writer (io::VnetWriter, one per queue) calls; null → ::writev.
+  /// A test injects one that fails on purpose (EINVAL for GSO frames, EAGAIN, short writes)
+  /// to drive the software-GSO fallback against the real kernel.
+  io::WritevFn device_writev;
+};
 
 class TunnelDaemon {
  public:
   /// Set everything up for cfg.mode (errors name the failing step; skipped without
   /// /dev/net/tun or CAP_NET_ADMIN).
-  static io::Result<std::unique_ptr<TunnelDaemon>> create(const DaemonConfig& cfg);
+  static io::Result<std::unique_ptr<TunnelDaemon>> create(const DaemonConfig& cfg,
+                                                          TunnelDaemonOptions opts = {});
   ~TunnelDaemon();
   /// Run until SIGINT/SIGTERM or request_stop(). Returns 0, or 1 after a fatal I/O error.
   int run();

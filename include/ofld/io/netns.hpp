@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "ofld/io/result.hpp"
+#include "ofld/io/unique_fd.hpp"
 
 namespace ofld::io {
 
@@ -68,7 +69,7 @@ class Netns {
 
   const std::string& name() const noexcept { return name_; }
   /// fd of /run/netns/<name> (for setns), -1 after move.
-  int fd() const noexcept { return fd_; }
+  int fd() const noexcept { return fd_.get(); }
 
   /// Run `fn` on a new thread that first enters this namespace; returns fn's value. An
   /// exception thrown by fn, or a failed setns, becomes an error. fn returning Result<U> or
@@ -95,7 +96,7 @@ class Netns {
   void destroy() noexcept;
 
   std::string name_;
-  int fd_ = -1;
+  UniqueFd fd_;
 };
 
 namespace detail {

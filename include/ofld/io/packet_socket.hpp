@@ -16,6 +16,7 @@
 
 #include "ofld/io/result.hpp"
 #include "ofld/io/tap.hpp"
+#include "ofld/io/unique_fd.hpp"
 
 namespace ofld::io {
 
@@ -46,7 +47,7 @@ class PacketSocket {
   PacketSocket& operator=(const PacketSocket&) = delete;
   ~PacketSocket();
 
-  int fd() const noexcept { return fd_; }
+  int fd() const noexcept { return fd_.get(); }
   int ifindex() const noexcept { return ifindex_; }
 
   /// Transmit one frame on the bound interface. With vnet_hdr, `vnet` is prepended
@@ -59,7 +60,7 @@ class PacketSocket {
 
  private:
   PacketSocket() = default;
-  int fd_ = -1;
+  UniqueFd fd_;
   int ifindex_ = 0;
   bool vnet_hdr_ = false;
 };

@@ -16,6 +16,7 @@
 #include <span>
 
 #include "ofld/io/result.hpp"
+#include "ofld/io/unique_fd.hpp"
 #include "ofld/wire/ip_addr.hpp"
 
 namespace ofld::io {
@@ -53,7 +54,7 @@ class RawIpSocket {
   RawIpSocket& operator=(const RawIpSocket&) = delete;
   ~RawIpSocket();
 
-  int fd() const noexcept { return fd_; }
+  int fd() const noexcept { return fd_.get(); }
   const RawIpStats& stats() const noexcept { return st_; }
   /// Packets the kernel dropped on this socket since it was opened, mostly receive-queue
   /// overflow (sk_drops, getsockopt SO_MEMINFO). 0 when the kernel does not say.
@@ -77,7 +78,7 @@ class RawIpSocket {
 
  private:
   RawIpSocket() = default;
-  int fd_ = -1;
+  UniqueFd fd_;
   bool v6_ = false;
   int tos_ = 0;  // last IP_TOS / IPV6_TCLASS set
   RawIpStats st_;

@@ -25,6 +25,7 @@
 
 #include "ofld/io/device_batch.hpp"
 #include "ofld/io/result.hpp"
+#include "ofld/io/unique_fd.hpp"
 #include "ofld/wire/virtio_net.hpp"
 
 namespace ofld::offload::virtio { struct TapFrame; }
@@ -84,7 +85,7 @@ class Tap {
 
   const std::string& name() const noexcept { return name_; }
   int ifindex() const noexcept { return ifindex_; }
-  int fd() const noexcept { return fd_; }
+  int fd() const noexcept { return fd_.get(); }
   bool has_vnet_hdr() const noexcept { return vnet_hdr_; }
 
   /// TUNSETOFFLOAD(bits) (tun_offload::*). Error (EINVAL) for combinations the kernel
@@ -129,11 +130,10 @@ class Tap {
 
  private:
   Tap() = default;
-  void close_all() noexcept;
   Status ifreq_ioctl(unsigned long req, void* ifr, const char* what);
 
-  int fd_ = -1;
-  int ctl_fd_ = -1;  // AF_INET datagram socket in the TAP's namespace, for SIOC* ioctls
+  UniqueFd fd_;
+  UniqueFd ctl_fd_;  // AF_INET datagram socket in the TAP's namespace, for SIOC* ioctls
   std::string name_;
   int ifindex_ = 0;
   bool vnet_hdr_ = false;

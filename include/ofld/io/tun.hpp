@@ -16,6 +16,7 @@
 
 #include "ofld/io/device_batch.hpp"
 #include "ofld/io/result.hpp"
+#include "ofld/io/unique_fd.hpp"
 
 namespace ofld::offload::virtio { struct TapFrame; }
 
@@ -37,7 +38,7 @@ class Tun {
   Tun& operator=(const Tun&) = delete;
   ~Tun();
 
-  int fd() const noexcept { return fd_; }
+  int fd() const noexcept { return fd_.get(); }
   const std::string& name() const noexcept { return name_; }
   bool has_vnet_hdr() const noexcept { return vnet_hdr_; }
   /// TUNSETOFFLOAD(bits); EINVAL for combinations the kernel refuses (F-22).
@@ -62,8 +63,7 @@ class Tun {
 
  private:
   Tun() = default;
-  void close_all() noexcept;
-  int fd_ = -1, ctl_ = -1;
+  UniqueFd fd_, ctl_;
   std::string name_;
   bool vnet_hdr_ = false;
   core::BufferRef rbuf_;                // read_batch buffer (kDeviceReadBuf)

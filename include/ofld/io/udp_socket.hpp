@@ -18,6 +18,7 @@
 #include <span>
 
 #include "ofld/io/result.hpp"
+#include "ofld/io/unique_fd.hpp"
 #include "ofld/wire/ip_addr.hpp"
 
 namespace ofld::io {
@@ -100,7 +101,7 @@ class UdpSocket {
   UdpSocket& operator=(const UdpSocket&) = delete;
   ~UdpSocket();
 
-  int fd() const noexcept { return fd_; }
+  int fd() const noexcept { return fd_.get(); }
   bool gso() const noexcept { return gso_; }
   bool gro() const noexcept { return gro_; }
   /// UDP_SEGMENT accepts a shorter last datagram (start-up probe or given in the options).
@@ -124,16 +125,6 @@ class UdpSocket {
   /// retry. Returns datagrams sent, or an error naming the errno.
   Result<std::size_t> send_train(const wire::IpAddr& dst, std::uint16_t port,
                                  std::span<const std::uint8_t> buf, std::uint16_t seg_size);
-  /// As send_train, for a train whose bytes are scattered (no flattening copy): datagram i is
-  /// the concatenation of pieces[first[i]] .. pieces[first[i + 1] - 1] (first has one entry
-  /// per datagram plus the end, first.back() == pieces.size()). Every datagram but the last
-  /// must be exactly seg_size bytes (error otherwise, nothing sent). One sendmsg with
-  /// UDP_SEGMENT over all pieces (at most kMaxIov) per kMaxSegments datagrams; the same
-  /// fallbacks as send_train, the
-  /// plain form sending each datagram with its own pieces (sendmmsg).
-  Result<std::size_t> send_train_pieces(const wire::IpAddr& dst, std::uint16_t port,
-                                        std::span<const std::span<const std::uint8_t>> pieces,
-                                        std::span<const std::size_t> first, std::uint16_t seg_size);
   /// IP_TOS / IPV6_TCLASS for the datagrams sent from now on (0..255). A setsockopt only
   /// when the value changes; error naming the errno.
   Result<bool> set_tos(int tos);
@@ -143,8 +134,6 @@ class UdpSocket {
   /// IPv4 DF for the datagrams sent from now on (UdpSocketOptions::df: 1 set, 0 clear); -1
   /// and IPv6 sockets: nothing. A setsockopt only when the value changes.
   Result<bool> set_df(int df);
-  /// Most pieces one send_train_pieces call takes (UIO_MAXIOV).
-  static constexpr std::size_t kMaxIov = 1024;
   /// Non-blocking receive into `buf` (size ≥ 65535 recommended). nullopt when nothing is
   /// queued (EAGAIN).
   Result<std::optional<UdpRx>> recv(std::span<std::uint8_t> buf);
@@ -163,11 +152,9 @@ class UdpSocket {
   UdpSocket() = default;
   Result<std::size_t> send_plain(const void* sa, unsigned salen, std::span<const std::uint8_t> buf,
                                  std::uint16_t seg_size);
-  Result<std::size_t> send_plain_iov(const void* sa, unsigned salen, iovec* iov,
-                                     std::span<const std::size_t> first);
   Result<std::size_t> send_gso_iov(const void* sa, unsigned salen, iovec* iov, std::size_t niov,
                                    std::uint16_t seg_size, std::size_t n, int& eno);
-  int fd_ = -1;
+  UniqueFd fd_;
   bool v6_ = false;
   bool gso_ = false;
   bool gro_ = false;

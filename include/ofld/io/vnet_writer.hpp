@@ -88,7 +88,7 @@ struct VnetWriterOptions {
   bool vnet_hdr = true;  ///< the fd carries a 10-byte virtio_net_hdr (IFF_VNET_HDR)
   int mtu = 1500;        ///< the device's MTU, bytes of L3 packet (caps software-GSO TCP segments)
   int eagain_wait_ms = 1000;  ///< longest wait for POLLOUT per frame before it is counted lost
-  /// null → ::writev, unless OFLD_TEST_TAP_WRITE_FAULT is set (see fault_writev_from_env).
+  /// null → ::writev. Tests inject one that fails on purpose (the software-GSO fallback).
   WritevFn writev;
   /// shared by the queues of one device; null → the writer's own
   std::shared_ptr<GsoWriteGate> gate;
@@ -140,15 +140,5 @@ class VnetWriter {
   std::vector<std::span<const std::uint8_t>> pieces_;
   std::vector<std::uint8_t> flat_;
 };
-
-/// The test seam of the daemons: when the environment variable OFLD_TEST_TAP_WRITE_FAULT is
-/// set, a writev that fails on purpose, else null. Its value is a comma-separated list of
-///   gso=EINVAL | gso=EIO   every write of a GSO frame (vnet gso_type != 0) fails so
-///   eagain=N               every Nth write answers EAGAIN once before it is done
-///   short=N                every Nth write returns one byte less than given (nothing done)
-/// Frames that do not fail are written with ::writev. `vnet_hdr`: the first iovec entry of
-/// every write is the 10-byte virtio_net_hdr (how a GSO frame is recognised). Unknown
-/// entries are ignored (logged). One log line says that the hook is active.
-WritevFn fault_writev_from_env(bool vnet_hdr);
 
 }  // namespace ofld::io

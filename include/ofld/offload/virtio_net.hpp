@@ -86,23 +86,20 @@ std::optional<VnetHdr> from_packet(const core::Packet& p, bool has_data_valid = 
                                    int vlan_hlen = 0) noexcept;
 
 /// A frame for a TAP/TUN device write (TAP: Ethernet frame; TUN: IP packet): its
-/// virtio_net_hdr (host-order values, from_packet) + its bytes, either flat in `data` or kept
-/// in `pkt` (head, frags, frag_list: written with one writev over tap_pieces(), no flattening
-/// copy; `data` is then empty). Made by the tunnel endpoint's receive path, written by
+/// virtio_net_hdr (host-order values, from_packet) + its bytes kept in `pkt` (head, frags,
+/// frag_list: written with one writev over tap_pieces(), no flattening copy; a default-made
+/// frame has none and is empty). Made by the tunnel endpoint's receive path, written by
 /// io::VnetWriter.
 struct TapFrame {
   TapFrame() = default;
-  TapFrame(const wire::virtio_net::Hdr& h, std::vector<std::uint8_t> bytes)
-      : vnet(h), data(std::move(bytes)) {}
   TapFrame(const wire::virtio_net::Hdr& h, core::Packet p) : vnet(h), pkt(std::move(p)) {}
   wire::virtio_net::Hdr vnet{};
-  std::vector<std::uint8_t> data;
   std::optional<core::Packet> pkt;
-  /// Frame length in bytes (data or pkt).
-  std::size_t size() const noexcept { return pkt ? pkt->len() : data.size(); }
+  /// Frame length in bytes.
+  std::size_t size() const noexcept { return pkt ? pkt->len() : 0; }
 };
 
-/// The byte pieces of a device frame in order (data, or pkt's head, frags and frag_list
+/// The byte pieces of a device frame in order (pkt's head, frags and frag_list
 /// members), appended to `out`; for a writev. Returns the number of pieces appended.
 std::size_t tap_pieces(const TapFrame& f, std::vector<std::span<const std::uint8_t>>& out);
 

@@ -36,7 +36,7 @@
 //
 // For the daemon loop (one worker per device queue), the whole contract is:
 //   make:    Endpoint(cfg.tunnel, EndpointOptions{gro, vnet_hdr, mtu,
-//            frame_packets = true, own_mac, fdb = the workers' SharedFdb (VXLAN)});
+//            own_mac, fdb = the workers' SharedFdb (VXLAN)});
 //            encapsulation().link() / socket() / dst_port() say which device (TAP or TUN)
 //            and which socket (UDP on dst_port(), or raw IP protocol 47) to open.
 //   device readable: transmit(vnet, frame, now, trains) per frame; per train set the socket's
@@ -119,9 +119,6 @@ struct EndpointOptions {
   /// Device MTU (bytes of L3). Without a vnet header a frame longer than mtu + link header is
   /// dropped (TxTooBig; public bug B4: a GSO super-frame reaching a non-vnet reader); 0 = no check.
   int mtu = 0;
-  /// Receive: hand TapFrames over with the packet in TapFrame::pkt instead of flattening it
-  /// into TapFrame::data (saves a copy of every received byte; the daemon writes the pieces).
-  bool frame_packets = false;
   Mac own_mac{};           ///< VXLAN: the TAP's MAC (frames from it coming back are loops)
   /// VXLAN: forwarding database shared with other Endpoints (the workers of a multi-queue
   /// endpoint); null → a database of its own. The config's remotes are added either way.

@@ -95,18 +95,6 @@ struct EncapInfo {
   std::size_t hdr_len = 0;           ///< tunnel header bytes written (Encapsulation::encap)
 };
 
-/// Append the VXLAN payload for `inner` (one frame, not GSO; data() at its Ethernet header)
-/// to `out`: the 8-byte header then the frame bytes. A CHECKSUM_PARTIAL frame is sent with
-/// RCO when cfg.remcsum_tx and the offsets are encodable (W-26: csum_start ≤ 254 from the
-/// inner Ethernet header, even, csum_offset 6 or 16); otherwise its checksum is finished in
-/// software (skb_checksum_help). `inner` may be modified (checksum written).
-EncapInfo encap_frame(core::Packet& inner, const VxlanConfig& cfg, std::vector<std::uint8_t>& out);
-
-/// encap_frame without the copy: the same checksum / RCO decisions on `inner` (which may be
-/// modified), the 8-byte VXLAN header written to `hdr`; the datagram is `hdr` followed by
-/// inner's bytes (head, frags, frag_list), for a scatter-gather send.
-EncapInfo encap_header(core::Packet& inner, const VxlanConfig& cfg, std::span<std::uint8_t, 8> hdr);
-
 /// Whether the outer UDP checksum of a received datagram is known to have been present.
 enum class OuterCsum : std::uint8_t { Unknown, Present, Zero };
 
