@@ -86,6 +86,15 @@ class Lab:
                                      str(self.a.per_update)],
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
+    def cpu_s(self, proc):
+        """CPU seconds (user + system) of a process we started, or None once it is gone."""
+        try:
+            with open("/proc/%d/stat" % proc.pid) as f:
+                w = f.read().rsplit(")", 1)[1].split()
+            return round((int(w[11]) + int(w[12])) / os.sysconf("SC_CLK_TCK"), 2)
+        except (OSError, AttributeError, IndexError, ValueError):
+            return None
+
     def ofld_pid(self):
         # `ip netns exec` execs the program: the Popen pid is ofld's
         return self.ofld.pid
@@ -160,7 +169,12 @@ def main():
     ap.add_argument("--churn", type=int, default=0)
     ap.add_argument("--ofld-after", action="store_true",
                     help="start ofld once gobgpd holds the routes (its start-up re-sync; RSS absolute)")
+    ap.add_argument("--timeout", type=float, default=1800, help="seconds allowed gobgpd to take the routes in")
     ap.add_argument("--per-update", type=int, default=100, help="NLRIs per UPDATE (1..100)")
+    ap.add_argument("--gobgpd-only", action="store_true",
+                    help="no ofld: time gobgpd taking the speaker's routes in, then stop")
+    ap.add_argument("--poll", type=float, default=0.5,
+                    help="seconds between `gobgp global rib summary` polls (each is a process)")
     ap.add_argument("--json")
     a = ap.parse_args()
     a.ofld = os.path.abspath(a.ofld)
@@ -171,6 +185,21 @@ def main():
         L.up()
         L.start_bgp()
         time.sleep(0.5)
+        if a.gobgpd_only:  # gobgpd and the speaker alone: is the ingest rate ours?
+            t0 = time.time()
+            L.start_gen()
+            marks = []
+            while True:
+                n = L.rib_paths()
+                marks.append((round(time.time() - t0, 1), n, L.cpu_s(L.bgp)))
+                if n >= N or time.time() - t0 > a.timeout:
+                    break
+                time.sleep(a.poll)
+            res["gobgpd_holding_s_from_start"] = round(time.time() - t0, 3) if n >= N else None
+            res["gobgpd_cpu_s"] = L.cpu_s(L.bgp)
+            res["gobgpd_progress"] = marks[::max(1, len(marks) // 20)] + marks[-1:]
+            print(json.dumps(res), flush=True)
+            return
         if a.ofld_after:  # gobgpd takes the routes in first (no watcher), then ofld starts
             t0 = time.time()
             L.start_gen()

@@ -528,6 +528,10 @@ class GobgpClient final : public EvpnClient {
     apipb::ListPathRequest req;
     req.set_table_type(apipb::GLOBAL);
     *req.mutable_family() = evpn_family();
+    // The NLRI and attributes as in the UPDATE, not as Any messages: gobgpd repeats the
+    // UPDATE's whole MP_REACH_NLRI in each of its paths, and marshalling those NLRIs (100 an
+    // UPDATE: ~18 kB a path) was most of a re-synchronisation (docs/evpn.md "bench/evpn").
+    req.set_enable_only_binary(true);
     grpc::ClientContext c;
     deadline(c, kListMs);
     {

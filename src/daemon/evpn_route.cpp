@@ -7,6 +7,9 @@
 #include <set>
 #include <string>
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
+
 #include "attribute.pb.h"
 
 namespace ofld::daemon {
@@ -28,6 +31,28 @@ struct Attrs {
   bool malformed = false;
 };
 
+/// The first next hop of an MpReachNLRIAttribute's bytes into `nh` (when it holds none yet),
+/// its NLRIs skipped unparsed: gobgpd repeats the UPDATE's every NLRI in each path's
+/// attribute (100 NLRIs an UPDATE: 10,000 parsed for one WatchEvent message otherwise).
+/// false: bytes that are no such message (a truncated or malformed field).
+bool mp_reach_next_hop(const std::string& bytes, std::optional<std::string>& nh) {
+  using google::protobuf::internal::WireFormatLite;
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const std::uint8_t*>(bytes.data()),
+                                            int(bytes.size()));
+  constexpr std::uint32_t kNextHopsTag = 2 << 3 | WireFormatLite::WIRETYPE_LENGTH_DELIMITED;  // next_hops = 2
+  while (const std::uint32_t tag = in.ReadTag()) {
+    if (tag == kNextHopsTag) {
+      std::uint32_t len;
+      std::string s;
+      if (!in.ReadVarint32(&len) || !in.ReadString(&s, int(len))) return false;
+      if (!nh) nh = std::move(s);
+    } else if (!WireFormatLite::SkipField(&in, tag)) {
+      return false;
+    }
+  }
+  return in.ConsumedEntireMessage();
+}
+
 Attrs attrs(const apipb::Path& p) {
   Attrs r;
   for (const auto& a : p.pattrs()) {
@@ -36,9 +61,7 @@ Attrs attrs(const apipb::Path& p) {
       if (!a.UnpackTo(&nh)) r.malformed = true;
       else if (!r.next_hop) r.next_hop = nh.next_hop();
     } else if (a.Is<apipb::MpReachNLRIAttribute>()) {
-      apipb::MpReachNLRIAttribute mp;
-      if (!a.UnpackTo(&mp)) r.malformed = true;
-      else if (!r.next_hop && mp.next_hops_size() > 0) r.next_hop = mp.next_hops(0);
+      if (!mp_reach_next_hop(a.value(), r.next_hop)) r.malformed = true;
     } else if (a.Is<apipb::ExtendedCommunitiesAttribute>()) {
       apipb::ExtendedCommunitiesAttribute ec;
       if (!a.UnpackTo(&ec)) {
@@ -77,6 +100,224 @@ Attrs attrs(const apipb::Path& p) {
 std::optional<IpAddr> parse_addr(const std::string& s) {
   if (s.find('\0') != std::string::npos) return std::nullopt;
   return IpAddr::parse(s);
+}
+
+std::uint32_t be(const unsigned char* b, std::size_t n) {
+  std::uint32_t v = 0;
+  for (std::size_t i = 0; i < n; ++i) v = v << 8 | b[i];
+  return v;
+}
+
+IpAddr addr_from(const unsigned char* b, std::size_t n) {
+  IpAddr a;
+  a.family = n == 4 ? 4 : 6;
+  std::copy(b, b + n, a.bytes.begin());
+  return a;
+}
+
+/// One extended community in its 8 octets (RFC 4360 §2), read as gobgpd reads it into the
+/// Any messages attrs() takes: route target of a two-octet (types 0x00/0x40) or four-octet
+/// AS (0x02/0x42, RFC 5668) with sub-type 0x02; BGP Encapsulation (opaque 0x03/0x43, sub-type
+/// 0x0C, RFC 9012 §4.1: tunnel type in the last two octets); MAC Mobility (EVPN 0x06, sub-type
+/// 0x00, RFC 7432 §7.7: sequence number in the last four). Others are not ours to read.
+void ext_community(const unsigned char* c, Attrs& r) {
+  const unsigned type = c[0] & 0xBF, sub = c[1];  // 0x40: the non-transitive twin
+  if (type == 0x00 && sub == 0x02) r.rts.insert(be(c + 4, 4));
+  else if (type == 0x02 && sub == 0x02) r.rts.insert(be(c + 6, 2));
+  else if (type == 0x03 && sub == 0x0C) r.encaps.insert(be(c + 6, 2));
+  else if (c[0] == 0x06 && sub == 0x00) r.seq = be(c + 4, 4);
+}
+
+/// What the path attributes say, from ListPath's `pattrs_binary`: each attribute as in an
+/// UPDATE (RFC 4271 §4.3: flags, type, one or — Extended Length — two length octets, value).
+/// Read: NEXT_HOP (3), MP_REACH_NLRI (14: RFC 4760 §3, only the next hop — its NLRIs, which
+/// gobgpd repeats in every path of an UPDATE, are skipped), EXTENDED COMMUNITIES (16),
+/// PMSI_TUNNEL (22, RFC 6514 §5). `malformed` when a length does not add up.
+Attrs attrs_binary(const apipb::Path& p) {
+  Attrs r;
+  for (const std::string& a : p.pattrs_binary()) {
+    const auto* b = reinterpret_cast<const unsigned char*>(a.data());
+    const std::size_t head = a.size() >= 1 && (b[0] & 0x10) ? 4 : 3;
+    if (a.size() < head || (head == 4 ? be(b + 2, 2) : b[2]) != a.size() - head) {
+      r.malformed = true;
+      continue;
+    }
+    const unsigned char* v = b + head;
+    const std::size_t len = a.size() - head;
+    switch (b[1]) {
+      case 3:  // NEXT_HOP: an IPv4 address
+        if (len != 4) r.malformed = true;
+        else if (!r.next_hop) r.next_hop = addr_from(v, 4).to_string();
+        break;
+      case 14: {  // MP_REACH_NLRI: AFI (2), SAFI (1), next hop length (1), next hop, ...
+        const std::size_t nh = len >= 4 ? v[3] : 0;
+        if (len < 5 || len < 5 + nh || (nh != 0 && nh != 4 && nh != 16 && nh != 32)) {
+          r.malformed = true;  // 32: global and link-local IPv6 (RFC 2545 §3): the global one
+        } else if (!r.next_hop && nh != 0) {
+          r.next_hop = addr_from(v + 4, nh == 4 ? 4 : 16).to_string();
+        }
+        break;
+      }
+      case 16:  // EXTENDED COMMUNITIES: 8 octets each
+        if (len % 8) r.malformed = true;
+        else
+          for (std::size_t i = 0; i < len; i += 8) ext_community(v + i, r);
+        break;
+      case 22: {  // PMSI_TUNNEL: flags (1), tunnel type (1), label (3), tunnel identifier
+        if (len < 5) {
+          r.malformed = true;
+          break;
+        }
+        apipb::PmsiTunnelAttribute pm;
+        pm.set_flags(v[0]);
+        pm.set_type(v[1]);
+        pm.set_label(be(v + 2, 3));  // the 24-bit field as gobgpd gives it (RFC 8365 §5.1.3)
+        pm.set_id(std::string(reinterpret_cast<const char*>(v + 5), len - 5));
+        r.pmsi = std::move(pm);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return r;
+}
+
+/// An address as a key: its family and octets (the text forms of one address key alike).
+std::string addr_key(const IpAddr& a) {
+  std::string k(1, char(a.family));
+  k.append(reinterpret_cast<const char*>(a.bytes.data()), a.is_v6() ? 16 : 4);
+  return k;
+}
+
+/// The NLRI's IP address field as a key: none ("" or Go's "<nil>") is empty, an address its
+/// addr_key, anything else its text behind '?' (never equal to an address's key).
+std::string ip_key(const std::string& s) {
+  if (s.empty() || s == "<nil>") return {};
+  if (auto a = parse_addr(s)) return addr_key(*a);
+  return "?" + s;
+}
+
+/// The route distinguisher as its 8 octets on the wire (RFC 4364 §4.2, RFC 7432 §7.9: type
+/// 0 AS2:number32, type 1 IPv4:number16, type 2 AS4:number16), so that a route read from
+/// ListPath's binary NLRI and its withdrawal on WatchEvent (an Any) have one identity. An
+/// RD gobgpd has no message for keeps its type URL and bytes behind '?' (not 8 octets long).
+std::string rd_key(const google::protobuf::Any& rd) {
+  std::string k(8, '\0');
+  auto put = [&k](std::size_t at, std::uint32_t v, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) k[at + i] = char(v >> (8 * (n - 1 - i)));
+  };
+  if (rd.Is<apipb::RouteDistinguisherTwoOctetASN>()) {
+    apipb::RouteDistinguisherTwoOctetASN r;
+    if (rd.UnpackTo(&r)) {
+      put(0, 0, 2), put(2, r.admin(), 2), put(4, r.assigned(), 4);
+      return k;
+    }
+  } else if (rd.Is<apipb::RouteDistinguisherIPAddress>()) {
+    apipb::RouteDistinguisherIPAddress r;
+    auto a = rd.UnpackTo(&r) ? parse_addr(r.admin()) : std::nullopt;
+    if (a && a->family == 4) {
+      put(0, 1, 2), put(6, r.assigned(), 2);
+      std::copy(a->bytes.begin(), a->bytes.begin() + 4, k.begin() + 2);
+      return k;
+    }
+  } else if (rd.Is<apipb::RouteDistinguisherFourOctetASN>()) {
+    apipb::RouteDistinguisherFourOctetASN r;
+    if (rd.UnpackTo(&r)) {
+      put(0, 2, 2), put(2, r.admin(), 4), put(6, r.assigned(), 2);
+      return k;
+    }
+  }
+  return "?" + rd.type_url() + "/" + rd.value();
+}
+
+/// The NLRI's fields the mapping reads, from either form gobgpd sends.
+struct Nlri {
+  enum class Type : std::uint8_t { Other, MacIp, Imet } type = Type::Other;
+  bool malformed = false;                 ///< bytes that do not parse as the route type
+  std::string rd;                         ///< rd_key
+  std::uint32_t etag = 0;                 ///< Ethernet Tag ID
+  std::optional<std::uint32_t> label;     ///< type-2: the first label field (24 bits)
+  std::optional<Mac> mac;                 ///< type-2: nullopt for a malformed MAC
+  std::string ip;                         ///< the IP address field as a key (ip_key, addr_key)
+  std::optional<IpAddr> originator;       ///< type-3: the originating router's IP address
+};
+
+Nlri nlri_any(const google::protobuf::Any& a) {
+  Nlri n;
+  if (a.Is<apipb::EVPNMACIPAdvertisementRoute>()) {
+    n.type = Nlri::Type::MacIp;
+    apipb::EVPNMACIPAdvertisementRoute r;
+    if (!a.UnpackTo(&r)) {
+      n.malformed = true;
+      return n;
+    }
+    n.rd = rd_key(r.rd());
+    n.etag = r.ethernet_tag();
+    if (r.labels_size() > 0) n.label = r.labels(0);
+    n.mac = parse_evpn_mac(r.mac_address());
+    n.ip = ip_key(r.ip_address());
+  } else if (a.Is<apipb::EVPNInclusiveMulticastEthernetTagRoute>()) {
+    n.type = Nlri::Type::Imet;
+    apipb::EVPNInclusiveMulticastEthernetTagRoute r;
+    if (!a.UnpackTo(&r)) {
+      n.malformed = true;
+      return n;
+    }
+    n.rd = rd_key(r.rd());
+    n.etag = r.ethernet_tag();
+    n.ip = ip_key(r.ip_address());
+    n.originator = parse_addr(r.ip_address());
+  }
+  return n;
+}
+
+/// ListPath's `nlri_binary`: the EVPN NLRI as in MP_REACH_NLRI (RFC 7432 §7: route type,
+/// length, route); type-2 (§7.2): RD (8), ESI (10), Ethernet Tag (4), MAC length in bits (48),
+/// MAC (6), IP length in bits (0, 32, 128), IP, one or two 3-octet labels; type-3 (§7.3): RD
+/// (8), Ethernet Tag (4), IP length (32, 128), originating router's IP.
+Nlri nlri_binary(const std::string& s) {
+  Nlri n;
+  const auto* b = reinterpret_cast<const unsigned char*>(s.data());
+  if (s.size() < 2) {
+    n.type = Nlri::Type::MacIp;  // no route type to name: malformed whatever it was
+    n.malformed = true;
+    return n;
+  }
+  const unsigned char* d = b + 2;
+  const std::size_t len = s.size() - 2;
+  auto ip_len = [](unsigned bits) -> std::optional<std::size_t> {
+    if (bits == 0 || bits == 32 || bits == 128) return bits / 8;
+    return std::nullopt;
+  };
+  if (b[0] == 2) {
+    n.type = Nlri::Type::MacIp;
+    std::optional<std::size_t> il;
+    if (b[1] != len || len < 30 || d[22] != 48 || !(il = ip_len(d[29])) ||
+        (len != 30 + *il + 3 && len != 30 + *il + 6)) {
+      n.malformed = true;
+      return n;
+    }
+    n.rd.assign(reinterpret_cast<const char*>(d), 8);
+    n.etag = be(d + 18, 4);
+    Mac m;
+    std::copy(d + 23, d + 29, m.begin());
+    n.mac = m;
+    if (*il) n.ip = addr_key(addr_from(d + 30, *il));
+    n.label = be(d + 30 + *il, 3);
+  } else if (b[0] == 3) {
+    n.type = Nlri::Type::Imet;
+    std::optional<std::size_t> il;
+    if (b[1] != len || len < 13 || !(il = ip_len(d[12])) || *il == 0 || len != 13 + *il) {
+      n.malformed = true;
+      return n;
+    }
+    n.rd.assign(reinterpret_cast<const char*>(d), 8);
+    n.etag = be(d + 8, 4);
+    n.originator = addr_from(d + 13, *il);
+    n.ip = addr_key(*n.originator);
+  }
+  return n;
 }
 
 /// The rule of a configured remote (config.cpp check_remote): unicast, not unspecified.
@@ -126,10 +367,6 @@ struct KeyHash {
   }
 };
 
-void hash_rd(KeyHash& k, const google::protobuf::Any& rd) {
-  k.bytes(rd.type_url());
-  k.bytes(rd.value());
-}
 
 }  // namespace
 
@@ -167,43 +404,42 @@ std::string_view to_string(RouteIgnored r) noexcept {
 EvpnRouteDecision map_evpn_route(const apipb::Path& p, const EvpnRouteContext& ctx) {
   if (p.family().afi() != apipb::Family::AFI_L2VPN || p.family().safi() != apipb::Family::SAFI_EVPN)
     return ignored(RouteIgnored::NotEvpn);
-  const Attrs at = attrs(p);
+  // ListPath with enable_only_binary: the NLRI and attributes as in the UPDATE, no Any
+  const bool binary = !p.has_nlri() && !p.nlri_binary().empty();
+  const Attrs at = binary ? attrs_binary(p) : attrs(p);
   if (at.malformed) return ignored(RouteIgnored::AttrMalformed);
   if (!at.next_hop || at.next_hop->empty()) return ignored(RouteIgnored::NoNextHop);
   const auto nh = parse_addr(*at.next_hop);
   if (!nh) return ignored(RouteIgnored::NextHopNotAddress);
   if (*nh == ctx.vtep) return ignored(RouteIgnored::Own);
+  const Nlri n = binary ? nlri_binary(p.nlri_binary()) : nlri_any(p.nlri());
   EvpnRouteAction act;
   act.withdraw = p.is_withdraw();
-  if (p.nlri().Is<apipb::EVPNMACIPAdvertisementRoute>()) {
-    apipb::EVPNMACIPAdvertisementRoute r;
-    if (!p.nlri().UnpackTo(&r)) return ignored(RouteIgnored::NlriMalformed);
+  if (n.type == Nlri::Type::MacIp) {
+    if (n.malformed) return ignored(RouteIgnored::NlriMalformed);
     // RFC 8365 §5.1.3: the VNI in the label; §5.1.2 Ethernet Tag; §5.1.2.1 route target AS:VNI
-    const bool ours = (r.labels_size() > 0 && r.labels(0) == ctx.vni) || r.ethernet_tag() == ctx.vni ||
-                      at.rts.count(ctx.vni);
+    const bool ours = (n.label && *n.label == ctx.vni) || n.etag == ctx.vni || at.rts.count(ctx.vni);
     if (!ours) return ignored(RouteIgnored::OtherVni);
     if (auto why = other_encap(at, ctx)) return ignored(*why);
-    const auto mac = parse_evpn_mac(r.mac_address());
-    if (!mac) return ignored(RouteIgnored::MacMalformed);
-    if (tunnel::Fdb::is_group(*mac) || *mac == Mac{}) return ignored(RouteIgnored::MacNotUnicast);
+    if (!n.mac) return ignored(RouteIgnored::MacMalformed);
+    if (tunnel::Fdb::is_group(*n.mac) || *n.mac == Mac{}) return ignored(RouteIgnored::MacNotUnicast);
     if (auto why = vtep_unusable(*nh, ctx)) return ignored(*why);
     act.kind = EvpnRouteAction::Kind::MacIp;
     KeyHash k;
     k.num(2);
-    hash_rd(k, r.rd());
-    k.num(r.ethernet_tag());
-    k.bytes(std::string_view(reinterpret_cast<const char*>(mac->data()), mac->size()));
-    k.bytes(r.ip_address());
+    k.bytes(n.rd);
+    k.num(n.etag);
+    k.bytes(std::string_view(reinterpret_cast<const char*>(n.mac->data()), n.mac->size()));
+    k.bytes(n.ip);
     act.route_id = k.h;
-    act.mac = *mac;
+    act.mac = *n.mac;
     act.vtep = *nh;
     act.seq = at.seq;  // RFC 7432 §7.7 (0 without the community)
     return {act, {}};
   }
-  if (p.nlri().Is<apipb::EVPNInclusiveMulticastEthernetTagRoute>()) {
-    apipb::EVPNInclusiveMulticastEthernetTagRoute r;
-    if (!p.nlri().UnpackTo(&r)) return ignored(RouteIgnored::NlriMalformed);
-    const bool ours = (at.pmsi && at.pmsi->label() == ctx.vni) || r.ethernet_tag() == ctx.vni ||
+  if (n.type == Nlri::Type::Imet) {
+    if (n.malformed) return ignored(RouteIgnored::NlriMalformed);
+    const bool ours = (at.pmsi && at.pmsi->label() == ctx.vni) || n.etag == ctx.vni ||
                       at.rts.count(ctx.vni);
     if (!ours) return ignored(RouteIgnored::OtherVni);
     if (auto why = other_encap(at, ctx)) return ignored(*why);
@@ -218,16 +454,16 @@ EvpnRouteDecision map_evpn_route(const apipb::Path& p, const EvpnRouteContext& c
       vtep.family = id.size() == 4 ? 4 : 6;
       vtep.bytes = {};
       std::copy(id.begin(), id.end(), vtep.bytes.begin());
-    } else if (auto o = parse_addr(r.ip_address())) {
-      vtep = *o;
+    } else if (n.originator) {
+      vtep = *n.originator;
     }
     if (auto why = vtep_unusable(vtep, ctx)) return ignored(*why);
     act.kind = EvpnRouteAction::Kind::InclusiveMulticast;
     KeyHash k;
     k.num(3);
-    hash_rd(k, r.rd());
-    k.num(r.ethernet_tag());
-    k.bytes(r.ip_address());
+    k.bytes(n.rd);
+    k.num(n.etag);
+    k.bytes(n.ip);
     act.route_id = k.h;
     act.vtep = vtep;
     return {act, {}};

@@ -14,8 +14,11 @@ TEST(EvpnRoute, NeedsTheGrpcClient) {
 
 #else
 
+#include <initializer_list>
 #include <ostream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "../../src/daemon/evpn.hpp"
 #include "../../src/daemon/evpn_route.hpp"
@@ -641,6 +644,226 @@ TEST(EvpnRouteIdentity, Rfc7432_7_3_ImetIdentityIsRdTagAndOriginator) {
   EXPECT_NE(id_of(type3("10.0.0.2", pm, {}, false, kVni)), base);  // another Ethernet tag
 }
 
+
+// ---- ListPath's binary form (enable_only_binary: nlri_binary, pattrs_binary), the octets
+// written here from RFC 7432 §7.2 / §7.3 (NLRI), RFC 4271 §4.3 (attribute header), RFC 4760
+// §3 (MP_REACH_NLRI), RFC 4360 / RFC 9012 §4.1 / RFC 7432 §7.7 (extended communities) and
+// RFC 6514 §5 (PMSI tunnel), not from the mapping.
+
+using Bytes = std::string;
+Bytes octets(std::initializer_list<int> v) {
+  Bytes b;
+  for (int x : v) b.push_back(char(x));
+  return b;
+}
+Bytes be_n(std::uint32_t v, int n) {
+  Bytes b;
+  for (int i = n - 1; i >= 0; --i) b.push_back(char(v >> (8 * i)));
+  return b;
+}
+// RD type 1 (RFC 4364 §4.2): IPv4 administrator, 2-octet number
+Bytes rd1(const char* admin, std::uint16_t n) { return be_n(1, 2) + addr_bytes(admin) + be_n(n, 2); }
+Bytes mac_bytes(const Mac& m) { return Bytes(reinterpret_cast<const char*>(m.data()), 6); }
+
+// type-2 NLRI: route type 2, length, RD, ESI (10, single-homed 0), Ethernet Tag, MAC length
+// 48, MAC, IP length in bits and IP, label 1 (the VNI in 24 bits, RFC 8365 §5.1.3)
+Bytes nlri2(const Bytes& rd, const Mac& m, std::uint32_t label = kVni, const Bytes& ip = {},
+            std::uint32_t etag = 0) {
+  Bytes r = rd + Bytes(10, '\0') + be_n(etag, 4) + octets({48}) + mac_bytes(m) +
+            octets({int(ip.size() * 8)}) + ip + be_n(label, 3);
+  return octets({2, int(r.size())}) + r;
+}
+// type-3 NLRI: RD, Ethernet Tag, IP length 32, originating router's IP
+Bytes nlri3(const Bytes& rd, const char* originator, std::uint32_t etag = 0) {
+  Bytes r = rd + be_n(etag, 4) + octets({32}) + addr_bytes(originator);
+  return octets({3, int(r.size())}) + r;
+}
+// a path attribute as in an UPDATE: flags, type, length (Extended Length: two octets)
+Bytes attr(int flags, int type, const Bytes& v) {
+  if (flags & 0x10) return octets({flags, type}) + be_n(std::uint32_t(v.size()), 2) + v;
+  return octets({flags, type, int(v.size())}) + v;
+}
+Bytes mp_reach(const char* nh, const Bytes& nlris, int flags = 0x80) {
+  const Bytes n = addr_bytes(nh);
+  return attr(flags, 14, be_n(25, 2) + octets({70, int(n.size())}) + n + octets({0}) + nlris);
+}
+Bytes rt(std::uint16_t as, std::uint32_t la) { return octets({0x00, 0x02}) + be_n(as, 2) + be_n(la, 4); }
+Bytes encap(std::uint16_t t) { return octets({0x03, 0x0C, 0, 0, 0, 0}) + be_n(t, 2); }
+Bytes mobility(std::uint32_t seq) { return octets({0x06, 0x00, 0, 0}) + be_n(seq, 4); }
+
+apipb::Path binary_path(const Bytes& nlri, std::vector<Bytes> pattrs, bool best = true) {
+  apipb::Path p;
+  *p.mutable_family() = evpn_family();
+  p.set_nlri_binary(nlri);
+  for (auto& a : pattrs) p.add_pattrs_binary(a);
+  p.set_best(best);
+  return p;
+}
+
+TEST(EvpnRouteBinary, Type2FromListPathBinaryIsTheRouteGobgpdSendsAsAny_RFC7432_7_2) {
+  // as gobgpd keeps a route of a 100-NLRI UPDATE: its MP_REACH_NLRI carries all 100 NLRIs
+  Bytes all;
+  for (int i = 0; i < 100; ++i) all += nlri2(rd1("10.0.0.2", kVni), Mac{2, 0, 0, 0, 0, std::uint8_t(i)});
+  const apipb::Path b = binary_path(nlri2(rd1("10.0.0.2", kVni), kMac),
+                                    {attr(0x40, 1, octets({0})), mp_reach("10.0.0.2", all),
+                                     attr(0xC0, 16, rt(kAsn, kVni) + encap(8) + mobility(7))});
+  const auto d = map_evpn_route(b, ctx4());
+  ASSERT_TRUE(d.action) << to_string(d.reason);
+  EXPECT_EQ(d.action->kind, Kind::MacIp);
+  EXPECT_EQ(d.action->mac, kMac);
+  EXPECT_EQ(d.action->vtep, ip("10.0.0.2"));
+  EXPECT_EQ(d.action->seq, 7u);
+  EXPECT_FALSE(d.action->withdraw);
+  // the same route as an Any (WatchEvent): one identity, so a withdrawal on the stream of a
+  // route read by ListPath removes it
+  Attrs a;
+  a.mac_mobility_seq = 7;
+  const auto any = map_evpn_route(type2("52:54:00:12:34:56", kVni, a), ctx4());
+  ASSERT_TRUE(any.action);
+  EXPECT_EQ(*any.action, *d.action);
+  EXPECT_EQ(map_evpn_route(type2("52:54:00:12:34:56", kVni, a, true), ctx4()).action->route_id,
+            d.action->route_id);
+}
+
+TEST(EvpnRouteBinary, Type2NextHopAttributeAndExtendedLength_RFC4271_4_3) {
+  // NEXT_HOP (type 3) instead of MP_REACH's; communities with the Extended Length flag; a
+  // four-octet-AS route target (type 0x02, RFC 5668) naming the VNI; another VNI's label
+  const apipb::Path b = binary_path(
+      nlri2(rd1("10.0.0.2", 7), kMac, 7),
+      {attr(0x40, 3, addr_bytes("10.0.0.5")),
+       attr(0xD0, 16, octets({0x02, 0x02}) + be_n(4200000000u, 4) + be_n(kVni, 2))});
+  const auto d = map_evpn_route(b, ctx4());
+  ASSERT_TRUE(d.action) << to_string(d.reason);
+  EXPECT_EQ(d.action->vtep, ip("10.0.0.5"));
+  EXPECT_EQ(d.action->seq, 0u);  // no MAC Mobility community (RFC 7432 §7.7)
+  // without the route target the label (7) is no VNI of ours
+  const apipb::Path other = binary_path(nlri2(rd1("10.0.0.2", 7), kMac, 7), {attr(0x40, 3, addr_bytes("10.0.0.5"))});
+  EXPECT_EQ(map_evpn_route(other, ctx4()).reason, RouteIgnored::OtherVni);
+}
+
+TEST(EvpnRouteBinary, Type3IngressReplicationFromListPathBinary_RFC6514_5_RFC7432_7_3) {
+  const Bytes pmsi = octets({0, 6}) + be_n(kVni, 3) + addr_bytes("10.0.0.9");  // flags, IR, label
+  const apipb::Path b = binary_path(nlri3(rd1("10.0.0.3", kVni), "10.0.0.3"),
+                                    {mp_reach("10.0.0.3", nlri3(rd1("10.0.0.3", kVni), "10.0.0.3")),
+                                     attr(0xC0, 16, rt(kAsn, kVni) + encap(8)), attr(0xC0, 22, pmsi)});
+  const auto d = map_evpn_route(b, ctx4());
+  ASSERT_TRUE(d.action) << to_string(d.reason);
+  EXPECT_EQ(d.action->kind, Kind::InclusiveMulticast);
+  EXPECT_EQ(d.action->vtep, ip("10.0.0.9"));
+  Attrs a;
+  a.next_hop = "10.0.0.3";
+  const auto any = map_evpn_route(type3("10.0.0.3", Pmsi{6, kVni, addr_bytes("10.0.0.9")}, a), ctx4());
+  ASSERT_TRUE(any.action);
+  EXPECT_EQ(*any.action, *d.action);
+}
+
+TEST(EvpnRouteBinary, RdOfEachTypeKeysAlikeInBothForms_RFC7432_7_9) {
+  // RFC 4364 §4.2: type 0 AS2:number32, type 2 AS4:number16 — the Any and the octets agree
+  apipb::RouteDistinguisherTwoOctetASN r0;
+  r0.set_admin(65000);
+  r0.set_assigned(100000);
+  apipb::RouteDistinguisherFourOctetASN r2;
+  r2.set_admin(4200000000u);
+  r2.set_assigned(100);
+  const Bytes w0 = be_n(0, 2) + be_n(65000, 2) + be_n(100000, 4);
+  const Bytes w2 = be_n(2, 2) + be_n(4200000000u, 4) + be_n(100, 2);
+  std::vector<std::uint64_t> ids;
+  for (const auto& [any_rd, wire] : {std::pair<google::protobuf::Message*, Bytes>{&r0, w0}, {&r2, w2}}) {
+    apipb::Path p = type2("52:54:00:12:34:56");
+    apipb::EVPNMACIPAdvertisementRoute r;
+    ASSERT_TRUE(p.nlri().UnpackTo(&r));
+    r.mutable_rd()->PackFrom(*any_rd);
+    p.mutable_nlri()->PackFrom(r);
+    const apipb::Path b = binary_path(nlri2(wire, kMac), {mp_reach("10.0.0.2", {}), attr(0xC0, 16, rt(kAsn, kVni) + encap(8))});
+    const auto da = map_evpn_route(p, ctx4()), db = map_evpn_route(b, ctx4());
+    ASSERT_TRUE(da.action && db.action);
+    EXPECT_EQ(da.action->route_id, db.action->route_id);
+    ids.push_back(db.action->route_id);
+  }
+  EXPECT_NE(ids[0], ids[1]);
+}
+
+TEST(EvpnRouteBinary, MacIpRouteKeysByItsAddressInBothForms_RFC7432_7_2) {
+  // gobgpd writes a MAC-only route's IP as "<nil>" (Go's nil net.IP): the same key as no IP
+  // octets; a MAC+IP route keys apart, alike in both forms
+  apipb::Path nil_ip = type2("52:54:00:12:34:56");
+  apipb::EVPNMACIPAdvertisementRoute r;
+  ASSERT_TRUE(nil_ip.nlri().UnpackTo(&r));
+  r.set_ip_address("<nil>");
+  nil_ip.mutable_nlri()->PackFrom(r);
+  apipb::Path with_ip = nil_ip;
+  r.set_ip_address("192.168.1.5");
+  with_ip.mutable_nlri()->PackFrom(r);
+  const std::vector<Bytes> at = {mp_reach("10.0.0.2", {}), attr(0xC0, 16, rt(kAsn, kVni) + encap(8))};
+  const auto no_ip_b = map_evpn_route(binary_path(nlri2(rd1("10.0.0.2", kVni), kMac), at), ctx4());
+  const auto ip_b = map_evpn_route(binary_path(nlri2(rd1("10.0.0.2", kVni), kMac, kVni, addr_bytes("192.168.1.5")), at), ctx4());
+  ASSERT_TRUE(no_ip_b.action && ip_b.action);
+  EXPECT_EQ(id_of(nil_ip), no_ip_b.action->route_id);
+  EXPECT_EQ(id_of(type2("52:54:00:12:34:56")), no_ip_b.action->route_id);
+  EXPECT_EQ(id_of(with_ip), ip_b.action->route_id);
+  EXPECT_NE(ip_b.action->route_id, no_ip_b.action->route_id);
+}
+
+TEST(EvpnRouteBinary, MalformedOctetsAreCountedNotTaken_RFC7432_7_2_RFC4271_4_3) {
+  const Bytes good = nlri2(rd1("10.0.0.2", kVni), kMac);
+  const std::vector<Bytes> at = {mp_reach("10.0.0.2", {}), attr(0xC0, 16, rt(kAsn, kVni) + encap(8))};
+  ASSERT_TRUE(map_evpn_route(binary_path(good, at), ctx4()).action);
+  auto reason = [](const Bytes& n, const std::vector<Bytes>& a) {
+    const auto d = map_evpn_route(binary_path(n, a), ctx4());
+    return d.action ? std::string("taken") : std::string(to_string(d.reason));
+  };
+  // NLRI: cut short, length octet disagreeing, MAC length not 48, IP length not 0/32/128,
+  // a third label, a route type without octets
+  EXPECT_EQ(reason(good.substr(0, good.size() - 1), at), "nlri-malformed");
+  Bytes b = good;
+  b[1] = char(b[1] + 1);
+  EXPECT_EQ(reason(b, at), "nlri-malformed");
+  b = good;
+  b[2 + 22] = 40;
+  EXPECT_EQ(reason(b, at), "nlri-malformed");
+  b = good;
+  b[2 + 29] = 24;
+  EXPECT_EQ(reason(b, at), "nlri-malformed");
+  b = good + be_n(1, 3) + be_n(2, 3);
+  b[1] = char(b.size() - 2);
+  EXPECT_EQ(reason(b, at), "nlri-malformed");
+  EXPECT_EQ(reason(octets({2}), at), "nlri-malformed");
+  EXPECT_EQ(reason(octets({3, 0}), at), "nlri-malformed");
+  EXPECT_EQ(reason(octets({5, 0}), at), "other-route-type");  // type-5 (RFC 9136): not ours
+  // attributes: length octet disagreeing, a community cut short, MP_REACH next hop of 5
+  // octets, NEXT_HOP of 16, a PMSI tunnel without its label
+  Bytes a0 = at[0];
+  a0[2] = char(a0[2] + 1);
+  EXPECT_EQ(reason(good, {a0, at[1]}), "attr-malformed");
+  EXPECT_EQ(reason(good, {at[0], attr(0xC0, 16, rt(kAsn, kVni).substr(0, 7))}), "attr-malformed");
+  EXPECT_EQ(reason(good, {attr(0x80, 14, be_n(25, 2) + octets({70, 5, 10, 0, 0, 2, 1, 0})), at[1]}),
+            "attr-malformed");
+  EXPECT_EQ(reason(good, {attr(0x40, 3, Bytes(16, '\1')), at[1]}), "attr-malformed");
+  EXPECT_EQ(reason(good, {at[0], at[1], attr(0xC0, 22, octets({0, 6}))}), "attr-malformed");
+  EXPECT_EQ(reason(good, {octets({0x40}), at[0], at[1]}), "attr-malformed");
+  // no next hop at all
+  EXPECT_EQ(reason(good, {at[1]}), "no-next-hop");
+}
+
+TEST(EvpnRoute, MpReachWithManyNlrisGivesItsNextHopAndTruncatedBytesAreMalformed_RFC4760_3) {
+  // gobgpd repeats the UPDATE's 100 NLRIs in each path's MpReachNLRIAttribute: the next hop
+  // is read whatever the NLRIs hold; an attribute cut inside a field is malformed
+  apipb::Path p = type2("52:54:00:12:34:56");
+  apipb::MpReachNLRIAttribute mp;
+  *mp.mutable_family() = evpn_family();
+  for (int i = 0; i < 100; ++i) *mp.add_nlris() = p.nlri();
+  mp.add_next_hops("10.0.0.7");
+  for (auto& a : *p.mutable_pattrs())
+    if (a.Is<apipb::MpReachNLRIAttribute>()) a.PackFrom(mp);
+  auto d = map_evpn_route(p, ctx4());
+  ASSERT_TRUE(d.action) << to_string(d.reason);
+  EXPECT_EQ(d.action->vtep, ip("10.0.0.7"));
+  for (auto& a : *p.mutable_pattrs())
+    if (a.Is<apipb::MpReachNLRIAttribute>()) a.set_value(a.value().substr(0, a.value().size() - 3));
+  d = map_evpn_route(p, ctx4());
+  EXPECT_FALSE(d.action);
+  EXPECT_EQ(d.reason, RouteIgnored::AttrMalformed);
+}
 }  // namespace
 
 #endif  // OFLD_HAVE_EVPN
