@@ -680,6 +680,7 @@ Bytes nlri3(const Bytes& rd, const char* originator, std::uint32_t etag = 0) {
 }
 // a path attribute as in an UPDATE: flags, type, length (Extended Length: two octets)
 Bytes attr(int flags, int type, const Bytes& v) {
+  if (v.size() > 255) flags |= 0x10;  // a value longer than one length octet says
   if (flags & 0x10) return octets({flags, type}) + be_n(std::uint32_t(v.size()), 2) + v;
   return octets({flags, type, int(v.size())}) + v;
 }
