@@ -10,10 +10,13 @@ encapsulation community (RFC 9012, tunnel type 8). When the session ends it reco
 sends them again. Commands on stdin, one a line:
   moves N SECONDS   re-advertise N routes a second (round robin) with the MAC at another VTEP
                     and a higher MAC Mobility sequence number (RFC 7432 §7.7)
+  dump FILE         write {MAC: VTEP} of every route as advertised now (and "_moved": the
+                    moves sent so far) to FILE as JSON, then create FILE.done
   quit              close the session (the peer withdraws every route of it) and exit
 (End of input is not quit: the session stays until the process is stopped.)
 Prints "established" and "sent N" lines on stdout.
 """
+import json
 import select
 import socket
 import struct
@@ -97,6 +100,7 @@ def main():
         at[i] = (i // per_vtep, 0)
     quit_ = False
     stdin_open = True
+    moved_total = 0
     while not quit_:
         try:
             s = socket.create_connection((peer, port), timeout=2, source_address=(bgp_id, 0))
@@ -149,6 +153,12 @@ def main():
                     elif w and w[0] == "quit":
                         quit_ = True
                         break
+                    if w and w[0] == "dump" and len(w) > 1:
+                        st = {":".join("%02x" % b for b in mac(i)): vtep(v) for i, (v, _) in at.items()}
+                        st["_moved"] = moved_total
+                        with open(w[1], "w") as f:
+                            json.dump(st, f)
+                        open(w[1] + ".done", "w").close()
                     if w and w[0] == "moves":
                         moving = [int(w[1]), time.time() + float(w[2]), 0, time.time(), 0]
                 if moving and time.time() < moving[1]:
@@ -168,6 +178,7 @@ def main():
                     if ups:
                         s.sendall(b"".join(ups))
                         moving[4] += len(ups) // 2
+                        moved_total += len(ups) // 2
                 elif moving:
                     print("moved %d" % moving[4], flush=True)
                     moving = None

@@ -32,6 +32,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 API = "127.0.0.1:50071"
 LOCAL, PEER = "10.99.0.1", "10.99.0.2"
+# --churn: a second endpoint (static, no EVPN) in a namespace of its own behind a veth pair,
+# the far end of a hashed transfer through the EVPN endpoint (bench/xfer.py)
+XLOCAL, XPEER, XA, XB = "10.99.1.1", "10.99.1.2", "192.168.77.1", "192.168.77.2"
 
 
 class Lab:
@@ -42,7 +45,8 @@ class Lab:
         self.tmp = "/tmp/ofld-evb-%d" % os.getpid()
         os.makedirs(self.tmp, exist_ok=True)
         os.makedirs("/run/ofld", exist_ok=True)
-        self.bgp = self.ofld = self.gen = None
+        self.bgp = self.ofld = self.gen = self.peer = self.xserve = None
+        self.nsb = self.ns + "b"
 
     def sh(self, *cmd, check=True):
         return subprocess.run(["ip", "netns", "exec", self.ns, *cmd], check=check,
@@ -61,6 +65,33 @@ class Lab:
                     '  [[neighbors.afi-safis]]\n    [neighbors.afi-safis.config]\n'
                     '      afi-safi-name = "l2vpn-evpn"\n' % (LOCAL, LOCAL, PEER, LOCAL))
         self.conf = conf
+        if self.a.churn:
+            subprocess.run(["ip", "netns", "add", self.nsb], check=True)
+            self.sh("ip", "link", "add", "evbv0", "type", "veth", "peer", "name", "evbv1", "netns", self.nsb)
+            self.sh("ip", "addr", "add", XLOCAL + "/24", "dev", "evbv0")
+            self.sh("ip", "link", "set", "evbv0", "up")
+            for cmd in (["ip", "link", "set", "lo", "up"], ["ip", "addr", "add", XPEER + "/24", "dev", "evbv1"],
+                        ["ip", "link", "set", "evbv1", "up"], ["ip", "route", "add", LOCAL + "/32", "via", XLOCAL]):
+                subprocess.run(["ip", "netns", "exec", self.nsb, *cmd], check=True)
+
+    def tap_up(self, ns, dev, addr):
+        for _ in range(100):
+            r = subprocess.run(["ip", "netns", "exec", ns, "ip", "link", "set", dev, "mtu", "1400", "up"],
+                               capture_output=True)
+            if r.returncode == 0:
+                break
+            time.sleep(0.05)
+        subprocess.run(["ip", "netns", "exec", ns, "ip", "addr", "replace", addr + "/24", "dev", dev], check=True)
+
+    def start_peer(self):
+        """The transfer's far end: a static endpoint whose one remote is the EVPN endpoint."""
+        log = open(os.path.join(self.tmp, "peer.log"), "a")
+        self.peer = subprocess.Popen(["ip", "netns", "exec", self.nsb, self.a.ofld, "tunnel", "--dev", "evx0",
+                                      "--control", self.ctl + "b", "vxlan", "id", "100", "local", XPEER,
+                                      "remote", LOCAL], stdout=log, stderr=log)
+        self.tap_up(self.nsb, "evx0", XB)
+        self.xserve = subprocess.Popen(["ip", "netns", "exec", self.nsb, sys.executable,
+                                        os.path.join(HERE, "..", "xfer.py"), "serve", XB, "5001"])
 
     def start_bgp(self):
         log = open(os.path.join(self.tmp, "gobgpd.log"), "a")
@@ -72,7 +103,8 @@ class Lab:
         log = open(os.path.join(self.tmp, "ofld.log"), "a")
         self.ofld = subprocess.Popen(["ip", "netns", "exec", self.ns, self.a.ofld, "tunnel", "--dev", "evb0",
                                       "--control", self.ctl, "vxlan", "id", "100", "local", LOCAL,
-                                      "evpn-server", API], stdout=log, stderr=log)
+                                      "evpn-server", API] + (["remote", XPEER] if self.a.churn else []),
+                                     stdout=log, stderr=log)
         for _ in range(200):
             if self.query("stats"):
                 return
@@ -142,7 +174,7 @@ class Lab:
             return -1
 
     def down(self):
-        for p in (self.gen, self.ofld, self.bgp):
+        for p in (self.gen, self.ofld, self.bgp, self.peer, self.xserve):
             if p and p.poll() is None:
                 p.terminate()
                 try:
@@ -150,6 +182,28 @@ class Lab:
                 except subprocess.TimeoutExpired:
                     p.kill()
         subprocess.run(["ip", "netns", "del", self.ns], check=False)
+        subprocess.run(["ip", "netns", "del", self.nsb], check=False, capture_output=True)
+
+    def evpn_fdb(self):
+        """{MAC: VTEP} of the FDB's EVPN entries (`ofld fdb --json`)."""
+        r = subprocess.run([self.a.ofld, "fdb", "--json", "--control", self.ctl], capture_output=True, text=True)
+        try:
+            j = json.loads(r.stdout)
+        except ValueError:
+            return None
+        return {e["mac"]: e.get("remote", e.get("dst")) for e in j.get("entries", []) if e.get("source") == "evpn"}
+
+    def speaker_state(self):
+        """{MAC: VTEP} the speaker advertises now (its `dump FILE` command)."""
+        path = os.path.join(self.tmp, "speaker-%d.json" % time.time_ns())
+        self.gen.stdin.write("dump %s\n" % path)
+        self.gen.stdin.flush()
+        for _ in range(200):
+            if os.path.exists(path + ".done"):
+                with open(path) as f:
+                    return json.load(f)
+            time.sleep(0.05)
+        return None
 
 
 def wait(cond, timeout, step=0.05):
@@ -203,8 +257,9 @@ def main():
         if a.ofld_after:  # gobgpd takes the routes in first (no watcher), then ofld starts
             t0 = time.time()
             L.start_gen()
-            t_rib = wait(lambda: L.rib_paths() >= N, 1800, 0.5)
+            t_rib = wait(lambda: L.rib_paths() >= N, a.timeout, a.poll)
             print("gobgpd holds %d routes after %.1f s" % (N, time.time() - t0), flush=True)
+        t_ofld = time.time()
         L.start_ofld()
         if wait(lambda: L.evpn().get("connected"), 20) is None:
             raise RuntimeError("ofld never connected to gobgpd")
@@ -213,7 +268,7 @@ def main():
             rss0 = L.rss_kb()
             t0 = time.time()
             L.start_gen()
-            t_rib = wait(lambda: L.rib_paths() >= N, 1800, 0.1)
+            t_rib = wait(lambda: L.rib_paths() >= N, a.timeout, a.poll)
         else:
             rss0 = 0
         t_rib_at = time.time()
@@ -221,6 +276,9 @@ def main():
         res["install_s_from_gobgpd_holding"] = round(time.time() - t_rib_at, 3) if t_fdb is not None else None
         res["install_s_from_start"] = round(time.time() - t0, 3) if t_fdb is not None else None
         res["gobgpd_holding_s_from_start"] = round(t_rib, 3) if t_rib is not None else None
+        if a.ofld_after and t_fdb is not None:  # the start-up re-synchronisation (ListPath)
+            res["ofld_start_resync_s"] = round(time.time() - t_ofld, 3)
+            res["gobgpd_cpu_s_at_routes"] = L.cpu_s(L.bgp)
         time.sleep(2)
         rss1 = L.rss_kb()
         res["rss_kb_before"], res["rss_kb_at_routes"] = rss0, rss1
@@ -241,7 +299,7 @@ def main():
             L.bgp.wait()
             t = time.time()
             L.start_bgp()
-            t_b = wait(lambda: L.rib_paths() >= N, 900, 0.2)
+            t_b = wait(lambda: L.rib_paths() >= N, a.timeout, a.poll)
             t_b_at = time.time()
             ok = wait(lambda: (lambda e: e.get("connects", 0) > c0 and e.get("mac_routes", 0) >= N and
                                e.get("stale_routes", 1) == 0)(L.evpn()), 120, 0.1)
@@ -260,21 +318,55 @@ def main():
         res["rss_kb_at_routes_after_ofld_restart"] = L.rss_kb()
         if a.churn:
             time.sleep(1)
+            L.tap_up(L.ns, "evb0", XA)  # only now: its local MAC is no entry of the counts above
+            L.start_peer()
             c0 = L.evpn().get("connects", 0)
+            blob = os.path.join(L.tmp, "xfer.bin")
+            with open(blob, "wb") as f:
+                f.write(os.urandom(4 << 20))
+            xfer = subprocess.Popen(["ip", "netns", "exec", L.ns, sys.executable, os.path.join(HERE, "..", "xfer.py"),
+                                     "send", XB, "5001", blob, str(a.churn + 2)],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            time.sleep(1)
+            cpu0 = (L.cpu_s(L.ofld), L.cpu_s(L.bgp))
             L.gen.stdin.write("moves 1000 %d\n" % a.churn)
             L.gen.stdin.flush()
+            t = time.time()
             time.sleep(a.churn + 0.5)
             e = L.evpn()
             res["churn_reconnects"] = e.get("connects", 0) - c0
-            ok = wait(lambda: L.fdb_entries() == N and L.evpn().get("mac_routes") == L.rib_paths(), 30, 0.2)
-            res["churn_fdb_equals_rib_s_after_end"] = round(ok, 3) if ok is not None else None
+            res["churn_cpu_s_ofld_gobgpd"] = [round(L.cpu_s(L.ofld) - cpu0[0], 2), round(L.cpu_s(L.bgp) - cpu0[1], 2)]
+            out, err = xfer.communicate(timeout=120)
+            res["churn_transfer"] = out.strip() + (" rc=%d" % xfer.returncode)
+            if err.strip():
+                res["churn_transfer_errors"] = err.strip()[-300:]
+            want = L.speaker_state()
+            res["churn_moves_sent"] = want.pop("_moved", None) if want else None
+
+            def equal():
+                got = L.evpn_fdb()
+                return got is not None and want is not None and got == want and \
+                    L.evpn().get("mac_routes") == len(want)
+            ok = wait(equal, 60, 0.5)
+            res["churn_fdb_equals_rib_s_after_end"] = round(time.time() - t - a.churn, 3) if ok is not None else None
+            if ok is None:
+                got = L.evpn_fdb() or {}
+                res["churn_fdb_differs"] = sum(1 for m, v in want.items() if got.get(m) != v) if want else None
             res["churn_moves_counted"] = L.evpn().get("moves")
+            # gobgpd's RIB: the speaker's routes, our type-3 and the TAP's local MAC (type-2)
+            res["churn_rib_paths"] = L.rib_paths()
+            print(json.dumps(res), flush=True)
+            L.peer.terminate()
+            L.peer.wait()
+            L.peer = None
         # mass withdrawal
         L.gen.stdin.write("quit\n")
         L.gen.stdin.flush()
         t = time.time()
-        ok = wait(lambda: L.fdb_entries() == 0, 60)
+        # the route set empty, then the FDB's EVPN entries (learned and local ones stay)
+        ok = wait(lambda: L.evpn().get("mac_routes", -1) == 0, 60)
         res["withdraw_all_s"] = round(time.time() - t, 3) if ok is not None else None
+        res["evpn_fdb_entries_after_withdraw_all"] = len(L.evpn_fdb() or {})
         time.sleep(3)
         res["rss_kb_after_withdraw_all"] = L.rss_kb()
         # an ofld started fresh holds this much with no routes: RSS "returned" is relative to it
