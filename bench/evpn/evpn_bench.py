@@ -258,6 +258,11 @@ def main():
             t0 = time.time()
             L.start_gen()
             t_rib = wait(lambda: L.rib_paths() >= N, a.timeout, a.poll)
+            if t_rib is None:  # gobgpd did not take them all in within --timeout: say so, stop
+                res["gobgpd_routes_at_timeout"] = L.rib_paths()
+                res["gobgpd_cpu_s"] = L.cpu_s(L.bgp)
+                print(json.dumps(res), flush=True)
+                return
             print("gobgpd holds %d routes after %.1f s" % (N, time.time() - t0), flush=True)
         t_ofld = time.time()
         L.start_ofld()
