@@ -96,8 +96,10 @@ struct EvpnRouteDecision {
   RouteIgnored reason = RouteIgnored::NotEvpn;  ///< meaningful only without `action`
 };
 
-/// Map one received path (as in WatchEventResponse.table.paths) to its FDB action. Never
-/// throws; reads only what the message holds.
+/// Map one received path (as in WatchEventResponse.table.paths: NLRI and attributes as Any
+/// messages; or ListPath's with enable_only_binary: `nlri_binary` and `pattrs_binary` as in
+/// the UPDATE, RFC 7432 §7 and RFC 4271 §4.3 — one route has one `route_id` in both forms) to
+/// its FDB action. Never throws; reads only what the message holds.
 EvpnRouteDecision map_evpn_route(const apipb::Path& p, const EvpnRouteContext& ctx);
 
 /// Strict MAC text as gobgpd writes it (Go net.HardwareAddr.String(): six two-digit hex
