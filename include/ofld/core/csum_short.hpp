@@ -22,12 +22,7 @@ inline std::uint64_t add64c(std::uint64_t a, std::uint64_t b) noexcept {
 /// Fold a 64-bit host-order-word ones'-complement sum to its canonical 16-bit value (0 only
 /// for all-zero data) and convert it to the network-order wsum convention.
 inline wsum finish(std::uint64_t s, wsum seed) noexcept {
-  s = (s & 0xffffffffu) + (s >> 32);
-  s = (s & 0xffffffffu) + (s >> 32);
-  s = (s & 0xffffu) + (s >> 16);
-  s = (s & 0xffffu) + (s >> 16);
-  s = (s & 0xffffu) + (s >> 16);
-  std::uint16_t v = std::uint16_t(s);
+  std::uint16_t v = csum_fold64(s);
   if constexpr (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) v = __builtin_bswap16(v);
   return csum_add(seed, v);
 }
@@ -71,11 +66,7 @@ inline bool ipv4_header_csum_ok(const std::uint8_t* iph) noexcept {
   std::memcpy(&c, iph + 16, 4);
   std::uint64_t s = short_detail::add64c(a, b);
   s = short_detail::add64c(s, c);
-  s = (s & 0xffffffffu) + (s >> 32);
-  s = (s & 0xffffffffu) + (s >> 32);
-  s = (s & 0xffffu) + (s >> 16);
-  s = (s & 0xffffu) + (s >> 16);
-  return (s & 0xffffu) == 0xffffu;
+  return csum_fold64(s) == 0xffffu;
 }
 
 /// Inline csum_tcpudp_nofold (identical result).
