@@ -21,6 +21,129 @@ std::string_view to_string(PacketError e) noexcept {
   return "unknown packet error";
 }
 
+// ---- pooled head storage (head_buf.hpp) and fragment array (frag_vec.hpp) -------------------
+// Their out-of-line members stay in this file: Packet's constructors and storage operations
+// below inline them (allocate, release_slow, reserve, erase_front), as they did before the
+// headers were split; in a file of their own they would be calls.
+
+namespace detail {
+namespace {
+
+constexpr bool kPool = kHeadBufPool;
+constexpr unsigned kMinShift = kHeadBufMinShift, kClasses = kHeadBufClasses;
+
+// Frees the cached blocks of a thread when it exits. Touched (constructed, its destructor
+// registered) once per thread, when the thread first caches a block.
+struct FreeListsCleanup {
+  ~FreeListsCleanup() {
+    for (auto& l : t_headbuf_pool.lists) {
+      while (l.head) {
+        std::uint8_t* b = l.head;
+        std::memcpy(&l.head, b, sizeof(l.head));
+        ::operator delete(b);
+      }
+    }
+    // Blocks released later in thread exit (other thread-locals' packets) are freed, not cached.
+    for (unsigned c = 0; c < kClasses; ++c) t_headbuf_pool.lists[c].count = kHeadBufMaxCached[c];
+  }
+};
+thread_local FreeListsCleanup t_free_cleanup;
+
+}  // namespace
+
+thread_local constinit HeadBufPool t_headbuf_pool{};
+
+void HeadBuf::allocate(std::size_t min_bytes, unsigned c) {
+  if (c >= kClasses) {
+    p_ = static_cast<std::uint8_t*>(::operator new(min_bytes));
+    cap_ = min_bytes;
+    return;
+  }
+  cap_ = std::size_t(1) << (c + kMinShift);
+  p_ = static_cast<std::uint8_t*>(::operator new(cap_));
+}
+
+void HeadBuf::release_slow() noexcept {
+  if (!p_) return;
+  if (kPool && (cap_ & (cap_ - 1)) == 0 && cap_ >= (std::size_t(1) << kMinShift)) {
+    const unsigned c = unsigned(__builtin_ctzll(cap_)) - kMinShift;
+    if (c < kClasses) {
+      if (!t_headbuf_pool.cleanup_armed) {
+        t_headbuf_pool.cleanup_armed = true;
+        // odr-use through a volatile: constructs it and registers its destructor
+        FreeListsCleanup* volatile sink = &t_free_cleanup;
+        (void)sink;
+      }
+      HeadBufFreeList& l = t_headbuf_pool.lists[c];
+      if (l.count < kHeadBufMaxCached[c]) {
+        std::memcpy(p_, &l.head, sizeof(l.head));
+        l.head = p_;
+        ++l.count;
+        p_ = nullptr;
+        return;
+      }
+    }
+  }
+  ::operator delete(p_);
+  p_ = nullptr;
+}
+
+// ---- fragment array ----------------------------------------------------------------------------
+
+
+FragVec& FragVec::operator=(FragVec&& o) noexcept {
+  if (this == &o) return *this;
+  clear();
+  if (heap_) {
+    ::operator delete(heap_);
+    heap_ = nullptr;
+    cap_ = kInline;
+  }
+  bytes_ = o.bytes_;
+  o.bytes_ = 0;
+  if (o.heap_) {  // steal the heap array
+    heap_ = o.heap_, n_ = o.n_, cap_ = o.cap_;
+    o.heap_ = nullptr, o.n_ = 0, o.cap_ = kInline;
+    return *this;
+  }
+  for (std::uint32_t i = 0; i < o.n_; ++i) {
+    new (inline_ptr() + i) Frag(std::move(o.inline_ptr()[i]));
+    o.inline_ptr()[i].~Frag();
+  }
+  n_ = o.n_;
+  o.n_ = 0;
+  return *this;
+}
+
+void FragVec::reserve(std::size_t n) {
+  if (n <= cap_) return;
+  std::size_t cap = std::max<std::size_t>(n, std::size_t(cap_) * 2);
+  Frag* nh = static_cast<Frag*>(::operator new(cap * sizeof(Frag)));
+  Frag* old = data();
+  for (std::uint32_t i = 0; i < n_; ++i) {
+    new (nh + i) Frag(std::move(old[i]));
+    old[i].~Frag();
+  }
+  if (heap_) ::operator delete(heap_);
+  heap_ = nh;
+  cap_ = std::uint32_t(cap);
+}
+
+
+
+void FragVec::erase_front(std::size_t n) noexcept {
+  if (n == 0) return;
+  Frag* d = data();
+  std::size_t dropped = 0;
+  for (std::size_t i = 0; i < n; ++i) dropped += d[i].len;
+  for (std::size_t i = n; i < n_; ++i) d[i - n] = std::move(d[i]);
+  bytes_ -= dropped;  // the moved-to slots now hold the survivors' lengths
+  const std::size_t keep = n_ - n;
+  while (n_ > keep) d[--n_].~Frag();  // moved-from tail: its lengths are already counted out
+}
+
+}  // namespace detail
+
 // ---- Packet ------------------------------------------------------------------------------------
 
 const std::vector<Packet> Packet::kNoFragList{};

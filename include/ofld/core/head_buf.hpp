@@ -30,7 +30,7 @@ inline constexpr std::uint32_t kHeadBufMaxCached[kHeadBufClasses] = {1024, 1024,
                                                                      64,   32,   16,  16};
 /// One thread's free lists, threaded through the free blocks themselves (a cached block's
 /// first 8 bytes hold the next pointer). Plain data with constant initialisation, so the hot
-/// paths reach it without a TLS guard; head_buf.cpp defines it and frees the blocks at thread
+/// paths reach it without a TLS guard; packet.cpp defines it and frees the blocks at thread
 /// exit.
 struct HeadBufFreeList {
   std::uint8_t* head;
