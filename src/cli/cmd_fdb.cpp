@@ -5,14 +5,14 @@
 #include <cstdio>
 #include <iostream>
 
-#include "ofld/daemon/config.hpp"
+#include "control_target.hpp"
 #include "ofld/daemon/tunnel_daemon.hpp"
-#include "registry.hpp"
 
 namespace {
 
 struct FdbArgs {
-  std::string dev = "ofld0", control, mac, vtep;
+  ofld::cli::ControlTarget target;
+  std::string mac, vtep;
   bool json = false;
 };
 
@@ -26,38 +26,27 @@ std::string age_text(const nlohmann::json& e) {
 ofld::cli::Registrar reg([](CLI::App& root) {
   auto a = std::make_shared<FdbArgs>();
   auto* s = root.add_subcommand("fdb", "forwarding database of a running VXLAN `ofld tunnel`");
-  s->add_option("--dev", a->dev, "TAP name of the endpoint (default ofld0)");
-  s->add_option("--control", a->control, "control socket path");
+  a->target.add_options(s, "TAP name of the endpoint (default ofld0)");
   s->add_option("--mac", a->mac, "only this MAC (its entry and local MAC)");
   s->add_option("--vtep", a->vtep, "only entries and the flood member at this remote VTEP");
   s->add_flag("--json", a->json, "JSON output (the daemon's document as it is sent)");
   s->callback([a] {
-    auto path = a->control.empty() ? ofld::daemon::default_control_path(a->dev) : a->control;
+    const std::string path = a->target.path();
     std::string req = "fdb";
     if (!a->mac.empty()) req += " mac " + a->mac;
     if (!a->vtep.empty()) req += " vtep " + a->vtep;
     auto r = ofld::daemon::query_control_text(path, req);
-    if (!r.ok()) {
-      std::cerr << "ofld fdb: " << r.message() << "\n";
-      ofld::cli::exit_code() = 2;
-      return;
-    }
+    if (!r.ok()) return ofld::cli::fail("fdb", r.message());
     // The table itself is passed through unparsed (100,000 entries: about 10 MB of text)
     if (a->json && r.value().starts_with("{\"entries\":")) {
       std::cout << r.value();
       return;
     }
     const auto j = nlohmann::json::parse(r.value(), nullptr, false);
-    if (j.is_discarded()) {
-      std::cerr << "ofld fdb: malformed reply from " << path << "\n";
-      ofld::cli::exit_code() = 2;
-      return;
-    }
-    if (j.contains("error") || !j.contains("entries")) {
-      std::cerr << "ofld fdb: " << j.value("error", std::string("the daemon does not answer `fdb` (older version?)")) << "\n";
-      ofld::cli::exit_code() = 2;
-      return;
-    }
+    if (j.is_discarded()) return ofld::cli::fail("fdb", "malformed reply from " + path);
+    if (j.contains("error") || !j.contains("entries"))
+      return ofld::cli::fail(
+          "fdb", j.value("error", std::string("the daemon does not answer `fdb` (older version?)")));
     // like `bridge fdb show`: MAC dst REMOTE, then the source and age
     for (const auto& e : j["entries"])
       std::cout << e["mac"].get<std::string>() << " dst " << e["remote"].get<std::string>() << " "

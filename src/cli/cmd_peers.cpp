@@ -5,14 +5,13 @@
 #include <cstdio>
 #include <iostream>
 
-#include "ofld/daemon/config.hpp"
+#include "control_target.hpp"
 #include "ofld/daemon/tunnel_daemon.hpp"
-#include "registry.hpp"
 
 namespace {
 
 struct PeersArgs {
-  std::string dev = "ofld0", control;
+  ofld::cli::ControlTarget target;
   bool json = false;
 };
 
@@ -88,22 +87,13 @@ void print_table(const json& d) {
 ofld::cli::Registrar reg([](CLI::App& root) {
   auto a = std::make_shared<PeersArgs>();
   auto* s = root.add_subcommand("peers", "peer sessions of a running `ofld tunnel`");
-  s->add_option("--dev", a->dev, "TAP/TUN name of the endpoint (default ofld0)");
-  s->add_option("--control", a->control, "control socket path");
+  a->target.add_options(s, "TAP/TUN name of the endpoint (default ofld0)");
   s->add_flag("--json", a->json, "JSON output");
   s->callback([a] {
-    auto path = a->control.empty() ? ofld::daemon::default_control_path(a->dev) : a->control;
-    auto r = ofld::daemon::query_stats(path);
-    if (!r.ok()) {
-      std::cerr << "ofld peers: " << r.message() << "\n";
-      ofld::cli::exit_code() = 2;
-      return;
-    }
-    if (!r.value().contains("peer_sessions")) {
-      std::cerr << "ofld peers: the endpoint reports no peer sessions (an older ofld?)\n";
-      ofld::cli::exit_code() = 2;
-      return;
-    }
+    auto r = ofld::daemon::query_stats(a->target.path());
+    if (!r.ok()) return ofld::cli::fail("peers", r.message());
+    if (!r.value().contains("peer_sessions"))
+      return ofld::cli::fail("peers", "the endpoint reports no peer sessions (an older ofld?)");
     const json d = peers_doc(r.value());
     if (a->json) std::cout << d.dump(2) << "\n";
     else print_table(d);

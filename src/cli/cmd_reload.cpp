@@ -2,14 +2,13 @@
 // configuration file again (as SIGHUP does; ofld/daemon/reload.hpp says what may change).
 #include <iostream>
 
-#include "ofld/daemon/config.hpp"
+#include "control_target.hpp"
 #include "ofld/daemon/tunnel_daemon.hpp"
-#include "registry.hpp"
 
 namespace {
 
 struct ReloadArgs {
-  std::string dev = "ofld0", control;
+  ofld::cli::ControlTarget target;
 };
 
 ofld::cli::Registrar reg([](CLI::App& root) {
@@ -17,21 +16,12 @@ ofld::cli::Registrar reg([](CLI::App& root) {
   auto* s = root.add_subcommand("reload",
                                 "re-read the configuration file of a running `ofld tunnel` (like SIGHUP): "
                                 "remotes, static FDB entries, ttl, tos, EVPN server, log level");
-  s->add_option("--dev", a->dev, "TAP/TUN name of the endpoint (default ofld0)");
-  s->add_option("--control", a->control, "control socket path");
+  a->target.add_options(s, "TAP/TUN name of the endpoint (default ofld0)");
   s->callback([a] {
-    auto path = a->control.empty() ? ofld::daemon::default_control_path(a->dev) : a->control;
-    auto r = ofld::daemon::query_control(path, "reload");
-    if (!r.ok()) {
-      std::cerr << "ofld reload: " << r.message() << "\n";
-      ofld::cli::exit_code() = 2;
-      return;
-    }
-    if (r.value().contains("error")) {
-      std::cerr << "ofld reload: " << r.value()["error"].get<std::string>() << "\n";
-      ofld::cli::exit_code() = 1;
-      return;
-    }
+    auto r = ofld::daemon::query_control(a->target.path(), "reload");
+    if (!r.ok()) return ofld::cli::fail("reload", r.message());
+    if (r.value().contains("error"))
+      return ofld::cli::fail("reload", r.value()["error"].get<std::string>(), 1);
     const auto& ch = r.value().value("changes", nlohmann::json::array());
     if (ch.empty()) std::cout << "no change\n";
     for (const auto& c : ch) std::cout << c.get<std::string>() << "\n";

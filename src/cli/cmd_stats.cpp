@@ -1,14 +1,13 @@
 // `ofld stats [--dev NAME | --control PATH] [--json]`: query a running `ofld tunnel`.
 #include <iostream>
 
-#include "ofld/daemon/config.hpp"
+#include "control_target.hpp"
 #include "ofld/daemon/tunnel_daemon.hpp"
-#include "registry.hpp"
 
 namespace {
 
 struct StatsArgs {
-  std::string dev = "ofld0", control;
+  ofld::cli::ControlTarget target;
   bool json = false;
 };
 
@@ -28,17 +27,11 @@ void print_tree(const nlohmann::json& j, const std::string& prefix) {
 ofld::cli::Registrar reg([](CLI::App& root) {
   auto a = std::make_shared<StatsArgs>();
   auto* s = root.add_subcommand("stats", "counters of a running `ofld tunnel`");
-  s->add_option("--dev", a->dev, "TAP name of the endpoint (default ofld0)");
-  s->add_option("--control", a->control, "control socket path");
+  a->target.add_options(s, "TAP name of the endpoint (default ofld0)");
   s->add_flag("--json", a->json, "JSON output");
   s->callback([a] {
-    auto path = a->control.empty() ? ofld::daemon::default_control_path(a->dev) : a->control;
-    auto r = ofld::daemon::query_stats(path);
-    if (!r.ok()) {
-      std::cerr << "ofld stats: " << r.message() << "\n";
-      ofld::cli::exit_code() = 2;
-      return;
-    }
+    auto r = ofld::daemon::query_stats(a->target.path());
+    if (!r.ok()) return ofld::cli::fail("stats", r.message());
     if (a->json) std::cout << r.value().dump(2) << "\n";
     else print_tree(r.value(), "");
   });

@@ -34,7 +34,7 @@ wsum scalar64_sum(const std::uint8_t* p, std::size_t len, wsum seed) noexcept {
   }
   a = add64c(a, b);
   a = sum_tail(p, len, a);
-  return finish(fold64(a), seed);
+  return finish(csum_fold64(a), seed);
 }
 
 }  // namespace detail

@@ -26,16 +26,6 @@ inline constexpr bool kLittleEndian = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
   return s + (s < b);
 }
 
-/// Fold a 64-bit host-word ones'-complement sum to 16 bits (end-around carry throughout).
-[[gnu::always_inline]] inline std::uint16_t fold64(std::uint64_t s) noexcept {
-  s = (s & 0xffffffffu) + (s >> 32);  // <= 0x1fffffffe
-  s = (s & 0xffffffffu) + (s >> 32);  // <= 0xffffffff
-  s = (s & 0xffffu) + (s >> 16);
-  s = (s & 0xffffu) + (s >> 16);
-  s = (s & 0xffffu) + (s >> 16);
-  return std::uint16_t(s);
-}
-
 /// Turn a folded sum of host-order words into the network-order wsum the API returns.
 [[gnu::always_inline]] inline wsum finish(std::uint16_t folded_host, wsum seed) noexcept {
   std::uint16_t be = kLittleEndian ? __builtin_bswap16(folded_host) : folded_host;

@@ -21,19 +21,10 @@ std::string_view to_string(PacketError e) noexcept {
   return "unknown packet error";
 }
 
-namespace skb_gso {
-std::string_view name(std::uint32_t bit) noexcept {
-  static constexpr std::string_view kNames[32] = {
-      "TCPV4", "DODGY", "TCP_ECN", "TCP_FIXEDID", "TCPV6", "FCOE", "GRE", "GRE_CSUM",
-      "IPXIP4", "IPXIP6", "UDP_TUNNEL", "UDP_TUNNEL_CSUM", "PARTIAL", "TUNNEL_REMCSUM",
-      "SCTP", "ESP", "UDP", "UDP_L4", "FRAGLIST", "TCP_ACCECN", "", "", "", "", "", "", "",
-      "", "", "", "TCP_FIXEDID_OUTER", "TCP_FIXEDID_INNER"};
-  if (bit == 0 || (bit & (bit - 1)) != 0) return "";
-  return kNames[__builtin_ctz(bit)];
-}
-}  // namespace skb_gso
-
-// ---- pooled head storage ----------------------------------------------------------------------
+// ---- pooled head storage (head_buf.hpp) and fragment array (frag_vec.hpp) -------------------
+// Their out-of-line members stay in this file: Packet's constructors and storage operations
+// below inline them (allocate, release_slow, reserve, erase_front), as they did before the
+// headers were split; in a file of their own they would be calls.
 
 namespace detail {
 namespace {

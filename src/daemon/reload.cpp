@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <set>
 
@@ -81,25 +82,47 @@ std::vector<Fixed> with_common(bool udp_settings, std::vector<Fixed> own) {
   k.insert(k.end(), own.begin(), own.end());
   return k;
 }
-const std::vector<Fixed>& fixed_vxlan() {
-  static const std::vector<Fixed> k = with_common(true, {
-      {"id", [](const DaemonConfig& c) { return n(vx(c).vni); }},
-      {"dstport", [](const DaemonConfig& c) { return n(vx(c).dstport); }},
-      {"srcport", [](const DaemonConfig& c) { return n(vx(c).port_min) + " " + n(vx(c).port_max); }},
-      {"ageing", [](const DaemonConfig& c) { return n(vx(c).ageing_s); }},
-      {"learning", [](const DaemonConfig& c) { return b(vx(c).learning); }},
-      {"maxaddress", [](const DaemonConfig& c) { return n(vx(c).fdb_limits.maxaddress); }},
-      {"maxaddress-per-remote", [](const DaemonConfig& c) { return n(vx(c).fdb_limits.per_remote); }},
-      {"learning-from", [](const DaemonConfig& c) { return n(unsigned(vx(c).fdb_limits.from)); }},
-      {"local-maxaddress", [](const DaemonConfig& c) { return n(vx(c).fdb_limits.local_max); }},
-      {"group", [](const DaemonConfig& c) { return c.group.empty() ? "" : c.group.to_string() + " dev " + c.group_dev; }},
+// Rows in order: the parts joined.
+std::vector<Fixed> join(std::initializer_list<std::vector<Fixed>> parts) {
+  std::vector<Fixed> k;
+  for (const auto& p : parts) k.insert(k.end(), p.begin(), p.end());
+  return k;
+}
+// Rows of the forwarding database of the Ethernet-over-UDP encapsulations (VXLAN, Geneve:
+// encap_ethernet_udp.hpp), whose config `get` returns.
+template <class Get>
+std::vector<Fixed> fdb_rows(Get get) {
+  return {
+      {"ageing", [get](const DaemonConfig& c) { return n(get(c).ageing_s); }},
+      {"learning", [get](const DaemonConfig& c) { return b(get(c).learning); }},
+      {"maxaddress", [get](const DaemonConfig& c) { return n(get(c).fdb_limits.maxaddress); }},
+      {"maxaddress-per-remote", [get](const DaemonConfig& c) { return n(get(c).fdb_limits.per_remote); }},
+      {"learning-from", [get](const DaemonConfig& c) { return n(unsigned(get(c).fdb_limits.from)); }},
+      {"local-maxaddress", [get](const DaemonConfig& c) { return n(get(c).fdb_limits.local_max); }},
+  };
+}
+// Rows of the EVPN settings (VXLAN and Geneve).
+std::vector<Fixed> evpn_rows() {
+  return {
       {"evpn", [](const DaemonConfig& c) { return b(c.evpn); }},
       {"router-id", [](const DaemonConfig& c) { return c.evpn_router_id.to_string(); }},
       {"dup-addr-detection", [](const DaemonConfig& c) {
          return b(c.dup_addr_detection) + " " + n(c.dad_max_moves) + " " + n(c.dad_time_s) + " " +
                 n(c.dad_freeze_s) + b(c.dad_freeze_permanent);
        }},
-  });
+  };
+}
+const std::vector<Fixed>& fixed_vxlan() {
+  static const std::vector<Fixed> k = with_common(true, join({
+      {
+          {"id", [](const DaemonConfig& c) { return n(vx(c).vni); }},
+          {"dstport", [](const DaemonConfig& c) { return n(vx(c).dstport); }},
+          {"srcport", [](const DaemonConfig& c) { return n(vx(c).port_min) + " " + n(vx(c).port_max); }},
+      },
+      fdb_rows(vx),
+      {{"group", [](const DaemonConfig& c) { return c.group.empty() ? "" : c.group.to_string() + " dev " + c.group_dev; }}},
+      evpn_rows(),
+  }));
   return k;
 }
 const std::vector<Fixed>& fixed_gue() {
@@ -120,24 +143,16 @@ const std::vector<Fixed>& fixed_gre() {
   return k;
 }
 const std::vector<Fixed>& fixed_geneve() {
-  static const std::vector<Fixed> k = with_common(true, {
-      {"id", [](const DaemonConfig& c) { return n(gen(c).vni); }},
-      {"dstport", [](const DaemonConfig& c) { return n(gen(c).dstport); }},
-      {"srcport", [](const DaemonConfig& c) { return n(gen(c).port_min) + " " + n(gen(c).port_max); }},
-      {"options", [](const DaemonConfig& c) { return tunnel::geneve_options_text(gen(c).options); }},
-      {"ageing", [](const DaemonConfig& c) { return n(gen(c).ageing_s); }},
-      {"learning", [](const DaemonConfig& c) { return b(gen(c).learning); }},
-      {"maxaddress", [](const DaemonConfig& c) { return n(gen(c).fdb_limits.maxaddress); }},
-      {"maxaddress-per-remote", [](const DaemonConfig& c) { return n(gen(c).fdb_limits.per_remote); }},
-      {"learning-from", [](const DaemonConfig& c) { return n(unsigned(gen(c).fdb_limits.from)); }},
-      {"local-maxaddress", [](const DaemonConfig& c) { return n(gen(c).fdb_limits.local_max); }},
-      {"evpn", [](const DaemonConfig& c) { return b(c.evpn); }},
-      {"router-id", [](const DaemonConfig& c) { return c.evpn_router_id.to_string(); }},
-      {"dup-addr-detection", [](const DaemonConfig& c) {
-         return b(c.dup_addr_detection) + " " + n(c.dad_max_moves) + " " + n(c.dad_time_s) + " " +
-                n(c.dad_freeze_s) + b(c.dad_freeze_permanent);
-       }},
-  });
+  static const std::vector<Fixed> k = with_common(true, join({
+      {
+          {"id", [](const DaemonConfig& c) { return n(gen(c).vni); }},
+          {"dstport", [](const DaemonConfig& c) { return n(gen(c).dstport); }},
+          {"srcport", [](const DaemonConfig& c) { return n(gen(c).port_min) + " " + n(gen(c).port_max); }},
+          {"options", [](const DaemonConfig& c) { return tunnel::geneve_options_text(gen(c).options); }},
+      },
+      fdb_rows(gen),
+      evpn_rows(),
+  }));
   return k;
 }
 // The fixed settings of the running encapsulation (encapsulation first compared equal).

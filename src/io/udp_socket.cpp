@@ -72,6 +72,27 @@ void from_sa(const sockaddr_storage& ss, wire::IpAddr& a, std::uint16_t& port) {
   }
 }
 
+/// Control buffer of one UDP_SEGMENT cmsg.
+using UdpSegmentCtrl = char[CMSG_SPACE(sizeof(std::uint16_t))];
+/// A msghdr that sends the `niov` pieces at `iov` to `sa` as datagrams of `seg` bytes each
+/// (the last may be shorter): one UDP_SEGMENT cmsg, written into `ctrl`.
+inline msghdr udp_segment_msg(void* sa, socklen_t salen, iovec* iov, std::size_t niov,
+                              UdpSegmentCtrl& ctrl, std::uint16_t seg) {
+  msghdr mh{};
+  mh.msg_name = sa;
+  mh.msg_namelen = salen;
+  mh.msg_iov = iov;
+  mh.msg_iovlen = niov;
+  mh.msg_control = ctrl;
+  mh.msg_controllen = sizeof ctrl;
+  cmsghdr* c = CMSG_FIRSTHDR(&mh);
+  c->cmsg_level = SOL_UDP;
+  c->cmsg_type = UDP_SEGMENT;
+  c->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
+  std::memcpy(CMSG_DATA(c), &seg, sizeof seg);
+  return mh;
+}
+
 /// Send a 2-datagram UDP_SEGMENT train (64 + 20 bytes) over loopback to a socket of our
 /// own and read it back. 1 = accepted and all 84 bytes arrived, 0 = refused (EINVAL), -1 =
 /// inconclusive (no loopback in this namespace, nothing arrived).
@@ -85,20 +106,8 @@ int probe_short_tail(bool v6) {
       ::getsockname(rx, reinterpret_cast<sockaddr*>(&ss), &sl) == 0) {
     std::uint8_t buf[84] = {};
     iovec iov{buf, sizeof buf};
-    alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(std::uint16_t))] = {};
-    msghdr mh{};
-    mh.msg_name = &ss;
-    mh.msg_namelen = sl;
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    mh.msg_control = ctrl;
-    mh.msg_controllen = sizeof ctrl;
-    cmsghdr* c = CMSG_FIRSTHDR(&mh);
-    c->cmsg_level = SOL_UDP;
-    c->cmsg_type = UDP_SEGMENT;
-    c->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
-    const std::uint16_t seg = 64;
-    std::memcpy(CMSG_DATA(c), &seg, sizeof seg);
+    alignas(cmsghdr) UdpSegmentCtrl ctrl = {};
+    msghdr mh = udp_segment_msg(&ss, sl, &iov, 1, ctrl, 64);
     if (::sendmsg(tx, &mh, 0) < 0) {
       result = errno == EINVAL ? 0 : -1;
     } else {
@@ -361,19 +370,8 @@ Result<std::size_t> UdpSocket::send_gso_iov(const void* sa, unsigned salen, iove
                                             std::size_t niov, std::uint16_t seg_size, std::size_t n,
                                             int& eno) {
   eno = 0;
-  alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(std::uint16_t))] = {};
-  msghdr mh{};
-  mh.msg_name = const_cast<void*>(sa);
-  mh.msg_namelen = salen;
-  mh.msg_iov = iov;
-  mh.msg_iovlen = niov;
-  mh.msg_control = ctrl;
-  mh.msg_controllen = sizeof ctrl;
-  cmsghdr* c = CMSG_FIRSTHDR(&mh);
-  c->cmsg_level = SOL_UDP;
-  c->cmsg_type = UDP_SEGMENT;
-  c->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
-  std::memcpy(CMSG_DATA(c), &seg_size, sizeof seg_size);
+  alignas(cmsghdr) UdpSegmentCtrl ctrl = {};
+  msghdr mh = udp_segment_msg(const_cast<void*>(sa), salen, iov, niov, ctrl, seg_size);
   for (int tries = 0;; ++tries) {
     ssize_t r = ::sendmsg(fd_.get(), &mh, 0);
     if (r >= 0) {
@@ -399,6 +397,22 @@ void read_tos(const cmsghdr* c, UdpRx& rx) {
     int v = 0;
     std::memcpy(&v, CMSG_DATA(c), sizeof v);
     if (v >= 0 && v <= 255) rx.tos = v;
+  }
+}
+/// The ancillary data of one received buffer into rx: the TOS / traffic class, and the
+/// UDP_GRO segment size (rx.gso_size only when the buffer holds more than one segment, each
+/// such buffer counted in `gro_buffers`). rx.len must be set.
+inline void read_rx_cmsgs(msghdr* mh, UdpRx& rx, std::uint64_t& gro_buffers) {
+  for (cmsghdr* c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+    read_tos(c, rx);
+    if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+      int g = 0;
+      std::memcpy(&g, CMSG_DATA(c), sizeof g);
+      if (g > 0 && std::size_t(g) < rx.len) {
+        rx.gso_size = std::uint16_t(g);
+        ++gro_buffers;
+      }
+    }
   }
 }
 }  // namespace
@@ -454,17 +468,7 @@ Result<std::optional<UdpRx>> UdpSocket::recv(std::span<std::uint8_t> buf) {
   UdpRx rx;
   rx.len = std::size_t(r);
   from_sa(ss, rx.from, rx.from_port);
-  for (cmsghdr* c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-    read_tos(c, rx);
-    if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
-      int g = 0;
-      std::memcpy(&g, CMSG_DATA(c), sizeof g);
-      if (g > 0 && std::size_t(g) < rx.len) {
-        rx.gso_size = std::uint16_t(g);
-        ++st_.gro_buffers;
-      }
-    }
-  }
+  read_rx_cmsgs(&mh, rx, st_.gro_buffers);
   return std::optional<UdpRx>(rx);
 }
 
@@ -511,18 +515,7 @@ Result<std::size_t> UdpSocket::recv_batch(std::span<const std::span<std::uint8_t
     rx = UdpRx{};
     rx.len = m[i].msg_len;
     from_sa(from[i], rx.from, rx.from_port);
-    msghdr* mh = &m[i].msg_hdr;
-    for (cmsghdr* c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
-      read_tos(c, rx);
-      if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
-        int g = 0;
-        std::memcpy(&g, CMSG_DATA(c), sizeof g);
-        if (g > 0 && std::size_t(g) < rx.len) {
-          rx.gso_size = std::uint16_t(g);
-          ++st_.gro_buffers;
-        }
-      }
-    }
+    read_rx_cmsgs(&m[i].msg_hdr, rx, st_.gro_buffers);
   }
   return std::size_t(r);
 }

@@ -20,13 +20,6 @@ using Bytes = std::vector<std::uint8_t>;
 
 namespace {
 
-core::Device device_with(core::Features f) {
-  core::Device d;
-  d.features = f;
-  d.hw_enc_features = f;
-  return d;
-}
-
 void put16(Bytes& b, std::size_t o, std::uint16_t v) { wire::store_be16(&b[o], v); }
 
 // Ethernet + IP + TCP/UDP super-packet with the pseudo-header seed in the L4 field (as a
@@ -91,17 +84,6 @@ io::VnetHdr vnet_for(bool v6, bool tcp, std::size_t l4off, std::uint16_t mss, bo
   h.csum_start = std::uint16_t(l4off);
   h.csum_offset = tcp ? 16 : 6;
   h.hdr_len = std::uint16_t(l4off + (tcp ? 20 : 8));
-  return h;
-}
-
-offload::virtio::VnetHdr to_wire(const io::VnetHdr& v) {
-  offload::virtio::VnetHdr h;
-  h.flags = v.flags;
-  h.gso_type = v.gso_type;
-  h.hdr_len = v.hdr_len;
-  h.gso_size = v.gso_size;
-  h.csum_start = v.csum_start;
-  h.csum_offset = v.csum_offset;
   return h;
 }
 
@@ -174,12 +156,12 @@ std::vector<GsoCase> gso_cases_from_pcap(const std::string& path, std::uint16_t 
 
 OursResult gso_ours(const GsoCase& c, core::Features sink) {
   OursResult r;
-  auto tp = offload::virtio::to_packet(to_wire(c.vnet), c.frame);
+  auto tp = offload::virtio::to_packet(c.vnet, c.frame);
   if (!tp.ok()) {
     r.error = std::string("virtio: ") + std::string(offload::virtio::to_string(tp.reason));
     return r;
   }
-  auto dev = device_with(sink);
+  auto dev = core::Device::with_features(sink);
   gso::TxResult tx = gso::tx_prepare(std::move(tp.pkt), dev);
   if (tx.dropped()) {
     r.error = std::string("gso: ") + std::string(offload::to_string(tx.gso_reason));

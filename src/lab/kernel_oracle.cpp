@@ -41,6 +41,36 @@ std::string mac_str(const Mac& m) {
   return b;
 }
 
+std::string ipv4_str(const std::array<std::uint8_t, 4>& a) {
+  return std::to_string(a[0]) + "." + std::to_string(a[1]) + "." + std::to_string(a[2]) + "." +
+         std::to_string(a[3]);
+}
+
+Status require_ethtool() {
+  auto r = io::run_command({"ethtool", "--version"}, std::chrono::seconds(5));
+  if (!r || r->exit_code != 0) return Status::skipped("ethtool not available");
+  return io::ok_status();
+}
+
+Status add_veth_pair(const io::Netns& ns, const std::string& dev0, const Mac& mac0,
+                     const std::string& dev1, const Mac& mac1, int mtu) {
+  const std::string m = std::to_string(mtu);
+  if (auto s = ns.ip({"link", "add", dev0, "address", mac_str(mac0), "mtu", m, "type", "veth",
+                      "peer", "name", dev1, "address", mac_str(mac1), "mtu", m});
+      !s)
+    return Status::skipped("cannot create veth: " + s.message());
+  return io::ok_status();
+}
+
+Result<io::PacketSocket> open_packet_socket(const io::Netns& ns, const std::string& dev,
+                                            bool vnet_hdr) {
+  return ns.run([&]() -> Result<io::PacketSocket> {
+    auto idx = ns.read_file("/sys/class/net/" + dev + "/ifindex");
+    if (!idx) return Result<io::PacketSocket>::from(idx);
+    return io::PacketSocket::open({.ifindex = std::stoi(*idx), .vnet_hdr = vnet_hdr});
+  });
+}
+
 Result<std::vector<Frame>> collect(const ReadFn& read, const KeepFn& keep, const OracleTiming& t) {
   using Clock = std::chrono::steady_clock;
   using ms = std::chrono::milliseconds;
@@ -71,10 +101,7 @@ const std::vector<std::string> kAllTxOffloads = {
     "tx-udp_tnl-csum-segmentation", "tx-gre-segmentation", "tx-gso-partial", "tx-gso-list"};
 
 Status check_tools(const io::Netns& ns, bool need_ethtool) {
-  if (need_ethtool) {
-    auto r = io::run_command({"ethtool", "--version"}, std::chrono::seconds(5));
-    if (!r || r->exit_code != 0) return Status::skipped("ethtool not available");
-  }
+  if (need_ethtool) return require_ethtool();
   (void)ns;
   return io::ok_status();
 }
@@ -144,11 +171,7 @@ Result<KernelGso> KernelGso::create(const Options& opts) {
     if (auto s = wait_bridge_forwarding(n, port, 3000); !s) return R::from(s);
 
   if (opts.sink == Sink::Veth) {
-    auto sock = n.run([&]() -> Result<io::PacketSocket> {
-      auto idx = n.read_file("/sys/class/net/oveth1/ifindex");
-      if (!idx) return Result<io::PacketSocket>::from(idx);
-      return io::PacketSocket::open({.ifindex = std::stoi(*idx)});
-    });
+    auto sock = open_packet_socket(n, "oveth1");
     if (!sock) return R::from(sock);
     g.sink_.emplace(std::move(*sock));
   }

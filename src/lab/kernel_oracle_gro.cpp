@@ -49,21 +49,15 @@ Status pin_napi(int cpu, const std::string& dev) {
 
 Result<KernelGro> KernelGro::create(const Options& opts) {
   using R = Result<KernelGro>;
-  {
-    auto r = io::run_command({"ethtool", "--version"}, std::chrono::seconds(5));
-    if (!r || r->exit_code != 0) return R::skipped("ethtool not available");
-  }
+  if (auto s = require_ethtool(); !s) return R::from(s);
   auto ns = io::Netns::create("ofld-gro");
   if (!ns) return R::from(ns);
   KernelGro g(std::move(*ns));
   g.opts_ = opts;
   const io::Netns& n = g.ns_;
   if (auto s = disable_ipv6(n); !s) return R::from(s);
-  const std::string mtu = std::to_string(opts.mtu);
-  if (auto s = n.ip({"link", "add", "oveth0", "address", mac_str(kVeth0Mac), "mtu", mtu, "type",
-                     "veth", "peer", "name", "oveth1", "address", mac_str(kVeth1Mac), "mtu", mtu});
-      !s)
-    return R::skipped("cannot create veth: " + s.message());
+  if (auto s = add_veth_pair(n, "oveth0", kVeth0Mac, "oveth1", kVeth1Mac, opts.mtu); !s)
+    return R::from(s);
   if (auto s = n.exec({"ethtool", "-K", "oveth1", "gro", "on"}); !s)
     return R::skipped("cannot enable GRO on veth: " + s.message());
   // veth only hands a frame to the peer's NAPI (and so to GRO) when the sending device has
@@ -86,22 +80,12 @@ Result<KernelGro> KernelGro::create(const Options& opts) {
       return R::skipped("threaded NAPI not available: " + s.message());
   }
 
-  struct Socks {
-    io::PacketSocket tx, rx;
-  };
-  auto socks = n.run([&]() -> Result<Socks> {
-    auto i0 = n.read_file("/sys/class/net/oveth0/ifindex");
-    auto i1 = n.read_file("/sys/class/net/oveth1/ifindex");
-    if (!i0 || !i1) return Result<Socks>::error("cannot read veth ifindex");
-    auto tx = io::PacketSocket::open({.ifindex = std::stoi(*i0), .vnet_hdr = true});
-    if (!tx) return Result<Socks>::from(tx);
-    auto rx = io::PacketSocket::open({.ifindex = std::stoi(*i1), .vnet_hdr = true});
-    if (!rx) return Result<Socks>::from(rx);
-    return Socks{std::move(*tx), std::move(*rx)};
-  });
-  if (!socks) return R::from(socks);
-  g.tx_.emplace(std::move(socks->tx));
-  g.rx_.emplace(std::move(socks->rx));
+  auto tx = open_packet_socket(n, "oveth0", true);
+  if (!tx) return R::from(tx);
+  auto rx = open_packet_socket(n, "oveth1", true);
+  if (!rx) return R::from(rx);
+  g.tx_.emplace(std::move(*tx));
+  g.rx_.emplace(std::move(*rx));
   return g;
 }
 

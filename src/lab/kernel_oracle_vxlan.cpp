@@ -9,19 +9,9 @@ namespace ofld::lab {
 
 using namespace oracle_detail;
 
-namespace {
-std::string ip_str(const std::array<std::uint8_t, 4>& a) {
-  return std::to_string(a[0]) + "." + std::to_string(a[1]) + "." + std::to_string(a[2]) + "." +
-         std::to_string(a[3]);
-}
-}  // namespace
-
 Result<KernelVxlan> KernelVxlan::create(const Options& opts) {
   using R = Result<KernelVxlan>;
-  {
-    auto r = io::run_command({"ethtool", "--version"}, std::chrono::seconds(5));
-    if (!r || r->exit_code != 0) return R::skipped("ethtool not available");
-  }
+  if (auto s = require_ethtool(); !s) return R::from(s);
   auto ns = io::Netns::create("ofld-vxlan");
   if (!ns) return R::from(ns);
   KernelVxlan v(std::move(*ns));
@@ -30,27 +20,24 @@ Result<KernelVxlan> KernelVxlan::create(const Options& opts) {
   if (auto s = disable_ipv6(n); !s) return R::from(s);
 
   // Underlay: oveth0 (10.200.0.1, every offload off) → oveth1 (no address, capture only).
-  const std::string umtu = std::to_string(opts.underlay_mtu);
-  if (auto s = n.ip({"link", "add", "oveth0", "address", mac_str(kUnderlayMac), "mtu", umtu, "type",
-                     "veth", "peer", "name", "oveth1", "address", mac_str(kPeerMac), "mtu", umtu});
-      !s)
-    return R::skipped("cannot create veth: " + s.message());
+  if (auto s = add_veth_pair(n, "oveth0", kUnderlayMac, "oveth1", kPeerMac, opts.underlay_mtu); !s)
+    return R::from(s);
   features_off(n, "oveth0",
                {"tx", "sg", "tso", "gso", "ufo", "tx-udp-segmentation", "tx-udp_tnl-segmentation",
                 "tx-udp_tnl-csum-segmentation", "tx-gso-partial", "tx-gso-list"});
   features_off(n, "oveth1", {"gro", "lro", "rx-gro-list", "rx-udp-gro-forwarding"});
-  if (auto s = n.ip({"addr", "add", ip_str(kLocalIp) + "/24", "dev", "oveth0"}); !s) return R::from(s);
+  if (auto s = n.ip({"addr", "add", ipv4_str(kLocalIp) + "/24", "dev", "oveth0"}); !s) return R::from(s);
   if (auto s = n.ip({"link", "set", "oveth0", "up"}); !s) return R::from(s);
   if (auto s = n.ip({"link", "set", "oveth1", "up"}); !s) return R::from(s);
-  if (auto s = n.ip({"neigh", "replace", ip_str(kRemoteIp), "lladdr", mac_str(kPeerMac), "dev",
+  if (auto s = n.ip({"neigh", "replace", ipv4_str(kRemoteIp), "lladdr", mac_str(kPeerMac), "dev",
                      "oveth0", "nud", "permanent"});
       !s)
     return R::from(s);
 
   std::vector<std::string> vx{"link", "add", "ovx0", "mtu", std::to_string(opts.underlay_mtu - 50),
                               "type", "vxlan", "id", std::to_string(opts.vni), "dstport",
-                              std::to_string(opts.dstport), "local", ip_str(kLocalIp), "remote",
-                              ip_str(kRemoteIp), "dev", "oveth0", "nolearning",
+                              std::to_string(opts.dstport), "local", ipv4_str(kLocalIp), "remote",
+                              ipv4_str(kRemoteIp), "dev", "oveth0", "nolearning",
                               opts.udpcsum ? "udpcsum" : "noudpcsum"};
   if (opts.remcsumtx) vx.push_back("remcsumtx");
   if (opts.src_port != 0) {
@@ -89,11 +76,7 @@ Result<KernelVxlan> KernelVxlan::create(const Options& opts) {
   for (const char* port : {"otap0", "ovx0"})
     if (auto s = wait_bridge_forwarding(n, port, 3000); !s) return R::from(s);
 
-  auto sock = n.run([&]() -> Result<io::PacketSocket> {
-    auto idx = n.read_file("/sys/class/net/oveth1/ifindex");
-    if (!idx) return Result<io::PacketSocket>::from(idx);
-    return io::PacketSocket::open({.ifindex = std::stoi(*idx)});
-  });
+  auto sock = open_packet_socket(n, "oveth1");
   if (!sock) return R::from(sock);
   v.cap_.emplace(std::move(*sock));
   return v;

@@ -6,35 +6,22 @@ namespace ofld::lab {
 
 using namespace oracle_detail;
 
-namespace {
-std::string ip_str(const std::array<std::uint8_t, 4>& a) {
-  return std::to_string(a[0]) + "." + std::to_string(a[1]) + "." + std::to_string(a[2]) + "." +
-         std::to_string(a[3]);
-}
-}  // namespace
-
 Result<KernelVxlanGro> KernelVxlanGro::create(const Options& opts) {
   using R = Result<KernelVxlanGro>;
-  {
-    auto r = io::run_command({"ethtool", "--version"}, std::chrono::seconds(5));
-    if (!r || r->exit_code != 0) return R::skipped("ethtool not available");
-  }
+  if (auto s = require_ethtool(); !s) return R::from(s);
   auto ns = io::Netns::create("ofld-vxgro");
   if (!ns) return R::from(ns);
   KernelVxlanGro k(std::move(*ns));
   k.opts_ = opts;
   const io::Netns& n = k.ns_;
   if (auto s = disable_ipv6(n); !s) return R::from(s);
-  const std::string mtu = std::to_string(opts.mtu);
-  if (auto s = n.ip({"link", "add", "oveth0", "address", mac_str(kSenderMac), "mtu", mtu, "type",
-                     "veth", "peer", "name", "oveth1", "address", mac_str(kReceiverMac), "mtu", mtu});
-      !s)
-    return R::skipped("cannot create veth: " + s.message());
+  if (auto s = add_veth_pair(n, "oveth0", kSenderMac, "oveth1", kReceiverMac, opts.mtu); !s)
+    return R::from(s);
   // veth hands a frame to the peer's NAPI (and so to GRO) only when the sender has no TSO.
   if (auto s = n.exec({"ethtool", "-K", "oveth0", "tso", "off"}); !s) return R::from(s);
   if (auto s = n.exec({"ethtool", "-K", "oveth1", "gro", "on"}); !s)
     return R::skipped("cannot enable GRO on veth: " + s.message());
-  if (auto s = n.ip({"addr", "add", ip_str(kReceiverIp) + "/24", "dev", "oveth1"}); !s) return R::from(s);
+  if (auto s = n.ip({"addr", "add", ipv4_str(kReceiverIp) + "/24", "dev", "oveth1"}); !s) return R::from(s);
   if (auto s = n.ip({"link", "set", "oveth0", "up"}); !s) return R::from(s);
   if (auto s = n.ip({"link", "set", "oveth1", "up"}); !s) return R::from(s);
   if (auto s = n.write_file("/sys/class/net/oveth1/threaded", "1"); !s)
@@ -42,29 +29,19 @@ Result<KernelVxlanGro> KernelVxlanGro::create(const Options& opts) {
 
   if (auto s = n.ip({"link", "add", "ovx0", "address", mac_str(kVxlanMac), "mtu",
                      std::to_string(opts.mtu - 50), "type", "vxlan", "id", std::to_string(opts.vni),
-                     "dstport", std::to_string(opts.dstport), "local", ip_str(kReceiverIp),
-                     "remote", ip_str(kSenderIp), "dev", "oveth1", "nolearning", "udpcsum"});
+                     "dstport", std::to_string(opts.dstport), "local", ipv4_str(kReceiverIp),
+                     "remote", ipv4_str(kSenderIp), "dev", "oveth1", "nolearning", "udpcsum"});
       !s)
     return R::skipped("cannot create kernel vxlan device: " + s.message());
   (void)n.exec({"ethtool", "-K", "ovx0", "gro", "on"});
   if (auto s = n.ip({"link", "set", "ovx0", "up"}); !s) return R::from(s);
 
-  struct Socks {
-    io::PacketSocket tx, rx;
-  };
-  auto socks = n.run([&]() -> Result<Socks> {
-    auto i0 = n.read_file("/sys/class/net/oveth0/ifindex");
-    auto iv = n.read_file("/sys/class/net/ovx0/ifindex");
-    if (!i0 || !iv) return Result<Socks>::error("cannot read ifindex");
-    auto tx = io::PacketSocket::open({.ifindex = std::stoi(*i0), .vnet_hdr = false});
-    if (!tx) return Result<Socks>::from(tx);
-    auto rx = io::PacketSocket::open({.ifindex = std::stoi(*iv), .vnet_hdr = true});
-    if (!rx) return Result<Socks>::from(rx);
-    return Socks{std::move(*tx), std::move(*rx)};
-  });
-  if (!socks) return R::from(socks);
-  k.tx_.emplace(std::move(socks->tx));
-  k.rx_.emplace(std::move(socks->rx));
+  auto tx = open_packet_socket(n, "oveth0", false);
+  if (!tx) return R::from(tx);
+  auto rx = open_packet_socket(n, "ovx0", true);
+  if (!rx) return R::from(rx);
+  k.tx_.emplace(std::move(*tx));
+  k.rx_.emplace(std::move(*rx));
   return k;
 }
 

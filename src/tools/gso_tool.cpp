@@ -42,13 +42,6 @@ std::string expand_ethtool_aliases(const std::string& list) {
 
 namespace {
 
-core::Device device_with(core::Features f) {
-  core::Device d;
-  d.features = f;
-  d.hw_enc_features = f;
-  return d;
-}
-
 /// A segment of `mss` payload bytes would not fit a 16-bit length field of its headers (IPv4
 /// total length, IPv6 payload length, UDP length: segments carry no jumbo option): the reason
 /// to pass the frame through, or nullptr. Only for frames that would be segmented. (The
@@ -86,7 +79,7 @@ GsoToolSummary run_gso_pcap(const GsoToolOptions& o) {
     if (!fp.ok()) throw std::runtime_error(fp.error);
     s.features = fp.features;
   }
-  core::Device dev = device_with(s.features);
+  core::Device dev = core::Device::with_features(s.features);
   dev.gso_max_size = o.gso_max_size;
   dev.gso_ipv4_max_size = o.gso_ipv4_max_size;
   io::refuse_same_file(o.in, o.out);

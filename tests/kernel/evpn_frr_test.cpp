@@ -22,7 +22,9 @@ namespace {
 
 using namespace ofld;
 using namespace ofld::evpntest;
-using Clock = std::chrono::steady_clock;
+
+/// Polls of gobgpd / FRR state: every 100 ms.
+constexpr std::chrono::milliseconds kSlowPoll{100};
 
 const char* kZebra = "/usr/lib/frr/zebra";
 const char* kBgpd = "/usr/lib/frr/bgpd";
@@ -36,16 +38,6 @@ std::string trim(std::string s) {
 std::pair<std::string, std::string> transfer(const io::Netns& from, const io::Netns& to, const std::string& dst,
                                              int mb) {
   return ktest::hashed_transfer(from, to, dst, {.mib = mb, .seed = 18, .timeout_s = 40});
-}
-
-template <class F>
-bool wait_for(F&& f, std::chrono::milliseconds limit) {
-  const auto end = Clock::now() + limit;
-  while (Clock::now() < end) {
-    if (f()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return f();
 }
 
 /// zebra + bgpd started in a namespace (daemonised; stopped by the pids they wrote).
@@ -65,12 +57,8 @@ TEST(EvpnFrr, FrrInteropKernelVxlanAdvertiseAllVni) {
   if (!io::run_command({"gobgpd", "--version"}).ok()) GTEST_SKIP() << "gobgpd not installed (scripts/deps.sh)";
   if (::access(kZebra, X_OK) != 0 || ::access(kBgpd, X_OK) != 0) GTEST_SKIP() << "FRR not installed (scripts/deps.sh)";
   Underlay u;
-  std::string why;
-  bool skipped = false;
-  if (!u.create(3, skipped, why)) {
-    if (skipped) GTEST_SKIP() << why;
-    FAIL() << why;
-  }
+  ASSERT_NO_FATAL_FAILURE(create_underlay(u, 3));
+  if (IsSkipped()) return;
   for (int i = 0; i < 2; ++i) {
     ASSERT_EQ(u.start_gobgpd(i, 3), "");
     auto e = u.start_ofld(i, {"evpn"});
@@ -143,7 +131,7 @@ TEST(EvpnFrr, FrrInteropKernelVxlanAdvertiseAllVni) {
       for (const auto& e : f.value("flood", nlohmann::json::array()))
         fl |= e["remote"] == u.underlay_addr(2) && e["source"] == "evpn";
       return mac && fl;
-    }, std::chrono::seconds(40))) << "ofld " << i << ": " << fdb_json(u, i).dump() << "\n" << frr.log() << u.logs();
+    }, std::chrono::seconds(40), kSlowPoll)) << "ofld " << i << ": " << fdb_json(u, i).dump() << "\n" << frr.log() << u.logs();
   }
   // ofld → FRR → kernel: the TAP MACs (extern_learn) and the flood entries of both VTEPs
   for (int i = 0; i < 2; ++i) {
@@ -156,7 +144,7 @@ TEST(EvpnFrr, FrrInteropKernelVxlanAdvertiseAllVni) {
       fdb = r.ok() ? r.value().out : r.message();
       return fdb.find(mac + " dst " + u.underlay_addr(i) + " self extern_learn") != std::string::npos &&
              fdb.find("00:00:00:00:00:00 dst " + u.underlay_addr(i) + " self permanent") != std::string::npos;
-    }, std::chrono::seconds(20))) << "kernel VXLAN FDB:\n" << fdb << frr.log();
+    }, std::chrono::seconds(20), kSlowPoll)) << "kernel VXLAN FDB:\n" << fdb << frr.log();
   }
   // traffic both ways
   EXPECT_EQ(ping(u.host(0), "192.168.88.3"), "reply") << u.logs();

@@ -19,7 +19,6 @@ namespace {
 
 using namespace ofld;
 using namespace ofld::evpntest;
-using Clock = std::chrono::steady_clock;
 
 const char* kServer =
     "import socket,hashlib\n"
@@ -94,25 +93,11 @@ std::uint64_t other_encap(Underlay& u, int i) {
   return f.contains(p) ? f[p].get<std::uint64_t>() : 0;
 }
 
-template <class F>
-bool wait_for(F&& f, std::chrono::milliseconds limit) {
-  const auto end = Clock::now() + limit;
-  while (Clock::now() < end) {
-    if (f()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return f();
-}
-
 TEST(EvpnGeneve, GN13_GN14_GN15_TwoGeneveHostsAndAVxlanHostShareAFabric) {
   if (!io::run_command({"gobgpd", "--version"}).ok()) GTEST_SKIP() << "gobgpd not installed (scripts/deps.sh)";
   Underlay u;
-  std::string why;
-  bool skipped = false;
-  if (!u.create(3, skipped, why)) {
-    if (skipped) GTEST_SKIP() << why;
-    FAIL() << why;
-  }
+  ASSERT_NO_FATAL_FAILURE(create_underlay(u, 3));
+  if (IsSkipped()) return;
   for (int i = 0; i < 3; ++i) ASSERT_EQ(u.start_gobgpd(i, 3), "");
   for (int i = 0; i < 3; ++i) {
     auto e = u.start_ofld_as(i, i < 2 ? "geneve" : "vxlan", {"evpn"});

@@ -65,16 +65,6 @@ bool local_has(Underlay& u, int i, const std::string& mac) {
   return false;
 }
 
-template <class F>
-bool wait_for(F&& f, std::chrono::milliseconds limit) {
-  const auto end = Clock::now() + limit;
-  while (Clock::now() < end) {
-    if (f()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return f();
-}
-
 std::uint64_t peer_tx(Underlay& u, int i, const std::string& peer) {
   auto st = daemon::query_stats(u.ctl(i));
   if (!st.ok() || !st.value()["peers"].contains(peer)) return 0;
@@ -101,12 +91,8 @@ std::string add_vm(Underlay& u, int i, io::Netns& vm, const std::string& mac, co
 TEST(EvpnGobgp, ThreeHostsGobgpAllPairsMacMoveAndStop) {
   if (!io::run_command({"gobgpd", "--version"}).ok()) GTEST_SKIP() << "gobgpd not installed (scripts/deps.sh)";
   Underlay u;
-  std::string why;
-  bool skipped = false;
-  if (!u.create(3, skipped, why)) {
-    if (skipped) GTEST_SKIP() << why;
-    FAIL() << why;
-  }
+  ASSERT_NO_FATAL_FAILURE(create_underlay(u, 3));
+  if (IsSkipped()) return;
   // ofld first, while no gobgpd runs: the client retries, the log says so once
   for (int i = 0; i < 3; ++i) {
     auto e = u.start_ofld(i, {"evpn"});

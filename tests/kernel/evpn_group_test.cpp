@@ -25,12 +25,8 @@ using namespace ofld::evpntest;
 
 TEST(EvpnGroup, ThreeEndpointsInOneGroupFloodingReachesAll) {
   Underlay u;
-  std::string why;
-  bool skipped = false;
-  if (!u.create(3, skipped, why)) {
-    if (skipped) GTEST_SKIP() << why;
-    FAIL() << why;
-  }
+  ASSERT_NO_FATAL_FAILURE(create_underlay(u, 3));
+  if (IsSkipped()) return;
   // host 0, 1: ofld; host 2: the kernel VXLAN device
   for (int i = 0; i < 2; ++i) {
     auto e = u.start_ofld(i, {"group", "239.1.1.1", "dev", "veth0"});

@@ -23,19 +23,9 @@
 namespace {
 
 using namespace ofld;
-using Clock = std::chrono::steady_clock;
+using ktest::wait_for;
 
 constexpr int kRoutes = 200;
-
-template <class F>
-bool wait_for(F f, std::chrono::milliseconds limit) {
-  const auto t0 = Clock::now();
-  while (Clock::now() - t0 < limit) {
-    if (f()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
 
 long rib_paths(io::Netns& ns) {
   auto r = ns.exec({"gobgp", "-p", "50073", "global", "rib", "-a", "evpn", "summary"}, std::chrono::seconds(20));

@@ -27,20 +27,13 @@
 namespace {
 
 using namespace ofld;
-using Clock = std::chrono::steady_clock;
+using ktest::wait_for;
+
+/// Polls of gobgpd state: every 100 ms.
+constexpr std::chrono::milliseconds kSlowPoll{100};
 
 constexpr const char* kMac = "02:00:00:00:00:00";  // bgp_speaker.py's MAC 0
 constexpr const char* kOurs = "10.50.0.1";
-
-template <class F>
-bool wait_for(F f, std::chrono::milliseconds limit) {
-  const auto t0 = Clock::now();
-  while (Clock::now() - t0 < limit) {
-    if (f()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return false;
-}
 
 // Type-2 paths in gobgpd's global RIB for kMac with next hop `nh`.
 int mac_paths(io::Netns& ns, const std::string& nh) {
@@ -106,7 +99,7 @@ TEST(EvpnOwnRoutes, Rfc7432_15_1_LocalMacTakenByAHigherSequenceIsWithdrawnFromGo
     return j.ok() && j.value().contains("evpn") ? j.value() : nlohmann::json::object();
   };
   ASSERT_TRUE(wait_for([&] { return evpn().contains("evpn") && evpn()["evpn"].value("connected", false); },
-                       std::chrono::seconds(30)))
+                       std::chrono::seconds(30), kSlowPoll))
       << ktest::slurp(olog);
   // The TAP's MAC is kMac; an ARP request from it makes it a local MAC, advertised.
   ns.ip({"link", "set", "evo0", "address", kMac});
@@ -117,7 +110,7 @@ TEST(EvpnOwnRoutes, Rfc7432_15_1_LocalMacTakenByAHigherSequenceIsWithdrawnFromGo
         (void)ns.exec({"ping", "-c", "1", "-W", "1", "192.168.95.2"}, std::chrono::seconds(3));
         return mac_paths(ns, kOurs) == 1;
       },
-      std::chrono::seconds(30)))
+      std::chrono::seconds(30), kSlowPoll))
       << "our route for the TAP's MAC never reached gobgpd: " << evpn().dump() << "\n" << ktest::slurp(olog);
 
   // A higher VTEP with the same sequence number: ours keeps the MAC (RFC 7432 §15.1).
@@ -131,7 +124,7 @@ TEST(EvpnOwnRoutes, Rfc7432_15_1_LocalMacTakenByAHigherSequenceIsWithdrawnFromGo
   const int cmd = ::open(fifo.c_str(), O_WRONLY);  // the speaker's stdin
   ::unlink(fifo.c_str());
   ASSERT_GE(cmd, 0);
-  ASSERT_TRUE(wait_for([&] { return mac_paths(ns, "10.100.0.1") == 1; }, std::chrono::seconds(30)))
+  ASSERT_TRUE(wait_for([&] { return mac_paths(ns, "10.100.0.1") == 1; }, std::chrono::seconds(30), kSlowPoll))
       << ktest::slurp(slog);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   EXPECT_FALSE(evpn()["local"].empty()) << "equal sequence numbers: the lower VTEP (ours) keeps the MAC";
@@ -148,7 +141,7 @@ TEST(EvpnOwnRoutes, Rfc7432_15_1_LocalMacTakenByAHigherSequenceIsWithdrawnFromGo
       },
       std::chrono::seconds(30)))
       << evpn().dump() << "\n" << ktest::slurp(slog);
-  EXPECT_TRUE(wait_for([&] { return mac_paths(ns, kOurs) == 0; }, std::chrono::seconds(30)))
+  EXPECT_TRUE(wait_for([&] { return mac_paths(ns, kOurs) == 0; }, std::chrono::seconds(30), kSlowPoll))
       << "gobgpd still holds our route for the MAC: " << evpn().dump() << "\n" << ktest::slurp(olog);
   const auto j = evpn();
   ASSERT_TRUE(j.contains("evpn"));

@@ -22,6 +22,7 @@ namespace {
 
 using namespace ofld;
 using Clock = std::chrono::steady_clock;
+using ktest::wait_for;
 
 constexpr int kRoutes = 10000, kVteps = 100;
 
@@ -37,16 +38,6 @@ long rib_paths(io::Netns& ns) {
   const auto& o = r.value().out;
   const auto at = o.find("Path:");
   return at == std::string::npos ? -1 : std::atol(o.c_str() + at + 5);
-}
-
-template <class F>
-bool wait_for(F f, std::chrono::milliseconds limit) {
-  const auto t0 = Clock::now();
-  while (Clock::now() - t0 < limit) {
-    if (f()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
 }
 
 TEST(EvpnScale, EndpointStartedWhileGobgpdHolds10000RoutesInstallsAllAndFollowsRestartAndWithdrawal) {

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "ofld/daemon/config.hpp"
@@ -172,6 +173,20 @@ inline nlohmann::json fdb_json(Underlay& u, int i) {
   auto j = nlohmann::json::parse(r.value().out, nullptr, false);
   if (j.is_discarded()) return nlohmann::json{{"error", "not JSON: " + r.value().out}};
   return j;
+}
+
+using ktest::wait_for;
+
+/// Create `u` with `hosts` hosts, or end the current test: skipped when the machine cannot
+/// (no privileges, a tool missing), failed otherwise. In a TEST body:
+///   ASSERT_NO_FATAL_FAILURE(create_underlay(u, 3));
+///   if (IsSkipped()) return;
+inline void create_underlay(Underlay& u, int hosts) {
+  std::string why;
+  bool skipped = false;
+  if (u.create(hosts, skipped, why)) return;
+  if (skipped) GTEST_SKIP() << why;
+  FAIL() << why;
 }
 
 }  // namespace ofld::evpntest

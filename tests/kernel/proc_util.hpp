@@ -1,5 +1,5 @@
 // Child processes for the kernel tests: start a command with its output in a log file, stop it
-// with a signal (bounded wait, then SIGKILL), read a log back.
+// with a signal (bounded wait, then SIGKILL), read a log back, wait for what it should do.
 #pragma once
 
 #include <signal.h>
@@ -55,6 +55,19 @@ inline int stop(pid_t& pid, int sig = SIGTERM) {
 inline std::string slurp(const std::string& p) {
   std::ifstream f(p);
   return std::string((std::istreambuf_iterator<char>(f)), {});
+}
+
+/// Call `f` every `poll` until it returns true or `limit` has passed, then once more; true
+/// when it did.
+template <class F>
+bool wait_for(F&& f, std::chrono::milliseconds limit,
+              std::chrono::milliseconds poll = std::chrono::milliseconds(50)) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (f()) return true;
+    std::this_thread::sleep_for(poll);
+  }
+  return f();
 }
 
 }  // namespace ofld::ktest

@@ -69,10 +69,7 @@ inline ofld::core::Packet prepare(const Bytes& f, std::uint16_t mss,
 
 /// A device with exactly these features (and the same for encapsulated packets).
 inline ofld::core::Device device(ofld::core::Features f) {
-  ofld::core::Device d;
-  d.features = f;
-  d.hw_enc_features = f;
-  return d;
+  return ofld::core::Device::with_features(f);
 }
 
 /// A device for GSO_PARTIAL tests: `features` (GSO_PARTIAL added) with the tunnel bits in

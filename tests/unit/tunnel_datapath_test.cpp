@@ -15,13 +15,7 @@ using namespace tunnel_test;
 using tunnel::Drop;
 namespace wv = wire::virtio_net;
 
-tunnel::VxlanConfig cfg(bool v6 = false) {
-  tunnel::VxlanConfig c;
-  c.vni = 42;
-  c.local = *tunnel::IpAddr::parse(v6 ? "fd00::1" : "10.0.0.1");
-  c.remotes = {*tunnel::IpAddr::parse(v6 ? "fd00::2" : "10.0.0.2")};
-  return c;
-}
+tunnel::VxlanConfig cfg(bool v6 = false) { return vxlan_cfg(v6); }
 
 /// virtio_net_hdr of a TSO super-packet as a TAP read delivers it (S-7, S-8).
 wv::Hdr tso_hdr(bool v6, std::uint16_t gso_size, std::uint16_t hdr_len) {

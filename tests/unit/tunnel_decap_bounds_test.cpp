@@ -96,10 +96,7 @@ Bytes tcp4(std::uint32_t seq, std::size_t len, std::uint16_t id) {
 }
 
 tunnel::VxlanConfig vx_cfg() {
-  tunnel::VxlanConfig c;
-  c.vni = 42;
-  c.local = *tunnel::IpAddr::parse("10.0.0.1");
-  c.remotes = {*tunnel::IpAddr::parse("10.0.0.2")};
+  tunnel::VxlanConfig c = tunnel_test::vxlan_cfg();
   c.learning = false;
   return c;
 }

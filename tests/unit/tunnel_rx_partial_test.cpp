@@ -20,13 +20,7 @@ using tunnel::Drop;
 using tunnel::OuterCsum;
 namespace wv = wire::virtio_net;
 
-tunnel::VxlanConfig cfg(bool v6 = false) {
-  tunnel::VxlanConfig c;
-  c.vni = 42;
-  c.local = *tunnel::IpAddr::parse(v6 ? "fd00::1" : "10.0.0.1");
-  c.remotes = {*tunnel::IpAddr::parse(v6 ? "fd00::2" : "10.0.0.2")};
-  return c;
-}
+tunnel::VxlanConfig cfg(bool v6 = false) { return vxlan_cfg(v6); }
 
 /// `f` with `bytes` inserted at `at` (built by copies: GCC 12 warns falsely on vector::insert).
 std::vector<std::uint8_t> splice(const std::vector<std::uint8_t>& f, std::size_t at,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ofld/core/csum.hpp"
+#include "ofld/tunnel/vxlan.hpp"
 #include "../common/frame_builder.hpp"
 
 namespace tunnel_test {
@@ -18,6 +19,16 @@ inline void put16(std::vector<std::uint8_t>& f, std::size_t at, std::uint16_t v)
 inline std::uint16_t get16(const std::uint8_t* p) { return std::uint16_t(p[0] << 8 | p[1]); }
 
 using ofld::fb::tunnel::tcp_frame;
+
+/// VXLAN id 42 from 10.0.0.1 (fd00::1 when v6) to the one remote 10.0.0.2 (fd00::2), every
+/// other setting at its default.
+inline ofld::tunnel::VxlanConfig vxlan_cfg(bool v6 = false) {
+  ofld::tunnel::VxlanConfig c;
+  c.vni = 42;
+  c.local = *ofld::tunnel::IpAddr::parse(v6 ? "fd00::1" : "10.0.0.1");
+  c.remotes = {*ofld::tunnel::IpAddr::parse(v6 ? "fd00::2" : "10.0.0.2")};
+  return c;
+}
 
 /// True when the TCP checksum of an Ethernet/IPv4-or-IPv6/TCP frame verifies (RFC 793 §3.1).
 inline bool tcp_csum_ok(const std::uint8_t* f, std::size_t n) {

@@ -9,20 +9,10 @@
 
 using namespace ofld::wire;
 using wire_test::Bytes;
+using wire_test::expect_truncation_errors;
 using wire_test::hex;
 
 namespace {
-
-// Parse every strict prefix of `b` from an exactly-sized heap copy (so ASan flags any
-// over-read) and require an error value each time.
-template <class Parse>
-void expect_truncation_errors(const Bytes& b, std::size_t need, Parse parse) {
-  for (std::size_t n = 0; n < need; ++n) {
-    Bytes cut(b.begin(), b.begin() + n);
-    auto r = parse(std::span<const std::uint8_t>(cut));
-    EXPECT_FALSE(r.ok()) << "prefix " << n;
-  }
-}
 
 // Ethernet II (IEEE 802.3 §3.2.3 order: destination, source, type).
 const Bytes kEth = hex("02 00 00 00 00 01  02 00 00 00 00 02  08 00");

@@ -5,12 +5,14 @@
 // fallback.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <pcap/pcap.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -126,6 +128,16 @@ inline Capture read_capture(const std::string& path) {
 
 inline std::string pcap_path(const std::string& name) {
   return std::string(OFLD_PCAP_DIR) + "/" + name;
+}
+
+/// Parse every strict prefix of `b` (shorter than `need`) from an exactly-sized heap copy (so
+/// ASan flags any over-read) and require an error value each time.
+template <class Parse>
+void expect_truncation_errors(const Bytes& b, std::size_t need, Parse parse) {
+  for (std::size_t n = 0; n < need; ++n) {
+    Bytes cut(b.begin(), b.begin() + n);
+    EXPECT_FALSE(parse(std::span<const std::uint8_t>(cut)).ok()) << "prefix " << n;
+  }
 }
 
 }  // namespace wire_test

@@ -7,17 +7,8 @@
 
 using namespace ofld::wire;
 using wire_test::Bytes;
+using wire_test::expect_truncation_errors;
 using wire_test::hex;
-
-namespace {
-template <class Parse>
-void expect_truncation_errors(const Bytes& b, std::size_t need, Parse parse) {
-  for (std::size_t n = 0; n < need; ++n) {
-    Bytes cut(b.begin(), b.begin() + n);
-    EXPECT_FALSE(parse(std::span<const std::uint8_t>(cut)).ok()) << "prefix " << n;
-  }
-}
-}  // namespace
 
 // ---- VXLAN ----------------------------------------------------------------------------------
 

@@ -43,6 +43,18 @@ constexpr std::uint16_t csum_fold16(wsum w) noexcept {
   w = (w & 0xffffu) + (w >> 16);
   return std::uint16_t(w);
 }
+/// Fold a 64-bit ones'-complement sum (of host-order or network-order words) to 16 bits, NOT
+/// complemented, end-around carry throughout: the one 64-bit fold every summing path uses
+/// (the kernel's csum_fold after its 64-to-32 add). 0 only for 0. always_inline: the
+/// target-attributed vector kernels would otherwise call it out of line.
+[[gnu::always_inline]] constexpr std::uint16_t csum_fold64(std::uint64_t s) noexcept {
+  s = (s & 0xffffffffu) + (s >> 32);  // <= 0x1fffffffe
+  s = (s & 0xffffffffu) + (s >> 32);  // <= 0xffffffff
+  s = (s & 0xffffu) + (s >> 16);
+  s = (s & 0xffffu) + (s >> 16);
+  s = (s & 0xffffu) + (s >> 16);
+  return std::uint16_t(s);
+}
 /// Fold and complement (kernel csum_fold): the value a checksum field holds.
 constexpr std::uint16_t csum_fold(wsum w) noexcept { return std::uint16_t(~csum_fold16(w)); }
 
@@ -149,13 +161,7 @@ inline constexpr std::size_t kInlineSumMax = 64;
     if constexpr (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) b = add64c_inline(b, *p);
     else b = add64c_inline(b, std::uint64_t(*p) << 8);
   }
-  std::uint64_t s = add64c_inline(a, b);
-  s = (s & 0xffffffffu) + (s >> 32);
-  s = (s & 0xffffffffu) + (s >> 32);
-  s = (s & 0xffffu) + (s >> 16);
-  s = (s & 0xffffu) + (s >> 16);
-  s = (s & 0xffffu) + (s >> 16);
-  std::uint16_t v = std::uint16_t(s);
+  std::uint16_t v = csum_fold64(add64c_inline(a, b));
   if constexpr (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) v = __builtin_bswap16(v);
   const std::uint64_t w = std::uint64_t(seed) + v;
   return wsum((w & 0xffffffffu) + (w >> 32));

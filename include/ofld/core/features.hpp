@@ -168,6 +168,15 @@ struct Device {
   std::uint32_t gro_ipv4_max_size = kGsoLegacyMaxSize;  ///< IPv4 GRO limit
   std::uint16_t gso_max_segs = kGsoMaxSegs;
   bool highdma_ok = true;  ///< false → device cannot DMA high memory (F-15 drops SG)
+
+  /// A device with `f` as its active features and the same for encapsulated packets
+  /// (hw_enc_features); every other field at its default.
+  static Device with_features(Features f) noexcept {
+    Device d;
+    d.features = f;
+    d.hw_enc_features = f;
+    return d;
+  }
 };
 
 /// F-1..F-8 netdev_fix_features: return `wanted` with the dependency rules applied for `dev`

@@ -179,6 +179,17 @@ Status wait_bridge_forwarding(const io::Netns& ns, const std::string& port, int 
 /// ethtool -K dev <feature> off for each; features the device lacks are ignored.
 void features_off(const io::Netns& ns, const std::string& dev, const std::vector<std::string>& f);
 std::string mac_str(const Mac& m);
+/// Dotted-quad text of an IPv4 address in network byte order ("10.200.0.1").
+std::string ipv4_str(const std::array<std::uint8_t, 4>& a);
+/// Skipped ("ethtool not available") unless `ethtool --version` runs.
+Status require_ethtool();
+/// `ip link add dev0 address mac0 mtu M type veth peer name dev1 address mac1 mtu M` in `ns`;
+/// skipped ("cannot create veth: ...") when the kernel refuses it.
+Status add_veth_pair(const io::Netns& ns, const std::string& dev0, const Mac& mac0,
+                     const std::string& dev1, const Mac& mac1, int mtu);
+/// Inside `ns`: an AF_PACKET socket bound to `dev` (PACKET_VNET_HDR when `vnet_hdr`).
+Result<io::PacketSocket> open_packet_socket(const io::Netns& ns, const std::string& dev,
+                                            bool vnet_hdr = false);
 using ReadFn = std::function<Result<std::optional<Frame>>(int timeout_ms)>;
 using KeepFn = std::function<bool(const Frame&)>;
 /// Read frames until quiet / first-frame timeout / total cap (OracleTiming); keep those

@@ -1,0 +1,110 @@
+// ofld/core/head_buf.hpp — the pooled byte storage of a packet's linear area (skb->head and
+// its kmalloc size classes): per-thread free lists of power-of-two blocks. Sizes in bytes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ofld::core::detail {
+
+/// Byte storage for a packet's linear area (headroom + head + tailroom), the skb->head
+/// analogue. Move-only; capacity is rounded up to a size class and blocks are recycled through
+/// a per-thread free list (bounded), so building and freeing packets on the hot path does not
+/// reach malloc. Contents are not zeroed. Builds with AddressSanitizer bypass the pool.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kHeadBufPool = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kHeadBufPool = false;
+#else
+inline constexpr bool kHeadBufPool = true;
+#endif
+#else
+inline constexpr bool kHeadBufPool = true;
+#endif
+
+/// Size classes of the pool: 256 B .. 64 KiB (powers of two); larger blocks go straight to
+/// the allocator. At most kHeadBufMaxCached[c] free blocks of class c are kept per thread.
+inline constexpr unsigned kHeadBufMinShift = 8, kHeadBufClasses = 9;
+inline constexpr std::uint32_t kHeadBufMaxCached[kHeadBufClasses] = {1024, 1024, 512, 512, 256,
+                                                                     64,   32,   16,  16};
+/// One thread's free lists, threaded through the free blocks themselves (a cached block's
+/// first 8 bytes hold the next pointer). Plain data with constant initialisation, so the hot
+/// paths reach it without a TLS guard; packet.cpp defines it and frees the blocks at thread
+/// exit.
+struct HeadBufFreeList {
+  std::uint8_t* head;
+  std::uint32_t count;
+};
+struct HeadBufPool {
+  HeadBufFreeList lists[kHeadBufClasses];
+  bool cleanup_armed;  ///< the thread-exit cleanup of this thread is registered
+};
+extern thread_local constinit HeadBufPool t_headbuf_pool;
+
+class HeadBuf {
+ public:
+  HeadBuf() noexcept = default;
+  /// Capacity >= min_bytes (throws bad_alloc). A block of the size class is taken from this
+  /// thread's free list when there is one.
+  explicit HeadBuf(std::size_t min_bytes) {
+    const unsigned c = min_bytes <= (std::size_t(1) << kHeadBufMinShift)
+                           ? 0
+                           : unsigned(64 - __builtin_clzll(min_bytes - 1)) - kHeadBufMinShift;
+    if (kHeadBufPool && c < kHeadBufClasses) {
+      HeadBufFreeList& l = t_headbuf_pool.lists[c];
+      if (l.head) {
+        p_ = l.head;
+        __builtin_memcpy(&l.head, p_, sizeof(l.head));
+        --l.count;
+        cap_ = std::size_t(1) << (c + kHeadBufMinShift);
+        return;
+      }
+    }
+    allocate(min_bytes, c);
+  }
+  HeadBuf(HeadBuf&& o) noexcept : p_(o.p_), cap_(o.cap_) { o.p_ = nullptr, o.cap_ = 0; }
+  HeadBuf& operator=(HeadBuf&& o) noexcept {
+    if (this != &o) {
+      release();
+      p_ = o.p_, cap_ = o.cap_;
+      o.p_ = nullptr, o.cap_ = 0;
+    }
+    return *this;
+  }
+  HeadBuf(const HeadBuf&) = delete;
+  HeadBuf& operator=(const HeadBuf&) = delete;
+  ~HeadBuf() {
+    if (p_) release();
+  }
+
+  std::uint8_t* data() noexcept { return p_; }
+  const std::uint8_t* data() const noexcept { return p_; }
+  std::size_t size() const noexcept { return cap_; }  ///< capacity in bytes
+
+ private:
+  void release() noexcept {
+    if (!p_) return;
+    // Blocks up to the largest class have a class size (larger ones are bigger than it).
+    if (kHeadBufPool && cap_ <= (std::size_t(1) << (kHeadBufMinShift + kHeadBufClasses - 1))) {
+      const unsigned c = unsigned(__builtin_ctzll(cap_)) - kHeadBufMinShift;
+      if (t_headbuf_pool.cleanup_armed) {
+        HeadBufFreeList& l = t_headbuf_pool.lists[c];
+        if (l.count < kHeadBufMaxCached[c]) {
+          __builtin_memcpy(p_, &l.head, sizeof(l.head));
+          l.head = p_;
+          ++l.count;
+          p_ = nullptr;
+          return;
+        }
+      }
+    }
+    release_slow();
+  }
+  void allocate(std::size_t min_bytes, unsigned c);  // the pool had no block
+  void release_slow() noexcept;                       // arm the cleanup, cache or free
+  std::uint8_t* p_ = nullptr;
+  std::size_t cap_ = 0;
+};
+
+}  // namespace ofld::core::detail
