@@ -41,4 +41,13 @@ echo "$(t3 2001:db8::3) $origin $(mp 2001:db8::3) $(ec '') $(pmsi 6 ' \001\015\2
 echo "nlri { [$T.IPAddressPrefix] { prefix_len: 24 prefix: \"192.0.2.0\" } } $origin $(nh 10.0.0.2) family { afi: AFI_IP safi: SAFI_UNICAST }" |
   enc apipb.Path seed-ipv4-unicast
 echo "table { paths { $p_t2 } paths { $p_t3 } }" | enc apipb.WatchEventResponse seed-watch-table
+# ListPath's binary form (enable_only_binary): the NLRI as in MP_REACH_NLRI (RFC 7432 §7.2,
+# §7.3; RD type 1 10.0.0.2:100) and each path attribute as in the UPDATE (RFC 4271 §4.3:
+# ORIGIN, MP_REACH_NLRI with next hop 10.0.0.2 / .3, extended communities: route target
+# 65000:100, encapsulation VXLAN (RFC 9012), MAC Mobility sequence 3; PMSI ingress replication)
+b_t2='nlri_binary: "\002\041\000\001\012\000\000\002\000\144\000\000\000\000\000\000\000\000\000\000\000\000\000\000\060\122\124\000\022\064\126\000\000\000\144" pattrs_binary: "\100\001\001\000" pattrs_binary: "\200\016\011\000\031\106\004\012\000\000\002\000" pattrs_binary: "\300\020\030\000\002\375\350\000\000\000\144\003\014\000\000\000\000\000\010\006\000\000\000\000\000\000\003"'
+b_t3='nlri_binary: "\003\021\000\001\012\000\000\002\000\144\000\000\000\000\040\012\000\000\003" pattrs_binary: "\100\001\001\000" pattrs_binary: "\200\016\011\000\031\106\004\012\000\000\003\000" pattrs_binary: "\300\020\020\000\002\375\350\000\000\000\144\003\014\000\000\000\000\000\010" pattrs_binary: "\300\026\011\000\006\000\000\144\012\000\000\003"'
+echo "$b_t2 $fam" | enc apipb.Path seed-binary-type2
+echo "$b_t2 is_withdraw: true $fam" | enc apipb.Path seed-binary-type2-withdraw
+echo "$b_t3 $fam" | enc apipb.Path seed-binary-type3-pmsi
 echo "wrote $(ls "$out" | wc -l) seeds to $out ($(cat "$out"/seed-* | wc -c) bytes)"
