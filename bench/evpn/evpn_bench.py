@@ -92,6 +92,11 @@ class Lab:
         self.tap_up(self.nsb, "evx0", XB)
         self.xserve = subprocess.Popen(["ip", "netns", "exec", self.nsb, sys.executable,
                                         os.path.join(HERE, "..", "xfer.py"), "serve", XB, "5001"])
+        # the sender starts right after: a connection before the server listens is refused
+        listening = lambda: subprocess.run(["ip", "netns", "exec", self.nsb, "ss", "-Hltn", "sport", "=", ":5001"],
+                                           capture_output=True, text=True).stdout.strip() != ""
+        if wait(listening, 20, 0.1) is None:
+            raise RuntimeError("the transfer server did not listen within 20 s")
 
     def start_bgp(self):
         log = open(os.path.join(self.tmp, "gobgpd.log"), "a")
@@ -130,6 +135,22 @@ class Lab:
     def ofld_pid(self):
         # `ip netns exec` execs the program: the Popen pid is ofld's
         return self.ofld.pid
+
+    def rss_split_kb(self):
+        """VmRSS split by mapping: the main heap ([heap]), anonymous mappings (thread arenas,
+        gRPC, stacks) and the rest (the binary and libraries)."""
+        out = {"heap": 0, "anon": 0, "other": 0}
+        kind = "other"
+        with open("/proc/%d/smaps" % self.ofld_pid()) as f:
+            for line in f:
+                head = line.split()
+                if not head:
+                    continue
+                if not head[0].endswith(":") or "-" in head[0]:
+                    kind = "heap" if line.rstrip().endswith("[heap]") else ("anon" if len(head) < 6 else "other")
+                elif head[0] == "Rss:":
+                    out[kind] += int(head[1])
+        return out
 
     def rss_kb(self):
         with open("/proc/%d/status" % self.ofld_pid()) as f:
@@ -229,6 +250,8 @@ def main():
                     help="no ofld: time gobgpd taking the speaker's routes in, then stop")
     ap.add_argument("--poll", type=float, default=0.5,
                     help="seconds between `gobgp global rib summary` polls (each is a process)")
+    ap.add_argument("--hold", type=float, default=0,
+                    help="seconds to wait after the withdrawal of all before the teardown")
     ap.add_argument("--json")
     a = ap.parse_args()
     a.ofld = os.path.abspath(a.ofld)
@@ -271,6 +294,7 @@ def main():
         if not a.ofld_after:
             time.sleep(1)
             rss0 = L.rss_kb()
+            res["rss_split_kb_before"] = L.rss_split_kb()
             t0 = time.time()
             L.start_gen()
             t_rib = wait(lambda: L.rib_paths() >= N, a.timeout, a.poll)
@@ -321,6 +345,7 @@ def main():
         res["resync_s_after_ofld_restart"] = round(time.time() - t, 3) if ok is not None else None
         time.sleep(2)
         res["rss_kb_at_routes_after_ofld_restart"] = L.rss_kb()
+        res["rss_split_kb_at_routes_after_ofld_restart"] = L.rss_split_kb()
         if a.churn:
             time.sleep(1)
             L.tap_up(L.ns, "evb0", XA)  # only now: its local MAC is no entry of the counts above
@@ -374,6 +399,10 @@ def main():
         res["evpn_fdb_entries_after_withdraw_all"] = len(L.evpn_fdb() or {})
         time.sleep(3)
         res["rss_kb_after_withdraw_all"] = L.rss_kb()
+        res["rss_split_kb_after_withdraw_all"] = L.rss_split_kb()
+        if a.hold:  # time to attach a profiler or gdb to the endpoint before the teardown
+            print("holding %d s: ofld pid %d" % (a.hold, L.ofld_pid()), flush=True)
+            time.sleep(a.hold)
         # an ofld started fresh holds this much with no routes: RSS "returned" is relative to it
     finally:
         L.down()
