@@ -14,34 +14,12 @@
 #include <thread>
 
 #include "evpn_util.hpp"
+#include "traffic.hpp"
 
 namespace {
 
 using namespace ofld;
 using namespace ofld::evpntest;
-
-const char* kServer =
-    "import socket,hashlib\n"
-    "s=socket.socket(socket.AF_INET,socket.SOCK_STREAM)\n"
-    "s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
-    "s.bind(('0.0.0.0',5001));s.listen(1);s.settimeout(20)\n"
-    "c,_=s.accept();c.settimeout(20);h=hashlib.sha256();n=0\n"
-    "while True:\n"
-    "  d=c.recv(1<<16)\n"
-    "  if not d: break\n"
-    "  h.update(d);n+=len(d)\n"
-    "print(n,h.hexdigest(),flush=True)\n";
-
-std::string client(const std::string& dst, int mb) {
-  return "import socket,hashlib,random,time\n"
-         "r=random.Random(28);data=r.randbytes(" + std::to_string(mb) + "<<20)\n"
-         "for i in range(100):\n"
-         "  try:\n"
-         "    s=socket.create_connection(('" + dst + "',5001),timeout=20);break\n"
-         "  except ConnectionRefusedError: time.sleep(0.1)\n"
-         "s.sendall(data);s.shutdown(socket.SHUT_WR);s.recv(1);s.close()\n"
-         "print(len(data),hashlib.sha256(data).hexdigest())\n";
-}
 
 std::string trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
@@ -50,17 +28,7 @@ std::string trim(std::string s) {
 
 /// TCP transfer of `mb` MiB from host a to host b's overlay address; {client "N sha", server "N sha"}.
 std::pair<std::string, std::string> transfer(Underlay& u, int a, int b, int mb) {
-  std::string slog = "/tmp/ofld-evgn-srv-" + u.host(b).name() + ".log";
-  pid_t srv = ktest::spawn({"ip", "netns", "exec", u.host(b).name(), "python3", "-c", kServer}, slog);
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
-  auto c = u.host(a).exec({"python3", "-c", client(u.overlay_addr(b), mb)}, std::chrono::seconds(40));
-  int st = 0;
-  for (int i = 0; i < 500 && ::waitpid(srv, &st, WNOHANG) != srv; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  ktest::stop(srv);
-  std::string s = ktest::slurp(slog);
-  ::unlink(slog.c_str());
-  return {trim(c.ok() ? c.value().out : "client failed: " + c.message()), trim(s)};
+  return ktest::hashed_transfer(u.host(a), u.host(b), u.overlay_addr(b), {.mib = mb, .seed = 28, .timeout_s = 40});
 }
 
 std::string tap_mac(Underlay& u, int i) {
@@ -75,14 +43,6 @@ std::set<std::string> entries_of(Underlay& u, int i, const std::string& mac) {
   if (f.contains("entries"))
     for (const auto& e : f["entries"])
       if (e["mac"] == mac) r.insert(e["remote"].get<std::string>() + "/" + e["source"].get<std::string>());
-  return r;
-}
-
-std::set<std::string> flood(Underlay& u, int i) {
-  std::set<std::string> r;
-  auto f = fdb_json(u, i);
-  if (f.contains("flood"))
-    for (const auto& e : f["flood"]) r.insert(e["remote"].get<std::string>() + "/" + e["source"].get<std::string>());
   return r;
 }
 

@@ -49,14 +49,6 @@ std::string entry(Underlay& u, int i, const std::string& mac, const std::string&
   return "";
 }
 
-std::set<std::string> flood(Underlay& u, int i) {
-  std::set<std::string> r;
-  auto f = fdb_json(u, i);
-  if (f.contains("flood"))
-    for (const auto& e : f["flood"]) r.insert(e["remote"].get<std::string>() + "/" + e["source"].get<std::string>());
-  return r;
-}
-
 bool local_has(Underlay& u, int i, const std::string& mac) {
   auto f = fdb_json(u, i);
   if (f.contains("local"))

@@ -189,4 +189,13 @@ inline void create_underlay(Underlay& u, int hosts) {
   FAIL() << why;
 }
 
+/// Host i's flood list as "remote/source" strings (`ofld fdb --json`'s "flood").
+inline std::set<std::string> flood(Underlay& u, int i) {
+  std::set<std::string> r;
+  auto f = fdb_json(u, i);
+  if (f.contains("flood"))
+    for (const auto& e : f["flood"]) r.insert(e["remote"].get<std::string>() + "/" + e["source"].get<std::string>());
+  return r;
+}
+
 }  // namespace ofld::evpntest
