@@ -5,7 +5,7 @@
 // accumulators — on the same buffer; the fastest median is "memread"), memcpy (the ceiling for copy-and-sum), every supported csum kernel,
 // csum_partial (what callers use: inline up to 64 bytes, the chosen kernel above),
 // fused copy-and-sum with the best kernel, and DPDK's rte_raw_cksum when built with
-// OFLD_HAVE_DPDK. Buffers are cache-hot and 64-byte aligned. Throughput is in GB/s
+// OFLD_HAVE_DPDK. Buffers are cache-hot and 64-byte aligned plus CsumBenchOptions::offset. Throughput is in GB/s
 // (10^9 bytes per second of the calling thread's CPU time, so time slices lost to other
 // processes do not count); each entry reports the median and min/max over repetitions.
 #pragma once
@@ -20,6 +20,10 @@ struct CsumBenchOptions {
   std::vector<std::size_t> sizes{64, 1448, 1500, 9000, 65536};  ///< buffer sizes, bytes
   int reps = 9;                ///< repetitions per (entry, size); median reported
   double rep_seconds = 0.02;   ///< target wall time of one repetition, seconds
+  /// Every buffer (source and destination) starts this many bytes past a 64-byte boundary,
+  /// 0..63 (a packet's payload rarely starts on one; the loads of every entry then split
+  /// across cache lines unless the code aligns itself).
+  std::size_t offset = 0;
 };
 
 /// One timed operation at one size.
@@ -46,12 +50,13 @@ struct CsumBenchResults {
   std::string best_kernel;  ///< kernel_name(best_kernel())
   /// ISA of the widest read loop this CPU runs ("avx512", "avx2", "scalar").
   std::string read_isa;
+  std::size_t offset = 0;  ///< CsumBenchOptions::offset of the run
   bool have_dpdk = false;
   std::vector<CsumBenchSize> sizes;
 };
 
 /// Run the benchmark (takes about sizes × entries × reps × rep_seconds). Invalid options
-/// (reps < 1, rep_seconds <= 0, a size of 0) throw std::invalid_argument naming the field.
+/// (reps < 1, rep_seconds <= 0, a size of 0, offset > 63) throw std::invalid_argument naming the field.
 CsumBenchResults run_csum_bench(const CsumBenchOptions& opt);
 
 }  // namespace ofld::bench

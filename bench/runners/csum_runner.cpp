@@ -240,21 +240,23 @@ CsumBenchResults run_csum_bench(const CsumBenchOptions& opt) {
   if (!(opt.rep_seconds > 0)) throw std::invalid_argument("bench csum: rep_seconds must be > 0");
   for (auto s : opt.sizes)
     if (s == 0) throw std::invalid_argument("bench csum: sizes must be > 0");
+  if (opt.offset > 63) throw std::invalid_argument("bench csum: offset must be 0..63");
 
   CsumBenchResults res;
   res.cpu = cpu_model();
   res.best_kernel = std::string(csum::kernel_name(csum::best_kernel()));
   const std::vector<ReadVariant> variants = read_variants();
   res.read_isa = variants.back().isa;
+  res.offset = opt.offset;
 #if defined(OFLD_HAVE_DPDK)
   res.have_dpdk = true;
 #endif
   for (std::size_t n : opt.sizes) {
-    AlignedBuf src(n), dst(n);
-    for (std::size_t i = 0; i < n; ++i) src.get()[i] = std::uint8_t(i * 131 + 7);
-    std::memset(dst.get(), 0, n);
-    const std::uint8_t* s = src.get();
-    std::uint8_t* d = dst.get();
+    AlignedBuf src(n + opt.offset), dst(n + opt.offset);
+    const std::uint8_t* s = src.get() + opt.offset;
+    std::uint8_t* d = dst.get() + opt.offset;
+    for (std::size_t i = 0; i < n; ++i) src.get()[opt.offset + i] = std::uint8_t(i * 131 + 7);
+    std::memset(d, 0, n);
 
     CsumBenchSize out;
     out.size = n;

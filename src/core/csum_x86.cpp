@@ -4,7 +4,8 @@
 // Method: bias every 16-bit word by 0x8000 (xor) so it fits a signed int16, then
 // pmaddwd against 1 adds word pairs into signed 32-bit lanes: (u0-32768)+(u1-32768).
 // Each 4 covered bytes therefore owe +65536, added back exactly at the end of a chunk.
-// Loads are always unaligned (public bug A4).
+// Loads are unaligned (public bug A4: any start address); the AVX-512 kernel moves sums of
+// 1 KiB and more to a 64-byte boundary first (avx512_chunk).
 //
 // Exactness: a chunk of at most kChunkMax bytes holds at most 2^16 words, so its true word
 // sum is below 2^32. Every lane operation (vpmaddwd/vpdpwssd/vpaddd) and the horizontal
@@ -247,8 +248,10 @@ OFLD_TARGET_AVX512 inline std::uint32_t hsum_epi32_avx512(__m512i v) noexcept {
   return std::uint32_t(_mm_cvtsi128_si32(h));
 }
 
-/// Exact host-word sum of p[0..n), 0 <= n <= kChunkMax, any parity (the masked load zeroes
-/// the byte after an odd tail, which makes it the low byte of its host word).
+/// Exact host-word sum of p[0..n), 0 <= n <= kChunkMax - 64 (room for the aligning head's
+/// extra vector), any parity (the masked load zeroes the byte after an odd tail, which makes
+/// it the low byte of its host word). After an odd aligning head the value returned is the
+/// sum's canonical 16-bit fold instead, which folds and adds the same.
 template <bool Copy>
 [[gnu::always_inline]] OFLD_TARGET_AVX512 inline std::uint32_t avx512_chunk(std::uint8_t* d, const std::uint8_t* p,
                                                      std::size_t n) noexcept {
@@ -328,31 +331,30 @@ template <bool Copy>
     p += 512;
     n -= 512;
   }
-  // The rest (< 512 bytes): 4, 2 and 1 whole vectors by its length bits (predictable
-  // branches, no table jump), then the masked partial vector; each into accumulators the
-  // others do not use, so no chain waits on another.
-#define OFLD_AVX512_STEP(k, acc)                                      \
-  {                                                                   \
+  // The rest (< 512 bytes): its whole vectors through one computed jump into a fall-through
+  // run (no compare, branch and pointer update per block), each vector into an accumulator
+  // of its own, then the masked partial vector.
+  const unsigned whole = unsigned(n >> 6);
+  switch (whole) {
+#define OFLD_AVX512_REST(k, acc)                                      \
+  case k + 1: {                                                       \
     const __m512i x = _mm512_loadu_si512(p + 64 * k);                 \
     if constexpr (Copy) _mm512_storeu_si512(d + 64 * k, x);           \
     acc = _mm512_dpwssd_epi32(acc, _mm512_xor_si512(x, bias), ones);  \
+  }                                                                   \
+    [[fallthrough]];
+    OFLD_AVX512_REST(6, a6)
+    OFLD_AVX512_REST(5, a5)
+    OFLD_AVX512_REST(4, a4)
+    OFLD_AVX512_REST(3, a3)
+    OFLD_AVX512_REST(2, a2)
+    OFLD_AVX512_REST(1, a1)
+    OFLD_AVX512_REST(0, a0)
+#undef OFLD_AVX512_REST
+    default: break;
   }
-  if (n & 256) {
-    OFLD_AVX512_STEP(0, a0) OFLD_AVX512_STEP(1, a1) OFLD_AVX512_STEP(2, a2) OFLD_AVX512_STEP(3, a3)
-    p += 256;
-    if constexpr (Copy) d += 256;
-  }
-  if (n & 128) {
-    OFLD_AVX512_STEP(0, a4) OFLD_AVX512_STEP(1, a5)
-    p += 128;
-    if constexpr (Copy) d += 128;
-  }
-  if (n & 64) {
-    OFLD_AVX512_STEP(0, a6)
-    p += 64;
-    if constexpr (Copy) d += 64;
-  }
-#undef OFLD_AVX512_STEP
+  p += std::size_t(whole) * 64;
+  if constexpr (Copy) d += std::size_t(whole) * 64;
   n &= 63;
   if (n) {
     const __mmask64 m = _bzhi_u64(~std::uint64_t(0), unsigned(n));

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 #include "ofld/core/csum.hpp"
 #include "runners/bench_csum.hpp"
@@ -45,5 +47,25 @@ TEST(BenchCsum, ReadBaselineIsTheWidestAndFastestRead) {
     // How close the checksum comes to the read is a measurement, reported by `ofld bench
     // csum` as a ratio in the same run; it is not asserted here (timing in a unit test on a
     // shared machine is noise).
+  }
+}
+
+// --offset: buffers start that many bytes past a 64-byte boundary; the run reports it, and
+// an offset outside 0..63 is refused with an error naming the field.
+TEST(BenchCsum, OffsetIsReportedAndOutOfRangeRefused) {
+  bench::CsumBenchOptions o;
+  o.sizes = {100};
+  o.reps = 1;
+  o.rep_seconds = 0.001;
+  o.offset = 13;
+  const auto r = bench::run_csum_bench(o);
+  EXPECT_EQ(r.offset, 13u);
+  ASSERT_EQ(r.sizes.size(), 1u);
+  o.offset = 64;
+  try {
+    (void)bench::run_csum_bench(o);
+    FAIL() << "offset 64 accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("offset"), std::string::npos) << e.what();
   }
 }
