@@ -1,4 +1,5 @@
-// `ofld bench csum [--json] [--reps N] [--sizes B...] [--offset N]`: checksum kernel throughput (bench::run_csum_bench).
+// `ofld bench csum [--json] [--reps N] [--sizes B...] [--offset N]`: checksum kernel
+// throughput (bench::run_csum_bench).
 #include <cstdio>
 #include <nlohmann/json.hpp>
 

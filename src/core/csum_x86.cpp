@@ -5,7 +5,7 @@
 // pmaddwd against 1 adds word pairs into signed 32-bit lanes: (u0-32768)+(u1-32768).
 // Each 4 covered bytes therefore owe +65536, added back exactly at the end of a chunk.
 // Loads are unaligned (public bug A4: any start address); the AVX-512 kernel moves sums of
-// 1 KiB and more to a 64-byte boundary first (avx512_chunk).
+// 1 KiB and more to a 64-byte boundary first (avx512_aligned_sum).
 //
 // Exactness: a chunk of at most kChunkMax bytes holds at most 2^16 words, so its true word
 // sum is below 2^32. Every lane operation (vpmaddwd/vpdpwssd/vpaddd) and the horizontal
@@ -43,9 +43,9 @@ namespace {
 constexpr std::size_t kChunkMax = std::size_t(1) << 17;
 /// Chunk size used by the bulk loops (half the bound, leaving room for the tail).
 constexpr std::size_t kChunk = std::size_t(1) << 16;
-/// Sums from this many bytes up start with an aligning head (below that the extra masked
-/// vector costs more than the split loads it saves: measured on Zen 5, 576 B slower, 1448 B
-/// and above faster).
+/// Unaligned sums from this many bytes up start with an aligning head (avx512_aligned_sum; below
+/// that the extra masked vector costs more than the split loads save: measured on Zen 5,
+/// 576 B slower, 1448 B and above faster).
 constexpr std::size_t kAlignMin = 1024;
 
 /// Fold a 32-bit host-word sum to its canonical 16 bits (0 only for 0): the high half of
@@ -248,10 +248,8 @@ OFLD_TARGET_AVX512 inline std::uint32_t hsum_epi32_avx512(__m512i v) noexcept {
   return std::uint32_t(_mm_cvtsi128_si32(h));
 }
 
-/// Exact host-word sum of p[0..n), 0 <= n <= kChunkMax - 64 (room for the aligning head's
-/// extra vector), any parity (the masked load zeroes the byte after an odd tail, which makes
-/// it the low byte of its host word). After an odd aligning head the value returned is the
-/// sum's canonical 16-bit fold instead, which folds and adds the same.
+/// Exact host-word sum of p[0..n), 0 <= n <= kChunkMax, any parity (the masked load zeroes
+/// the byte after an odd tail, which makes it the low byte of its host word).
 template <bool Copy>
 [[gnu::always_inline]] OFLD_TARGET_AVX512 inline std::uint32_t avx512_chunk(std::uint8_t* d, const std::uint8_t* p,
                                                      std::size_t n) noexcept {
@@ -261,7 +259,7 @@ template <bool Copy>
     if constexpr (Copy) _mm512_mask_storeu_epi8(d, m, x);
     return hsum_epi32_avx512(avx512_step(_mm512_setzero_si512(), x)) + (std::uint32_t(1) << 20);
   }
-  std::size_t steps = (n + 63) / 64;
+  const std::size_t steps = (n + 63) / 64;
   // Eight independent accumulators: vpdpwssd's latency is several cycles and the core can
   // load two 64-byte vectors per cycle (Zen 5, Sapphire Rapids), so fewer chains leave the
   // loads waiting; each size class below feeds accumulators of its own.
@@ -271,35 +269,6 @@ template <bool Copy>
   // (mov + vpbroadcastd) in every block below.
   __m512i bias = _mm512_set1_epi16(std::int16_t(0x8000)), ones = _mm512_set1_epi16(1);
   asm("" : "+v"(bias), "+v"(ones));
-  // A start that is not 64-byte aligned makes every full load span two cache lines, which
-  // halves the loads per cycle (measured on Zen 5: 1 instead of 2 vectors a cycle). Sum the
-  // bytes up to the next 64-byte boundary as one masked vector, then load aligned. An odd
-  // head moves the word pairing of the rest by one byte; the head is then loaded from one
-  // byte earlier (that byte masked off, never read) so that it is paired the same way, and
-  // the whole sum is 256 times the region's modulo 0xffff (RFC 1071 §2(B)), undone by a
-  // byte rotation of the folded result.
-  unsigned rot = 0;
-  {
-    // Copy-and-sum aligns the stores (a split 64-byte store costs two of the core's fewer
-    // store slots; the loads then split instead).
-    const unsigned head =
-        unsigned(-reinterpret_cast<std::uintptr_t>(Copy ? static_cast<const void*>(d) : p)) & 63u;
-    if (head != 0 && n >= kAlignMin) {
-      rot = head & 1u;
-      const __mmask64 m = _bzhi_u64(~std::uint64_t(0), head) << rot;
-      const __m512i x = _mm512_maskz_loadu_epi8(
-          m, reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(p) - rot));
-      if constexpr (Copy) {
-        _mm512_mask_storeu_epi8(reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(d) - rot),
-                                m, x);
-        d += head;
-      }
-      a7 = _mm512_dpwssd_epi32(a7, _mm512_xor_si512(x, bias), ones);
-      p += head;
-      n -= head;
-      steps = 1 + (n + 63) / 64;
-    }
-  }
   while (n >= 512) {
     __m512i x0 = _mm512_loadu_si512(p);
     __m512i x1 = _mm512_loadu_si512(p + 64);
@@ -365,10 +334,7 @@ template <bool Copy>
   // 16 lanes per step, each owing 65536.
   a0 = _mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3));
   a4 = _mm512_add_epi32(_mm512_add_epi32(a4, a5), _mm512_add_epi32(a6, a7));
-  const std::uint32_t sum = hsum_epi32_avx512(_mm512_add_epi32(a0, a4)) + std::uint32_t(steps << 20);
-  if (rot == 0) return sum;
-  const std::uint16_t f = fold32(sum);
-  return std::uint16_t((f >> 8) | (f << 8));
+  return hsum_epi32_avx512(_mm512_add_epi32(a0, a4)) + std::uint32_t(steps << 20);
 }
 
 /// Buffers above one chunk: whole chunks, then the rest (out of line, so the common short
@@ -387,10 +353,45 @@ template <bool Copy>
   return total + avx512_chunk<Copy>(d, p, len);
 }
 
+/// A sum of at least kAlignMin bytes whose start is not 64-byte aligned. Every full load of
+/// such a buffer spans two cache lines, which halves the loads per cycle (measured on Zen 5:
+/// one 64-byte vector a cycle instead of two). So the bytes up to the next 64-byte boundary
+/// are summed first as one masked vector, and the rest from there. An odd head moves the
+/// rest's word pairing by one byte; the head is then loaded from one byte earlier (that byte
+/// masked off, never accessed) so that it is paired the same way: the two sums together are
+/// then 256 times the region's sum modulo 0xffff (RFC 1071 §2(B): a byte-swapped pairing
+/// swaps the sum), undone by swapping the bytes of the canonical folded value. Out of line:
+/// aligned and short buffers do not carry it.
+[[gnu::noinline]] OFLD_TARGET_AVX512 wsum avx512_aligned_sum(const std::uint8_t* p, std::size_t len,
+                                                            wsum seed) noexcept {
+  const unsigned head = unsigned(-reinterpret_cast<std::uintptr_t>(p)) & 63u;
+  const unsigned rot = head & 1u;
+  const __mmask64 m = _bzhi_u64(~std::uint64_t(0), head) << rot;
+  const __m512i x = _mm512_maskz_loadu_epi8(
+      m, reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(p) - rot));
+  // The head's exact sum (one step: 32 word lanes, each owing 32768).
+  std::uint64_t total =
+      hsum_epi32_avx512(avx512_step(_mm512_setzero_si512(), x)) + (std::uint32_t(1) << 20);
+  p += head;
+  len -= head;
+  total += len > kChunkMax ? avx512_long<false>(nullptr, p, len)
+                           : avx512_chunk<false>(nullptr, p, len);
+  _mm256_zeroupper();
+  std::uint16_t f = fold32(fold64to32(total));
+  if (rot) f = __builtin_bswap16(f);
+  return finish(f, seed);
+}
+
 template <bool Copy>
 OFLD_TARGET_AVX512 inline wsum avx512_body(std::uint8_t* d, const std::uint8_t* p,
                                            std::size_t len, wsum seed) noexcept {
-  if (__builtin_expect(len > kChunkMax - 64, 0)) {  // room for an aligning head's extra vector
+  // Copy-and-sum keeps unaligned loads and stores: aligning its stores the same way measured
+  // slower at 1448..4096 B and within the noise at 9000 B on Zen 5.
+  if constexpr (!Copy) {
+    if (len >= kAlignMin && (reinterpret_cast<std::uintptr_t>(p) & 63u) != 0)
+      return avx512_aligned_sum(p, len, seed);
+  }
+  if (__builtin_expect(len > kChunkMax, 0)) {
     const std::uint64_t total = avx512_long<Copy>(d, p, len);
     _mm256_zeroupper();
     return finish(fold32(fold64to32(total)), seed);
