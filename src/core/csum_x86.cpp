@@ -43,9 +43,11 @@ namespace {
 constexpr std::size_t kChunkMax = std::size_t(1) << 17;
 /// Chunk size used by the bulk loops (half the bound, leaving room for the tail).
 constexpr std::size_t kChunk = std::size_t(1) << 16;
-/// Unaligned sums from this many bytes up start with an aligning head (avx512_aligned_sum; below
-/// that the extra masked vector costs more than the split loads save: measured on Zen 5,
-/// 576 B slower, 1448 B and above faster).
+/// Unaligned sums from this many bytes up start with an aligning head (avx512_aligned_sum).
+/// Measured on Zen 5: 2 KiB and more always faster; 1448-byte payloads in L2 (`ofld bench
+/// gro`, checksum_only) 10-19 % faster, the same sums hot in L1 (`ofld bench csum --offset
+/// 16`) 0-15 % slower (the head's own reduction against the split loads it saves); below
+/// 1 KiB slower.
 constexpr std::size_t kAlignMin = 1024;
 
 /// Fold a 32-bit host-word sum to its canonical 16 bits (0 only for 0): the high half of
@@ -385,8 +387,8 @@ template <bool Copy>
 template <bool Copy>
 OFLD_TARGET_AVX512 inline wsum avx512_body(std::uint8_t* d, const std::uint8_t* p,
                                            std::size_t len, wsum seed) noexcept {
-  // Copy-and-sum keeps unaligned loads and stores: aligning its stores the same way measured
-  // slower at 1448..4096 B and within the noise at 9000 B on Zen 5.
+  // Copy-and-sum keeps unaligned loads and stores: aligning its stores the same way gave no
+  // clear gain on Zen 5 (faster in one run, slower at 1448..4096 B in the next).
   if constexpr (!Copy) {
     if (len >= kAlignMin && (reinterpret_cast<std::uintptr_t>(p) & 63u) != 0)
       return avx512_aligned_sum(p, len, seed);
