@@ -5,9 +5,10 @@
 // accumulators — on the same buffer; the fastest median is "memread"), memcpy (the ceiling for copy-and-sum), every supported csum kernel,
 // csum_partial (what callers use: inline up to 64 bytes, the chosen kernel above),
 // fused copy-and-sum with the best kernel, and DPDK's rte_raw_cksum when built with
-// OFLD_HAVE_DPDK. Buffers are cache-hot and 64-byte aligned plus CsumBenchOptions::offset. Throughput is in GB/s
-// (10^9 bytes per second of the calling thread's CPU time, so time slices lost to other
-// processes do not count); each entry reports the median and min/max over repetitions.
+// OFLD_HAVE_DPDK. Buffers are cache-hot and start CsumBenchOptions::offset bytes past a
+// 64-byte boundary (default 0: aligned). Throughput is in GB/s (10^9 bytes per second of
+// the calling thread's CPU time, so time slices lost to other processes do not count); each
+// entry reports the median and min/max over repetitions.
 #pragma once
 
 #include <cstddef>
@@ -56,7 +57,8 @@ struct CsumBenchResults {
 };
 
 /// Run the benchmark (takes about sizes × entries × reps × rep_seconds). Invalid options
-/// (reps < 1, rep_seconds <= 0, a size of 0, offset > 63) throw std::invalid_argument naming the field.
+/// (reps < 1, rep_seconds <= 0, a size of 0, offset > 63) throw std::invalid_argument
+/// naming the field.
 CsumBenchResults run_csum_bench(const CsumBenchOptions& opt);
 
 }  // namespace ofld::bench

@@ -44,7 +44,7 @@ constexpr std::size_t kChunkMax = std::size_t(1) << 17;
 /// Chunk size used by the bulk loops (half the bound, leaving room for the tail).
 constexpr std::size_t kChunk = std::size_t(1) << 16;
 /// Unaligned sums from this many bytes up start with an aligning head (avx512_aligned_sum).
-/// Measured on Zen 5: 2 KiB and more always faster; 1448-byte payloads in L2 (`ofld bench
+/// Measured on Zen 5: 2 KiB and more faster in every run; 1448-byte payloads in L2 (`ofld bench
 /// gro`, checksum_only) 10-19 % faster, the same sums hot in L1 (`ofld bench csum --offset
 /// 16`) 0-15 % slower (the head's own reduction against the split loads it saves); below
 /// 1 KiB slower.
