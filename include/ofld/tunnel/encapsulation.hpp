@@ -26,6 +26,7 @@
 
 #include "ofld/core/features.hpp"
 #include "ofld/tunnel/common_config.hpp"
+#include "ofld/tunnel/encap_kind.hpp"
 #include "ofld/tunnel/fdb.hpp"
 #include "ofld/tunnel/geneve.hpp"
 #include "ofld/tunnel/inner_csum.hpp"
