@@ -16,33 +16,21 @@
 
 namespace ofld::tunnel::conf {
 
-/// A row's apply function over the encapsulation's own configuration `c` (of type C).
-#define OFLD_ROW(C, ...)                                                                          \
+/// A row's apply function over `c`, a T& got from the tunnel configuration `t_` by `get`.
+#define OFLD_ROW_AS(T, get, ...)                                                                   \
   [](TunnelConfig& t_, ReadState& st, const std::string& k, bool on, const Args& v)                \
       -> std::optional<std::string> {                                                              \
-    C& c = *t_.get<C>();                                                                           \
+    T& c = get;                                                                                    \
     (void)c; (void)st; (void)k; (void)on; (void)v;                                                 \
     __VA_ARGS__;                                                                                   \
     return std::nullopt;                                                                           \
   }
-/// A row's apply function over the common settings `c` (TunnelCommon) of any encapsulation.
-#define OFLD_ROW_COMMON(...)                                                                       \
-  [](TunnelConfig& t_, ReadState& st, const std::string& k, bool on, const Args& v)                \
-      -> std::optional<std::string> {                                                              \
-    TunnelCommon& c = t_.common();                                                                 \
-    (void)c; (void)st; (void)k; (void)on; (void)v;                                                 \
-    __VA_ARGS__;                                                                                   \
-    return std::nullopt;                                                                           \
-  }
-/// A row's apply function over the UDP settings `c` (UdpTunnelSettings).
-#define OFLD_ROW_UDP(...)                                                                          \
-  [](TunnelConfig& t_, ReadState& st, const std::string& k, bool on, const Args& v)                \
-      -> std::optional<std::string> {                                                              \
-    UdpTunnelSettings& c = *t_.udp();                                                              \
-    (void)c; (void)st; (void)k; (void)on; (void)v;                                                 \
-    __VA_ARGS__;                                                                                   \
-    return std::nullopt;                                                                           \
-  }
+/// Over the encapsulation's own configuration (of type C).
+#define OFLD_ROW(C, ...) OFLD_ROW_AS(C, *t_.get<C>(), __VA_ARGS__)
+/// Over the common settings (TunnelCommon) of any encapsulation.
+#define OFLD_ROW_COMMON(...) OFLD_ROW_AS(TunnelCommon, t_.common(), __VA_ARGS__)
+/// Over the UDP settings (UdpTunnelSettings).
+#define OFLD_ROW_UDP(...) OFLD_ROW_AS(UdpTunnelSettings, *t_.udp(), __VA_ARGS__)
 /// A reload row's text of the encapsulation's own configuration `c` (of type C).
 #define OFLD_FIXED(C, name, ...) \
   FixedRow { name, [](const TunnelConfig& t_) -> std::string { const C& c = *t_.get<C>(); return __VA_ARGS__; } }

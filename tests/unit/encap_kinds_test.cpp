@@ -48,7 +48,9 @@ TEST(EncapKinds, OneKindPerEncapConfigAlternativeInItsOrder) {
     for (const auto& r : kinds[i]->rows) {
       EXPECT_TRUE(spellings.insert(r.name).second) << kinds[i]->words[0] << ": " << r.name;
       for (const char* a : r.alt) EXPECT_TRUE(spellings.insert(a).second) << kinds[i]->words[0] << ": " << a;
-      if (r.off_word) EXPECT_TRUE(spellings.insert(r.off_word).second) << kinds[i]->words[0] << ": " << r.off_word;
+      if (r.off_word) {
+        EXPECT_TRUE(spellings.insert(r.off_word).second) << kinds[i]->words[0] << ": " << r.off_word;
+      }
     }
     // Capabilities that come with an accessor.
     EXPECT_EQ(kinds[i]->caps.ethernet, kinds[i]->flood_remotes != nullptr) << kinds[i]->words[0];
