@@ -1,4 +1,4 @@
-// `ofld tunnel [options] vxlan|gue|gre|ip6gre|geneve WORDS...` (options may also follow the words):
+// `ofld tunnel [options] MODE WORDS...` (MODE: a mode word of tunnel::encap_kinds(); options may also follow the words):
 // wiring of daemon::parse_* and daemon::TunnelDaemon (every mode) — no packet logic here.
 #include <iostream>
 #include <optional>
@@ -8,6 +8,7 @@
 #include "ofld/daemon/config.hpp"
 #include "ofld/daemon/service.hpp"
 #include "ofld/daemon/tunnel_daemon.hpp"
+#include "ofld/tunnel/encap_kind.hpp"
 #include "registry.hpp"
 
 namespace {
@@ -112,21 +113,9 @@ ofld::cli::Registrar reg([](CLI::App& root) {
                 "trace, debug, info (default), warning, error, critical or off (TOML: log_level = ...; "
                 "changed by a reload)");
   t->add_flag("-v,--verbose", a->verbose, "debug logging");
-  t->add_option("words", a->words,
-                "vxlan id VNI local ADDR remote ADDR [remote ADDR..] [dstport N] [srcport MIN MAX] "
-                "[udpcsum|noudpcsum] [udp6zerocsumtx] [udp6zerocsumrx] [remcsumtx] [remcsumrx] "
-                "[remcsum-nopartial] [ttl N] [tos N|inherit] [mtu N] [ageing S] [nolearning] [fdb MAC ADDR] "
-                "[maxaddress N] [maxaddress-per-remote N] [learning-from remotes|any] [local-maxaddress N] "
-                "[group ADDR [dev IF]] [evpn] [evpn-server HOST:PORT] [router-id A.B.C.D] "
-                "[no-dup-addr-detection] [dup-addr-detection-max-moves N] [dup-addr-detection-time S] "
-                "[dup-addr-detection-freeze S|permanent]\n"
-                "gue local ADDR remote ADDR port P [udpcsum|noudpcsum] [udp6zerocsumtx] "
-                "[udp6zerocsumrx] [remcsumtx] [remcsumrx] [remcsum-nopartial] [ttl N] [tos N] [mtu N]\n"
-                "gre|ip6gre local ADDR remote ADDR [key K] [ikey K] [okey K] [csum] [icsum] [ocsum] "
-                "[ttl N] [tos N] [mtu N]\n"
-                "geneve id VNI local ADDR remote ADDR [dstport 6081] [srcport MIN MAX] "
-                "[options CLASS:TYPE:DATA[,...]] [udpcsum|noudpcsum] [udp6zerocsumtx] [udp6zerocsumrx] "
-                "[ttl N] [tos N|inherit] [mtu N]");
+  std::string usage;  // each encapsulation's words (tunnel::EncapKind::usage)
+  for (const auto* k : ofld::tunnel::encap_kinds()) usage += (usage.empty() ? "" : "\n") + std::string(k->usage);
+  t->add_option("words", a->words, usage);
   // Options may come anywhere among the words (`... remote B --dev X`): no
   // positionals_at_end(), so CLI11 keeps recognising --options after the first word.
   t->callback([a] { ofld::cli::exit_code() = run_tunnel(*a); });

@@ -2,8 +2,9 @@
 #include "ofld/daemon/config.hpp"
 #include "ofld/daemon/metrics.hpp"
 
-#include <charconv>
+#include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <set>
 #include <string_view>
 
@@ -34,18 +35,10 @@ std::optional<tunnel::Mac> parse_mac(const std::string& s) {
 
 namespace {
 
-std::optional<std::uint64_t> number(const std::string& s, std::uint64_t lo, std::uint64_t hi) {
-  std::uint64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size() || v < lo || v > hi) return std::nullopt;
-  return v;
-}
-
-std::string bad_number(const std::string& key, const std::string& val, std::uint64_t lo,
-                       std::uint64_t hi) {
-  return key + ": '" + val + "' is not a number in " + std::to_string(lo) + ".." +
-         std::to_string(hi);
-}
+using tunnel::conf::addr_arg;
+using tunnel::conf::bad_number;
+using tunnel::conf::num_arg;
+using tunnel::conf::number;
 
 /// A remote must be a unicast address other than local (a VXLAN multicast group is given
 /// with `group`, not as a remote), and a tunnel to itself loops.
@@ -80,56 +73,23 @@ Parsed<unsigned> parse_queues(const std::string& s) {
 
 namespace {
 
-/// Which tables a setting belongs to: the top level (host side, options on the command line)
-/// or a tunnel mode.
-enum ModeBit : unsigned { kTop = 1, kVx = 2, kGue = 4, kGre = 8, kGen = 16 };
-constexpr unsigned kL3 = kGue | kGre;
+/// Which tables a daemon setting belongs to: the top level (host side, options on the command
+/// line), every tunnel table, or the tables of the encapsulations with a capability
+/// (tunnel::conf::Caps). The encapsulations' own settings are their rows (EncapKind::rows).
+enum Where : unsigned { kTop = 1, kTunnel = 2, kEthernet = 4, kGroup = 8, kEncap = 16 };
 
-/// How a setting takes its value: after its word on the command line; its TOML type.
-enum class Arity : std::uint8_t {
-  Flag,  ///< no value: the word says on (`udpcsum`) or off (`noudpcsum`); TOML true / false
-  One,   ///< one value; TOML per Value below
-  Two,   ///< two values (`srcport MIN MAX`, `fdb MAC ADDR`); TOML [A, B]
-  Many,  ///< one value, the word may repeat (`remote A remote B`); TOML a value or a list
-};
-/// The TOML type of a value: an integer, a string, or either (the tunnel table's numbers may be
-/// written as strings, like the words; a GRE key; `tos inherit`). AnyHex: either, where the
-/// word is read in hexadecimal (`tos`, as iproute2): a TOML integer keeps its own value (it is
-/// handed to the setting as 0x..), a TOML string is read as the word is.
-enum class Value : std::uint8_t { Int, Str, Any, AnyHex };
+using tunnel::conf::Arity;
+using tunnel::conf::Value;
 
 struct Ctx {
   DaemonConfig& cfg;
-  unsigned mode;            // kTop, kVx, kGue, kGre or kGen
-  bool ip6gre = false;
-  bool have_id = false, have_remote = false;
-  std::string mode_name() const {
-    return mode == kVx ? "vxlan" : mode == kGue ? "gue" : mode == kGre ? (ip6gre ? "ip6gre" : "gre")
-           : mode == kGen ? "geneve" : "";
-  }
-  // The tunnel table's configuration (begin_mode set the encapsulation of `mode`).
-  tunnel::TunnelCommon& common() { return cfg.tunnel.common(); }
-  tunnel::UdpTunnelSettings& udp() { return *cfg.tunnel.udp(); }
-  tunnel::VxlanConfig& vx() { return *cfg.tunnel.get<tunnel::VxlanConfig>(); }
-  tunnel::GueConfig& gue() { return *cfg.tunnel.get<tunnel::GueConfig>(); }
-  tunnel::GreConfig& gre() { return *cfg.tunnel.get<tunnel::GreConfig>(); }
-  /// Geneve's configuration; null in another mode.
-  tunnel::GeneveConfig* gen() { return cfg.tunnel.get<tunnel::GeneveConfig>(); }
-  /// The one remote of a point-to-point tunnel (GUE, GRE); null for VXLAN and Geneve.
-  tunnel::IpAddr* one_remote() {
-    if (auto* g = cfg.tunnel.get<tunnel::GueConfig>()) return &g->remote;
-    if (auto* g = cfg.tunnel.get<tunnel::GreConfig>()) return &g->remote;
-    return nullptr;
-  }
-  // The FDB settings of the Ethernet encapsulations (VXLAN, Geneve: the same rows).
-  std::vector<tunnel::IpAddr>& remotes() { return gen() ? gen()->remotes : vx().remotes; }
-  std::uint32_t& ageing() { return gen() ? gen()->ageing_s : vx().ageing_s; }
-  bool& learning() { return gen() ? gen()->learning : vx().learning; }
-  tunnel::FdbLimits& fdb_limits() { return gen() ? gen()->fdb_limits : vx().fdb_limits; }
+  const tunnel::EncapKind* kind;  // the tunnel table's encapsulation; null: the top level
+  tunnel::conf::ReadState st{};   // its mode word, id and remote seen
+  std::string mode_name() const { return std::string(st.mode); }
 };
 
-using Args = std::vector<std::string>;
-using Apply = std::optional<std::string> (*)(Ctx&, const std::string& word, bool on, const Args& v);
+using Args = tunnel::conf::Args;
+using Apply = std::function<std::optional<std::string>(Ctx&, const std::string& word, bool on, const Args& v)>;
 
 struct Setting {
   const char* name;             ///< the setting: messages, TOML key, first word spelling
@@ -137,94 +97,13 @@ struct Setting {
   const char* off_word;         ///< a flag's "off" word (noudpcsum, nolearning); else null
   Arity arity;
   Value value;
-  unsigned modes;
+  unsigned where;               ///< Where bits
   /// "Given once" groups it sets (a second setting of a group is an error naming both);
   /// empty: may repeat. `key` sets ikey and okey.
   std::vector<const char*> once;
   Apply apply;
 };
 
-std::optional<std::string> num_arg(const std::string& k, const Args& v, std::uint64_t lo, std::uint64_t hi,
-                                   std::uint64_t& out) {
-  auto n = number(v[0], lo, hi);
-  if (!n) return bad_number(k, v[0], lo, hi);
-  out = *n;
-  return std::nullopt;
-}
-std::optional<std::string> addr_arg(const std::string& k, const std::string& a, tunnel::IpAddr& out) {
-  auto ip = tunnel::IpAddr::parse(a);
-  if (!ip) return k + ": '" + a + "' is not an IPv4 or IPv6 address";
-  out = *ip;
-  return std::nullopt;
-}
-/// An unsigned number as C's strtoul reads it in `base` (16: an optional 0x; 0: 0x.. hex, 0..
-/// octal, else decimal), the whole word, no sign or space; nullopt past `hi`.
-std::optional<std::uint64_t> c_number(const std::string& s, int base, std::uint64_t hi) {
-  std::string_view d = s;
-  if ((base == 16 || base == 0) && d.size() > 2 && d[0] == '0' && (d[1] == 'x' || d[1] == 'X')) {
-    d.remove_prefix(2);
-    base = 16;
-  } else if (base == 0) {
-    base = d.size() > 1 && d[0] == '0' ? 8 : 10;
-  }
-  std::uint64_t v = 0;
-  auto [p, ec] = std::from_chars(d.data(), d.data() + d.size(), v, base);
-  if (d.empty() || ec != std::errc() || p != d.data() + d.size() || v > hi) return std::nullopt;
-  return v;
-}
-/// `tos N` or `tos inherit` as iproute2 reads them (rtnl_dsfield_a2n: N in hexadecimal,
-/// `tos 10` is 0x10; names of /etc/iproute2/rt_dsfield are not read); the kernel's tos 1 is
-/// inherit: outer DSCP from the inner header. The ECN bits come from the inner packet either
-/// way (RFC 6040 §4.1).
-std::optional<std::string> tos_arg(const std::string& k, const Args& v, std::uint8_t& tos, bool& inherit) {
-  if (v[0] == "inherit") {
-    inherit = true;
-    return std::nullopt;
-  }
-  if (auto n = c_number(v[0], 16, 255)) {
-    tos = std::uint8_t(*n);
-    inherit = *n == 1;
-    return std::nullopt;
-  }
-  return k + ": '" + v[0] + "' is not a hexadecimal number in 0..ff (as iproute2 reads it: tos 10 is 0x10) or 'inherit'";
-}
-/// `ttl N|auto|inherit` as iproute2's vxlan and geneve read it (get_unsigned base 0: decimal,
-/// 0x.. hex, 0.. octal; `auto` and 0: the route's default; `inherit`: from the inner header,
-/// IFLA_VXLAN_TTL_INHERIT / IFLA_GENEVE_TTL_INHERIT). GUE and GRE take 1..255 only (the
-/// kernel's gre reads ttl 0 as inherit, which ofld does not do there).
-std::optional<std::string> ttl_arg(const std::string& k, const Args& v, bool ethernet, std::uint8_t& ttl,
-                                   bool& inherit) {
-  if (!ethernet) {
-    auto n = c_number(v[0], 0, 255);
-    if (!n || *n == 0)
-      return k + ": '" + v[0] + "' is not a number in 1..255 (ttl auto and inherit are vxlan and geneve settings)";
-    ttl = std::uint8_t(*n);
-    return std::nullopt;
-  }
-  if (v[0] == "inherit") {
-    inherit = true, ttl = 0;
-    return std::nullopt;
-  }
-  if (v[0] == "auto") {
-    inherit = false, ttl = 0;
-    return std::nullopt;
-  }
-  if (auto n = c_number(v[0], 0, 255)) {
-    inherit = false, ttl = std::uint8_t(*n);
-    return std::nullopt;
-  }
-  return k + ": '" + v[0] + "' is not a number in 0..255, auto or inherit";
-}
-/// GRE key: a 32-bit number or a dotted quad (iproute2 `key 1.2.3.4`).
-std::optional<std::uint32_t> gre_key(const std::string& s) {
-  if (auto n = number(s, 0, 0xFFFFFFFFull)) return std::uint32_t(*n);
-  unsigned a, b, c, d;
-  char tail;
-  if (std::sscanf(s.c_str(), "%u.%u.%u.%u%c", &a, &b, &c, &d, &tail) == 4 && a < 256 && b < 256 &&
-      c < 256 && d < 256)
-    return (a << 24) | (b << 16) | (c << 8) | d;
-  return std::nullopt;
-}
 std::optional<std::string> check_dev(const std::string& dev) {
   // IFNAMSIZ 16 with the NUL; the kernel refuses '/', ':' and white space in names.
   if (dev.empty() || dev.size() > 15 || dev == "." || dev == ".." ||
@@ -278,146 +157,50 @@ const std::vector<Setting>& settings() {
            c.cfg.metrics = v[0])},
       {"offload", {}, "no-offload", Arity::Flag, Value::Any, kTop, {"offload"}, SET(c.cfg.offload = on)},
       {"gro", {}, "no-gro", Arity::Flag, Value::Any, kTop, {"gro"}, SET(c.cfg.gro = on)},
-      // ---- the tunnel
-      {"id", {"vni"}, nullptr, Arity::One, Value::Any, kVx | kGen, {"id"},
-       SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 0, 0xFFFFFF, n)) return e;
-           (c.gen() ? c.gen()->vni : c.vx().vni) = std::uint32_t(n); c.have_id = true)},
-      {"local", {}, nullptr, Arity::One, Value::Str, kVx | kL3 | kGen, {"local"},
-       SET(return addr_arg(k, v[0], c.common().local))},
-      {"remote", {}, nullptr, Arity::Many, Value::Str, kVx | kL3 | kGen, {},
-       SET(tunnel::IpAddr ip; if (auto e = addr_arg(k, v[0], ip)) return e;
-           if (auto* one = c.one_remote()) {
-             if (c.have_remote) return "remote: a " + c.mode_name() + " tunnel has exactly one remote";
-             c.have_remote = true;
-             *one = ip;
-             return std::nullopt;
-           }
-           for (const auto& r : c.remotes())
-             if (r == ip) return "remote: " + ip.to_string() + " is given twice";
-           c.remotes().push_back(ip))},
-      {"dstport", {}, nullptr, Arity::One, Value::Any, kVx | kGen, {"dstport"},
-       SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 1, 65535, n)) return e;
-           (c.gen() ? c.gen()->dstport : c.vx().dstport) = std::uint16_t(n))},
-      {"port", {"dstport", "encap-dport"}, nullptr, Arity::One, Value::Any, kGue, {"port"},
-       SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 1, 65535, n)) return e;
-           c.gue().port = std::uint16_t(n))},
-      {"srcport", {}, nullptr, Arity::Two, Value::Any, kVx | kGen, {"srcport"},
-       SET(auto lo = number(v[0], 1, 65535), hi = number(v[1], 1, 65535);
-           if (!lo) return bad_number("srcport MIN", v[0], 1, 65535);
-           if (!hi) return bad_number("srcport MAX", v[1], 1, 65535);
-           (c.gen() ? c.gen()->port_min : c.vx().port_min) = std::uint16_t(*lo);
-           (c.gen() ? c.gen()->port_max : c.vx().port_max) = std::uint16_t(*hi))},
-      {"udpcsum", {}, "noudpcsum", Arity::Flag, Value::Any, kVx | kGue | kGen, {"udpcsum"},
-       SET(c.udp().udp_csum = on)},
-      {"udp6zerocsumtx", {}, nullptr, Arity::Flag, Value::Any, kVx | kGue | kGen, {},
-       SET(c.udp().udp6_zero_csum_tx = on)},
-      {"udp6zerocsumrx", {}, nullptr, Arity::Flag, Value::Any, kVx | kGue | kGen, {},
-       SET(c.udp().udp6_zero_csum_rx = on)},
-      // Geneve options sent in every header (tc's geneve_opts spelling; the word may repeat)
-      {"options", {"geneve_opts"}, nullptr, Arity::Many, Value::Str, kGen, {},
-       SET(std::vector<tunnel::GeneveOption> o;
-           if (auto e = tunnel::parse_geneve_options(v[0], o)) return e;
-           auto& all = c.gen()->options; all.insert(all.end(), o.begin(), o.end());
-           if (c.gen()->options_len() > 252)
-             return std::string("options: more than 252 bytes of options (Opt Len is 6 bits of 4-byte words)"))},
-      {"remcsumtx", {}, nullptr, Arity::Flag, Value::Any, kVx | kGue, {},
-       SET(c.udp().remcsum_tx = on)},
-      {"remcsumrx", {}, nullptr, Arity::Flag, Value::Any, kVx | kGue, {},
-       SET(c.udp().remcsum_rx = on)},
-      {"remcsum-nopartial", {"remcsum_nopartial"}, nullptr, Arity::Flag, Value::Any, kVx | kGue, {},
-       SET(c.udp().remcsum_nopartial = on)},
-      {"key", {}, nullptr, Arity::One, Value::Any, kGre, {"ikey", "okey"},
-       SET(auto key = gre_key(v[0]);
-           if (!key) return k + ": '" + v[0] + "' is not a number in 0..4294967295 or a dotted quad";
-           c.gre().ikey = *key; c.gre().okey = *key)},
-      {"ikey", {}, nullptr, Arity::One, Value::Any, kGre, {"ikey"},
-       SET(auto key = gre_key(v[0]);
-           if (!key) return k + ": '" + v[0] + "' is not a number in 0..4294967295 or a dotted quad";
-           c.gre().ikey = *key)},
-      {"okey", {}, nullptr, Arity::One, Value::Any, kGre, {"okey"},
-       SET(auto key = gre_key(v[0]);
-           if (!key) return k + ": '" + v[0] + "' is not a number in 0..4294967295 or a dotted quad";
-           c.gre().okey = *key)},
-      {"csum", {}, nullptr, Arity::Flag, Value::Any, kGre, {}, SET(c.gre().icsum = on; c.gre().ocsum = on)},
-      {"icsum", {}, nullptr, Arity::Flag, Value::Any, kGre, {}, SET(c.gre().icsum = on)},
-      {"ocsum", {}, nullptr, Arity::Flag, Value::Any, kGre, {}, SET(c.gre().ocsum = on)},
-      {"ttl", {"hoplimit"}, nullptr, Arity::One, Value::Any, kVx | kL3 | kGen, {"ttl"},
-       SET(return ttl_arg(k, v, c.mode & (kVx | kGen), c.common().ttl, c.common().ttl_inherit))},
-      {"tos", {"dsfield"}, nullptr, Arity::One, Value::AnyHex, kVx | kL3 | kGen, {"tos"},
-       SET(return tos_arg(k, v, c.common().tos, c.common().tos_inherit))},
-      // the outer IPv4 DF bit (iproute2 vxlan/geneve `df`; no effect over IPv6, as the kernel)
-      {"df", {}, nullptr, Arity::One, Value::Str, kVx | kGen, {"df"},
-       SET(if (v[0] == "unset") c.common().df = tunnel::OuterDf::Unset;
-           else if (v[0] == "set") c.common().df = tunnel::OuterDf::Set;
-           else if (v[0] == "inherit") c.common().df = tunnel::OuterDf::Inherit;
-           else return "df: '" + v[0] + "' is not unset, set or inherit")},
-      {"mtu", {}, nullptr, Arity::One, Value::Any, kVx | kL3 | kGen, {"mtu"},
-       SET(std::uint64_t n = 0;
-           if (auto e = num_arg(k, v, 68, c.mode & (kVx | kGen) ? 65521 : 65535, n)) return e;
-           c.common().mtu = int(n))},
-      {"ageing", {}, nullptr, Arity::One, Value::Any, kVx | kGen, {"ageing"},
-       SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 0, 1000000, n)) return e;
-           c.ageing() = std::uint32_t(n))},
-      {"learning", {}, "nolearning", Arity::Flag, Value::Any, kVx | kGen, {"learning"},
-       SET(c.learning() = on)},
-      // bounded learning (docs/fdb.md): `maxaddress N` (iproute2; 0 = unbounded), per remote,
-      // which sources may teach entries, MACs behind our own TAP (advertised by EVPN)
-      {"maxaddress", {}, nullptr, Arity::One, Value::Any, kVx | kGen, {"maxaddress"},
-       SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 0, 16777216, n)) return e;
-           c.fdb_limits().maxaddress = std::uint32_t(n))},
-      {"maxaddress-per-remote", {"maxaddress_per_remote"}, nullptr, Arity::One, Value::Any, kVx | kGen,
-       {"maxaddress-per-remote"},
-       SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 0, 16777216, n)) return e;
-           c.fdb_limits().per_remote = std::uint32_t(n))},
-      {"learning-from", {"learning_from"}, nullptr, Arity::One, Value::Str, kVx | kGen, {"learning-from"},
-       SET(if (v[0] == "remotes") c.fdb_limits().from = tunnel::LearnFrom::Remotes;
-           else if (v[0] == "any") c.fdb_limits().from = tunnel::LearnFrom::Any;
-           else return "learning-from: '" + v[0] + "' is not 'remotes' or 'any'")},
-      {"local-maxaddress", {"local_maxaddress"}, nullptr, Arity::One, Value::Any, kVx | kGen, {"local-maxaddress"},
-       SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 0, 16777216, n)) return e;
-           c.fdb_limits().local_max = std::uint32_t(n))},
+      // ---- every tunnel (the encapsulation's own rows: EncapKind::rows)
       // integrity mode (inner checksums elided toward peers that have it too)
-      {"integrity", {}, nullptr, Arity::Flag, Value::Any, kVx | kL3 | kGen, {"integrity"}, SET(c.cfg.integrity = on)},
+      {"integrity", {}, nullptr, Arity::Flag, Value::Any, kTunnel, {"integrity"}, SET(c.cfg.integrity = on)},
       // peer sessions authenticated with a pre-shared key (HMAC-SHA-256; docs/peer-protocol.md)
-      {"peer-key", {}, nullptr, Arity::One, Value::Str, kVx | kL3 | kGen, {"peer-key"},
+      {"peer-key", {}, nullptr, Arity::One, Value::Str, kTunnel, {"peer-key"},
        SET(if (v[0].empty()) return std::string("peer-key: needs a FILE"); c.cfg.peer_key = v[0])},
-      // underlay multicast group for flooding: `group ADDR dev IF` (iproute2 vxlan)
-      {"group", {}, nullptr, Arity::One, Value::Str, kVx, {"group"},
+      // underlay multicast group for flooding: `group ADDR dev IF` (iproute2 vxlan; Caps::group)
+      {"group", {}, nullptr, Arity::One, Value::Str, kGroup, {"group"},
        SET(if (auto e = addr_arg(k, v[0], c.cfg.group)) return e;
            const auto& b = c.cfg.group.bytes;
            const bool mc = c.cfg.group.is_v6() ? b[0] == 0xFF : (b[0] & 0xF0) == 0xE0;
            if (!mc) return "group: " + v[0] + " is not a multicast address (224.0.0.0/4, ff00::/8)")},
-      {"dev", {}, nullptr, Arity::One, Value::Str, kVx, {"group-dev"},
+      {"dev", {}, nullptr, Arity::One, Value::Str, kGroup, {"group-dev"},
        SET(if (auto e = check_dev(v[0])) return e; c.cfg.group_dev = v[0])},
+      // ---- the Ethernet encapsulations (Caps::ethernet)
       // BGP EVPN through gobgpd (docs/evpn.md)
-      {"evpn", {}, "noevpn", Arity::Flag, Value::Any, kVx | kGen, {"evpn"}, SET(c.cfg.evpn = on)},
-      {"evpn-server", {"evpn_server"}, nullptr, Arity::One, Value::Str, kVx | kGen, {"evpn-server"},
+      {"evpn", {}, "noevpn", Arity::Flag, Value::Any, kEthernet, {"evpn"}, SET(c.cfg.evpn = on)},
+      {"evpn-server", {"evpn_server"}, nullptr, Arity::One, Value::Str, kEthernet, {"evpn-server"},
        SET(if (v[0].empty() || v[0].find(':') == std::string::npos)
              return "evpn-server: '" + v[0] + "' is not HOST:PORT";
            c.cfg.evpn_server = v[0]; c.cfg.evpn = true)},
       // EVPN: the RD's router ID and duplicate MAC detection, spelled as FRR spells them
       // (`bgp router-id`, `dup-addr-detection [max-moves N time S]`, `... freeze S|permanent`)
-      {"router-id", {"router_id"}, nullptr, Arity::One, Value::Str, kVx | kGen, {"router-id"},
+      {"router-id", {"router_id"}, nullptr, Arity::One, Value::Str, kEthernet, {"router-id"},
        SET(auto ip = tunnel::IpAddr::parse(v[0]);
            if (!ip || ip->family != 4) return "router-id: '" + v[0] + "' is not an IPv4 address (A.B.C.D)";
            c.cfg.evpn_router_id = *ip)},
-      {"dup-addr-detection", {}, "no-dup-addr-detection", Arity::Flag, Value::Any, kVx | kGen, {"dup-addr-detection"},
+      {"dup-addr-detection", {}, "no-dup-addr-detection", Arity::Flag, Value::Any, kEthernet, {"dup-addr-detection"},
        SET(c.cfg.dup_addr_detection = on)},
-      {"dup-addr-detection-max-moves", {"dup_addr_detection_max_moves"}, nullptr, Arity::One, Value::Any, kVx | kGen,
+      {"dup-addr-detection-max-moves", {"dup_addr_detection_max_moves"}, nullptr, Arity::One, Value::Any, kEthernet,
        {"dup-addr-detection-max-moves"},
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 2, 1000, n)) return e;
            c.cfg.dad_max_moves = std::uint32_t(n))},
-      {"dup-addr-detection-time", {"dup_addr_detection_time"}, nullptr, Arity::One, Value::Any, kVx | kGen,
+      {"dup-addr-detection-time", {"dup_addr_detection_time"}, nullptr, Arity::One, Value::Any, kEthernet,
        {"dup-addr-detection-time"},
        SET(std::uint64_t n = 0; if (auto e = num_arg(k, v, 2, 1800, n)) return e;
            c.cfg.dad_time_s = std::uint32_t(n))},
-      {"dup-addr-detection-freeze", {"dup_addr_detection_freeze"}, nullptr, Arity::One, Value::Any, kVx | kGen,
+      {"dup-addr-detection-freeze", {"dup_addr_detection_freeze"}, nullptr, Arity::One, Value::Any, kEthernet,
        {"dup-addr-detection-freeze"},
        SET(if (v[0] == "permanent") { c.cfg.dad_freeze_permanent = true; return std::nullopt; }
            std::uint64_t n = 0; if (auto e = num_arg(k, v, 30, 3600, n)) return e;
            c.cfg.dad_freeze_s = std::uint32_t(n))},
       // static forwarding entries: `fdb MAC ADDR` (TOML: [[fdb]] tables with mac and remote)
-      {"fdb", {}, nullptr, Arity::Two, Value::Str, kVx | kGen, {},
+      {"fdb", {}, nullptr, Arity::Two, Value::Str, kEthernet, {},
        SET(auto mac = parse_mac(v[0]); if (!mac) return "fdb: '" + v[0] + "' is not a MAC address";
            tunnel::IpAddr ip; if (auto e = addr_arg("fdb", v[1], ip)) return e;
            c.cfg.static_fdb.emplace_back(*mac, ip))},
@@ -426,10 +209,51 @@ const std::vector<Setting>& settings() {
 }
 #undef SET
 
-/// The setting `word` spells in `mode`; `on` gets a flag's value. Null when none.
-const Setting* find_setting(const std::string& word, unsigned mode, bool& on) {
-  for (const auto& s : settings()) {
-    if (!(s.modes & mode)) continue;
+/// The top level's settings (host side).
+const std::vector<Setting>& top_settings() {
+  static const std::vector<Setting> k = [] {
+    std::vector<Setting> v;
+    for (const auto& s : settings())
+      if (s.where & kTop) v.push_back(s);
+    return v;
+  }();
+  return k;
+}
+
+/// The settings of each encapsulation's table, in encap_kinds() order: its own rows, then the
+/// daemon's for every tunnel and for the capabilities it has.
+const std::vector<std::vector<Setting>>& mode_settings() {
+  static const std::vector<std::vector<Setting>> k = [] {
+    std::vector<std::vector<Setting>> all;
+    for (const tunnel::EncapKind* kind : tunnel::encap_kinds()) {
+      std::vector<Setting> v;
+      for (const auto& r : kind->rows)
+        v.push_back({r.name, r.alt, r.off_word, r.arity, r.value, kEncap, r.once,
+                     [apply = r.apply](Ctx& c, const std::string& w, bool on, const Args& a) {
+                       return apply(c.cfg.tunnel, c.st, w, on, a);
+                     }});
+      const unsigned want = kTunnel | (kind->caps.ethernet ? unsigned(kEthernet) : 0u) |
+                            (kind->caps.group ? unsigned(kGroup) : 0u);
+      for (const auto& s : settings())
+        if (s.where & want) v.push_back(s);
+      all.push_back(std::move(v));
+    }
+    return all;
+  }();
+  return k;
+}
+
+/// The settings of ctx's table (the top level or its encapsulation's).
+const std::vector<Setting>& table_of(const Ctx& c) {
+  if (!c.kind) return top_settings();
+  const auto kinds = tunnel::encap_kinds();
+  const auto i = std::size_t(std::find(kinds.begin(), kinds.end(), c.kind) - kinds.begin());
+  return mode_settings()[i];
+}
+
+/// The setting `word` spells in `table`; `on` gets a flag's value. Null when none.
+const Setting* find_setting(const std::string& word, const std::vector<Setting>& table, bool& on) {
+  for (const auto& s : table) {
     on = true;
     if (word == s.name) return &s;
     for (const char* a : s.alt)
@@ -460,12 +284,14 @@ class Once {
 /// The error for a word that is no setting of ctx's mode.
 std::string unknown(const std::string& k, const Ctx& c) {
   bool on = false;
-  for (unsigned m : {kVx, kGue, kGre, kGen})
-    if (m != c.mode && find_setting(k, m, on)) {
-      if (k == "id" || k == "vni")
-        return k + ": " + c.mode_name() + " has no VNI (that is a vxlan setting)";
-      return k + ": not a " + c.mode_name() + " setting (it is one of " +
-             (m == kVx ? "vxlan" : m == kGue ? "gue" : m == kGre ? "gre" : "geneve") + ")";
+  const auto kinds = tunnel::encap_kinds();
+  for (std::size_t i = 0; i < kinds.size(); ++i)
+    if (kinds[i] != c.kind && find_setting(k, mode_settings()[i], on)) {
+      if (k == "id" || k == "vni") {
+        const auto vni = std::find_if(kinds.begin(), kinds.end(), [](const auto* x) { return x->caps.vni; });
+        return k + ": " + c.mode_name() + " has no VNI (that is a " + std::string((*vni)->words[0]) + " setting)";
+      }
+      return k + ": not a " + c.mode_name() + " setting (it is one of " + std::string(kinds[i]->words[0]) + ")";
     }
   return k + ": unknown setting";
 }
@@ -483,7 +309,7 @@ std::optional<std::string> parse_words(const std::vector<std::string>& w, Ctx& c
   for (std::size_t i = 0; i < w.size(); ++i) {
     const std::string& k = w[i];
     bool on = true;
-    const Setting* s = find_setting(k, c.mode, on);
+    const Setting* s = find_setting(k, table_of(c), on);
     if (!s) return unknown(k, c);
     const std::size_t want = s->arity == Arity::Flag ? 0 : s->arity == Arity::Two ? 2 : 1;
     if (want && i + want >= w.size()) {
@@ -501,38 +327,26 @@ std::optional<std::string> parse_words(const std::vector<std::string>& w, Ctx& c
 /// Checks after every setting was read (the same for both front ends).
 std::optional<std::string> finish(Ctx& c) {
   auto& cfg = c.cfg;
+  const tunnel::EncapKind& kind = *c.kind;
   const auto enc = tunnel::make_encapsulation(cfg.tunnel);
   const auto& local = cfg.tunnel.common().local;
-  if ((c.mode == kVx || c.mode == kGen) && !c.have_id) return std::string("id: the VNI is required (id VNI)");
+  if (kind.caps.vni && !c.st.have_id) return std::string("id: the VNI is required (id VNI)");
   for (const auto& r : enc->configured_remotes())
     if (!r.empty())
       if (auto e = check_remote(r, local)) return e;
-  if (const auto* v = cfg.tunnel.get<tunnel::VxlanConfig>()) {
+  if (kind.caps.group) {
     if (!cfg.group_dev.empty() && cfg.group.empty())
       return std::string("dev: the underlay interface of a multicast group; give group ADDR too");
     if (!cfg.group.empty() && !local.empty() && cfg.group.is_v6() != local.is_v6())
       return "group: " + cfg.group.to_string() + " and local " + local.to_string() +
              " are of different families";
-    if (cfg.evpn && local.empty())
-      return std::string("evpn: needs local ADDR (the VTEP address the routes carry)");
-    if (auto e = tunnel::validate(*v, cfg.group.empty() && !cfg.evpn)) return e;
-  } else if (const auto* g = cfg.tunnel.get<tunnel::GreConfig>()) {
-    for (const auto* a : {&g->local, &g->remote}) {
-      if (a->empty()) continue;
-      const char* which = a == &g->local ? "local" : "remote";
-      if (c.ip6gre && !a->is_v6())
-        return std::string(which) + ": " + a->to_string() + " is IPv4; ip6gre needs IPv6 addresses (use gre)";
-      if (!c.ip6gre && a->is_v6())
-        return std::string(which) + ": " + a->to_string() + " is IPv6; gre needs IPv4 addresses (use ip6gre)";
-    }
-    if (auto e = tunnel::validate(*g)) return e;
-  } else if (const auto* u = cfg.tunnel.get<tunnel::GueConfig>()) {
-    if (auto e = tunnel::validate(*u)) return e;
-  } else if (const auto* g = cfg.tunnel.get<tunnel::GeneveConfig>()) {
-    if (cfg.evpn && local.empty())
-      return std::string("evpn: needs local ADDR (the VTEP address the routes carry)");
-    if (auto e = tunnel::validate(*g, !cfg.evpn)) return e;
   }
+  if (kind.caps.ethernet && cfg.evpn && local.empty())
+    return std::string("evpn: needs local ADDR (the VTEP address the routes carry)");
+  if (kind.read_check)
+    if (auto e = kind.read_check(cfg.tunnel, c.st.mode)) return e;
+  // A multicast group or EVPN supplies the remotes; else the configuration must name one.
+  if (auto e = kind.validate(cfg.tunnel, cfg.group.empty() && !cfg.evpn)) return e;
   // Integrity mode: the outer checksum protects the inner packet once its own checksum is
   // elided (each encapsulation says what that takes).
   if (cfg.integrity)
@@ -540,22 +354,13 @@ std::optional<std::string> finish(Ctx& c) {
   return std::nullopt;
 }
 
-/// Start a mode in cfg (its table reset to the defaults).
+/// Start a mode in cfg (its table reset to the defaults); `mode` is a word of
+/// tunnel::encap_kinds().
 Ctx begin_mode(DaemonConfig& cfg, const std::string& mode) {
-  Ctx c{cfg, kVx};
-  if (mode == "vxlan") {
-    cfg.tunnel = tunnel::VxlanConfig{};
-  } else if (mode == "gue") {
-    cfg.tunnel = tunnel::GueConfig{};
-    c.mode = kGue;
-  } else if (mode == "geneve") {
-    cfg.tunnel = tunnel::GeneveConfig{};
-    c.mode = kGen;
-  } else {
-    cfg.tunnel = tunnel::GreConfig{};
-    c.mode = kGre;
-    c.ip6gre = mode == "ip6gre";
-  }
+  const tunnel::EncapKind* kind = tunnel::find_kind(mode);
+  Ctx c{cfg, kind};
+  kind->reset(cfg.tunnel);
+  c.st.mode = *std::find(kind->words.begin(), kind->words.end(), mode);  // the kind's own storage
   return c;
 }
 
@@ -628,14 +433,12 @@ std::optional<std::string> toml_values(const Setting& s, const std::string& key,
 std::optional<std::string> apply_table(const toml::table& t, Ctx& c, Once& once, const std::string& prefix) {
   for (auto&& [k, node] : t) {
     const std::string key(k.str());
-    if (c.mode == kTop && (key == "vxlan" || key == "gue" || key == "gre" || key == "ip6gre" ||
-                           key == "geneve" || key == "fdb"))
-      continue;
+    if (!c.kind && (tunnel::find_kind(key) || key == "fdb")) continue;  // the tunnel tables
     bool on = true;
-    const Setting* s = find_setting(key, c.mode, on);
+    const Setting* s = find_setting(key, table_of(c), on);
     // a TOML key is the setting's name or alias, never its "off" word
     if (!s || (s->off_word && key == s->off_word)) {
-      if (c.mode == kTop) return key + ": unknown setting";
+      if (!c.kind) return key + ": unknown setting";
       return prefix + unknown(key, c);
     }
     std::vector<Args> vals;
@@ -651,11 +454,11 @@ std::optional<std::string> apply_table(const toml::table& t, Ctx& c, Once& once,
 std::optional<std::string> apply_setting(DaemonConfig& cfg, const std::string& name,
                                          const std::vector<std::string>& values) {
   bool on = true;
-  const Setting* s = find_setting(name, kTop, on);
+  const Setting* s = find_setting(name, top_settings(), on);
   if (!s) return name + ": unknown setting";
   const std::size_t want = s->arity == Arity::Flag ? 0 : s->arity == Arity::Two ? 2 : 1;
   if (values.size() != want) return name + ": expected " + std::to_string(want) + " value(s)";
-  Ctx c{cfg, kTop};
+  Ctx c{cfg, nullptr};
   return s->apply(c, name, on, values);
 }
 
@@ -673,11 +476,9 @@ std::optional<std::string> parse_gre_words(const std::vector<std::string>& w, bo
 }
 
 std::optional<std::string> parse_tunnel_words(const std::vector<std::string>& w, DaemonConfig& cfg) {
-  if (w.empty())
-    return std::string("expected a tunnel mode: vxlan, gue, gre, ip6gre or geneve, then its settings");
+  if (w.empty()) return "expected a tunnel mode: " + tunnel::mode_words_text() + ", then its settings";
   const std::string& m = w[0];
-  if (m != "vxlan" && m != "gue" && m != "gre" && m != "ip6gre" && m != "geneve")
-    return "unknown tunnel mode '" + m + "' (expected vxlan, gue, gre, ip6gre or geneve)";
+  if (!tunnel::find_kind(m)) return "unknown tunnel mode '" + m + "' (expected " + tunnel::mode_words_text() + ")";
   return parse_mode_words(m, std::vector<std::string>(w.begin() + 1, w.end()), cfg);
 }
 
@@ -692,24 +493,38 @@ Parsed<DaemonConfig> parse_toml(const std::string& text, const std::string& orig
   }
   // the top level: host settings
   {
-    Ctx top{cfg, kTop};
+    Ctx top{cfg, nullptr};
     Once once;
     if (auto e = apply_table(t, top, once, "")) return *e;
   }
-  // the tunnel table: exactly one of vxlan, gue, gre, ip6gre, geneve
+  // the tunnel table: exactly one, named by a mode word of tunnel::encap_kinds(); without one
+  // the first encapsulation's (the errors then name its missing settings)
+  const std::string first(tunnel::encap_kinds().front()->words.front());
   std::string mode;
-  for (const char* m : {"vxlan", "gue", "gre", "ip6gre", "geneve"}) {
-    if (!t.contains(m)) continue;
-    if (!t[m].is_table()) return std::string(m) + ": expected a table";
-    if (!mode.empty())
-      return std::string(m) + ": only one tunnel table per file (already have " + mode + ")" +
-             (mode == "vxlan" || std::string(m) == "vxlan" ? "; a file configures one tunnel" : "");
-    mode = m;
+  std::vector<std::string> fdb_modes;  // the encapsulations [[fdb]] entries belong to
+  for (const tunnel::EncapKind* kind : tunnel::encap_kinds()) {
+    if (kind->caps.ethernet) fdb_modes.insert(fdb_modes.end(), kind->words.begin(), kind->words.end());
+    for (std::string_view w : kind->words) {
+      const std::string m(w);
+      if (!t.contains(m)) continue;
+      if (!t[m].is_table()) return m + ": expected a table";
+      if (!mode.empty())
+        return m + ": only one tunnel table per file (already have " + mode + ")" +
+               (mode == first || m == first ? "; a file configures one tunnel" : "");
+      mode = m;
+    }
   }
-  if (t.contains("fdb") && mode != "vxlan" && mode != "geneve")
-    return mode.empty() ? std::string("fdb: static entries need a [vxlan] or [geneve] table")
-                        : mode + ": a file configures one tunnel; [[fdb]] entries belong to vxlan or geneve";
-  if (mode.empty()) mode = "vxlan";  // the errors then name the missing vxlan settings
+  if (t.contains("fdb") && std::find(fdb_modes.begin(), fdb_modes.end(), mode) == fdb_modes.end()) {
+    std::string tables, names;
+    for (std::size_t i = 0; i < fdb_modes.size(); ++i) {
+      const char* sep = i == 0 ? "" : i + 1 == fdb_modes.size() ? " or " : ", ";
+      tables += sep + ("[" + fdb_modes[i] + "]");
+      names += sep + fdb_modes[i];
+    }
+    return mode.empty() ? "fdb: static entries need a " + tables + " table"
+                        : mode + ": a file configures one tunnel; [[fdb]] entries belong to " + names;
+  }
+  if (mode.empty()) mode = first;
   Ctx c = begin_mode(cfg, mode);
   Once once;
   const std::string prefix = mode + ".";
@@ -719,7 +534,7 @@ Parsed<DaemonConfig> parse_toml(const std::string& text, const std::string& orig
     const auto* arr = t["fdb"].as_array();
     if (!arr) return std::string("fdb: expected [[fdb]] tables with mac and remote");
     bool on = true;
-    const Setting* s = find_setting("fdb", c.mode, on);
+    const Setting* s = find_setting("fdb", table_of(c), on);
     for (auto&& e : *arr) {
       const auto* et = e.as_table();
       auto mac = et ? (*et)["mac"].value<std::string>() : std::nullopt;

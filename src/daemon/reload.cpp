@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
-#include <initializer_list>
 #include <map>
 #include <set>
 
@@ -15,7 +14,6 @@ namespace {
 
 std::string b(bool v) { return v ? "on" : "off"; }
 std::string n(std::uint64_t v) { return std::to_string(v); }
-std::string key(const std::optional<std::uint32_t>& k) { return k ? std::to_string(*k) : "none"; }
 std::string mac_text(const tunnel::Mac& m) {
   char s[24];
   std::snprintf(s, sizeof s, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
@@ -25,10 +23,6 @@ std::string mode_text(const DaemonConfig& c) { return std::string(c.tunnel.name(
 // The running encapsulation's settings (plan_reload compares within one encapsulation only).
 const tunnel::TunnelCommon& common(const DaemonConfig& c) { return c.tunnel.common(); }
 const tunnel::UdpTunnelSettings& udp(const DaemonConfig& c) { return *c.tunnel.udp(); }
-const tunnel::VxlanConfig& vx(const DaemonConfig& c) { return *c.tunnel.get<tunnel::VxlanConfig>(); }
-const tunnel::GueConfig& gue(const DaemonConfig& c) { return *c.tunnel.get<tunnel::GueConfig>(); }
-const tunnel::GreConfig& gre(const DaemonConfig& c) { return *c.tunnel.get<tunnel::GreConfig>(); }
-const tunnel::GeneveConfig& gen(const DaemonConfig& c) { return *c.tunnel.get<tunnel::GeneveConfig>(); }
 std::string tos_text(std::uint8_t tos, bool inherit) {
   char h[8];
   std::snprintf(h, sizeof h, "0x%x", tos);  // hexadecimal, as the word is read (and ip -d link shows it)
@@ -64,8 +58,8 @@ const std::vector<Fixed>& fixed_common() {
   return k;
 }
 // Rows of the settings every encapsulation has (TunnelCommon), and of the UDP ones
-// (UdpTunnelSettings), followed by an encapsulation's own.
-std::vector<Fixed> with_common(bool udp_settings, std::vector<Fixed> own) {
+// (UdpTunnelSettings).
+std::vector<Fixed> common_rows(bool udp_settings) {
   std::vector<Fixed> k = {
       {"local", [](const DaemonConfig& c) { return common(c).local.to_string(); }},
       {"mtu", [](const DaemonConfig& c) { return n(std::uint64_t(common(c).mtu)); }},
@@ -79,29 +73,13 @@ std::vector<Fixed> with_common(bool udp_settings, std::vector<Fixed> own) {
       {"remcsumrx", [](const DaemonConfig& c) { return b(udp(c).remcsum_rx); }},
       {"remcsum-nopartial", [](const DaemonConfig& c) { return b(udp(c).remcsum_nopartial); }},
     });
-  k.insert(k.end(), own.begin(), own.end());
   return k;
 }
-// Rows in order: the parts joined.
-std::vector<Fixed> join(std::initializer_list<std::vector<Fixed>> parts) {
-  std::vector<Fixed> k;
-  for (const auto& p : parts) k.insert(k.end(), p.begin(), p.end());
-  return k;
+// Rows of the multicast group (encapsulations that flood to one: Caps::group).
+std::vector<Fixed> group_rows() {
+  return {{"group", [](const DaemonConfig& c) { return c.group.empty() ? "" : c.group.to_string() + " dev " + c.group_dev; }}};
 }
-// Rows of the forwarding database of the Ethernet-over-UDP encapsulations (VXLAN, Geneve:
-// encap_ethernet_udp.hpp), whose config `get` returns.
-template <class Get>
-std::vector<Fixed> fdb_rows(Get get) {
-  return {
-      {"ageing", [get](const DaemonConfig& c) { return n(get(c).ageing_s); }},
-      {"learning", [get](const DaemonConfig& c) { return b(get(c).learning); }},
-      {"maxaddress", [get](const DaemonConfig& c) { return n(get(c).fdb_limits.maxaddress); }},
-      {"maxaddress-per-remote", [get](const DaemonConfig& c) { return n(get(c).fdb_limits.per_remote); }},
-      {"learning-from", [get](const DaemonConfig& c) { return n(unsigned(get(c).fdb_limits.from)); }},
-      {"local-maxaddress", [get](const DaemonConfig& c) { return n(get(c).fdb_limits.local_max); }},
-  };
-}
-// Rows of the EVPN settings (VXLAN and Geneve).
+// Rows of the EVPN settings (the Ethernet encapsulations: Caps::ethernet).
 std::vector<Fixed> evpn_rows() {
   return {
       {"evpn", [](const DaemonConfig& c) { return b(c.evpn); }},
@@ -112,55 +90,34 @@ std::vector<Fixed> evpn_rows() {
        }},
   };
 }
-const std::vector<Fixed>& fixed_vxlan() {
-  static const std::vector<Fixed> k = with_common(true, join({
-      {
-          {"id", [](const DaemonConfig& c) { return n(vx(c).vni); }},
-          {"dstport", [](const DaemonConfig& c) { return n(vx(c).dstport); }},
-          {"srcport", [](const DaemonConfig& c) { return n(vx(c).port_min) + " " + n(vx(c).port_max); }},
-      },
-      fdb_rows(vx),
-      {{"group", [](const DaemonConfig& c) { return c.group.empty() ? "" : c.group.to_string() + " dev " + c.group_dev; }}},
-      evpn_rows(),
-  }));
-  return k;
-}
-const std::vector<Fixed>& fixed_gue() {
-  static const std::vector<Fixed> k = with_common(true, {
-      {"remote", [](const DaemonConfig& c) { return gue(c).remote.to_string(); }},
-      {"port", [](const DaemonConfig& c) { return n(gue(c).port); }},
-  });
-  return k;
-}
-const std::vector<Fixed>& fixed_gre() {
-  static const std::vector<Fixed> k = with_common(false, {
-      {"remote", [](const DaemonConfig& c) { return gre(c).remote.to_string(); }},
-      {"ikey", [](const DaemonConfig& c) { return key(gre(c).ikey); }},
-      {"okey", [](const DaemonConfig& c) { return key(gre(c).okey); }},
-      {"icsum", [](const DaemonConfig& c) { return b(gre(c).icsum); }},
-      {"ocsum", [](const DaemonConfig& c) { return b(gre(c).ocsum); }},
-  });
-  return k;
-}
-const std::vector<Fixed>& fixed_geneve() {
-  static const std::vector<Fixed> k = with_common(true, join({
-      {
-          {"id", [](const DaemonConfig& c) { return n(gen(c).vni); }},
-          {"dstport", [](const DaemonConfig& c) { return n(gen(c).dstport); }},
-          {"srcport", [](const DaemonConfig& c) { return n(gen(c).port_min) + " " + n(gen(c).port_max); }},
-          {"options", [](const DaemonConfig& c) { return tunnel::geneve_options_text(gen(c).options); }},
-      },
-      fdb_rows(gen),
-      evpn_rows(),
-  }));
-  return k;
+// The fixed settings of one encapsulation: the common (and UDP) ones, its own (its
+// EncapKind::fixed, read from the tunnel configuration), then the daemon's by capability.
+std::vector<Fixed> fixed_of(const tunnel::EncapKind& k, bool udp_settings) {
+  std::vector<Fixed> rows = common_rows(udp_settings);
+  for (const auto& f : k.fixed)
+    rows.push_back({f.name, [text = f.text](const DaemonConfig& c) { return text(c.tunnel); }});
+  if (k.caps.group) {
+    auto g = group_rows();
+    rows.insert(rows.end(), g.begin(), g.end());
+  }
+  if (k.caps.ethernet) {
+    auto e = evpn_rows();
+    rows.insert(rows.end(), e.begin(), e.end());
+  }
+  return rows;
 }
 // The fixed settings of the running encapsulation (encapsulation first compared equal).
 const std::vector<Fixed>& fixed_encap(const DaemonConfig& c) {
-  if (c.tunnel.get<tunnel::VxlanConfig>()) return fixed_vxlan();
-  if (c.tunnel.get<tunnel::GueConfig>()) return fixed_gue();
-  if (c.tunnel.get<tunnel::GeneveConfig>()) return fixed_geneve();
-  return fixed_gre();
+  static const std::vector<std::vector<Fixed>> by_kind = [] {
+    std::vector<std::vector<Fixed>> v;
+    for (const tunnel::EncapKind* k : tunnel::encap_kinds()) {
+      tunnel::TunnelConfig t;
+      k->reset(t);
+      v.push_back(fixed_of(*k, t.udp() != nullptr));
+    }
+    return v;
+  }();
+  return by_kind[c.tunnel.encap.index()];
 }
 
 std::string shown(const std::string& v) { return v.empty() ? "(none)" : v; }
@@ -186,10 +143,8 @@ ReloadPlan plan_reload(const DaemonConfig& a, const DaemonConfig& z) {
 
   // ---- what a reload applies
   // The Ethernet encapsulations (VXLAN, Geneve): their remotes, static entries, EVPN server.
-  const std::vector<tunnel::IpAddr>* rem_a = nullptr;
-  const std::vector<tunnel::IpAddr>* rem_z = nullptr;
-  if (const auto* va = a.tunnel.get<tunnel::VxlanConfig>()) rem_a = &va->remotes, rem_z = &vx(z).remotes;
-  if (const auto* ga = a.tunnel.get<tunnel::GeneveConfig>()) rem_a = &ga->remotes, rem_z = &gen(z).remotes;
+  const std::vector<tunnel::IpAddr>* rem_a = tunnel::kind_of(a.tunnel).remotes_of(a.tunnel);
+  const std::vector<tunnel::IpAddr>* rem_z = tunnel::kind_of(z.tunnel).remotes_of(z.tunnel);
   if (rem_a) {
     const std::set<tunnel::IpAddr> ra(rem_a->begin(), rem_a->end()), rz(rem_z->begin(), rem_z->end());
     for (const auto& r : rz)

@@ -450,8 +450,8 @@ struct TunnelDaemon::Impl {
       tunnel::TunnelCommon o = next.tunnel.common();
       ws.post_all([o](Worker& w) { w.set_outer(o); });
     }
-    if (auto* v = running.tunnel.get<tunnel::VxlanConfig>()) v->remotes = next.tunnel.get<tunnel::VxlanConfig>()->remotes;
-    if (auto* g = running.tunnel.get<tunnel::GeneveConfig>()) g->remotes = next.tunnel.get<tunnel::GeneveConfig>()->remotes;
+    if (const auto& k = tunnel::kind_of(running.tunnel); k.flood_remotes)
+      *k.flood_remotes(running.tunnel) = *k.remotes_of(next.tunnel);
     running.static_fdb = next.static_fdb;
     {
       auto& o = running.tunnel.common();
@@ -471,25 +471,25 @@ struct TunnelDaemon::Impl {
 
   const Device& dev() const { return *ws.workers[0]->dev; }
   std::string mode() const { return std::string(cfg.tunnel.name()); }
-  /// The VNI of VXLAN or Geneve (reported with the FDB and in the stats head); null for the others.
-  const std::uint32_t* vni() const { return vni_of(cfg); }
-  static const std::uint32_t* vni_of(const DaemonConfig& c) {
-    if (const auto* v = c.tunnel.get<tunnel::VxlanConfig>()) return &v->vni;
-    if (const auto* g = c.tunnel.get<tunnel::GeneveConfig>()) return &g->vni;
-    return nullptr;
+  /// The VNI of a VNI encapsulation (VXLAN, Geneve: reported with the FDB and in the stats
+  /// head); none for the others.
+  std::optional<std::uint32_t> vni() const { return vni_of(cfg); }
+  static std::optional<std::uint32_t> vni_of(const DaemonConfig& c) {
+    if (const auto& k = tunnel::kind_of(c.tunnel); k.vni) return k.vni(c.tunnel);
+    return std::nullopt;
   }
 
   json fdb_json() const {
     if (!fdb) return json{{"error", "fdb: not a VXLAN or Geneve endpoint (mode " + mode() + ")"}};
     json j = fdb->to_json(now_ns());
-    if (const auto* n = vni()) j["vni"] = *n;
+    if (const auto n = vni()) j["vni"] = *n;
     if (evpn) j["evpn"] = evpn->state();
     return j;
   }
 
   json stats_head() const {
     json head = {{"dev", dev().name()}, {"mode", mode()}, {"queues", ws.workers.size()}};
-    if (const auto* n = vni()) head["vni"] = *n;
+    if (const auto n = vni()) head["vni"] = *n;
     return head;
   }
   // The stats document from the workers' documents; the daemon's own fields (FDB size, peer
@@ -520,8 +520,8 @@ struct TunnelDaemon::Impl {
   // The EVPN client's options for configuration `c` (its VXLAN or Geneve settings; router-id
   // and duplicate address detection are fixed at start, reload.cpp) with the server `server`.
   EvpnOptions evpn_options(const DaemonConfig& c, const std::string& server) const {
-    const std::uint16_t tt = c.tunnel.get<tunnel::GeneveConfig>() ? kTunnelTypeGeneve : kTunnelTypeVxlan;
-    return EvpnOptions{server, c.tunnel.common().local, *vni_of(c), tt, fdb, c.evpn_router_id,
+    const std::uint16_t tt = tunnel::kind_of(c.tunnel).caps.evpn_tunnel_type;
+    return EvpnOptions{server, c.tunnel.common().local, vni_of(c).value_or(0), tt, fdb, c.evpn_router_id,
                        DupAddrDetection{c.dup_addr_detection, c.dad_max_moves, c.dad_time_s, c.dad_freeze_s,
                                         c.dad_freeze_permanent}};
   }
@@ -534,7 +534,7 @@ struct TunnelDaemon::Impl {
   static constexpr std::size_t kFdbEntries = 2048;
   std::function<bool(std::string&)> fdb_stream(const tunnel::FdbFilter& filter) const {
     std::string members;
-    if (const auto* n = vni()) members = ",\"vni\":" + std::to_string(*n);
+    if (const auto n = vni()) members = ",\"vni\":" + std::to_string(*n);
     if (evpn) members += ",\"evpn\":" + evpn->state().dump();
     struct St {
       tunnel::FdbJsonCursor cur;
@@ -620,16 +620,8 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   const auto& common = cfg.tunnel.common();
   const tunnel::UdpTunnelSettings* udp_cfg = cfg.tunnel.udp();
   const bool tap = enc->link() == wire::LinkType::Ethernet;  // else TUN (raw IP)
-  if (auto e = std::visit(
-          [&](const auto& c) {
-            if constexpr (std::is_same_v<std::decay_t<decltype(c)>, tunnel::VxlanConfig>)
-              return tunnel::validate(c, cfg.group.empty() && !cfg.evpn);
-            else if constexpr (std::is_same_v<std::decay_t<decltype(c)>, tunnel::GeneveConfig>)
-              return tunnel::validate(c, !cfg.evpn);
-            else
-              return tunnel::validate(c);
-          },
-          cfg.tunnel.encap))
+  // A multicast group or EVPN supplies the remotes; else the configuration must name one.
+  if (auto e = tunnel::kind_of(cfg.tunnel).validate(cfg.tunnel, cfg.group.empty() && !cfg.evpn))
     return R::error(*e);
   if (cfg.queues < 1 || cfg.queues > kMaxQueues)
     return R::error("queues: " + std::to_string(cfg.queues) + " is not in 1.." +

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "encap_ethernet_udp.hpp"
+#include "encap_rows.hpp"
 #include "ofld/tunnel/geneve.hpp"
 
 namespace ofld::tunnel {
@@ -83,6 +84,36 @@ class GeneveEncap final : public detail::EthernetUdpEncap<GeneveConfig> {
 
 std::unique_ptr<Encapsulation> make_encapsulation(const GeneveConfig& cfg) {
   return std::make_unique<GeneveEncap>(cfg);
+}
+
+// `geneve ...` / [geneve]: iproute2's `type geneve` words, options as tc's geneve_opts.
+const EncapKind& GeneveConfig::kind() {
+  using namespace conf;
+  static const EncapKind k{
+      .words = {"geneve"},
+      .caps = {.ethernet = true, .vni = true, .group = false, .evpn_tunnel_type = 19},
+      .usage = "geneve id VNI local ADDR remote ADDR [dstport 6081] [srcport MIN MAX] "
+               "[options CLASS:TYPE:DATA[,...]] [udpcsum|noudpcsum] [udp6zerocsumtx] [udp6zerocsumrx] "
+               "[ttl N] [tos N|inherit] [mtu N]",
+      .reset = reset_to<GeneveConfig>,
+      .rows = join<Row>({
+          ethernet_rows<GeneveConfig>(), common_rows<true>(), udp_rows(),
+          // options sent in every header (tc's geneve_opts spelling; the word may repeat)
+          {{{"options", {"geneve_opts"}, nullptr, Arity::Many, Value::Str, {}},
+            OFLD_ROW(GeneveConfig, std::vector<GeneveOption> o;
+                     if (auto e = parse_geneve_options(v[0], o)) return e;
+                     c.options.insert(c.options.end(), o.begin(), o.end());
+                     if (c.options_len() > 252)
+                       return std::string("options: more than 252 bytes of options (Opt Len is 6 bits of 4-byte words)"))}},
+      }),
+      .validate = validate_as<GeneveConfig>,
+      .fixed = join<FixedRow>({ethernet_fixed_head<GeneveConfig>(),
+                               {OFLD_FIXED(GeneveConfig, "options", geneve_options_text(c.options))},
+                               ethernet_fixed_fdb<GeneveConfig>()}),
+      .flood_remotes = flood_remotes_of<GeneveConfig>,
+      .vni = vni_of<GeneveConfig>,
+  };
+  return k;
 }
 
 }  // namespace ofld::tunnel

@@ -2,6 +2,7 @@
 // ip6_gre.c): a TUN device and a raw IP socket of protocol 47, the one remote, the GRE
 // checksum over the whole datagram (V-13).
 #include "encap_ip.hpp"
+#include "encap_rows.hpp"
 
 #include "ofld/wire/ethernet.hpp"
 
@@ -86,6 +87,75 @@ class GreEncap final : public Encapsulation {
 
 std::unique_ptr<Encapsulation> make_encapsulation(const GreConfig& cfg) {
   return std::make_unique<GreEncap>(cfg);
+}
+
+namespace {
+/// GRE key: a 32-bit number or a dotted quad (iproute2 `key 1.2.3.4`).
+std::optional<std::uint32_t> gre_key(const std::string& s) {
+  if (auto n = conf::number(s, 0, 0xFFFFFFFFull)) return std::uint32_t(*n);
+  unsigned a, b, c, d;
+  char tail;
+  if (std::sscanf(s.c_str(), "%u.%u.%u.%u%c", &a, &b, &c, &d, &tail) == 4 && a < 256 && b < 256 &&
+      c < 256 && d < 256)
+    return (a << 24) | (b << 16) | (c << 8) | d;
+  return std::nullopt;
+}
+std::string key_text(const std::optional<std::uint32_t>& k) { return k ? std::to_string(*k) : "none"; }
+/// `gre` takes IPv4 addresses, `ip6gre` IPv6 ones.
+std::optional<std::string> gre_families(const TunnelConfig& t, std::string_view mode) {
+  const GreConfig& g = *t.get<GreConfig>();
+  const bool ip6 = mode == "ip6gre";
+  for (const auto* a : {&g.local, &g.remote}) {
+    if (a->empty()) continue;
+    const char* which = a == &g.local ? "local" : "remote";
+    if (ip6 && !a->is_v6())
+      return std::string(which) + ": " + a->to_string() + " is IPv4; ip6gre needs IPv6 addresses (use gre)";
+    if (!ip6 && a->is_v6())
+      return std::string(which) + ": " + a->to_string() + " is IPv6; gre needs IPv4 addresses (use ip6gre)";
+  }
+  return std::nullopt;
+}
+}  // namespace
+
+// `gre ...` / `ip6gre ...`, [gre] / [ip6gre]: iproute2's `type gre|ip6gre` words.
+const EncapKind& GreConfig::kind() {
+  using namespace conf;
+  static const EncapKind k{
+      .words = {"gre", "ip6gre"},
+      .caps = {},
+      .usage = "gre|ip6gre local ADDR remote ADDR [key K] [ikey K] [okey K] [csum] [icsum] [ocsum] "
+               "[ttl N] [tos N] [mtu N]",
+      .reset = reset_to<GreConfig>,
+      .rows = join<Row>({
+          one_remote_rows<GreConfig>(),
+          {
+              {{"key", {}, nullptr, Arity::One, Value::Any, {"ikey", "okey"}},
+               OFLD_ROW(GreConfig, auto key = gre_key(v[0]);
+                        if (!key) return k + ": '" + v[0] + "' is not a number in 0..4294967295 or a dotted quad";
+                        c.ikey = *key; c.okey = *key)},
+              {{"ikey", {}, nullptr, Arity::One, Value::Any, {"ikey"}},
+               OFLD_ROW(GreConfig, auto key = gre_key(v[0]);
+                        if (!key) return k + ": '" + v[0] + "' is not a number in 0..4294967295 or a dotted quad";
+                        c.ikey = *key)},
+              {{"okey", {}, nullptr, Arity::One, Value::Any, {"okey"}},
+               OFLD_ROW(GreConfig, auto key = gre_key(v[0]);
+                        if (!key) return k + ": '" + v[0] + "' is not a number in 0..4294967295 or a dotted quad";
+                        c.okey = *key)},
+              {{"csum", {}, nullptr, Arity::Flag, Value::Any, {}}, OFLD_ROW(GreConfig, c.icsum = on; c.ocsum = on)},
+              {{"icsum", {}, nullptr, Arity::Flag, Value::Any, {}}, OFLD_ROW(GreConfig, c.icsum = on)},
+              {{"ocsum", {}, nullptr, Arity::Flag, Value::Any, {}}, OFLD_ROW(GreConfig, c.ocsum = on)},
+          },
+          common_rows<false>(),
+      }),
+      .read_check = gre_families,
+      .validate = validate_as<GreConfig>,
+      .fixed = {OFLD_FIXED(GreConfig, "remote", c.remote.to_string()),
+                OFLD_FIXED(GreConfig, "ikey", key_text(c.ikey)),
+                OFLD_FIXED(GreConfig, "okey", key_text(c.okey)),
+                OFLD_FIXED(GreConfig, "icsum", on_off(c.icsum)),
+                OFLD_FIXED(GreConfig, "ocsum", on_off(c.ocsum))},
+  };
+  return k;
 }
 
 }  // namespace ofld::tunnel

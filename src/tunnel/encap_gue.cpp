@@ -1,6 +1,7 @@
 // The GUE encapsulation: IP over UDP (draft-ietf-intarea-gue; fou_core.c, `ipip/sit encap
 // gue`): a TUN device and a UDP socket on `port`, the one remote, every flow from `port`.
 #include "encap_ip.hpp"
+#include "encap_rows.hpp"
 
 #include "ofld/wire/tunnel.hpp"
 
@@ -94,6 +95,29 @@ class GueEncap final : public Encapsulation {
 
 std::unique_ptr<Encapsulation> make_encapsulation(const GueConfig& cfg) {
   return std::make_unique<GueEncap>(cfg);
+}
+
+// `gue ...` / [gue]: iproute2's `ipip/sit ... encap gue` words.
+const EncapKind& GueConfig::kind() {
+  using namespace conf;
+  static const EncapKind k{
+      .words = {"gue"},
+      .caps = {},
+      .usage = "gue local ADDR remote ADDR port P [udpcsum|noudpcsum] [udp6zerocsumtx] "
+               "[udp6zerocsumrx] [remcsumtx] [remcsumrx] [remcsum-nopartial] [ttl N] [tos N] [mtu N]",
+      .reset = reset_to<GueConfig>,
+      .rows = join<Row>({
+          one_remote_rows<GueConfig>(),
+          {{{"port", {"dstport", "encap-dport"}, nullptr, Arity::One, Value::Any, {"port"}},
+            OFLD_ROW(GueConfig, std::uint64_t n = 0; if (auto e = num_arg(k, v, 1, 65535, n)) return e;
+                     c.port = std::uint16_t(n))}},
+          common_rows<false>(), udp_rows(), rco_rows(),
+      }),
+      .validate = validate_as<GueConfig>,
+      .fixed = {OFLD_FIXED(GueConfig, "remote", c.remote.to_string()),
+                OFLD_FIXED(GueConfig, "port", num_text(c.port))},
+  };
+  return k;
 }
 
 }  // namespace ofld::tunnel

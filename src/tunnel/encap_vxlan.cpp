@@ -2,6 +2,7 @@
 // the Ethernet-over-UDP encapsulations share (encap_ethernet_udp.hpp: TAP and UDP socket, the
 // FDB, loop check and vxlan_snoop) plus the VXLAN header, its RCO (W-25, W-26) and vxlan_rcv.
 #include "encap_ethernet_udp.hpp"
+#include "encap_rows.hpp"
 #include "ofld/wire/tunnel.hpp"
 
 namespace ofld::tunnel {
@@ -57,6 +58,29 @@ class VxlanEncap final : public detail::EthernetUdpEncap<VxlanConfig> {
 
 std::unique_ptr<Encapsulation> make_encapsulation(const VxlanConfig& cfg) {
   return std::make_unique<VxlanEncap>(cfg);
+}
+
+// `vxlan ...` / [vxlan]: iproute2's `ip link add ... type vxlan` words.
+const EncapKind& VxlanConfig::kind() {
+  using namespace conf;
+  static const EncapKind k{
+      .words = {"vxlan"},
+      .caps = {.ethernet = true, .vni = true, .group = true, .evpn_tunnel_type = 8},
+      .usage = "vxlan id VNI local ADDR remote ADDR [remote ADDR..] [dstport N] [srcport MIN MAX] "
+               "[udpcsum|noudpcsum] [udp6zerocsumtx] [udp6zerocsumrx] [remcsumtx] [remcsumrx] "
+               "[remcsum-nopartial] [ttl N] [tos N|inherit] [mtu N] [ageing S] [nolearning] [fdb MAC ADDR] "
+               "[maxaddress N] [maxaddress-per-remote N] [learning-from remotes|any] [local-maxaddress N] "
+               "[group ADDR [dev IF]] [evpn] [evpn-server HOST:PORT] [router-id A.B.C.D] "
+               "[no-dup-addr-detection] [dup-addr-detection-max-moves N] [dup-addr-detection-time S] "
+               "[dup-addr-detection-freeze S|permanent]",
+      .reset = reset_to<VxlanConfig>,
+      .rows = join<Row>({ethernet_rows<VxlanConfig>(), common_rows<true>(), udp_rows(), rco_rows()}),
+      .validate = validate_as<VxlanConfig>,
+      .fixed = join<FixedRow>({ethernet_fixed_head<VxlanConfig>(), ethernet_fixed_fdb<VxlanConfig>()}),
+      .flood_remotes = flood_remotes_of<VxlanConfig>,
+      .vni = vni_of<VxlanConfig>,
+  };
+  return k;
 }
 
 }  // namespace ofld::tunnel

@@ -22,43 +22,18 @@ std::uint32_t get32(const std::uint8_t* p) { return std::uint32_t(get16(p)) << 1
 
 constexpr std::uint8_t kGreC = 0x80, kGreK = 0x20;
 
-/// The control prefix of each encapsulation (see the header); GRE: without options.
-void write_prefix(Encap e, std::uint8_t* p) {
-  switch (e) {
-    case Encap::Vxlan: std::fill_n(p, 8, std::uint8_t(0)); break;
-    case Encap::Gue:
-      p[0] = 0x20;  // version 0, C = 1, hlen 0
-      p[1] = kGueCtype;
-      p[2] = p[3] = 0;
-      break;
-    case Encap::Gre:
-      p[0] = p[1] = 0;  // no C/K/S, version 0
-      put16(p + 2, kGreProto);
-      break;
-    case Encap::Geneve:
-      p[0] = 0x40;  // version 1, Opt Len 0
-      p[1] = 0;
-      put16(p + 2, kGreProto);
-      std::fill_n(p + 4, 4, std::uint8_t(0));
-      break;
-  }
-}
-
 /// The prefix length when `d` starts with this encapsulation's control prefix; 0 otherwise.
-std::size_t match_prefix(Encap e, std::span<const std::uint8_t> d) {
-  if (e == Encap::Gre) {
-    // Only C and K may be set; version 0; our protocol type.
-    if (d.size() < 4 || (d[0] & ~(kGreC | kGreK)) != 0 || d[1] != 0 ||
-        get16(d.data() + 2) != kGreProto)
+std::size_t match_prefix(const Encap& e, std::span<const std::uint8_t> d) {
+  if (e.gre_options) {
+    // Only C and K may be set in byte 0; the rest of the base as described.
+    if (d.size() < e.len || (d[0] & ~(kGreC | kGreK)) != e.bytes[0] ||
+        !std::equal(d.data() + 1, d.data() + e.len, e.bytes.data() + 1))
       return 0;
-    const std::size_t pl = 4 + ((d[0] & kGreC) ? 4 : 0) + ((d[0] & kGreK) ? 4 : 0);
+    const std::size_t pl = e.len + ((d[0] & kGreC) ? 4 : 0) + ((d[0] & kGreK) ? 4 : 0);
     return d.size() >= pl ? pl : 0;
   }
-  const std::size_t pl = prefix_len(e);
-  if (d.size() < pl) return 0;
-  std::uint8_t want[8];
-  write_prefix(e, want);
-  return std::equal(d.data(), d.data() + pl, want) ? pl : 0;
+  if (d.size() < e.len) return 0;
+  return std::equal(d.data(), d.data() + e.len, e.bytes.data()) ? e.len : 0;
 }
 
 void put64(std::uint8_t* p, std::uint64_t v) {
@@ -72,8 +47,8 @@ std::uint64_t get64(const std::uint8_t* p) {
 }  // namespace
 
 std::size_t prefix_len(Encap e, GreOptions g) noexcept {
-  if (e == Encap::Gre) return 4 + (g.csum ? 4 : 0) + (g.key.has_value() ? 4 : 0);
-  return e == Encap::Vxlan || e == Encap::Geneve ? 8 : 4;
+  if (e.gre_options) return e.len + (g.csum ? 4 : 0) + (g.key.has_value() ? 4 : 0);
+  return e.len;
 }
 
 std::size_t encode(const Msg& m, Encap e, std::span<std::uint8_t> out, GreOptions g,
@@ -85,9 +60,9 @@ std::size_t encode(const Msg& m, Encap e, std::span<std::uint8_t> out, GreOption
   const std::size_t pl = prefix_len(e, g), n = pl + body;
   if (out.size() < n || m.epoch == 0 || (v2 && m.nonce == 0)) return 0;
   std::uint8_t* p = out.data();
-  write_prefix(e, p);
-  if (e == Encap::Gre) {
-    std::size_t o = 4;
+  std::copy_n(e.bytes.data(), e.len, p);
+  if (e.gre_options) {
+    std::size_t o = e.len;
     if (g.csum) {
       p[0] |= kGreC;
       put32(p + o, 0);  // checksum + reserved1, filled below
@@ -123,7 +98,7 @@ std::size_t encode(const Msg& m, Encap e, std::span<std::uint8_t> out, GreOption
     put16(b + 24, m.gso_size);
     put16(b + 26, m.mtu);
   }
-  if (e == Encap::Gre && g.csum) put16(p + 4, csum::ip_compute_csum(p, n));  // RFC 2784 §2.5
+  if (e.gre_options && g.csum) put16(p + e.len, csum::ip_compute_csum(p, n));  // RFC 2784 §2.5
   return n;
 }
 
@@ -132,7 +107,7 @@ Parsed parse(std::span<const std::uint8_t> d, Encap e) noexcept {
   const std::size_t pl = match_prefix(e, d);
   if (pl == 0 || d.size() < pl + 4 || get32(d.data() + pl) != kMagic) return r;  // NotControl
   // GRE checksum over the whole GRE packet: it must sum to 0xffff (RFC 2784 §2.5).
-  if (e == Encap::Gre && (d[0] & kGreC) &&
+  if (e.gre_options && (d[0] & kGreC) &&
       csum::csum_fold(csum::csum_partial(d, 0)) != 0) {
     r.verdict = Verdict::BadChecksum;
     return r;

@@ -58,9 +58,10 @@
 // Every error names the setting ("dstport: 'x' is not a number in 1..65535"; from TOML with
 // its table: "vxlan.dstport: ...").
 //
-// One parser: config.cpp describes each setting once (its words and TOML key, how many values,
-// their TOML type, the modes it belongs to, whether it may be given once, and the function that
-// checks and stores it); the words, the TOML file and the command-line options (apply_setting)
+// One parser: each setting is described once (its words and TOML key, how many values, their
+// TOML type, whether it may be given once, and the function that checks and stores it): an
+// encapsulation's own in its file (tunnel::EncapKind::rows, ofld/tunnel/encap_kind.hpp), the
+// host side's and those by capability (group, EVPN, static fdb) in config.cpp; the words, the TOML file and the command-line options (apply_setting)
 // all go through that description, so `vxlan id 42 ... noudpcsum` and `[vxlan] id = 42 ...
 // udpcsum = false` give the same DaemonConfig and the same messages.
 #pragma once

@@ -10,9 +10,11 @@
 // Endpoint and the daemon ask the Encapsulation and branch on nothing else.
 //
 // Adding an encapsulation: its configuration type (deriving from TunnelCommon or
-// UdpTunnelSettings) and its make_encapsulation overload declared in its header, one
-// src/tunnel/encap_<name>.cpp with its Encapsulation, and its type added to EncapConfig below
-// (docs/ARCHITECTURE.md, "Adding an encapsulation").
+// UdpTunnelSettings, with `static const EncapKind& kind()`) and its make_encapsulation
+// overload declared in its header, one src/tunnel/encap_<name>.cpp with its Encapsulation and
+// its EncapKind (words, settings rows, checks, fixed reload settings: encap_kind.hpp), and its
+// type added to EncapConfig below with a value in Encap (docs/ARCHITECTURE.md, "Adding an
+// encapsulation"). The daemon, the CLI and the peer sessions follow from the list.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +28,7 @@
 
 #include "ofld/core/features.hpp"
 #include "ofld/tunnel/common_config.hpp"
+#include "ofld/tunnel/encap_kind.hpp"
 #include "ofld/tunnel/fdb.hpp"
 #include "ofld/tunnel/geneve.hpp"
 #include "ofld/tunnel/inner_csum.hpp"

@@ -24,6 +24,8 @@
 
 namespace ofld::tunnel {
 
+struct EncapKind;  // ofld/tunnel/encap_kind.hpp
+
 /// One Geneve option (RFC 8926 §3.5): class, type (bit 7 = critical) and data, whose length
 /// is a multiple of 4 bytes, at most 124 (the 5-bit Length field counts 4-byte words).
 struct GeneveOption {
@@ -73,6 +75,9 @@ struct GeneveConfig : UdpTunnelSettings {
   int overhead() const noexcept { return (ipv6() ? 40 : 20) + 8 + 8 + int(options_len()) + 14; }
   /// "geneve".
   std::string_view name() const noexcept { return "geneve"; }
+  /// Its description for the configuration and reload (ofld/tunnel/encap_kind.hpp; defined in
+  /// its src/tunnel/encap_*.cpp).
+  static const EncapKind& kind();
   std::uint16_t src_min() const noexcept { return port_min || port_max ? port_min : 32768; }
   std::uint16_t src_max() const noexcept { return port_min || port_max ? port_max : 60999; }
 };

@@ -29,6 +29,8 @@
 
 namespace ofld::tunnel {
 
+struct EncapKind;  // ofld/tunnel/encap_kind.hpp
+
 /// Settings of a GUE endpoint (`ipip/sit ... encap gue`): the common and UDP settings in the
 /// bases (TUN MTU: bytes of inner IP).
 struct GueConfig : UdpTunnelSettings {
@@ -39,6 +41,9 @@ struct GueConfig : UdpTunnelSettings {
   int overhead() const noexcept;
   /// "gue".
   std::string_view name() const noexcept { return "gue"; }
+  /// Its description for the configuration and reload (ofld/tunnel/encap_kind.hpp; defined in
+  /// its src/tunnel/encap_*.cpp).
+  static const EncapKind& kind();
 };
 
 /// Settings of a GRE (IPv4 underlay) or ip6gre (IPv6 underlay) endpoint: the common settings
@@ -51,6 +56,9 @@ struct GreConfig : TunnelCommon {
   int overhead() const noexcept;
   /// "gre" or "ip6gre".
   std::string_view name() const noexcept { return ipv6() ? "ip6gre" : "gre"; }
+  /// Its description for the configuration and reload (ofld/tunnel/encap_kind.hpp; defined in
+  /// its src/tunnel/encap_*.cpp).
+  static const EncapKind& kind();
 };
 
 /// Check a configuration; the error names the bad setting.

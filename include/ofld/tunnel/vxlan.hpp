@@ -23,6 +23,8 @@
 
 namespace ofld::tunnel {
 
+struct EncapKind;  // ofld/tunnel/encap_kind.hpp
+
 /// VXLAN device configuration (IFLA_VXLAN_* equivalents); the common and UDP settings
 /// (local, ttl, tos, mtu — the TAP MTU, bytes of inner L3 —, udpcsum, RCO) in the bases.
 struct VxlanConfig : UdpTunnelSettings {
@@ -42,6 +44,9 @@ struct VxlanConfig : UdpTunnelSettings {
   int overhead() const noexcept { return (ipv6() ? 40 : 20) + 8 + 8 + 14; }
   /// "vxlan".
   std::string_view name() const noexcept { return "vxlan"; }
+  /// Its description for the configuration and reload (ofld/tunnel/encap_kind.hpp; defined in
+  /// its src/tunnel/encap_*.cpp).
+  static const EncapKind& kind();
   /// Effective source-port range (kernel default: inet local port range 32768..60999).
   std::uint16_t src_min() const noexcept { return port_min || port_max ? port_min : 32768; }
   std::uint16_t src_max() const noexcept { return port_min || port_max ? port_max : 60999; }

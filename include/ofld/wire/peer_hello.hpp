@@ -39,6 +39,7 @@
 // A version-1 parser rejects a version-2 message (its version byte), counted as malformed.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -67,7 +68,32 @@ inline constexpr std::uint32_t kCapRcoRx = 1u << 1;      ///< remcsumrx configur
 inline constexpr std::uint32_t kCapsKnown = kCapIntegrity | kCapRcoRx;
 
 enum class MsgType : std::uint8_t { Hello = 1, HelloAck = 2 };
-enum class Encap : std::uint8_t { Vxlan, Gue, Gre, Geneve };
+/// An encapsulation's control prefix, as a description (each encapsulation picks its own,
+/// Encapsulation::peer_encap; the wire layer knows only the layout): the fixed bytes, the
+/// cheap test of maybe_control, and whether GRE's options follow. Encap::Vxlan, ::Gue, ::Gre
+/// and ::Geneve are the prefixes described at the top of this file.
+struct Encap {
+  std::array<std::uint8_t, 8> bytes{};  ///< the prefix (GRE: the 4-byte base, without options)
+  std::uint8_t len = 0;                 ///< bytes of it (≤ 8)
+  std::uint8_t test_at = 0;             ///< maybe_control: the big-endian 16-bit word here, ...
+  std::uint16_t test_mask = 0;          ///< ... masked with this, ...
+  std::uint16_t test_value = 0;         ///< ... equals this
+  /// GRE: the base may carry the C (checksum) and K (key) options of GreOptions (RFC 2784
+  /// §2.5, RFC 2890 §2.1); encode sets and fills them, parse accepts either and verifies the
+  /// checksum.
+  bool gre_options = false;
+  friend constexpr bool operator==(const Encap&, const Encap&) = default;
+
+  static const Encap Vxlan, Gue, Gre, Geneve;
+};
+/// 8 zero bytes; control when the I flag (0x08 of byte 0) is clear.
+inline constexpr Encap Encap::Vxlan{{0, 0, 0, 0, 0, 0, 0, 0}, 8, 0, 0x0800, 0x0000, false};
+/// Version 0, C = 1, hlen 0, ctype kGueCtype, flags 0; control when the C bit is set.
+inline constexpr Encap Encap::Gue{{0x20, kGueCtype, 0, 0}, 4, 0, 0x2000, 0x2000, false};
+/// No C/K/S, version 0, protocol kGreProto (+ options); control when the protocol is ours.
+inline constexpr Encap Encap::Gre{{0, 0, kGreProto >> 8, kGreProto & 0xff}, 4, 2, 0xffff, kGreProto, true};
+/// Version 1 (0x40), Opt Len 0, flags 0, protocol kGreProto, VNI 0; control when the version is 1.
+inline constexpr Encap Encap::Geneve{{0x40, 0, kGreProto >> 8, kGreProto & 0xff, 0, 0, 0, 0}, 8, 0, 0xc000, 0x4000, false};
 
 struct Msg {
   std::uint8_t version = kVersion;  ///< kVersion or kVersionLegacy (layout of the body)
@@ -93,13 +119,13 @@ struct GreOptions {
 /// Writes the MAC of `authed` (body bytes 0..43) into `mac` (kMacLen bytes).
 using Signer = std::function<void(std::span<const std::uint8_t> authed, std::span<std::uint8_t> mac)>;
 
-/// Bytes of the encapsulation's prefix (VXLAN 8, GUE 4, GRE 4 + 4 per option).
+/// Bytes of the encapsulation's prefix (VXLAN 8, GUE 4, GRE 4 + 4 per option, Geneve 8).
 std::size_t prefix_len(Encap e, GreOptions g = {}) noexcept;
 
 /// Writes prefix + body of msg.version into `out`; with a `sign` (version 2 only) the body
 /// carries kFlagMac and the MAC it writes (msg.mac is ignored). Returns the bytes written,
 /// 0 when `out` is too small, msg.epoch is 0, msg.version is neither 1 nor 2, or a version-2
-/// msg.nonce is 0. `g` only for Encap::Gre.
+/// msg.nonce is 0. `g` only for a prefix with gre_options (Encap::Gre).
 std::size_t encode(const Msg& msg, Encap e, std::span<std::uint8_t> out, GreOptions g = {},
                    const Signer* sign = nullptr);
 
@@ -134,15 +160,10 @@ Parsed parse(std::span<const std::uint8_t> d, Encap e) noexcept;
 /// Cheap pre-check for the receive hot path: could `d` be a control message of `e`? (VXLAN:
 /// I flag clear; GUE: C bit set; GRE: protocol type kGreProto; Geneve: version 1.) False means
 /// NotControl.
-inline bool maybe_control(std::span<const std::uint8_t> d, Encap e) noexcept {
+inline bool maybe_control(std::span<const std::uint8_t> d, const Encap& e) noexcept {
   if (d.size() < 4) return false;
-  switch (e) {
-    case Encap::Vxlan: return (d[0] & 0x08) == 0;
-    case Encap::Gue: return (d[0] & 0x20) != 0;
-    case Encap::Gre: return d[2] == (kGreProto >> 8) && d[3] == (kGreProto & 0xff);
-    case Encap::Geneve: return (d[0] >> 6) == 1;
-  }
-  return false;
+  const std::uint16_t w = std::uint16_t(d[e.test_at] << 8 | d[e.test_at + 1u]);
+  return (w & e.test_mask) == e.test_value;
 }
 
 }  // namespace ofld::wire::peer
