@@ -144,7 +144,7 @@ class GobgpClient final : public EvpnClient {
             {"connects", connects_}, {"failures", failures_}, {"refused", refused_}, {"slow", slow_},
             {"withdraw_pending", withdraw_pending_n_.load()},
             {"ignored", ignored_}, {"advertise_deferred", deferred_.load()}, {"moves", rib_.moves()},
-            {"duplicates_detected", rib_.duplicates_detected()},
+            {"duplicates_detected", rib_.duplicates_detected()}, {"heap_trims", trims_.load()},
             {"duplicate_macs", rib_.duplicates_json(mono_ns())}};
   }
 
@@ -467,13 +467,18 @@ class GobgpClient final : public EvpnClient {
       routes = rib_.mac_routes() + rib_.imet_routes();
     }
     if (removed) spdlog::info("evpn: {} routes not received again since the reconnection removed", removed);
-    // A mass withdrawal frees many small nodes inside the heap: give the pages back
-    if (routes + kTrimRoutes < peak_routes_) {
+    // A mass withdrawal frees many small nodes inside the heap (the route set's, the FDB's,
+    // the messages' in the threads that read them): once the count has fallen kTrimRoutes
+    // below its peak and stopped falling (the withdrawal is over), give the free pages of
+    // every arena back. Trimming while routes still go would leave the last ones' pages.
+    if (routes + kTrimRoutes < peak_routes_ && routes == last_routes_) {
 #if defined(__GLIBC__)
       malloc_trim(0);
 #endif
+      ++trims_;
       peak_routes_ = routes;
     }
+    last_routes_ = routes;
     peak_routes_ = std::max(peak_routes_, routes);
   }
 
@@ -623,6 +628,8 @@ class GobgpClient final : public EvpnClient {
   std::uint64_t last_tick_ns_ = 0;                  // under mu_
   static constexpr std::size_t kTrimRoutes = 10000; // routes gone before the heap is trimmed
   std::size_t peak_routes_ = 0;                     // sync thread
+  std::size_t last_routes_ = 0;                     // sync thread: the count at the last sweep
+  std::atomic<std::uint64_t> trims_{0};             // heap trims after mass withdrawals
   std::uint64_t connects_ = 0, failures_ = 0;
   std::map<std::string, std::uint64_t> refused_;    // under mu_: calls gobgpd refused
   std::map<std::string, std::uint64_t> slow_;       // under mu_: deadlines missed while connected
