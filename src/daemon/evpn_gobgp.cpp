@@ -117,6 +117,7 @@ class GobgpClient final : public EvpnClient {
     // MP_REACH_NLRI (gobgpd): about 120 × 120 NLRIs in a 4,096-byte UPDATE, ~2 MB; with
     // extended messages (RFC 8654) more. The table itself is read with ListPath.
     args.SetMaxReceiveMessageSize(kMaxMessage);
+    args_ = args;
     channel_ = grpc::CreateCustomChannel(o_.server, grpc::InsecureChannelCredentials(), args);
     stub_ = apipb::GobgpApi::NewStub(channel_);
     sync_ = std::thread([this] { sync_loop(); });
@@ -343,11 +344,12 @@ class GobgpClient final : public EvpnClient {
     }
     {
       // What the previous session programmed stays (forwarding continues) but is stale until
-      // a route confirms it; what is still unconfirmed after kStaleMs is removed (a gobgpd that
-      // restarted may never withdraw routes it no longer has).
+      // a route confirms it; what is still unconfirmed kStaleMs after the last confirmation
+      // (kStaleMaxMs at most) is removed (a gobgpd that restarted may never withdraw routes it
+      // no longer has).
       std::lock_guard g(mu_);
       rib_.begin_resync();
-      stale_until_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(kStaleMs);
+      stale_timer_.begin(mono_ns(), rib_.stale_routes());
     }
     if (!add(type3_path(), "AddPath type-3")) return false;
     {
@@ -462,7 +464,7 @@ class GobgpClient final : public EvpnClient {
         last_tick_ns_ = now;
         rib_.tick(now);
       }
-      if (rib_.resyncing() && connected_ && std::chrono::steady_clock::now() >= stale_until_)
+      if (rib_.resyncing() && connected_ && stale_timer_.due(now, rib_.stale_routes()))
         removed = rib_.end_resync(now);
       routes = rib_.mac_routes() + rib_.imet_routes();
     }
@@ -471,7 +473,7 @@ class GobgpClient final : public EvpnClient {
     // the messages' in the threads that read them): once the count has fallen kTrimRoutes
     // below its peak and stopped falling (the withdrawal is over), give the free pages of
     // every arena back. Trimming while routes still go would leave the last ones' pages.
-    if (routes + kTrimRoutes < peak_routes_ && routes == last_routes_) {
+    if (routes + kTrimRoutes <= peak_routes_ && routes == last_routes_) {
 #if defined(__GLIBC__)
       malloc_trim(0);
 #endif
@@ -544,7 +546,16 @@ class GobgpClient final : public EvpnClient {
       if (stop_) return false;
       list_ctx_ = &c;
     }
-    auto reader = stub_->ListPath(&c, req);
+    // On a connection of its own, closed after the read: gRPC's TCP reader sizes its
+    // read-ahead by the largest read round and keeps the unused part between reads, so the
+    // table read, one burst, left megabytes held by the long-lived connection, which carries
+    // only WatchEvent and small calls afterwards. (A local subchannel pool, or gRPC would
+    // share the channel's connection.)
+    grpc::ChannelArguments a = args_;
+    a.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    const auto table_stub =
+        apipb::GobgpApi::NewStub(grpc::CreateCustomChannel(o_.server, grpc::InsecureChannelCredentials(), a));
+    auto reader = table_stub->ListPath(&c, req);
     apipb::ListPathResponse r;
     std::size_t n = 0;
     while (reader->Read(&r))
@@ -606,6 +617,7 @@ class GobgpClient final : public EvpnClient {
   }
 
   EvpnOptions o_;
+  grpc::ChannelArguments args_;  // the channel's, for the table read's own connection
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<apipb::GobgpApi::Stub> stub_;
   mutable std::mutex mu_;
@@ -624,7 +636,7 @@ class GobgpClient final : public EvpnClient {
   std::atomic<std::size_t> withdraw_pending_n_{0};
   std::map<Mac, LocalMac> known_locals_;            // sync thread: locals at the last sync
   EvpnRib rib_;                                     // under mu_: the routes received
-  std::chrono::steady_clock::time_point stale_until_{};
+  StaleTimer stale_timer_{kStaleMs, kStaleMaxMs};  // mu_
   std::uint64_t last_tick_ns_ = 0;                  // under mu_
   static constexpr std::size_t kTrimRoutes = 10000; // routes gone before the heap is trimmed
   std::size_t peak_routes_ = 0;                     // sync thread

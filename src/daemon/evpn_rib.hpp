@@ -18,6 +18,8 @@
 // but not followed, except that the entry goes when no route for the MAC is left.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -39,6 +41,31 @@ struct DupAddrDetection {
   std::uint32_t time_s = 180;    ///< FRR: 2..1800
   std::uint32_t freeze_s = 0;    ///< FRR: 30..3600; 0 = no freeze
   bool freeze_permanent = false; ///< `freeze permanent`: until the endpoint restarts
+};
+
+/// When a re-synchronisation's stale routes are removed (docs/evpn.md "Re-synchronisation"):
+/// `stale_ms` after the last time their count fell (a restarted gobgpd takes its peers'
+/// routes in over seconds, and each one it takes confirms one of ours), and at the latest
+/// `max_ms` after the re-synchronisation began. Times in monotonic nanoseconds.
+class StaleTimer {
+ public:
+  StaleTimer(std::uint64_t stale_ms, std::uint64_t max_ms) : stale_ns_(stale_ms * 1000000ull), max_ns_(max_ms * 1000000ull) {}
+  /// A re-synchronisation begins at `now_ns` with `stale` routes stale.
+  void begin(std::uint64_t now_ns, std::size_t stale) noexcept {
+    due_ = now_ns + stale_ns_;
+    cap_ = now_ns + max_ns_;
+    last_ = stale;
+  }
+  /// The count of stale routes now; true once they are to be removed.
+  bool due(std::uint64_t now_ns, std::size_t stale) noexcept {
+    if (stale < last_) due_ = std::min(cap_, std::max(due_, now_ns + stale_ns_));
+    last_ = stale;
+    return now_ns >= due_;
+  }
+
+ private:
+  std::uint64_t stale_ns_, max_ns_, due_ = 0, cap_ = 0;
+  std::size_t last_ = 0;
 };
 
 class EvpnRib {

@@ -142,6 +142,24 @@ TEST_F(RouteSet, ResyncWithdrawsOnlyRoutesNotReceivedAgain) {
   EXPECT_FALSE(flooded_to("10.0.0.3"));
 }
 
+// The stale time of a re-synchronisation runs from the last route confirmed (a restarted
+// gobgpd takes routes in over seconds), capped at the maximum after the reconnection (FRR's
+// graceful-restart restart-time, 120 s). Values: 15 s and 120 s, as the client's.
+TEST(StaleTimer, RunsFromTheLastConfirmationUpToTheMaximum) {
+  ofld::daemon::StaleTimer t(15000, 120000);
+  t.begin(0, 100);
+  EXPECT_FALSE(t.due(10 * kS, 100));
+  EXPECT_TRUE(t.due(15 * kS, 100)) << "nothing confirmed: 15 s after the reconnection";
+  t.begin(0, 100);
+  EXPECT_FALSE(t.due(10 * kS, 60)) << "40 confirmed at 10 s";
+  EXPECT_FALSE(t.due(24 * kS, 60)) << "15 s run from 10 s";
+  EXPECT_TRUE(t.due(25 * kS, 60));
+  t.begin(0, 100);
+  for (std::uint64_t s = 10, left = 99; s < 120; s += 10, --left) EXPECT_FALSE(t.due(s * kS, left)) << s;
+  EXPECT_FALSE(t.due(119 * kS, 80));
+  EXPECT_TRUE(t.due(120 * kS, 79)) << "still confirming at 120 s: the maximum ends it";
+}
+
 // RFC 7432 §15.1 duplicate detection with FRR's defaults: the 5th move within 180 s marks
 // the MAC duplicate; 4 moves do not; moves spread over more than 180 s do not.
 TEST_F(RouteSet, Rfc7432_15_1_FifthMoveWithin180sMarksDuplicate) {
