@@ -456,7 +456,7 @@ class GobgpClient final : public EvpnClient {
   }
 
   void sweep_stale() {
-    std::size_t routes, removed = 0;
+    std::size_t held, removed = 0;
     const std::uint64_t now = mono_ns();
     {
       std::lock_guard g(mu_);
@@ -466,22 +466,18 @@ class GobgpClient final : public EvpnClient {
       }
       if (rib_.resyncing() && connected_ && stale_timer_.due(now, rib_.stale_routes()))
         removed = rib_.end_resync(now);
-      routes = rib_.mac_routes() + rib_.imet_routes();
+      held = rib_.mac_routes() + rib_.imet_routes() + rib_.mobility_records();
     }
     if (removed) spdlog::info("evpn: {} routes not received again since the reconnection removed", removed);
-    // A mass withdrawal frees many small nodes inside the heap (the route set's, the FDB's,
-    // the messages' in the threads that read them): once the count has fallen kTrimRoutes
-    // below its peak and stopped falling (the withdrawal is over), give the free pages of
-    // every arena back. Trimming while routes still go would leave the last ones' pages.
-    if (routes + kTrimRoutes <= peak_routes_ && routes == last_routes_) {
+    // A mass withdrawal (or mobility records expiring after a churn) frees many small nodes
+    // inside the heap: the route set's and the FDB's, the messages' on the threads that read
+    // them. Once it is over, give the free pages of every arena back.
+    if (trim_.due(now, held)) {
 #if defined(__GLIBC__)
       malloc_trim(0);
 #endif
       ++trims_;
-      peak_routes_ = routes;
     }
-    last_routes_ = routes;
-    peak_routes_ = std::max(peak_routes_, routes);
   }
 
   void sync_loop() {
@@ -638,9 +634,7 @@ class GobgpClient final : public EvpnClient {
   EvpnRib rib_;                                     // under mu_: the routes received
   StaleTimer stale_timer_{kStaleMs, kStaleMaxMs};  // mu_
   std::uint64_t last_tick_ns_ = 0;                  // under mu_
-  static constexpr std::size_t kTrimRoutes = 10000; // routes gone before the heap is trimmed
-  std::size_t peak_routes_ = 0;                     // sync thread
-  std::size_t last_routes_ = 0;                     // sync thread: the count at the last sweep
+  TrimTrigger trim_{10000, 1000};                   // sync thread: 10,000 gone (or half), 1 s quiet
   std::atomic<std::uint64_t> trims_{0};             // heap trims after mass withdrawals
   std::uint64_t connects_ = 0, failures_ = 0;
   std::map<std::string, std::uint64_t> refused_;    // under mu_: calls gobgpd refused

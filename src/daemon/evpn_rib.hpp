@@ -68,6 +68,30 @@ class StaleTimer {
   std::size_t last_ = 0;
 };
 
+/// When the EVPN client gives freed heap back (malloc_trim) after the route set shrank
+/// (docs/evpn.md "Scale"): the count of what it holds (routes and mobility records) has fallen
+/// from its peak by `min_drop`, or by half, and has not changed for `quiet_ms` (a withdrawal
+/// arrives in bursts; a trim between them would leave what the next ones free). Times in
+/// monotonic nanoseconds.
+class TrimTrigger {
+ public:
+  TrimTrigger(std::size_t min_drop, std::uint64_t quiet_ms) : min_drop_(min_drop), quiet_ns_(quiet_ms * 1000000ull) {}
+  /// The count now; true when the heap is to be trimmed (the peak then starts over from it).
+  bool due(std::uint64_t now_ns, std::size_t count) noexcept {
+    if (count != last_) last_ = count, changed_ns_ = now_ns;
+    peak_ = std::max(peak_, count);
+    const std::size_t drop = peak_ - count;
+    if (drop == 0 || (drop < min_drop_ && drop * 2 < peak_) || now_ns - changed_ns_ < quiet_ns_) return false;
+    peak_ = count;
+    return true;
+  }
+
+ private:
+  std::size_t min_drop_;
+  std::uint64_t quiet_ns_, changed_ns_ = 0;
+  std::size_t peak_ = 0, last_ = 0;
+};
+
 class EvpnRib {
  public:
   /// Identity of one route: a hash of its NLRI's key fields (evpn_route.hpp route_key).
@@ -106,6 +130,8 @@ class EvpnRib {
 
   std::size_t mac_routes() const noexcept { return macs_.size(); }
   std::size_t imet_routes() const noexcept { return imets_.size(); }
+  /// MACs with a move in their detection window (or a duplicate mark) kept by tick.
+  std::size_t mobility_records() const noexcept { return mobility_.size(); }
   std::size_t vteps() const noexcept { return vtep_refs_.size(); }
   /// MACs with at least one route.
   std::size_t remote_macs() const noexcept { return n_macs_; }

@@ -160,6 +160,28 @@ TEST(StaleTimer, RunsFromTheLastConfirmationUpToTheMaximum) {
   EXPECT_TRUE(t.due(120 * kS, 79)) << "still confirming at 120 s: the maximum ends it";
 }
 
+// The heap is trimmed once a large drop of what the client holds is over: 10,000 gone or
+// half of the peak, then 1 s without change; never for a few withdrawals from a large set,
+// never while the drop goes on.
+TEST(TrimTrigger, AfterALargeDropOnceItIsOver) {
+  ofld::daemon::TrimTrigger t(10000, 1000);
+  const std::uint64_t ms = kS / 1000;
+  EXPECT_FALSE(t.due(0, 100000));
+  EXPECT_FALSE(t.due(5 * kS, 99990)) << "10 withdrawn of 100,000";
+  EXPECT_FALSE(t.due(7 * kS, 99990));
+  EXPECT_FALSE(t.due(8 * kS, 60000)) << "dropping";
+  EXPECT_FALSE(t.due(8 * kS + 900 * ms, 60000)) << "0.9 s quiet";
+  EXPECT_TRUE(t.due(9 * kS, 60000)) << "1 s quiet after 40,000 gone";
+  EXPECT_FALSE(t.due(9 * kS + 100 * ms, 60000)) << "once";
+  EXPECT_FALSE(t.due(10 * kS, 55000)) << "the peak started over at 60,000: 5,000 of it gone";
+  EXPECT_FALSE(t.due(12 * kS, 55000));
+  EXPECT_FALSE(t.due(13 * kS, 8000));
+  EXPECT_TRUE(t.due(14 * kS, 8000)) << "52,000 of 60,000";
+  EXPECT_FALSE(t.due(15 * kS, 0));
+  EXPECT_TRUE(t.due(16 * kS, 0)) << "the last 8,000: less than 10,000 but all of the peak";
+  EXPECT_FALSE(t.due(30 * kS, 0));
+}
+
 // RFC 7432 §15.1 duplicate detection with FRR's defaults: the 5th move within 180 s marks
 // the MAC duplicate; 4 moves do not; moves spread over more than 180 s do not.
 TEST_F(RouteSet, Rfc7432_15_1_FifthMoveWithin180sMarksDuplicate) {
