@@ -400,6 +400,11 @@ def main():
         time.sleep(3)
         res["rss_kb_after_withdraw_all"] = L.rss_kb()
         res["rss_split_kb_after_withdraw_all"] = L.rss_split_kb()
+        res["heap_trims_after_withdraw_all"] = L.evpn().get("heap_trims")
+        # gRPC keeps part of its read-ahead a while after a burst: RSS once more, later
+        time.sleep(27)
+        res["rss_kb_30s_after_withdraw_all"] = L.rss_kb()
+        res["rss_split_kb_30s_after_withdraw_all"] = L.rss_split_kb()
         if a.hold:  # time to attach a profiler or gdb to the endpoint before the teardown
             print("holding %d s: ofld pid %d" % (a.hold, L.ofld_pid()), flush=True)
             time.sleep(a.hold)

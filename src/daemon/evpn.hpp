@@ -94,8 +94,11 @@ class EvpnClient {
   /// each with the UPDATE's whole MP_REACH_NLRI (docs/evpn.md "Scale").
   static constexpr int kMaxMessage = 256 << 20;
   /// After a reconnection, entries programmed before it that no route has confirmed within
-  /// this time are removed (gobgpd restarted without them).
+  /// this time of the last confirmation are removed (gobgpd restarted without them) ...
   static constexpr int kStaleMs = 15000;
+  /// ... and at the latest this long after the reconnection (FRR's default
+  /// `bgp graceful-restart restart-time`).
+  static constexpr int kStaleMaxMs = 120000;
   /// New type-2 advertisements: at most kAdvertisePerSec a second on average, kAdvertiseBurst
   /// at once (a guest sending from random source MACs fills local-maxaddress, and through
   /// BGP every VTEP's FDB, no faster than this).

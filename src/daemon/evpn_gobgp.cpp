@@ -117,6 +117,7 @@ class GobgpClient final : public EvpnClient {
     // MP_REACH_NLRI (gobgpd): about 120 × 120 NLRIs in a 4,096-byte UPDATE, ~2 MB; with
     // extended messages (RFC 8654) more. The table itself is read with ListPath.
     args.SetMaxReceiveMessageSize(kMaxMessage);
+    args_ = args;
     channel_ = grpc::CreateCustomChannel(o_.server, grpc::InsecureChannelCredentials(), args);
     stub_ = apipb::GobgpApi::NewStub(channel_);
     sync_ = std::thread([this] { sync_loop(); });
@@ -144,7 +145,7 @@ class GobgpClient final : public EvpnClient {
             {"connects", connects_}, {"failures", failures_}, {"refused", refused_}, {"slow", slow_},
             {"withdraw_pending", withdraw_pending_n_.load()},
             {"ignored", ignored_}, {"advertise_deferred", deferred_.load()}, {"moves", rib_.moves()},
-            {"duplicates_detected", rib_.duplicates_detected()},
+            {"duplicates_detected", rib_.duplicates_detected()}, {"heap_trims", trims_.load()},
             {"duplicate_macs", rib_.duplicates_json(mono_ns())}};
   }
 
@@ -343,11 +344,12 @@ class GobgpClient final : public EvpnClient {
     }
     {
       // What the previous session programmed stays (forwarding continues) but is stale until
-      // a route confirms it; what is still unconfirmed after kStaleMs is removed (a gobgpd that
-      // restarted may never withdraw routes it no longer has).
+      // a route confirms it; what is still unconfirmed kStaleMs after the last confirmation
+      // (kStaleMaxMs at most) is removed (a gobgpd that restarted may never withdraw routes it
+      // no longer has).
       std::lock_guard g(mu_);
       rib_.begin_resync();
-      stale_until_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(kStaleMs);
+      stale_timer_.begin(mono_ns(), rib_.stale_routes());
     }
     if (!add(type3_path(), "AddPath type-3")) return false;
     {
@@ -454,7 +456,7 @@ class GobgpClient final : public EvpnClient {
   }
 
   void sweep_stale() {
-    std::size_t routes, removed = 0;
+    std::size_t held, removed = 0;
     const std::uint64_t now = mono_ns();
     {
       std::lock_guard g(mu_);
@@ -462,19 +464,20 @@ class GobgpClient final : public EvpnClient {
         last_tick_ns_ = now;
         rib_.tick(now);
       }
-      if (rib_.resyncing() && connected_ && std::chrono::steady_clock::now() >= stale_until_)
+      if (rib_.resyncing() && connected_ && stale_timer_.due(now, rib_.stale_routes()))
         removed = rib_.end_resync(now);
-      routes = rib_.mac_routes() + rib_.imet_routes();
+      held = rib_.mac_routes() + rib_.imet_routes() + rib_.mobility_records();
     }
     if (removed) spdlog::info("evpn: {} routes not received again since the reconnection removed", removed);
-    // A mass withdrawal frees many small nodes inside the heap: give the pages back
-    if (routes + kTrimRoutes < peak_routes_) {
+    // A mass withdrawal (or mobility records expiring after a churn) frees many small nodes
+    // inside the heap: the route set's and the FDB's, the messages' on the threads that read
+    // them. Once it is over, give the free pages of every arena back.
+    if (trim_.due(now, held)) {
 #if defined(__GLIBC__)
       malloc_trim(0);
 #endif
-      peak_routes_ = routes;
+      ++trims_;
     }
-    peak_routes_ = std::max(peak_routes_, routes);
   }
 
   void sync_loop() {
@@ -539,7 +542,16 @@ class GobgpClient final : public EvpnClient {
       if (stop_) return false;
       list_ctx_ = &c;
     }
-    auto reader = stub_->ListPath(&c, req);
+    // On a connection of its own, closed after the read: gRPC's TCP reader sizes its
+    // read-ahead by the largest read round and keeps the unused part between reads, so the
+    // table read, one burst, left megabytes held by the long-lived connection, which carries
+    // only WatchEvent and small calls afterwards. (A local subchannel pool, or gRPC would
+    // share the channel's connection.)
+    grpc::ChannelArguments a = args_;
+    a.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    const auto table_stub =
+        apipb::GobgpApi::NewStub(grpc::CreateCustomChannel(o_.server, grpc::InsecureChannelCredentials(), a));
+    auto reader = table_stub->ListPath(&c, req);
     apipb::ListPathResponse r;
     std::size_t n = 0;
     while (reader->Read(&r))
@@ -601,6 +613,7 @@ class GobgpClient final : public EvpnClient {
   }
 
   EvpnOptions o_;
+  grpc::ChannelArguments args_;  // the channel's, for the table read's own connection
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<apipb::GobgpApi::Stub> stub_;
   mutable std::mutex mu_;
@@ -619,10 +632,10 @@ class GobgpClient final : public EvpnClient {
   std::atomic<std::size_t> withdraw_pending_n_{0};
   std::map<Mac, LocalMac> known_locals_;            // sync thread: locals at the last sync
   EvpnRib rib_;                                     // under mu_: the routes received
-  std::chrono::steady_clock::time_point stale_until_{};
+  StaleTimer stale_timer_{kStaleMs, kStaleMaxMs};  // mu_
   std::uint64_t last_tick_ns_ = 0;                  // under mu_
-  static constexpr std::size_t kTrimRoutes = 10000; // routes gone before the heap is trimmed
-  std::size_t peak_routes_ = 0;                     // sync thread
+  TrimTrigger trim_{10000, 1000};                   // sync thread: 10,000 gone (or half), 1 s quiet
+  std::atomic<std::uint64_t> trims_{0};             // heap trims after mass withdrawals
   std::uint64_t connects_ = 0, failures_ = 0;
   std::map<std::string, std::uint64_t> refused_;    // under mu_: calls gobgpd refused
   std::map<std::string, std::uint64_t> slow_;       // under mu_: deadlines missed while connected

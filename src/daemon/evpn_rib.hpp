@@ -18,6 +18,8 @@
 // but not followed, except that the entry goes when no route for the MAC is left.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -39,6 +41,55 @@ struct DupAddrDetection {
   std::uint32_t time_s = 180;    ///< FRR: 2..1800
   std::uint32_t freeze_s = 0;    ///< FRR: 30..3600; 0 = no freeze
   bool freeze_permanent = false; ///< `freeze permanent`: until the endpoint restarts
+};
+
+/// When a re-synchronisation's stale routes are removed (docs/evpn.md "Re-synchronisation"):
+/// `stale_ms` after the last time their count fell (a restarted gobgpd takes its peers'
+/// routes in over seconds, and each one it takes confirms one of ours), and at the latest
+/// `max_ms` after the re-synchronisation began. Times in monotonic nanoseconds.
+class StaleTimer {
+ public:
+  StaleTimer(std::uint64_t stale_ms, std::uint64_t max_ms) : stale_ns_(stale_ms * 1000000ull), max_ns_(max_ms * 1000000ull) {}
+  /// A re-synchronisation begins at `now_ns` with `stale` routes stale.
+  void begin(std::uint64_t now_ns, std::size_t stale) noexcept {
+    due_ = now_ns + stale_ns_;
+    cap_ = now_ns + max_ns_;
+    last_ = stale;
+  }
+  /// The count of stale routes now; true once they are to be removed.
+  bool due(std::uint64_t now_ns, std::size_t stale) noexcept {
+    if (stale < last_) due_ = std::min(cap_, std::max(due_, now_ns + stale_ns_));
+    last_ = stale;
+    return now_ns >= due_;
+  }
+
+ private:
+  std::uint64_t stale_ns_, max_ns_, due_ = 0, cap_ = 0;
+  std::size_t last_ = 0;
+};
+
+/// When the EVPN client gives freed heap back (malloc_trim) after the route set shrank
+/// (docs/evpn.md "Scale"): the count of what it holds (routes and mobility records) has fallen
+/// from its peak by `min_drop`, or by half, and has not changed for `quiet_ms` (a withdrawal
+/// arrives in bursts; a trim between them would leave what the next ones free). Times in
+/// monotonic nanoseconds.
+class TrimTrigger {
+ public:
+  TrimTrigger(std::size_t min_drop, std::uint64_t quiet_ms) : min_drop_(min_drop), quiet_ns_(quiet_ms * 1000000ull) {}
+  /// The count now; true when the heap is to be trimmed (the peak then starts over from it).
+  bool due(std::uint64_t now_ns, std::size_t count) noexcept {
+    if (count != last_) last_ = count, changed_ns_ = now_ns;
+    peak_ = std::max(peak_, count);
+    const std::size_t drop = peak_ - count;
+    if (drop == 0 || (drop < min_drop_ && drop * 2 < peak_) || now_ns - changed_ns_ < quiet_ns_) return false;
+    peak_ = count;
+    return true;
+  }
+
+ private:
+  std::size_t min_drop_;
+  std::uint64_t quiet_ns_, changed_ns_ = 0;
+  std::size_t peak_ = 0, last_ = 0;
 };
 
 class EvpnRib {
@@ -79,6 +130,8 @@ class EvpnRib {
 
   std::size_t mac_routes() const noexcept { return macs_.size(); }
   std::size_t imet_routes() const noexcept { return imets_.size(); }
+  /// MACs with a move in their detection window (or a duplicate mark) kept by tick.
+  std::size_t mobility_records() const noexcept { return mobility_.size(); }
   std::size_t vteps() const noexcept { return vtep_refs_.size(); }
   /// MACs with at least one route.
   std::size_t remote_macs() const noexcept { return n_macs_; }

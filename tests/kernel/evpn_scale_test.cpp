@@ -4,7 +4,7 @@
 // of them (gobgpd sends the table a WatchEvent begins with as one gRPC message, ~4 MB here:
 // past gRPC's 4 MiB default receive limit the stream failed and the FDB stayed empty), then
 // follow a restart of gobgpd, and end empty when the speaker's session closes (every route
-// withdrawn, RFC 4271 §6: the peer's routes go with its session). Root, gobgpd and an
+// withdrawn, RFC 4271 §6: the peer's routes go with its session), its heap trimmed after. Root, gobgpd and an
 // EVPN-enabled build needed; skipped otherwise.
 #include <gtest/gtest.h>
 
@@ -117,6 +117,14 @@ TEST(EvpnScale, EndpointStartedWhileGobgpdHolds10000RoutesInstallsAllAndFollowsR
   ktest::stop(spk);
   EXPECT_TRUE(wait_for([&] { return fdb_entries(ctl) == 0; }, std::chrono::seconds(30)))
       << "FDB entries " << fdb_entries(ctl);
+  // the withdrawal over, the client gives the freed heap back (docs/evpn.md "Scale")
+  EXPECT_TRUE(wait_for(
+      [&] {
+        auto q = daemon::query_control(ctl, "fdb vtep 192.0.2.1");
+        return q.ok() && q.value()["evpn"].value("heap_trims", 0) >= 1;
+      },
+      std::chrono::seconds(5)))
+      << "no heap trim after the withdrawal of " << kRoutes << " routes";
   ::unlink(conf.c_str());
 }
 

@@ -142,6 +142,46 @@ TEST_F(RouteSet, ResyncWithdrawsOnlyRoutesNotReceivedAgain) {
   EXPECT_FALSE(flooded_to("10.0.0.3"));
 }
 
+// The stale time of a re-synchronisation runs from the last route confirmed (a restarted
+// gobgpd takes routes in over seconds), capped at the maximum after the reconnection (FRR's
+// graceful-restart restart-time, 120 s). Values: 15 s and 120 s, as the client's.
+TEST(StaleTimer, RunsFromTheLastConfirmationUpToTheMaximum) {
+  ofld::daemon::StaleTimer t(15000, 120000);
+  t.begin(0, 100);
+  EXPECT_FALSE(t.due(10 * kS, 100));
+  EXPECT_TRUE(t.due(15 * kS, 100)) << "nothing confirmed: 15 s after the reconnection";
+  t.begin(0, 100);
+  EXPECT_FALSE(t.due(10 * kS, 60)) << "40 confirmed at 10 s";
+  EXPECT_FALSE(t.due(24 * kS, 60)) << "15 s run from 10 s";
+  EXPECT_TRUE(t.due(25 * kS, 60));
+  t.begin(0, 100);
+  for (std::uint64_t s = 10, left = 99; s < 120; s += 10, --left) EXPECT_FALSE(t.due(s * kS, left)) << s;
+  EXPECT_FALSE(t.due(119 * kS, 80));
+  EXPECT_TRUE(t.due(120 * kS, 79)) << "still confirming at 120 s: the maximum ends it";
+}
+
+// The heap is trimmed once a large drop of what the client holds is over: 10,000 gone or
+// half of the peak, then 1 s without change; never for a few withdrawals from a large set,
+// never while the drop goes on.
+TEST(TrimTrigger, AfterALargeDropOnceItIsOver) {
+  ofld::daemon::TrimTrigger t(10000, 1000);
+  const std::uint64_t ms = kS / 1000;
+  EXPECT_FALSE(t.due(0, 100000));
+  EXPECT_FALSE(t.due(5 * kS, 99990)) << "10 withdrawn of 100,000";
+  EXPECT_FALSE(t.due(7 * kS, 99990));
+  EXPECT_FALSE(t.due(8 * kS, 60000)) << "dropping";
+  EXPECT_FALSE(t.due(8 * kS + 900 * ms, 60000)) << "0.9 s quiet";
+  EXPECT_TRUE(t.due(9 * kS, 60000)) << "1 s quiet after 40,000 gone";
+  EXPECT_FALSE(t.due(9 * kS + 100 * ms, 60000)) << "once";
+  EXPECT_FALSE(t.due(10 * kS, 55000)) << "the peak started over at 60,000: 5,000 of it gone";
+  EXPECT_FALSE(t.due(12 * kS, 55000));
+  EXPECT_FALSE(t.due(13 * kS, 8000));
+  EXPECT_TRUE(t.due(14 * kS, 8000)) << "52,000 of 60,000";
+  EXPECT_FALSE(t.due(15 * kS, 0));
+  EXPECT_TRUE(t.due(16 * kS, 0)) << "the last 8,000: less than 10,000 but all of the peak";
+  EXPECT_FALSE(t.due(30 * kS, 0));
+}
+
 // RFC 7432 §15.1 duplicate detection with FRR's defaults: the 5th move within 180 s marks
 // the MAC duplicate; 4 moves do not; moves spread over more than 180 s do not.
 TEST_F(RouteSet, Rfc7432_15_1_FifthMoveWithin180sMarksDuplicate) {
