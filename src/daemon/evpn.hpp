@@ -93,6 +93,8 @@ class EvpnClient {
   /// gRPC receive limit (default 4 MiB): a WatchEvent message holds the paths of one UPDATE,
   /// each with the UPDATE's whole MP_REACH_NLRI (docs/evpn.md "Scale").
   static constexpr int kMaxMessage = 256 << 20;
+  /// HTTP/2 stream window of the long-lived gobgpd connection (WatchEvent, unary calls).
+  static constexpr int kWatchWindow = 1 << 20;
   /// After a reconnection, entries programmed before it that no route has confirmed within
   /// this time of the last confirmation are removed (gobgpd restarted without them) ...
   static constexpr int kStaleMs = 15000;
