@@ -121,7 +121,7 @@ class GobgpClient final : public EvpnClient {
     // The long-lived connection's HTTP/2 window is fixed (no BDP probing, which grows it to
     // megabytes under a burst): gRPC's TCP reader sizes its read-ahead by its largest read
     // and keeps the unused part between reads, so the window bounds what stays allocated
-    // after a burst (a withdrawal of 100,000 routes left 6.9-14.7 MB with the growing window).
+    // after a burst such as a withdrawal of all (docs/evpn.md "Scale").
     args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
     args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, kWatchWindow);
     channel_ = grpc::CreateCustomChannel(o_.server, grpc::InsecureChannelCredentials(), args);
