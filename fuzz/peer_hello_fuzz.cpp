@@ -18,8 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size < 1) return 0;
   using namespace ofld;
   namespace pw = wire::peer;
-  const pw::Encap kEncaps[] = {pw::Encap::Vxlan, pw::Encap::Gue, pw::Encap::Gre};
-  const auto enc = kEncaps[data[0] % 3];
+  const pw::Encap kEncaps[] = {pw::Encap::Vxlan, pw::Encap::Gue, pw::Encap::Gre, pw::Encap::Geneve};
+  const auto enc = kEncaps[data[0] % 4];
   const pw::GreOptions gre = (data[0] & 16) ? pw::GreOptions{true, 42} : pw::GreOptions{};
   // Copy into an exactly sized buffer so ASan sees any over-read.
   std::vector<std::uint8_t> d(data + 1, data + size);

@@ -103,6 +103,17 @@ TEST(WirePeerHello, DataDatagramsAreNotControl) {
   const Bytes gre = hex("00 00 08 00 45 00 00 14");
   EXPECT_FALSE(peer::maybe_control(gre, peer::Encap::Gre));
   EXPECT_EQ(peer::parse(gre, peer::Encap::Gre).verdict, peer::Verdict::NotControl);
+  // Geneve: a data header (RFC 8926 §3.4: version 0, protocol 0x6558, VNI 42) is not control;
+  // ours is version 1, no options, protocol 0x88b5, VNI 0 (a version-1 header every
+  // receiver drops: geneve_udp_encap_recv), and parses back.
+  const Bytes gen = hex("00 00 65 58 00 00 2a 00 00 11 22 33");
+  EXPECT_FALSE(peer::maybe_control(gen, peer::Encap::Geneve));
+  EXPECT_EQ(peer::parse(gen, peer::Encap::Geneve).verdict, peer::Verdict::NotControl);
+  const Bytes gc = encode(sample(), peer::Encap::Geneve);
+  EXPECT_EQ(Bytes(gc.begin(), gc.begin() + 8), hex("40 00 88 b5 00 00 00 00"));
+  EXPECT_TRUE(peer::maybe_control(gc, peer::Encap::Geneve));
+  EXPECT_EQ(peer::parse(gc, peer::Encap::Geneve).verdict, peer::Verdict::Ok);
+  EXPECT_FALSE(peer::maybe_control(Bytes{0x40, 0, 0x88}, peer::Encap::Geneve)) << "shorter than a prefix word";
   // Another GUE control message (other ctype) is not ours either.
   Bytes other = encode(sample(), peer::Encap::Gue);
   other[1] = 0x01;

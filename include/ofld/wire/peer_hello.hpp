@@ -161,7 +161,7 @@ Parsed parse(std::span<const std::uint8_t> d, Encap e) noexcept;
 /// I flag clear; GUE: C bit set; GRE: protocol type kGreProto; Geneve: version 1.) False means
 /// NotControl.
 inline bool maybe_control(std::span<const std::uint8_t> d, const Encap& e) noexcept {
-  if (d.size() < 4) return false;
+  if (d.size() < 4 || d.size() < e.test_at + 2u) return false;
   const std::uint16_t w = std::uint16_t(d[e.test_at] << 8 | d[e.test_at + 1u]);
   return (w & e.test_mask) == e.test_value;
 }
