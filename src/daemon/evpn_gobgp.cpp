@@ -604,10 +604,15 @@ class GobgpClient final : public EvpnClient {
         for (const auto& e : early)
           for (const auto& p : e.table().paths()) on_path(p);
         std::vector<apipb::WatchEventResponse>().swap(early);
+        ev = apipb::WatchEventResponse();
         continue;
       }
       if (!ev.has_table()) continue;
       for (const auto& p : ev.table().paths()) on_path(p);  // other families: ignored there
+      // Parsing into `ev` clears it but keeps every path object it ever held for reuse: after
+      // a table event of thousands of paths, megabytes scattered through this thread's heap
+      // would stay live until the stream ends. A large event's message is dropped instead.
+      if (ev.table().paths_size() > kReusePaths) ev = apipb::WatchEventResponse();
     }
     auto st = reader->Finish();
     bool stopping;
@@ -649,6 +654,7 @@ class GobgpClient final : public EvpnClient {
   std::atomic<std::uint64_t> last_event_ns_{0};     // last watch event or ListPath path
   static constexpr std::uint64_t kBusyEventNs = 3000000000ull;
   static constexpr int kHungChecks = 5;
+  static constexpr int kReusePaths = 128;  // a watch event's message is kept for the next up to this size
   std::map<std::string, std::uint64_t> ignored_;  // under mu_: routes not taken, by reason
   std::chrono::steady_clock::time_point last_check_{};  // sync thread
   std::thread sync_, watch_;
