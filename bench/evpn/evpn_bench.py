@@ -408,6 +408,11 @@ def main():
         if a.hold:  # time to attach a profiler or gdb to the endpoint before the teardown
             print("holding %d s: ofld pid %d" % (a.hold, L.ofld_pid()), flush=True)
             time.sleep(a.hold)
+            # after a churn the mobility records expire 180 s after the last move (RFC 7432
+            # §15.1 as FRR): a hold past that shows what stays once they are gone too
+            res["rss_kb_end_of_hold"] = L.rss_kb()
+            res["rss_split_kb_end_of_hold"] = L.rss_split_kb()
+            res["heap_trims_end_of_hold"] = L.evpn().get("heap_trims")
         # an ofld started fresh holds this much with no routes: RSS "returned" is relative to it
     finally:
         L.down()
