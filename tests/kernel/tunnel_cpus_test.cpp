@@ -120,8 +120,11 @@ TEST(TunnelCpus, WorkerThreadsPinnedAsSetAndReloadedLive) {
   EXPECT_EQ(t["main"], std::to_string(hi));    // worker 0: cpus[0]
   EXPECT_EQ(t["ofld-q1"], std::to_string(lo));  // worker 1: cpus[1]
   // every other thread (control socket, logging) keeps the process's CPUs
-  for (const auto& [name, list] : t)
-    if (name != "main" && name != "ofld-q1") EXPECT_EQ(list, all) << name;
+  for (const auto& [name, list] : t) {
+    if (name != "main" && name != "ofld-q1") {
+      EXPECT_EQ(list, all) << name;
+    }
+  }
   auto j = daemon::query_stats(l.ctl);
   ASSERT_TRUE(j.ok()) << j.message();
   EXPECT_EQ(j.value().value("cpus", nlohmann::json()), nlohmann::json({hi, lo}));
