@@ -33,6 +33,7 @@
 #include <spdlog/spdlog.h>
 
 #include "control_server.hpp"
+#include "ofld/daemon/config.hpp"
 #include "ofld/io/vnet_writer.hpp"
 
 namespace ofld::daemon::detail {
@@ -158,17 +159,6 @@ inline std::string pin_thread(unsigned idx, const std::vector<unsigned>& cpus, c
   return "";
 }
 
-/// The CPUs the calling thread may run on (sched_getaffinity), ascending; empty on error.
-inline std::vector<unsigned> thread_cpus() {
-  std::vector<unsigned> out;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) != 0) return out;
-  for (unsigned c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set)) out.push_back(c);
-  return out;
-}
-
 inline std::uint64_t mono_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -271,7 +261,7 @@ class WorkerSet {
   /// Run every worker (and the control thread) until SIGINT/SIGTERM or stop_all(); 0, or 1
   /// after a fatal I/O error.
   int run() {
-    base_cpus_ = thread_cpus();  // before any worker pins itself (worker 0 is this thread)
+    base_cpus_ = allowed_cpus();  // before any worker pins itself (worker 0 is this thread)
     if (ctl) ctl->start();
     for (std::size_t i = 1; i < workers.size(); ++i) {
       W* w = workers[i].get();
