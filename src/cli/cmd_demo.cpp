@@ -34,6 +34,8 @@ ofld::cli::Registrar reg([](CLI::App& root) {
   d->add_option("--streams", o->streams, "parallel TCP streams")->check(CLI::Range(1, 64));
   d->add_option("--queues", o->queues, "TAP queues / worker threads per ofld endpoint")
       ->check(CLI::Range(1u, ofld::daemon::kMaxQueues));
+  d->add_option("--cpus-a", o->cpus_a, "pin endpoint a's workers (its --cpus LIST: 0,1 or 0-3)");
+  d->add_option("--cpus-b", o->cpus_b, "pin endpoint b's workers (its --cpus LIST)");
   d->add_flag("--ipv6", o->ipv6_underlay, "IPv6 underlay");
   d->add_flag("--rco", o->rco, "remote checksum offload (remcsumtx + remcsumrx)");
   auto integrity = std::make_shared<bool>(false);

@@ -15,7 +15,7 @@ namespace {
 
 struct TunnelArgs {
   std::optional<std::string> dev;  // given, even empty, overrides the configuration's
-  std::string config, address, control, control_group, queues, user, log_format, log_level, metrics;
+  std::string config, address, control, control_group, queues, cpus, user, log_format, log_level, metrics;
   bool no_offload = false, no_gro = false, verbose = false;
   std::vector<std::string> words;
 };
@@ -50,6 +50,7 @@ int run_tunnel(const TunnelArgs& a) {
   if (a.no_offload) opts.push_back({"no-offload", {}});
   if (a.no_gro) opts.push_back({"no-gro", {}});
   if (!a.queues.empty()) opts.push_back({"queues", {a.queues}});
+  if (!a.cpus.empty()) opts.push_back({"cpus", {a.cpus}});
   if (!a.user.empty()) opts.push_back({"user", {a.user}});
   if (!a.log_format.empty()) opts.push_back({"log-format", {a.log_format}});
   if (!a.metrics.empty()) opts.push_back({"metrics", {a.metrics}});
@@ -101,6 +102,9 @@ ofld::cli::Registrar reg([](CLI::App& root) {
   t->add_flag("--no-gro", a->no_gro, "no GRO after decapsulation");
   t->add_option("--queues", a->queues,
                 "TAP/TUN queues, one worker thread each (1..256, default 1; TOML: queues = N)");
+  t->add_option("--cpus", a->cpus,
+                "pin worker i to CPU LIST[i % n] (LIST: 0,1 or 0-3; default: no pinning; "
+                "TOML: cpus = [0, 1]; a reload applies a change)");
   t->add_option("--user", a->user,
                 "after set-up, run as this user (name or uid) with only the capabilities still "
                 "needed (TOML: user = NAME)");

@@ -2,6 +2,8 @@
 #include "ofld/daemon/config.hpp"
 #include "ofld/daemon/metrics.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -62,6 +64,67 @@ Parsed<unsigned> parse_queues(const std::string& s) {
   auto n = number(s, 1, kMaxQueues);
   if (!n) return bad_number("queues", s, 1, kMaxQueues);
   return unsigned(*n);
+}
+
+std::vector<unsigned> allowed_cpus() {
+  std::vector<unsigned> out;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return out;
+  for (unsigned c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) out.push_back(c);
+  return out;
+}
+
+namespace {
+std::string ranges_text(const std::vector<unsigned>& sorted) {
+  std::string t;
+  for (std::size_t i = 0; i < sorted.size();) {
+    std::size_t j = i;
+    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
+    t += (t.empty() ? "" : ",") + std::to_string(sorted[i]) + (j > i ? "-" + std::to_string(sorted[j]) : "");
+    i = j + 1;
+  }
+  return t;
+}
+}  // namespace
+
+Parsed<std::vector<unsigned>> parse_cpus(const std::string& s, const std::vector<unsigned>& allowed) {
+  constexpr unsigned kMax = CPU_SETSIZE - 1;
+  const std::string range = "0.." + std::to_string(kMax);
+  if (s.empty()) return std::string("cpus: expected a list of CPU numbers (0,1 or 0-3)");
+  std::vector<unsigned> out;
+  std::size_t pos = 0;
+  while (true) {
+    const std::size_t comma = s.find(',', pos);
+    const std::string item = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    if (item.empty()) return "cpus: '" + s + "' has an empty element (expected CPU numbers separated by commas)";
+    const std::size_t dash = item.find('-');
+    const std::string a = item.substr(0, dash), b = dash == std::string::npos ? a : item.substr(dash + 1);
+    const auto lo = number(a, 0, kMax), hi = number(b, 0, kMax);
+    if (!lo || !hi) {
+      const std::string& bad = (!lo ? a : b).empty() ? item : !lo ? a : b;
+      const bool digits = !bad.empty() && bad.find_first_not_of("0123456789") == std::string::npos;
+      return "cpus: '" + bad + "' is not " + (digits ? "a CPU number in " + range : "a number (CPU " + range + ")");
+    }
+    if (*lo > *hi) return "cpus: range '" + item + "' runs backwards";
+    for (auto c = *lo; c <= *hi; ++c) out.push_back(unsigned(c));
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  for (unsigned c : out)
+    if (!std::binary_search(allowed.begin(), allowed.end(), c))
+      return "cpus: CPU " + std::to_string(c) + " is not one this process may run on (allowed: " +
+             (allowed.empty() ? std::string("unknown") : ranges_text(allowed)) + ")";
+  return out;
+}
+
+Parsed<std::vector<unsigned>> parse_cpus(const std::string& s) { return parse_cpus(s, allowed_cpus()); }
+
+std::string cpus_text(const std::vector<unsigned>& cpus) {
+  std::string t;
+  for (unsigned c : cpus) t += (t.empty() ? "" : ",") + std::to_string(c);
+  return t;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -139,6 +202,9 @@ const std::vector<Setting>& settings() {
       {"queues", {}, nullptr, Arity::One, Value::Int, kTop, {"queues"},
        SET(auto q = parse_queues(v[0]); if (auto* e = std::get_if<std::string>(&q)) return *e;
            c.cfg.queues = std::get<unsigned>(q))},
+      {"cpus", {}, nullptr, Arity::List, Value::Any, kTop, {"cpus"},
+       SET(auto l = parse_cpus(v[0]); if (auto* e = std::get_if<std::string>(&l)) return *e;
+           c.cfg.cpus = std::get<std::vector<unsigned>>(l))},
       {"user", {}, nullptr, Arity::One, Value::Str, kTop, {"user"},
        SET(if (v[0].empty() || v[0].find_first_of(": \t\n/") != std::string::npos)
              return "user: '" + v[0] + "' is not a user name or uid";
@@ -409,6 +475,22 @@ std::optional<std::string> toml_values(const Setting& s, const std::string& key,
       for (std::size_t i = 0; i < 2; ++i)
         if (auto e = scalar(*a->get(i), v[i])) return e;
       out.push_back(v);
+      return std::nullopt;
+    }
+    case Arity::List: {
+      if (const auto* a = n.as_array()) {
+        std::string all;
+        for (auto&& e : *a) {
+          std::string w;
+          if (auto err = scalar(e, w)) return err;
+          all += (all.empty() ? "" : ",") + w;
+        }
+        out.push_back({all});
+        return std::nullopt;
+      }
+      std::string w;
+      if (auto e = scalar(n, w)) return e;
+      out.push_back({w});
       return std::nullopt;
     }
     case Arity::Many: {

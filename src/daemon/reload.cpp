@@ -176,6 +176,8 @@ ReloadPlan plan_reload(const DaemonConfig& a, const DaemonConfig& z) {
     p.peers = true, p.changes.push_back("peer-key " + shown(a.peer_key) + " -> " + shown(z.peer_key));
   if (a.log_level != z.log_level)
     p.log_level = true, p.changes.push_back("log-level " + shown(a.log_level) + " -> " + shown(z.log_level));
+  if (a.cpus != z.cpus)
+    p.cpus = true, p.changes.push_back("cpus " + shown(cpus_text(a.cpus)) + " -> " + shown(cpus_text(z.cpus)));
   return p;
 }
 

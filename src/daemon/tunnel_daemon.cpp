@@ -431,6 +431,7 @@ struct TunnelDaemon::Impl {
     }
     if (plan.log_level)
       spdlog::set_level(next.log_level.empty() ? spdlog::level::info : spdlog::level::from_str(next.log_level));
+    if (plan.cpus) ws.repin(next.cpus);
     if (fdb) {
       for (const auto& [m, r] : plan.fdb_added) fdb->add_static(m, r);
       for (const auto& m : plan.fdb_removed) fdb->remove_static(m);
@@ -460,6 +461,7 @@ struct TunnelDaemon::Impl {
     }
     running.evpn_server = next.evpn_server;
     running.log_level = next.log_level;
+    running.cpus = next.cpus;
     running.integrity = next.integrity;
     running.peer_key = next.peer_key;
     json ch = json::array();
@@ -490,6 +492,7 @@ struct TunnelDaemon::Impl {
   json stats_head() const {
     json head = {{"dev", dev().name()}, {"mode", mode()}, {"queues", ws.workers.size()}};
     if (const auto n = vni()) head["vni"] = *n;
+    if (!running.cpus.empty()) head["cpus"] = running.cpus;  // worker i on cpus[i % n]
     return head;
   }
   // The stats document from the workers' documents; the daemon's own fields (FDB size, peer
@@ -868,6 +871,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   };
   im->ws.on_stopping = [] { notify("STOPPING=1\nSTATUS=draining"); };
   im->ws.on_reload = [p = im.get()] { p->reload("SIGHUP"); };
+  im->ws.cpus = cfg.cpus;
   // Once a second on the control thread: the drop lines, from a snapshot round (never a read
   // of another thread's counters).
   im->ws.each_second = [p = im.get()] {
@@ -877,8 +881,9 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   if (!cfg.group.empty())
     extra += " group " + cfg.group.to_string() + (cfg.group_dev.empty() ? "" : " dev " + cfg.group_dev);
   if (cfg.evpn) extra += " evpn " + cfg.evpn_server;
-  spdlog::info("tunnel {}: {}{} mtu {}{}", dev.name(), im->mode(), extra, mtu,
-               mq ? " queues " + std::to_string(nq) + " (IFF_MULTI_QUEUE, SO_REUSEPORT)" : "");
+  spdlog::info("tunnel {}: {}{} mtu {}{}{}", dev.name(), im->mode(), extra, mtu,
+               mq ? " queues " + std::to_string(nq) + " (IFF_MULTI_QUEUE, SO_REUSEPORT)" : "",
+               cfg.cpus.empty() ? "" : " cpus " + cpus_text(cfg.cpus));
   return std::unique_ptr<TunnelDaemon>(new TunnelDaemon(std::move(im)));
 }
 

@@ -8,6 +8,8 @@
 // which call into src/tunnel.
 #pragma once
 
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -31,6 +33,7 @@
 #include <spdlog/spdlog.h>
 
 #include "control_server.hpp"
+#include "ofld/daemon/config.hpp"
 #include "ofld/io/vnet_writer.hpp"
 
 namespace ofld::daemon::detail {
@@ -140,6 +143,22 @@ struct WorkerBase {
   }
 };
 
+/// Pin the calling thread (a worker) to the one CPU `cpus[idx % n]`, or, with `cpus` empty, give
+/// it back `base` (the process's CPUs at start; nothing when `base` is empty too).
+/// sched_setaffinity(0, …) acts on the calling thread only. Error text or "".
+inline std::string pin_thread(unsigned idx, const std::vector<unsigned>& cpus, const std::vector<unsigned>& base) {
+  const std::vector<unsigned>& want = cpus.empty() ? base : cpus;
+  if (want.empty()) return "";
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (cpus.empty())
+    for (unsigned c : base) CPU_SET(c, &set);
+  else
+    CPU_SET(cpus[idx % cpus.size()], &set);
+  if (::sched_setaffinity(0, sizeof set, &set) != 0) return std::string("sched_setaffinity: ") + std::strerror(errno);
+  return "";
+}
+
 inline std::uint64_t mono_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -165,6 +184,9 @@ class WorkerSet {
   std::function<void()> on_ready, on_stopping, each_second;
   /// SIGHUP, on the control thread (a reload; set before open_control).
   std::function<void()> on_reload;
+  /// `cpus` (DaemonConfig::cpus): worker i pins its own thread to cpus[i % n] when its loop
+  /// starts (set before run(); repin() changes it later). Empty: no pinning.
+  std::vector<unsigned> cpus;
 
   WorkerSet() = default;
   WorkerSet(const WorkerSet&) = delete;
@@ -239,6 +261,7 @@ class WorkerSet {
   /// Run every worker (and the control thread) until SIGINT/SIGTERM or stop_all(); 0, or 1
   /// after a fatal I/O error.
   int run() {
+    base_cpus_ = allowed_cpus();  // before any worker pins itself (worker 0 is this thread)
     if (ctl) ctl->start();
     for (std::size_t i = 1; i < workers.size(); ++i) {
       W* w = workers[i].get();
@@ -251,6 +274,12 @@ class WorkerSet {
     join();
     if (ctl) ctl->stop();
     return rc_;
+  }
+
+  /// Control thread (a reload): every worker re-pins its thread to `next` (empty: back to the
+  /// CPUs the process had when run() began), between two of its batches.
+  void repin(const std::vector<unsigned>& next) {
+    post_all([next, base = base_cpus_](W& w) { pin(w, next, base); });
   }
 
   /// Control thread: run `f(worker)` on every worker's own thread, between two of its batches.
@@ -347,9 +376,23 @@ class WorkerSet {
     ctl->wake_at(now + kRoundTimeoutNs);
   }
 
+  static void pin(W& w, const std::vector<unsigned>& want, const std::vector<unsigned>& base) {
+    if (auto e = pin_thread(w.idx, want, base); !e.empty())
+      spdlog::warn("worker {}: cpus {}: {}", w.idx, want.empty() ? std::string("(none)") : std::to_string(want[w.idx % want.size()]), e);
+    else if (!want.empty())
+      spdlog::debug("worker {} pinned to cpu {}", w.idx, want[w.idx % want.size()]);
+  }
+
   void loop(W& w) {
     epoll_event evs[8];
     const bool main = w.idx == 0;
+    if (!main) {
+      // "ofld-qN": worker N's thread in top -H, ps -L and /proc/PID/task/*/comm (worker 0 is
+      // the main thread and keeps the process's name)
+      const std::string name = "ofld-q" + std::to_string(w.idx);  // at most 9 characters (< 16)
+      pthread_setname_np(pthread_self(), name.c_str());
+    }
+    if (!cpus.empty()) pin(w, cpus, base_cpus_);
     while (!stop_) {
       int n = ::epoll_wait(w.ep, evs, 8, 500);
       if (n < 0) {
@@ -395,6 +438,7 @@ class WorkerSet {
     if (!stopping_sent_.exchange(true) && on_stopping) on_stopping();
   }
 
+  std::vector<unsigned> base_cpus_;  ///< the process's CPUs when run() began
   int sig_ = -1, snap_ev_ = -1, hup_ = -1;
   std::atomic<bool> stop_{false}, stopping_sent_{false};
   long last_second_ = 0;

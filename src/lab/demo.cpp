@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <optional>
@@ -97,6 +98,19 @@ double cpu_seconds(pid_t pid) {
     if (i == 15) st = std::stod(tok);
   }
   return (ut + st) / double(::sysconf(_SC_CLK_TCK));
+}
+
+/// Voluntary context switches (the thread slept: a wake-up) summed over the process's threads.
+std::uint64_t voluntary_switches(pid_t pid) {
+  std::uint64_t n = 0;
+  std::error_code ec;
+  for (const auto& t : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream f(t.path() / "status");
+    std::string line;
+    while (std::getline(f, line))
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) n += std::stoull(line.substr(24));
+  }
+  return n;
 }
 
 std::string read_all(const std::string& path) {
@@ -262,6 +276,8 @@ io::Result<json> run_demo(const DemoOptions& o) {
     if (!o.offload) a.push_back("--no-offload");
     if (!o.gro) a.push_back("--no-gro");
     if (o.queues != 1) a.insert(a.end(), {"--queues", std::to_string(o.queues)});
+    const std::string& cpus = ns.name() == A.name() ? o.cpus_a : o.cpus_b;
+    if (!cpus.empty()) a.insert(a.end(), {"--cpus", cpus});
     // The tunnel words of the encapsulation (ofld tunnel; iproute2's spelling).
     a.push_back(o.encap);
     if (o.encap == "vxlan" || o.encap == "geneve") a.insert(a.end(), {"id", "42"});
@@ -346,6 +362,8 @@ io::Result<json> run_demo(const DemoOptions& o) {
                                  srv_log);
   for (int i = 0; i < 30 && !g_demo_signal; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   double cpu_a0 = a_kernel ? 0 : cpu_seconds(ea.pid()), cpu_b0 = b_kernel ? 0 : cpu_seconds(eb.pid());
+  const std::uint64_t vcs_a0 = a_kernel ? 0 : voluntary_switches(ea.pid()),
+                      vcs_b0 = b_kernel ? 0 : voluntary_switches(eb.pid());
   // The client runs as a child so that SIGINT/SIGTERM can cut the run short (then everything
   // is still removed below, and the result says it was interrupted).
   const std::string cl_log = "/tmp/ofld-demo-" + tag + "-" + tool + "c.out";
@@ -380,8 +398,11 @@ io::Result<json> run_demo(const DemoOptions& o) {
   ::unlink(cl_log.c_str());
   double cpu_a = a_kernel ? 0 : cpu_seconds(ea.pid()) - cpu_a0;
   double cpu_b = b_kernel ? 0 : cpu_seconds(eb.pid()) - cpu_b0;
+  const double vcs_a = a_kernel ? 0 : double(voluntary_switches(ea.pid()) - vcs_a0),
+               vcs_b = b_kernel ? 0 : double(voluntary_switches(eb.pid()) - vcs_b0);
   json out;
   out["config"] = {{"encap", o.encap}, {"seconds", o.seconds}, {"streams", o.streams}, {"queues", o.queues}, {"ipv6_underlay", v6},
+                   {"cpus", {{"a", o.cpus_a}, {"b", o.cpus_b}}},
                    {"test", o.latency ? "sockperf ping-pong tcp 64 B" : "iperf3"},
                    {"offload", o.offload}, {"gro", o.gro}, {"rco", o.rco},
                    {"integrity", {{"a", o.integrity_a}, {"b", o.integrity_b}}},
@@ -412,6 +433,7 @@ io::Result<json> run_demo(const DemoOptions& o) {
         out["config"]["tcp_congestion"] = j["end"]["sender_tcp_congestion"];
       out["cpu_s"] = {{"a", cpu_a}, {"b", cpu_b}};
       if (gb > 0) out["cpu_s_per_gb"] = {{"a", cpu_a / gb}, {"b", cpu_b / gb}};
+      if (gb > 0) out["wakeups_per_gb"] = {{"a", vcs_a / gb}, {"b", vcs_b / gb}};
     }
   }
   json st;

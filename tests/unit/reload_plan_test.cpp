@@ -120,3 +120,27 @@ TEST(ReloadPlan, L3ModesRefuseAnotherRemoteOrPortApplyTtl) {
 }
 
 }  // namespace
+
+namespace {
+
+using namespace ofld::daemon;
+
+// `cpus` is applied live (each worker re-pins its thread), both ways: set and cleared.
+TEST(ReloadPlan, CpusAreApplied) {
+  const auto allowed = allowed_cpus();
+  ASSERT_FALSE(allowed.empty());
+  const std::string c0 = std::to_string(allowed.front());
+  const auto pinned = toml("cpus = [" + c0 + "]\n" + kBase);
+  auto p = plan_reload(toml(kBase), pinned);
+  ASSERT_EQ(p.refused, "");
+  EXPECT_TRUE(p.cpus);
+  ASSERT_EQ(p.changes.size(), 1u);
+  EXPECT_EQ(p.changes[0], "cpus (none) -> " + c0);
+  p = plan_reload(pinned, toml(kBase));
+  ASSERT_EQ(p.refused, "");
+  EXPECT_TRUE(p.cpus);
+  EXPECT_EQ(p.changes.at(0), "cpus " + c0 + " -> (none)");
+  EXPECT_FALSE(plan_reload(pinned, pinned).cpus);
+}
+
+}  // namespace

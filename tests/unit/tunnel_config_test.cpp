@@ -424,3 +424,88 @@ TEST(TunnelConfig, PeerKeyWordAndToml) {
   EXPECT_EQ(c.peer_key, "");
   EXPECT_TRUE(words({"id", "1", "local", "10.0.0.1", "remote", "10.0.0.2", "peer-key"}));
 }
+
+// `cpus LIST` (worker i pinned to LIST[i % n]): numbers and ranges as taskset -c writes them,
+// in the order given; the same setting from the command line and from TOML (an array, or the
+// list as a string); every wrong list is an error naming `cpus`.
+namespace {
+
+using ofld::daemon::DaemonConfig;
+using ofld::daemon::parse_cpus;
+
+std::vector<unsigned> cpus_ok(const std::string& s, const std::vector<unsigned>& allowed) {
+  auto r = parse_cpus(s, allowed);
+  if (auto* e = std::get_if<std::string>(&r)) ADD_FAILURE() << s << ": " << *e;
+  return std::holds_alternative<std::vector<unsigned>>(r) ? std::get<std::vector<unsigned>>(r) : std::vector<unsigned>{};
+}
+std::string cpus_err(const std::string& s, const std::vector<unsigned>& allowed) {
+  auto r = parse_cpus(s, allowed);
+  return std::holds_alternative<std::string>(r) ? std::get<std::string>(r) : std::string();
+}
+
+TEST(TunnelConfig, CpusListsAndRangesInTheOrderGiven) {
+  const std::vector<unsigned> all = {0, 1, 2, 3, 4, 5, 6, 7};
+  EXPECT_EQ(cpus_ok("0", all), (std::vector<unsigned>{0}));
+  EXPECT_EQ(cpus_ok("1,0", all), (std::vector<unsigned>{1, 0}));
+  EXPECT_EQ(cpus_ok("0-3", all), (std::vector<unsigned>{0, 1, 2, 3}));
+  EXPECT_EQ(cpus_ok("6,0-2,2", all), (std::vector<unsigned>{6, 0, 1, 2, 2}));
+  EXPECT_EQ(cpus_ok("5-5", all), (std::vector<unsigned>{5}));
+  EXPECT_TRUE(DaemonConfig{}.cpus.empty());  // default: no pinning
+  EXPECT_EQ(ofld::daemon::cpus_text({1, 0, 3}), "1,0,3");
+}
+
+TEST(TunnelConfig, CpusErrorsNameTheSetting) {
+  const std::vector<unsigned> two = {0, 1};
+  // empty list or element
+  EXPECT_EQ(cpus_err("", two), "cpus: expected a list of CPU numbers (0,1 or 0-3)");
+  for (const char* s : {",", "0,", ",1", "0,,1"})
+    EXPECT_NE(cpus_err(s, two).find("cpus: '" + std::string(s) + "' has an empty element"), std::string::npos) << s;
+  // not numbers
+  EXPECT_EQ(cpus_err("x", two), "cpus: 'x' is not a number (CPU 0..1023)");
+  EXPECT_EQ(cpus_err("0,one", two), "cpus: 'one' is not a number (CPU 0..1023)");
+  EXPECT_EQ(cpus_err("-1", two), "cpus: '-1' is not a number (CPU 0..1023)");
+  EXPECT_EQ(cpus_err("1.5", two), "cpus: '1.5' is not a number (CPU 0..1023)");
+  EXPECT_EQ(cpus_err(" 1", two), "cpus: ' 1' is not a number (CPU 0..1023)");
+  EXPECT_EQ(cpus_err("0-", two), "cpus: '0-' is not a number (CPU 0..1023)");
+  // out of range (CPU_SETSIZE 1024) and backwards ranges
+  EXPECT_EQ(cpus_err("1024", two), "cpus: '1024' is not a CPU number in 0..1023");
+  EXPECT_EQ(cpus_err("0-99999999999999999999", two), "cpus: '99999999999999999999' is not a CPU number in 0..1023");
+  EXPECT_EQ(cpus_err("3-1", two), "cpus: range '3-1' runs backwards");
+  // a CPU outside the process's allowed set
+  EXPECT_EQ(cpus_err("0,2", two), "cpus: CPU 2 is not one this process may run on (allowed: 0-1)");
+  EXPECT_EQ(cpus_err("4", {0, 1, 2, 5, 7, 8}), "cpus: CPU 4 is not one this process may run on (allowed: 0-2,5,7-8)");
+  EXPECT_EQ(cpus_err("0-2", {1, 2}), "cpus: CPU 0 is not one this process may run on (allowed: 1-2)");
+}
+
+TEST(TunnelConfig, CpusFromOptionAndTomlAreTheSame) {
+  // The real process's allowed set: a CPU of it is accepted, one past it is not.
+  const auto allowed = ofld::daemon::allowed_cpus();
+  ASSERT_FALSE(allowed.empty());
+  const std::string c0 = std::to_string(allowed.front());
+  const std::string vx = "[vxlan]\nid = 1\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\n";
+  DaemonConfig w;
+  ASSERT_FALSE(ofld::daemon::apply_setting(w, "cpus", {c0 + "," + c0}));
+  EXPECT_EQ(w.cpus, (std::vector<unsigned>{allowed.front(), allowed.front()}));
+  for (const std::string& top : {"cpus = [" + c0 + ", " + c0 + "]\n", "cpus = \"" + c0 + "," + c0 + "\"\n"}) {
+    auto p = ofld::daemon::parse_toml(top + vx);
+    ASSERT_TRUE(std::holds_alternative<DaemonConfig>(p)) << std::get<std::string>(p);
+    EXPECT_EQ(std::get<DaemonConfig>(p).cpus, w.cpus) << top;
+  }
+  auto one = ofld::daemon::parse_toml("cpus = " + c0 + "\n" + vx);
+  ASSERT_TRUE(std::holds_alternative<DaemonConfig>(one)) << std::get<std::string>(one);
+  EXPECT_EQ(std::get<DaemonConfig>(one).cpus, (std::vector<unsigned>{allowed.front()}));
+  // the same wrong value, the same message
+  const std::string past = std::to_string(allowed.back() + 1);
+  DaemonConfig c;
+  const auto e = ofld::daemon::apply_setting(c, "cpus", {past});
+  ASSERT_TRUE(e);
+  EXPECT_NE(e->find("cpus: CPU " + past + " is not one this process may run on"), std::string::npos) << *e;
+  EXPECT_EQ(*e, toml_error("cpus = [" + past + "]\n" + vx));
+  EXPECT_EQ(toml_error("cpus = []\n" + vx), "cpus: expected a list of CPU numbers (0,1 or 0-3)");
+  EXPECT_EQ(toml_error("cpus = true\n" + vx), "cpus: expected an integer or a string");
+  EXPECT_EQ(toml_error("cpus = [0, true]\n" + vx), "cpus: expected an integer or a string");
+  EXPECT_EQ(toml_error("cpus = [-1]\n" + vx), "cpus: '-1' is not a number (CPU 0..1023)");
+  EXPECT_EQ(ofld::daemon::apply_setting(c, "cpus", {"a"}).value_or(""), toml_error("cpus = \"a\"\n" + vx));
+}
+
+}  // namespace

@@ -12,6 +12,7 @@
 //   offload = true           # TAP offloads + UDP_SEGMENT/UDP_GRO
 //   gro = true               # GRO after decapsulation
 //   queues = 1               # TAP/TUN queues, one worker thread each (1..kMaxQueues)
+//   cpus = [0, 1]            # optional: worker i pinned to cpus[i % n] (or "0,1", "0-3")
 //   user = "ofld"            # optional: run as this user once set up (daemon/service.hpp)
 //   log_format = "text"      # or "json" (logfmt key=value lines by default)
 //   log_level = "info"       # trace, debug, info, warning, error, critical, off
@@ -91,6 +92,12 @@ struct DaemonConfig {
   /// TAP/TUN queues (IFF_MULTI_QUEUE when > 1), one worker thread with its own UDP socket
   /// (SO_REUSEPORT on the same port), GRO engine and buffers per queue. 1 = single queue.
   unsigned queues = 1;
+  /// `cpus LIST` / TOML `cpus = [0, 1]` (or a string "0,1", "0-3"): worker i is pinned to the
+  /// one CPU cpus[i % n] (sched_setaffinity of its thread; the control, metrics and EVPN
+  /// threads are not pinned). Empty: no pinning, the workers run where the scheduler puts
+  /// them. A reload applies a change live (each worker re-pins itself between two batches;
+  /// an emptied list gives the workers back the CPU set the process started with).
+  std::vector<unsigned> cpus;
   /// The tunnel: VXLAN (TAP, Ethernet inner), GUE or GRE/ip6gre (TUN; gre or ip6gre by the
   /// address family): one TunnelConfig, its encapsulation's settings in tunnel.encap.
   tunnel::TunnelConfig tunnel;
@@ -145,8 +152,22 @@ inline constexpr unsigned kMaxQueues = 256;
 /// `queues` when it is not a number in 1..kMaxQueues.
 Parsed<unsigned> parse_queues(const std::string& s);
 
+/// The CPUs this process may run on (sched_getaffinity of the calling thread), ascending.
+std::vector<unsigned> allowed_cpus();
+
+/// Parse a CPU list ("--cpus 0,1", TOML `cpus = [0, 1]` or `cpus = "0,2-3"`): numbers and
+/// ranges A-B (A <= B) separated by commas, as taskset -c and cpuset lists write them, in the
+/// order given (worker i takes the i-th, modulo the length); a CPU may repeat (two workers on
+/// one CPU). Errors name `cpus`: an empty list or element, something not a number, a CPU
+/// outside 0..CPU_SETSIZE-1 (1023), a CPU not in `allowed` (the process's allowed set,
+/// allowed_cpus(), unless given).
+Parsed<std::vector<unsigned>> parse_cpus(const std::string& s, const std::vector<unsigned>& allowed);
+Parsed<std::vector<unsigned>> parse_cpus(const std::string& s);
+/// "0,1" (the list as parse_cpus reads it back; each CPU as given, no ranges); "" when empty.
+std::string cpus_text(const std::vector<unsigned>& cpus);
+
 /// Set a host-side setting from a command-line option — the same description, rules and
-/// messages as its TOML key at the top level: `dev`, `address`, `control`, `queues`, `user`,
+/// messages as its TOML key at the top level: `dev`, `address`, `control`, `queues`, `cpus`, `user`,
 /// `log-format`, `log-level`, `metrics` (one value each), `offload`, `gro` (flags, no value; `no-offload`, `no-gro` turn them off). Error text
 /// names the setting.
 std::optional<std::string> apply_setting(DaemonConfig& cfg, const std::string& name,

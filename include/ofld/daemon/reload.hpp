@@ -8,7 +8,7 @@
 // static FDB entries, ttl, tos, the EVPN server (the client is restarted), integrity and
 // peer-key (the peer sessions renegotiate: tunnel::PeerTable::reconfigure; the daemon reads the
 // key file again on every reload, so a key rotated in the same file is applied too), the log
-// level.
+// level, the workers' CPUs (`cpus`: each worker re-pins its own thread).
 // Refused, naming the first such setting: anything that needs a new device or socket or
 // changes what the data path was built with — the encapsulation (mode), id/VNI, local,
 // dstport/port, srcport, dev, queues, address, control socket, offload, gro, mtu, checksum and
@@ -36,6 +36,7 @@ struct ReloadPlan {
   bool outer = false;        ///< ttl or tos changed (cfg.tunnel.common(): ttl, tos, tos_inherit)
   bool evpn_server = false;  ///< evpn_server changed (EVPN on in both)
   bool log_level = false;    ///< log_level changed
+  bool cpus = false;         ///< cpus changed (the workers re-pin themselves)
   bool peers = false;        ///< integrity or the peer-key path changed (the key's bytes are
                              ///< compared by the daemon, which reads the file)
 };

@@ -40,6 +40,9 @@ struct DemoOptions {
   bool kernel_peer = false;     ///< side B is the kernel's VXLAN device, not ofld
   bool kernel_both = false;     ///< both sides kernel VXLAN (reference for benchmarks)
   unsigned queues = 1;          ///< ofld endpoints' --queues (TAP queues / worker threads)
+  /// `--cpus` of endpoint A / B (ofld tunnel `cpus`: worker i on LIST[i % n]); "" = not pinned.
+  /// Checked by the endpoint (its error ends the demo).
+  std::string cpus_a, cpus_b;
   bool latency = false;          ///< sockperf TCP ping-pong (64 B) instead of the iperf3 stream
   /// TCP congestion control of the iperf3 stream, e.g. "cubic" or "bbr", set as both
   /// namespaces' net.ipv4.tcp_congestion_control before any socket exists (the host's setting
@@ -61,6 +64,8 @@ std::optional<std::string> demo_refusal(const DemoOptions& o);
 /// throughput; skipped when sockperf is missing). Errors: demo_refusal(). A SIGINT/SIGTERM during the run ends it early,
 /// removes everything made and sets "interrupted" (the signal number) and "error". Result JSON
 /// (every encap): {"gbit_per_s", "bytes", "retransmits", "cpu_s" {a,b}, "cpu_s_per_gb" {a,b},
+/// "wakeups_per_gb" {a,b} (the endpoint threads' voluntary context switches during the stream,
+/// /proc/PID/task/*/status, per GB),
 /// "stats" {a,b} (the endpoints' `ofld stats --json`), "endpoint_exit" {a,b}, "config"
 /// {"encap", ..., "tcp_congestion"}}. Skipped when not root.
 io::Result<nlohmann::json> run_demo(const DemoOptions& o);

@@ -33,6 +33,8 @@ enum class Arity : std::uint8_t {
   One,   ///< one value; TOML per Value below
   Two,   ///< two values (`srcport MIN MAX`, `fdb MAC ADDR`); TOML [A, B]
   Many,  ///< one value, the word may repeat (`remote A remote B`); TOML a value or a list
+  List,  ///< one value, a comma-separated list (`cpus 0,1`); TOML a value, or an array of
+         ///< values joined with commas into that one value
 };
 /// The TOML type of a value: an integer, a string, or either (the tunnel table's numbers may be
 /// written as strings, like the words; a GRE key; `tos inherit`). AnyHex: either, where the
