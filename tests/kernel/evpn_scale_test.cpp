@@ -105,7 +105,7 @@ TEST(EvpnScale, EndpointStartedWhileGobgpdHolds10000RoutesInstallsAllAndFollowsR
       },
       std::chrono::seconds(20)))
       << ktest::slurp(olog);
-  const long fresh_kb = rss_anon_kb(ofld);
+  [[maybe_unused]] const long fresh_kb = rss_anon_kb(ofld);
   ktest::stop(ofld);
   ofld = -1;
   ::unlink(ctl.c_str());
@@ -140,7 +140,7 @@ TEST(EvpnScale, EndpointStartedWhileGobgpdHolds10000RoutesInstallsAllAndFollowsR
       std::chrono::seconds(30)))
       << ktest::slurp(olog);
   EXPECT_EQ(fdb_entries(ctl), std::size_t(kRoutes));
-  const long routes_kb = rss_anon_kb(ofld);
+  [[maybe_unused]] const long routes_kb = rss_anon_kb(ofld);
 
   // the speaker's session ends: gobgpd withdraws its routes, the FDB empties
   ktest::stop(spk);
@@ -158,7 +158,9 @@ TEST(EvpnScale, EndpointStartedWhileGobgpdHolds10000RoutesInstallsAllAndFollowsR
   // connection's buffers, pages of thread stacks, an arena top under the trim threshold),
   // stays above a fresh endpoint. A thread arena's free top is not given back by malloc_trim; with
   // glibc's own threshold, raised after large frees, the arenas that read the routes kept
-  // most of them.
+  // most of them. The bound is glibc malloc's: a sanitizer build's allocator keeps freed
+  // memory in its quarantine by design, so there only the trim above is checked.
+#if !defined(__SANITIZE_ADDRESS__)
   ASSERT_GT(fresh_kb, 0);
   ASSERT_GT(routes_kb, fresh_kb);
   long after_kb = 0;
@@ -173,6 +175,7 @@ TEST(EvpnScale, EndpointStartedWhileGobgpdHolds10000RoutesInstallsAllAndFollowsR
   RecordProperty("rss_anon_kb_fresh", int(fresh_kb));
   RecordProperty("rss_anon_kb_routes", int(routes_kb));
   RecordProperty("rss_anon_kb_after", int(after_kb));
+#endif
   ::unlink(conf.c_str());
 }
 
