@@ -28,20 +28,6 @@ using ktest::wait_for;
 
 constexpr int kRoutes = 10000, kVteps = 100;
 
-// AddressSanitizer's allocator (GCC defines __SANITIZE_ADDRESS__, clang has the feature test):
-// it keeps freed memory in a quarantine, so glibc malloc's RSS bound does not apply.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
-
 std::size_t fdb_entries(const std::string& ctl) {
   auto r = daemon::query_stats(ctl);
   if (!r.ok() || !r.value().contains("fdb")) return 0;
@@ -174,7 +160,7 @@ TEST(EvpnScale, EndpointStartedWhileGobgpdHolds10000RoutesInstallsAllAndFollowsR
   // glibc's own threshold, raised after large frees, the arenas that read the routes kept
   // most of them. The bound is glibc malloc's: a sanitizer build's allocator keeps freed
   // memory in its quarantine by design, so there only the trim above is checked.
-  if (kSanitized) {
+  if (ktest::kSanitized) {
     ::unlink(conf.c_str());
     return;
   }
