@@ -6,11 +6,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 #include "ofld/core/csum.hpp"
 
@@ -197,47 +195,31 @@ struct clk {
   }
 };
 
-/// One timed entry: its name, a batch of `iters` calls (the call inlined into the batch's
-/// loop: one indirect call per batch, none per call), and its GB/s per repetition.
-struct TimedOp {
-  std::string name;
-  std::function<double(std::uint64_t)> batch;  ///< seconds for `iters` calls
-  std::uint64_t iters = 1;
-  std::vector<double> gbps;
-};
-
+/// Time `op` (one call = `bytes` bytes) and return GB/s for each repetition.
 template <class Op>
-TimedOp timed(std::string name, Op op) {
-  return {std::move(name), [op](std::uint64_t iters) {
-            std::uint64_t sink = 0;
-            const double t0 = clk::now();
-            for (std::uint64_t i = 0; i < iters; ++i) sink += op();
-            const double s = clk::now() - t0;
-            g_sink = g_sink + sink;
-            return s;
-          },
-          1, {}};
-}
-
-/// Times every entry of one size (one call = `bytes` bytes): each is calibrated (the call
-/// count doubled until a batch takes >= 1/8 of a repetition, then scaled to one repetition),
-/// then the repetitions run round-robin — repetition r of every entry before repetition r+1
-/// of any — so that a change in the machine's load during the run falls on every entry alike
-/// and the same-run ratios stay comparable.
-void time_round_robin(std::vector<TimedOp>& ops, std::size_t bytes, const CsumBenchOptions& opt) {
-  for (TimedOp& o : ops) {
-    std::uint64_t iters = 1;
-    for (;;) {
-      const double s = o.batch(iters);
-      if (s >= opt.rep_seconds / 8 || iters >= (1ull << 40)) {
-        o.iters = std::max<std::uint64_t>(1, std::uint64_t(double(iters) * opt.rep_seconds / std::max(s, 1e-9)));
-        break;
-      }
-      iters *= 2;
+std::vector<double> time_op(const Op& op, std::size_t bytes, const CsumBenchOptions& opt) {
+  // Calibrate: double the iteration count until one batch takes >= 1/8 of a repetition.
+  std::uint64_t iters = 1, sink = 0;
+  for (;;) {
+    auto t0 = clk::now();
+    for (std::uint64_t i = 0; i < iters; ++i) sink += op();
+    double s = clk::now() - t0;
+    if (s >= opt.rep_seconds / 8 || iters >= (1ull << 40)) {
+      iters = std::max<std::uint64_t>(1, std::uint64_t(double(iters) * opt.rep_seconds /
+                                                       std::max(s, 1e-9)));
+      break;
     }
+    iters *= 2;
   }
-  for (int r = 0; r < opt.reps; ++r)
-    for (TimedOp& o : ops) o.gbps.push_back(double(bytes) * double(o.iters) / o.batch(o.iters) / 1e9);
+  std::vector<double> gbps;
+  for (int r = 0; r < opt.reps; ++r) {
+    auto t0 = clk::now();
+    for (std::uint64_t i = 0; i < iters; ++i) sink += op();
+    double s = clk::now() - t0;
+    gbps.push_back(double(bytes) * double(iters) / s / 1e9);
+  }
+  g_sink = sink;
+  return gbps;
 }
 
 CsumBenchEntry summarize(std::string name, std::vector<double> v) {
@@ -278,65 +260,62 @@ CsumBenchResults run_csum_bench(const CsumBenchOptions& opt) {
 
     CsumBenchSize out;
     out.size = n;
-    // Every entry of this size, timed round-robin (time_round_robin): the read variants (the
-    // fastest median is the baseline), memcpy, each kernel, the public entry point, copy and
-    // sum, DPDK.
-    std::vector<TimedOp> ops;
-    for (const auto& rv : variants) ops.push_back(timed(rv.name, [&s, n, fn = rv.fn] { return fn(s, n); }));
-    const std::size_t n_reads = ops.size();
-    ops.push_back(timed("memcpy", [&] {
-      std::memcpy(d, s, n);
-      asm volatile("" : : "r"(d) : "memory");
-      return std::uint64_t(d[0]);
-    }));
-    std::vector<Kernel> kernels;
-    for (Kernel k : {Kernel::Reference, Kernel::Scalar64, Kernel::SSE, Kernel::AVX2, Kernel::AVX512}) {
-      if (!csum::kernel_supported(k)) continue;
-      kernels.push_back(k);
-      ops.push_back(timed("csum/" + std::string(csum::kernel_name(k)),
-                          [&s, n, k] { return std::uint64_t(csum::csum_partial_with(k, s, n)); }));
-    }
-    // The public entry point as callers see it: inline up to 64 bytes, the chosen kernel
-    // through the dispatch above. The ratios use it. The pointer is laundered through an
-    // empty asm on every call (here and for DPDK's inline sum) so that neither inline sum
-    // can be hoisted out of the timing loop.
-    ops.push_back(timed("csum_partial", [&] {
-      const std::uint8_t* q = s;
-      asm volatile("" : "+r"(q));
-      return std::uint64_t(csum::csum_partial(q, n));
-    }));
-    const Kernel best = csum::best_kernel();
-    ops.push_back(timed("copy+csum/" + std::string(csum::kernel_name(best)),
-                        [&] { return std::uint64_t(csum::csum_partial_copy_with(best, d, s, n)); }));
-#if defined(OFLD_HAVE_DPDK)
-    ops.push_back(timed("dpdk/rte_raw_cksum", [&] {
-      const std::uint8_t* q = s;
-      asm volatile("" : "+r"(q));
-      return std::uint64_t(rte_raw_cksum(q, n));
-    }));
-#endif
-    time_round_robin(ops, n, opt);
-
+    // Every read variant on this buffer, in this run; the fastest median is the baseline.
     std::vector<CsumBenchEntry> reads;
-    for (std::size_t i = 0; i < n_reads; ++i) reads.push_back(summarize(ops[i].name, ops[i].gbps));
+    for (const auto& rv : variants)
+      reads.push_back(summarize(rv.name, time_op([&] { return rv.fn(s, n); }, n, opt)));
     CsumBenchEntry base = *std::max_element(
         reads.begin(), reads.end(),
         [](const CsumBenchEntry& a, const CsumBenchEntry& b) { return a.median_gbps < b.median_gbps; });
     base.name = "memread";
     out.entries.push_back(base);
-    std::size_t i = n_reads;
-    out.entries.push_back(summarize(ops[i].name, ops[i].gbps));  // memcpy
-    ++i;
-    for (std::size_t k = 0; k < kernels.size(); ++k, ++i) out.entries.push_back(summarize(ops[i].name, ops[i].gbps));
-    const CsumBenchEntry pub = summarize(ops[i].name, ops[i].gbps);
-    ++i;
-    out.entries.push_back(pub);
-    const double best_med = pub.median_gbps;
-    const CsumBenchEntry copy = summarize(ops[i].name, ops[i].gbps);
-    ++i;
+    out.entries.push_back(summarize("memcpy", time_op(
+                                                  [&] {
+                                                    std::memcpy(d, s, n);
+                                                    asm volatile("" : : "r"(d) : "memory");
+                                                    return std::uint64_t(d[0]);
+                                                  },
+                                                  n, opt)));
+    double best_med = 0;
+    for (Kernel k : {Kernel::Reference, Kernel::Scalar64, Kernel::SSE, Kernel::AVX2,
+                     Kernel::AVX512}) {
+      if (!csum::kernel_supported(k)) continue;
+      auto e = summarize("csum/" + std::string(csum::kernel_name(k)),
+                         time_op([&] { return std::uint64_t(csum::csum_partial_with(k, s, n)); },
+                                 n, opt));
+      if (k == csum::best_kernel()) best_med = e.median_gbps;
+      out.entries.push_back(std::move(e));
+    }
+    // The public entry point as callers see it: inline up to 64 bytes, the chosen kernel
+    // through the dispatch above. The ratios use it. The pointer is laundered through an
+    // empty asm on every call (here and for DPDK's inline sum) so that neither inline sum
+    // can be hoisted out of the timing loop.
+    {
+      auto e = summarize("csum_partial", time_op(
+                                             [&] {
+                                               const std::uint8_t* q = s;
+                                               asm volatile("" : "+r"(q));
+                                               return std::uint64_t(csum::csum_partial(q, n));
+                                             },
+                                             n, opt));
+      best_med = e.median_gbps;
+      out.entries.push_back(std::move(e));
+    }
+    Kernel best = csum::best_kernel();
+    auto copy = summarize(
+        "copy+csum/" + std::string(csum::kernel_name(best)),
+        time_op([&] { return std::uint64_t(csum::csum_partial_copy_with(best, d, s, n)); }, n,
+                opt));
     out.entries.push_back(copy);
 #if defined(OFLD_HAVE_DPDK)
-    const CsumBenchEntry dp = summarize(ops[i].name, ops[i].gbps);
+    auto dp = summarize("dpdk/rte_raw_cksum",
+                        time_op(
+                                    [&] {
+                                      const std::uint8_t* q = s;
+                                      asm volatile("" : "+r"(q));
+                                      return std::uint64_t(rte_raw_cksum(q, n));
+                                    },
+                                    n, opt));
     out.entries.push_back(dp);
     out.best_over_dpdk = best_med / dp.median_gbps;
 #endif
