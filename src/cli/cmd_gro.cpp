@@ -208,6 +208,7 @@ ofld::cli::Registrar reg{[](CLI::App& root) {
       std::printf("prevalidated/dpdk %.2f   validated/dpdk %.2f   checksum_only/dpdk %.2f\n",
                   r.prevalidated_over_dpdk, r.validated_over_dpdk, r.csum_only_over_dpdk);
     std::printf("big_tcp 185k/64k aggregates (per byte) %.2f\n", r.big_over_64k);
+    std::printf("clock reads per batch (subtracted): %.0f ns\n", r.clock_overhead_ns);
     std::printf("%s\n", r.note.c_str());
   });
 }};
