@@ -12,7 +12,7 @@
 
 int main(int argc, char** argv) {
   // Process-wide heap settings, made once here rather than by a library: buffers from the
-  // heap, and the heap of the control threads given back after a burst (src/daemon/heap.hpp).
+  // heap, and the heap of the control threads given back after a burst (ofld/daemon/heap.hpp).
   ofld::daemon::tune_process_heap();
   CLI::App app{"ofld — Linux network offload machinery in user space"};
   app.set_version_flag("--version", std::string("ofld ") + ofld::version(),

@@ -183,8 +183,9 @@ TEST(EvpnScale, EndpointStartedWhileGobgpdHolds10000RoutesInstallsAllAndFollowsR
   // stays above a fresh endpoint. A thread arena's free top is not given back by malloc_trim:
   // with glibc's own trim threshold (raised after large frees) the arenas that read the routes
   // kept most of them, and with fastbins a free region next to the reader's arena top became
-  // that top inside malloc_trim, in about one run of nine (ofld/daemon/heap.hpp). The bound is glibc malloc's: a sanitizer build's allocator keeps freed
-  // memory in its quarantine by design, so there only the trim above is checked.
+  // that top inside malloc_trim, in about one run of nine (ofld/daemon/heap.hpp). The bound
+  // is glibc malloc's: a sanitizer build's allocator keeps freed memory in its quarantine by
+  // design, so there only the trim above is checked.
   if (ktest::kSanitized) {
     ::unlink(conf.c_str());
     return;

@@ -5,13 +5,16 @@
 // fastbins), then the rest, which merges into one free region below them: with fastbins that
 // region joins the thread arena's top when malloc_trim merges them, and glibc never trims a
 // thread arena's top there. Each case runs in a child process, the settings being process-wide.
+// The same burst with fastbins turned back on is measured beside it and reported.
 #include <gtest/gtest.h>
 
 #include <malloc.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstdlib>
+#include <optional>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -31,14 +34,16 @@ long rss_anon_kb() {
 }
 
 // kB of a control thread's 8 MB burst still resident after its frees and a malloc_trim, in a
-// child process with or without tune_process_heap(); -1 when the child failed.
-long burst_residue_kb(bool tuned) {
+// child process with tune_process_heap(), and with fastbins turned back on after it (glibc's
+// default M_MXFAST, 64 * sizeof(size_t) / 4 bytes) when `fastbins`; nullopt when the child failed.
+std::optional<long> burst_residue_kb(bool fastbins) {
   int fd[2];
-  if (::pipe(fd) != 0) return -1;
+  if (::pipe(fd) != 0) return std::nullopt;
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::close(fd[0]);
-    if (tuned) ofld::daemon::tune_process_heap();
+    ofld::daemon::tune_process_heap();
+    if (fastbins) ::mallopt(M_MXFAST, 64 * int(sizeof(std::size_t)) / 4);
     const long before = rss_anon_kb();
     std::thread t([] {
       std::vector<void*> burst, last;
@@ -54,23 +59,25 @@ long burst_residue_kb(bool tuned) {
     ::_exit(ok ? 0 : 1);
   }
   ::close(fd[1]);
-  long residue = -1;
-  if (pid < 0 || ::read(fd[0], &residue, sizeof residue) != sizeof residue) residue = -1;
+  long residue = 0;
+  const bool got = pid > 0 && ::read(fd[0], &residue, sizeof residue) == sizeof residue;
   ::close(fd[0]);
   int status = 0;
   if (pid > 0) ::waitpid(pid, &status, 0);
+  if (!got || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
   return residue;
 }
 
 TEST(HeapSettings, BurstOfAControlThreadIsNotResidentAfterItsFreesAndATrim) {
   if (ofld::ktest::kSanitized) GTEST_SKIP() << "the sanitizer's allocator replaces glibc malloc";
-  const long tuned = burst_residue_kb(true), untuned = burst_residue_kb(false);
-  ASSERT_GE(tuned, -1000) << "child failed";
-  RecordProperty("residue_kb_tuned", int(tuned));
-  RecordProperty("residue_kb_glibc_defaults", int(untuned));
+  const auto tuned = burst_residue_kb(false), with_fastbins = burst_residue_kb(true);
+  ASSERT_TRUE(tuned && with_fastbins) << "a child process failed";
+  RecordProperty("residue_kb", int(*tuned));
+  RecordProperty("residue_kb_with_fastbins", int(*with_fastbins));
   // 8 MB taken (40,000 chunks of 208 bytes); at most 1 MiB (an arena's first heap, partial
-  // pages, the thread's stack) may stay.
-  EXPECT_LE(tuned, 1024) << "with glibc's defaults: " << untuned << " kB";
+  // pages, the thread's stack) may stay. With fastbins (measured: 3,860 kB) it is reported,
+  // not asserted: that is glibc's behaviour, not ours.
+  EXPECT_LE(*tuned, 1024) << "with fastbins: " << *with_fastbins << " kB";
 }
 
 }  // namespace
