@@ -246,7 +246,6 @@ Round round_trip(Lab& l, double secs) {
   return r;
 }
 
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];

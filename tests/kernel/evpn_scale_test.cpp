@@ -25,6 +25,7 @@ namespace {
 
 using namespace ofld;
 using Clock = std::chrono::steady_clock;
+using ktest::rss_anon_kb;
 using ktest::wait_for;
 
 constexpr int kRoutes = 10000, kVteps = 100;
@@ -41,15 +42,6 @@ long rib_paths(io::Netns& ns) {
   const auto& o = r.value().out;
   const auto at = o.find("Path:");
   return at == std::string::npos ? -1 : std::atol(o.c_str() + at + 5);
-}
-
-// RssAnon of a process (kB): its heap, thread arenas and stacks, not the mapped binary.
-long rss_anon_kb(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("RssAnon:", 0) == 0) return std::atol(line.c_str() + 8);
-  return -1;
 }
 
 // The anonymous mappings of a process that hold more than 128 kB, one a line ("start size kB

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -30,6 +31,16 @@ inline constexpr bool kSanitized = false;
 #else
 inline constexpr bool kSanitized = false;
 #endif
+
+/// RssAnon of a process (kB, /proc/PID/status): its heap, thread arenas and stacks, not the
+/// mapped binary; -1 when it cannot be read.
+inline long rss_anon_kb(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("RssAnon:", 0) == 0) return std::atol(line.c_str() + 8);
+  return -1;
+}
 
 /// fork + execvp `argv`, stdout and stderr to `log`. Returns the child's pid (exit 127 when
 /// the program cannot be run).

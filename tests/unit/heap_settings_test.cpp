@@ -15,7 +15,6 @@
 #include <cstddef>
 #include <cstdlib>
 #include <optional>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,14 +23,6 @@
 #include "ofld/daemon/heap.hpp"
 
 namespace {
-
-long rss_anon_kb() {
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("RssAnon:", 0) == 0) return std::atol(line.c_str() + 8);
-  return -1;
-}
 
 // kB of a control thread's 8 MB burst still resident after its frees and a malloc_trim, in a
 // child process with tune_process_heap(), and with fastbins turned back on after it (glibc's
@@ -44,7 +35,7 @@ std::optional<long> burst_residue_kb(bool fastbins) {
     ::close(fd[0]);
     ofld::daemon::tune_process_heap();
     if (fastbins) ::mallopt(M_MXFAST, 64 * int(sizeof(std::size_t)) / 4);
-    const long before = rss_anon_kb();
+    const long before = ofld::ktest::rss_anon_kb(::getpid());
     std::thread t([] {
       std::vector<void*> burst, last;
       for (int i = 0; i < 40000; ++i) burst.push_back(std::malloc(200));
@@ -54,7 +45,7 @@ std::optional<long> burst_residue_kb(bool fastbins) {
     });
     t.join();
     malloc_trim(0);
-    const long residue = rss_anon_kb() - before;
+    const long residue = ofld::ktest::rss_anon_kb(::getpid()) - before;
     const bool ok = ::write(fd[1], &residue, sizeof residue) == sizeof residue;
     ::_exit(ok ? 0 : 1);
   }
