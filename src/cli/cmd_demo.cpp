@@ -32,8 +32,15 @@ ofld::cli::Registrar reg([](CLI::App& root) {
       ->check(CLI::IsMember({"vxlan", "geneve", "gue", "gre", "ip6gre"}));
   d->add_option("--seconds", o->seconds, "iperf3 duration")->check(CLI::Range(1, 600));
   d->add_option("--streams", o->streams, "parallel TCP streams")->check(CLI::Range(1, 64));
-  d->add_option("--queues", o->queues, "TAP queues / worker threads per ofld endpoint")
-      ->check(CLI::Range(1u, ofld::daemon::kMaxQueues));
+  d->add_option_function<std::string>(
+      "--queues",
+      [o](const std::string& v) {
+        auto q = ofld::daemon::parse_queues(v);
+        if (auto* e = std::get_if<std::string>(&q)) throw CLI::ValidationError("--queues", *e);
+        o->queues = std::get<unsigned>(q);
+      },
+      "TAP queues / worker threads per ofld endpoint: 1..256 or auto (default: the endpoint's "
+      "own default, auto)");
   d->add_option("--cpus-a", o->cpus_a, "pin endpoint a's workers (its --cpus LIST: 0,1 or 0-3)");
   d->add_option("--cpus-b", o->cpus_b, "pin endpoint b's workers (its --cpus LIST)");
   d->add_flag("--ipv6", o->ipv6_underlay, "IPv6 underlay");

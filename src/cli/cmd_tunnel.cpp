@@ -101,7 +101,8 @@ ofld::cli::Registrar reg([](CLI::App& root) {
               "no TAP vnet header/TSO, no UDP_SEGMENT/UDP_GRO: one datagram per packet");
   t->add_flag("--no-gro", a->no_gro, "no GRO after decapsulation");
   t->add_option("--queues", a->queues,
-                "TAP/TUN queues, one worker thread each (1..256, default 1; TOML: queues = N)");
+                "TAP/TUN queues, one worker thread each: 1..256 or auto (the default: 2 for VXLAN and "
+                "Geneve where two CPUs are allowed, else 1; TOML: queues = N or \"auto\")");
   t->add_option("--cpus", a->cpus,
                 "pin worker i to CPU LIST[i % n] (LIST: 0,1 or 0-3; default: no pinning; "
                 "TOML: cpus = [0, 1]; a reload applies a change)");

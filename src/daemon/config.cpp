@@ -38,7 +38,6 @@ std::optional<tunnel::Mac> parse_mac(const std::string& s) {
 namespace {
 
 using tunnel::conf::addr_arg;
-using tunnel::conf::bad_number;
 using tunnel::conf::num_arg;
 using tunnel::conf::number;
 
@@ -61,9 +60,39 @@ std::optional<std::string> check_remote(const tunnel::IpAddr& r, const tunnel::I
 }  // namespace
 
 Parsed<unsigned> parse_queues(const std::string& s) {
+  if (s == "auto") return kQueuesAuto;
   auto n = number(s, 1, kMaxQueues);
-  if (!n) return bad_number("queues", s, 1, kMaxQueues);
+  if (!n) return "queues: '" + s + "' is not auto or a number in 1.." + std::to_string(kMaxQueues);
   return unsigned(*n);
+}
+
+std::string queues_text(unsigned queues) {
+  return queues == kQueuesAuto ? "auto" : std::to_string(queues);
+}
+
+Parsed<QueuePlan> plan_queues(unsigned configured, unsigned cpus, bool flow_spread,
+                              std::optional<bool> existing_multi_queue) {
+  QueuePlan p;
+  const bool single_exists = existing_multi_queue && !*existing_multi_queue;
+  if (configured != kQueuesAuto) {
+    if (configured > 1 && single_exists)
+      return "queues: " + std::to_string(configured) +
+             " needs a multi-queue device; the existing one is single-queue (make it with "
+             "`ip tuntap add ... multi_queue`, or use queues 1)";
+    p.count = configured;
+  } else if (single_exists) {
+    p.count = 1;
+    p.why = "auto: 1 (the existing device is single-queue)";
+  } else if (!flow_spread) {
+    p.count = 1;
+    p.why = "auto: 1 (the underlay delivers every flow to one socket)";
+  } else {
+    p.count = std::clamp(cpus, 1u, kAutoQueuesMax);
+    p.why = "auto: " + std::to_string(p.count) + " (" + std::to_string(cpus) + " CPU" +
+            (cpus == 1 ? "" : "s") + ", at most " + std::to_string(kAutoQueuesMax) + ")";
+  }
+  p.multi_queue = p.count > 1 || existing_multi_queue.value_or(false);
+  return p;
 }
 
 std::vector<unsigned> allowed_cpus() {
@@ -199,7 +228,7 @@ const std::vector<Setting>& settings() {
       {"control-group", {}, nullptr, Arity::One, Value::Str, kTop, {"control-group"},
        SET(if (v[0].empty()) return std::string("control-group: expected a group name");
            c.cfg.control_group = v[0])},
-      {"queues", {}, nullptr, Arity::One, Value::Int, kTop, {"queues"},
+      {"queues", {}, nullptr, Arity::One, Value::Any, kTop, {"queues"},
        SET(auto q = parse_queues(v[0]); if (auto* e = std::get_if<std::string>(&q)) return *e;
            c.cfg.queues = std::get<unsigned>(q))},
       {"cpus", {}, nullptr, Arity::List, Value::Any, kTop, {"cpus"},

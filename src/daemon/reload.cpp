@@ -45,7 +45,7 @@ const std::vector<Fixed>& fixed_common() {
   static const std::vector<Fixed> k = {
       {"encapsulation", [](const DaemonConfig& c) { return mode_text(c); }},
       {"dev", [](const DaemonConfig& c) { return c.dev; }},
-      {"queues", [](const DaemonConfig& c) { return n(c.queues); }},
+      {"queues", [](const DaemonConfig& c) { return queues_text(c.queues); }},
       {"address", [](const DaemonConfig& c) { return c.address; }},
       {"control", [](const DaemonConfig& c) { return c.control; }},
       {"control-group", [](const DaemonConfig& c) { return c.control_group; }},

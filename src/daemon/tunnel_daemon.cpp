@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <variant>
 
@@ -94,6 +95,20 @@ LinkNow current_link(const std::string& name) {
   ::close(s);
   return l;
 }
+/// Whether an existing TUN/TAP device NAME is multi-queue (`ip -d -j link show`: the tun
+/// link info's multi_queue, tun_fill_info in drivers/net/tun.c); nullopt when there is no
+/// such device or it is not a TUN/TAP (then TUNSETIFF names the fault).
+std::optional<bool> existing_multi_queue(const std::string& dev) {
+  auto r = io::run_command({"ip", "-d", "-j", "link", "show", "dev", dev});
+  if (!r.ok()) return std::nullopt;
+  auto j = json::parse(r.value().out, nullptr, false);
+  if (j.is_discarded() || !j.is_array() || j.empty() || !j[0].is_object()) return std::nullopt;
+  const json li = j[0].value("linkinfo", json::object());
+  if (!li.is_object() || li.value("info_kind", "") != "tun") return std::nullopt;
+  const json d = li.value("info_data", json::object());
+  if (!d.is_object() || !d.contains("multi_queue") || !d["multi_queue"].is_boolean()) return std::nullopt;
+  return d["multi_queue"].get<bool>();
+}
 /// Whether `ip addr show dev NAME` lists `cidr` already (same address and prefix length).
 bool has_address(const std::string& dev, const std::string& cidr) {
   auto r = io::run_command({"ip", "-j", "addr", "show", "dev", dev});
@@ -133,6 +148,7 @@ struct Worker : detail::WorkerBase, io::FrameSink {
   std::optional<io::UdpSocket> udp;           // VXLAN, GUE: receives (and sends by default)
   std::map<std::uint16_t, io::UdpSocket> tx;  // VXLAN: per source port (udp_flow_src_port)
   bool tx_port_pool_full = false;
+  bool reuse_port = false;                    // several workers: every socket in a SO_REUSEPORT group
   std::optional<io::RawIpSocket> raw;         // GRE, ip6gre
   std::optional<io::UdpSocket> grp;           // VXLAN `group`: worker 0 receives the group's datagrams
   std::uint16_t dport = 0;                    // UDP destination port (dstport / port)
@@ -210,7 +226,7 @@ struct Worker : detail::WorkerBase, io::FrameSink {
       o.mcast = !cfg->group.empty();  // floods to the group leave by `dev`
       o.mcast_dev = cfg->group_dev;
       o.gso_short_tail = udp->gso_short_tail();  // probed once on the primary socket
-      o.reuse_port = cfg->queues > 1;            // every worker has its own socket on sport
+      o.reuse_port = reuse_port;                 // every worker has its own socket on sport
       o.df = udp_df;
       auto s = io::UdpSocket::open(o);
       if (s.ok()) return tx.emplace(sport, std::move(s.value())).first->second;
@@ -374,6 +390,7 @@ struct TunnelDaemon::Impl {
   std::shared_ptr<tunnel::SharedFdb> fdb;  // VXLAN
   std::shared_ptr<tunnel::PeerTable> peers;  // peer sessions, shared by the workers
   unsigned dev_offload = 0;
+  bool multi_queue = false;  // the device was attached with IFF_MULTI_QUEUE (QueuePlan)
   detail::WorkerSet<Worker> ws;
   std::unique_ptr<EvpnClient> evpn;  // after ws: destroyed first (withdraws its routes)
   DropReporter drop_log;             // rate-limited drop lines (the control thread)
@@ -503,7 +520,7 @@ struct TunnelDaemon::Impl {
       if (peers) out["peer_sessions"] = peers->to_json(now_ns());
       out[dev().is_tap() ? "tap" : "tun"] = {{"vnet_hdr", dev().vnet_hdr()},
                                              {"offload_bits", dev_offload},
-                                             {"multi_queue", ws.workers.size() > 1}};
+                                             {"multi_queue", multi_queue}};
       if (ws.ctl) {
         out["control"] = ws.ctl->counters().to_json();
         out["control"]["clients"] = ws.ctl->clients();
@@ -626,14 +643,22 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   // A multicast group or EVPN supplies the remotes; else the configuration must name one.
   if (auto e = tunnel::kind_of(cfg.tunnel).validate(cfg.tunnel, cfg.group.empty() && !cfg.evpn))
     return R::error(*e);
-  if (cfg.queues < 1 || cfg.queues > kMaxQueues)
-    return R::error("queues: " + std::to_string(cfg.queues) + " is not in 1.." +
+  if (cfg.queues != kQueuesAuto && cfg.queues > kMaxQueues)
+    return R::error("queues: " + std::to_string(cfg.queues) + " is not auto or in 1.." +
                     std::to_string(kMaxQueues));
+  std::set<unsigned> distinct(cfg.cpus.begin(), cfg.cpus.end());
+  if (distinct.empty())
+    for (unsigned c : allowed_cpus()) distinct.insert(c);
+  const auto planned = plan_queues(cfg.queues, unsigned(distinct.size()), enc->flow_src_ports(),
+                                   existing_multi_queue(cfg.dev));
+  if (auto* e = std::get_if<std::string>(&planned)) return R::error(*e);
+  const QueuePlan plan = std::get<QueuePlan>(planned);
   auto im = std::make_unique<Impl>();
   im->cfg = cfg;
   im->running = cfg;
-  const unsigned nq = cfg.queues;
-  const bool mq = nq > 1;
+  const unsigned nq = plan.count;
+  const bool mq = plan.multi_queue;
+  im->multi_queue = mq;
   const char* kind = tap ? "tap" : "tun";
   // Device: the first queue creates it (IFF_MULTI_QUEUE when more than one queue), the others
   // attach to it by name. Offloads, MTU and link state are device-wide.
@@ -658,6 +683,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
     auto w = std::make_unique<Worker>();
     w->cfg = &im->cfg;
     w->idx = q;
+    w->reuse_port = nq > 1;
     w->dev = std::move(d);
     im->ws.workers.push_back(std::move(w));
   }
@@ -751,7 +777,7 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
                               cfg.offload,
                               4 << 20,
                               w.idx != 0};
-      uo.reuse_port = mq;
+      uo.reuse_port = nq > 1;
       // 8 MiB receive queue (the kernel accounts twice that with its overhead): with 4 MiB a
       // 4-stream demo on 2 busy cores lost 0.03-0.1 % of the datagrams to overflow in 4 runs
       // of 5 (TCP retransmits 578-4440); with 8 MiB none in 8 of 8 (bench/tunnel-profile.md,
@@ -877,12 +903,13 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   im->ws.each_second = [p = im.get()] {
     p->ws.snapshot([p](const std::vector<detail::WorkerDoc>& docs) { p->drop_log.report(p->stats_from(docs)); });
   };
+  if (!plan.why.empty()) spdlog::info("queues {}", plan.why);
   std::string extra = enc->describe();
   if (!cfg.group.empty())
     extra += " group " + cfg.group.to_string() + (cfg.group_dev.empty() ? "" : " dev " + cfg.group_dev);
   if (cfg.evpn) extra += " evpn " + cfg.evpn_server;
   spdlog::info("tunnel {}: {}{} mtu {}{}{}", dev.name(), im->mode(), extra, mtu,
-               mq ? " queues " + std::to_string(nq) + " (IFF_MULTI_QUEUE, SO_REUSEPORT)" : "",
+               mq ? " queues " + std::to_string(nq) + " (IFF_MULTI_QUEUE" + (nq > 1 ? ", SO_REUSEPORT)" : ")") : "",
                cfg.cpus.empty() ? "" : " cpus " + cpus_text(cfg.cpus));
   return std::unique_ptr<TunnelDaemon>(new TunnelDaemon(std::move(im)));
 }

@@ -275,7 +275,7 @@ io::Result<json> run_demo(const DemoOptions& o) {
                                   "--address", ovl, "--control", ctl};
     if (!o.offload) a.push_back("--no-offload");
     if (!o.gro) a.push_back("--no-gro");
-    if (o.queues != 1) a.insert(a.end(), {"--queues", std::to_string(o.queues)});
+    if (o.queues != 0) a.insert(a.end(), {"--queues", std::to_string(o.queues)});
     const std::string& cpus = ns.name() == A.name() ? o.cpus_a : o.cpus_b;
     if (!cpus.empty()) a.insert(a.end(), {"--cpus", cpus});
     // The tunnel words of the encapsulation (ofld tunnel; iproute2's spelling).
@@ -401,7 +401,7 @@ io::Result<json> run_demo(const DemoOptions& o) {
   const double vcs_a = a_kernel ? 0 : double(voluntary_switches(ea.pid()) - vcs_a0),
                vcs_b = b_kernel ? 0 : double(voluntary_switches(eb.pid()) - vcs_b0);
   json out;
-  out["config"] = {{"encap", o.encap}, {"seconds", o.seconds}, {"streams", o.streams}, {"queues", o.queues}, {"ipv6_underlay", v6},
+  out["config"] = {{"encap", o.encap}, {"seconds", o.seconds}, {"streams", o.streams}, {"queues", o.queues ? json(o.queues) : json("auto")}, {"ipv6_underlay", v6},
                    {"cpus", {{"a", o.cpus_a}, {"b", o.cpus_b}}},
                    {"test", o.latency ? "sockperf ping-pong tcp 64 B" : "iperf3"},
                    {"offload", o.offload}, {"gro", o.gro}, {"rco", o.rco},

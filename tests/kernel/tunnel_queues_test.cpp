@@ -6,18 +6,22 @@
 // queues in sysfs (rx-0, rx-1, tx-0, tx-1), SIGTERM ends all workers with exit 0, and the
 // TAP is gone afterwards. Which flow lands on which queue is the kernel's hash (not
 // guaranteed to spread a given set of flows), so the per-queue counters are only checked to
-// add up to the totals; the spread is printed.
+// add up to the totals; the spread is printed. Without --queues (auto, the default) a VXLAN
+// endpoint opens two queues where two CPUs are allowed, and follows a TAP that already
+// exists: its single or multi-queue kind (the kernel refuses a TUNSETIFF of the other kind).
 #include <gtest/gtest.h>
 
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <iostream>
 #include <thread>
 
+#include "ofld/daemon/config.hpp"
 #include "ofld/daemon/tunnel_daemon.hpp"
 #include "ofld/io/netns.hpp"
 #include "netns_pair.hpp"
@@ -51,13 +55,15 @@ struct Setup {
 
 // scatter: recorded only (there is one train representation; OFLD_TX_PIECES is gone).
 // mode: "vxlan", "gue" or "gre" (the L3 modes use a multi-queue TUN instead of a TAP).
+// queues: "--queues" value, or "" for none (auto).
 std::string start_ofld(const io::Netns& ns, Endpoint& e, const std::string& local,
                        const std::string& remote, const std::string& ovl, bool scatter,
-                       const std::string& mode = "vxlan") {
+                       const std::string& mode = "vxlan", const std::string& queues = "2") {
   e.scatter = scatter;
   e.ctl = "/run/ofld/tq-" + std::to_string(::getpid()) + "-" + ns.name() + ".sock";
   e.log = "/tmp/ofld-tq-" + ns.name() + ".log";
-  std::vector<std::string> argv = {"--queues", "2", "--dev", "ofld0", "--address", ovl};
+  std::vector<std::string> argv = {"--dev", "ofld0", "--address", ovl};
+  if (!queues.empty()) argv.insert(argv.begin(), {"--queues", queues});
   if (mode == "vxlan") argv.insert(argv.end(), {"vxlan", "id", "42", "local", local, "remote", remote, "udpcsum"});
   else if (mode == "gue") argv.insert(argv.end(), {"gue", "local", local, "remote", remote, "port", "5555"});
   else argv.insert(argv.end(), {"gre", "local", local, "remote", remote, "key", "42", "csum"});
@@ -66,7 +72,8 @@ std::string start_ofld(const io::Netns& ns, Endpoint& e, const std::string& loca
 
 // A and B joined by a veth (10.78.0.1/.2); ofld with two queues in A; in B a second ofld
 // (kernel_peer false) or the kernel VXLAN device. Overlay 192.168.78.1 (A) / .2 (B).
-std::string setup(Setup& s, bool kernel_peer, bool& skipped, const std::string& mode = "vxlan") {
+std::string setup(Setup& s, bool kernel_peer, bool& skipped, const std::string& mode = "vxlan",
+                  const std::string& queues = "2") {
   if (auto why = ktest::make_veth_pair(s.A, s.B,
                                        {.prefix = "ofld-tq", .addr_a = "10.78.0.1/24", .addr_b = "10.78.0.2/24"},
                                        skipped);
@@ -83,10 +90,11 @@ std::string setup(Setup& s, bool kernel_peer, bool& skipped, const std::string& 
       return st.message();
     if (auto st = B.ip({"link", "set", "vx0", "mtu", "1450", "up"}); !st.ok()) return st.message();
     if (auto st = B.ip({"addr", "add", "192.168.78.2/24", "dev", "vx0"}); !st.ok()) return st.message();
-  } else if (auto e = start_ofld(B, s.eb, "10.78.0.2", "10.78.0.1", "192.168.78.2/24", true, mode); !e.empty()) {
+  } else if (auto e = start_ofld(B, s.eb, "10.78.0.2", "10.78.0.1", "192.168.78.2/24", true, mode, queues);
+             !e.empty()) {
     return e;
   }
-  return start_ofld(A, s.ea, "10.78.0.1", "10.78.0.2", "192.168.78.1/24", kernel_peer, mode);
+  return start_ofld(A, s.ea, "10.78.0.1", "10.78.0.2", "192.168.78.1/24", kernel_peer, mode, queues);
 }
 
 // kStreams parallel streams from `from` to `to` (server at dst): {client list, server list}.
@@ -109,25 +117,39 @@ int check_queue_sums(const nlohmann::json& st, const char* dir, const char* key)
   return used;
 }
 
+// The kernel's view of ofld0: its queues in sysfs, "rx-0\n...tx-0\n...".
+std::string sysfs_queues(const io::Netns& ns, const std::string& dev = "ofld0") {
+  auto q = ns.exec({"ls", "/sys/class/net/" + dev + "/queues"});
+  return q.ok() ? q.value().out : q.message();
+}
+std::string queue_list(unsigned n) {
+  std::string rx, tx;
+  for (unsigned i = 0; i < n; ++i) rx += "rx-" + std::to_string(i) + "\n", tx += "tx-" + std::to_string(i) + "\n";
+  return rx + tx;
+}
+
 void check_endpoint(const io::Netns& ns, Endpoint& e, const char* name,
-                    const std::string& mode = "vxlan") {
-  // The kernel's view: a TAP with two queues.
-  auto q = ns.exec({"ls", "/sys/class/net/ofld0/queues"});
-  ASSERT_TRUE(q.ok()) << q.message();
-  EXPECT_EQ(q.value().out, "rx-0\nrx-1\ntx-0\ntx-1\n") << name;
+                    const std::string& mode = "vxlan", unsigned queues = 2) {
+  // The kernel's view: a TAP with `queues` queues.
+  EXPECT_EQ(sysfs_queues(ns), queue_list(queues)) << name;
   auto st = daemon::query_stats(e.ctl);
   ASSERT_TRUE(st.ok()) << st.message();
   const auto& j = st.value();
-  EXPECT_EQ(j["queues"].get<unsigned>(), 2u);
+  EXPECT_EQ(j["queues"].get<unsigned>(), queues);
   if (mode == "vxlan") {
-    EXPECT_TRUE(j["tap"]["multi_queue"].get<bool>());
+    EXPECT_EQ(j["tap"]["multi_queue"].get<bool>(), queues > 1);
   } else {
-    EXPECT_TRUE(j["tun"]["multi_queue"].get<bool>());
+    EXPECT_EQ(j["tun"]["multi_queue"].get<bool>(), queues > 1);
+  }
+  if (queues == 1) {  // one worker: no per-queue breakdown
+    EXPECT_FALSE(j.contains("per_queue"));
+    EXPECT_EQ(stop(e.pid), 0) << slurp(e.log);
+    return;
   }
   if (mode == "gre") {  // raw IP sockets all see every packet: only queue 0 receives
     EXPECT_EQ(j["per_queue"][1]["rx"]["datagrams"].get<std::uint64_t>(), 0u);
   }
-  ASSERT_EQ(j["per_queue"].size(), 2u);
+  ASSERT_EQ(j["per_queue"].size(), queues);
   int rxq = check_queue_sums(j, "rx", "datagrams");
   int txq = check_queue_sums(j, "tx", "frames");
   check_queue_sums(j, "rx", "bytes");
@@ -141,10 +163,11 @@ void check_endpoint(const io::Netns& ns, Endpoint& e, const char* name,
   EXPECT_FALSE(link.ok()) << "TAP still present after SIGTERM";
 }
 
-void run(bool kernel_peer, const std::string& mode = "vxlan") {
+void run(bool kernel_peer, const std::string& mode = "vxlan", const std::string& queues = "2",
+         unsigned expect_queues = 2) {
   Setup s;
   bool skipped = false;
-  std::string why = setup(s, kernel_peer, skipped, mode);
+  std::string why = setup(s, kernel_peer, skipped, mode, queues);
   if (skipped) GTEST_SKIP() << why;
   ASSERT_EQ(why, "");
   auto [c1, s1] = transfer(*s.A, *s.B, "192.168.78.2", 11);  // A → B
@@ -153,8 +176,13 @@ void run(bool kernel_peer, const std::string& mode = "vxlan") {
   auto [c2, s2] = transfer(*s.B, *s.A, "192.168.78.1", 23);  // B → A
   EXPECT_EQ(c2, s2) << "B -> A\n" << slurp(s.ea.log);
   EXPECT_NE(s2, "");
-  check_endpoint(*s.A, s.ea, "A", mode);
-  if (!kernel_peer) check_endpoint(*s.B, s.eb, "B", mode);
+  check_endpoint(*s.A, s.ea, "A", mode, expect_queues);
+  if (!kernel_peer) check_endpoint(*s.B, s.eb, "B", mode, expect_queues);
+}
+
+// CPUs the endpoints may run on (they inherit this test's affinity).
+unsigned allowed_cpu_count() {
+  return unsigned(daemon::allowed_cpus().size());
 }
 
 TEST(TunnelQueues, TwoOfldEndpointsTwoQueuesParallelStreams) { run(false); }
@@ -163,3 +191,68 @@ TEST(TunnelQueues, GueTwoQueuesParallelStreams) { run(false, "gue"); }
 TEST(TunnelQueues, GreTwoQueuesParallelStreams) { run(false, "gre"); }
 
 }  // namespace
+
+// The default (auto): two queues for VXLAN where two CPUs are allowed, one on one CPU; one
+// for GUE, whose every flow arrives on one 4-tuple (one SO_REUSEPORT socket would take it).
+TEST(TunnelQueues, DefaultAutoVxlanOpensTwoQueuesWhereTwoCpusAreAllowed) {
+  const unsigned n = std::min(allowed_cpu_count(), daemon::kAutoQueuesMax);
+  std::cout << "[ info ] " << allowed_cpu_count() << " CPUs allowed: expecting " << n << " queue(s)\n";
+  run(false, "vxlan", "", n);
+}
+TEST(TunnelQueues, DefaultAutoGueOpensOneQueue) { run(false, "gue", "", 1); }
+
+// An existing TAP (`ip tuntap add`, persistent, as an operator or a VM manager makes it): the
+// default follows its kind, an explicit count that cannot fit it is refused with the reason,
+// and `--queues 1` attaches to a multi-queue TAP (the kernel refuses both mismatches with
+// EINVAL alone).
+TEST(TunnelQueues, DefaultAutoFollowsAnExistingTapAndAMismatchIsNamed) {
+  if (auto s = io::netns_available(); !s.ok()) GTEST_SKIP() << s.message();
+  auto ns = io::Netns::create("ofld-tqx");
+  if (!ns.ok()) {
+    if (ns.is_skipped()) GTEST_SKIP() << ns.message();
+    FAIL() << ns.message();
+  }
+  auto& N = ns.value();
+  ASSERT_TRUE(N.ip({"link", "set", "lo", "up"}).ok());
+  ASSERT_TRUE(N.ip({"addr", "add", "10.79.0.1/32", "dev", "lo"}).ok());
+  ASSERT_TRUE(N.ip({"tuntap", "add", "mode", "tap", "name", "single0"}).ok());
+  ASSERT_TRUE(N.ip({"tuntap", "add", "mode", "tap", "name", "multi0", "multi_queue"}).ok());
+  const unsigned two = std::min(allowed_cpu_count(), daemon::kAutoQueuesMax);
+  struct Case {
+    std::string dev, queues;
+    bool starts;
+    unsigned expect;       // queues in sysfs while it runs
+    std::string message;   // in the log when it does not start
+  };
+  for (const Case& c : std::vector<Case>{
+           {"single0", "", true, 1, ""},
+           {"single0", "2", false, 0, "needs a multi-queue device"},
+           {"single0", "1", true, 1, ""},
+           {"multi0", "", true, two, ""},
+           {"multi0", "1", true, 1, ""},
+           {"multi0", "2", true, 2, ""},
+       }) {
+    Endpoint e;
+    e.ctl = "/run/ofld/tqx-" + std::to_string(::getpid()) + ".sock";
+    e.log = "/tmp/ofld-tqx-" + N.name() + ".log";
+    std::vector<std::string> argv = {"--dev", c.dev, "vxlan", "id", "42", "local", "10.79.0.1", "remote", "10.79.0.2"};
+    if (!c.queues.empty()) argv.insert(argv.begin(), {"--queues", c.queues});
+    const std::string what = c.dev + " --queues " + (c.queues.empty() ? "(auto)" : c.queues);
+    const std::string err = ktest::start_tunnel(N, e.ctl, e.log, argv, e.pid, 10);
+    if (!c.starts) {
+      EXPECT_NE(err, "") << what << ": started";
+      EXPECT_NE(err.find(c.message), std::string::npos) << what << ": " << err;
+      stop(e.pid);
+      continue;
+    }
+    ASSERT_EQ(err, "") << what;
+    EXPECT_EQ(sysfs_queues(N, c.dev), queue_list(c.expect)) << what;
+    auto st = daemon::query_stats(e.ctl);
+    ASSERT_TRUE(st.ok()) << st.message();
+    EXPECT_EQ(st.value()["queues"].get<unsigned>(), c.expect) << what;
+    EXPECT_EQ(st.value()["tap"]["multi_queue"].get<bool>(), c.dev == "multi0") << what;
+    EXPECT_EQ(stop(e.pid), 0) << what << "\n" << slurp(e.log);
+    // A persistent TAP outlives the endpoint, with its kind.
+    EXPECT_TRUE(N.ip({"link", "show", c.dev}).ok()) << what;
+  }
+}

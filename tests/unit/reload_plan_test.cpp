@@ -76,7 +76,7 @@ TEST(ReloadPlan, RefusedSettingIsNamed) {
       {v + "remcsumtx = true\n", "remcsumtx:"},
       {v + "learning = false\n", "learning:"},
       {"dev = \"other0\"\n" + v, "dev: ofld0 -> other0"},
-      {"queues = 2\n" + v, "queues: 1 -> 2"},
+      {"queues = 2\n" + v, "queues: auto -> 2"},
       {"offload = false\n" + v, "offload: on -> off"},
       {"metrics = 9100\n" + v, "metrics: (none) -> 9100"},
       {"[gue]\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\nport = 5555\n", "encapsulation: vxlan -> gue"},

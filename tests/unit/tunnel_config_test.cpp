@@ -117,9 +117,13 @@ TEST(TunnelConfig, TomlErrorsNameTheSetting) {
   EXPECT_NE(err("[vxlan]\nid = 1\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\nudpcsum = false\nremcsumtx = true\n").find("K-2"), std::string::npos);
 }
 
-// --queues N / TOML queues = N: 1..256 (the kernel's MAX_TAP_QUEUES in drivers/net/tun.c).
-TEST(TunnelConfig, QueuesParsedAndDefaultOne) {
-  EXPECT_EQ(DaemonConfig{}.queues, 1u);
+// --queues N|auto / TOML queues = N or "auto": 1..256 (the kernel's MAX_TAP_QUEUES in
+// drivers/net/tun.c) or auto, the default.
+TEST(TunnelConfig, QueuesParsedAndDefaultAuto) {
+  EXPECT_EQ(DaemonConfig{}.queues, kQueuesAuto);
+  EXPECT_EQ(std::get<unsigned>(parse_queues("auto")), kQueuesAuto);
+  EXPECT_EQ(queues_text(kQueuesAuto), "auto");
+  EXPECT_EQ(queues_text(3), "3");
   auto q = parse_queues("2");
   ASSERT_TRUE(std::holds_alternative<unsigned>(q));
   EXPECT_EQ(std::get<unsigned>(q), 2u);
@@ -129,11 +133,49 @@ TEST(TunnelConfig, QueuesParsedAndDefaultOne) {
   EXPECT_EQ(std::get<DaemonConfig>(p).queues, 4u);
   auto d = parse_toml("[vxlan]\nid = 1\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\n");
   ASSERT_TRUE(std::holds_alternative<DaemonConfig>(d));
-  EXPECT_EQ(std::get<DaemonConfig>(d).queues, 1u);
+  EXPECT_EQ(std::get<DaemonConfig>(d).queues, kQueuesAuto);
+  auto s = parse_toml("queues = \"auto\"\n[vxlan]\nid = 1\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\n");
+  ASSERT_TRUE(std::holds_alternative<DaemonConfig>(s)) << std::get<std::string>(s);
+  EXPECT_EQ(std::get<DaemonConfig>(s).queues, kQueuesAuto);
+}
+
+// plan_queues: what a start opens. The kernel refuses TUNSETIFF with IFF_MULTI_QUEUE on an
+// existing single-queue device and without it on a multi-queue one (EINVAL, tun_set_iff in
+// drivers/net/tun.c), so the plan follows an existing device; auto takes two queues only
+// where the underlay spreads flows over the SO_REUSEPORT sockets and two CPUs are allowed.
+TEST(TunnelConfig, QueuePlanAutoAndExistingDevices) {
+  auto plan = [](unsigned q, unsigned cpus, bool spread, std::optional<bool> mq) {
+    auto p = plan_queues(q, cpus, spread, mq);
+    EXPECT_TRUE(std::holds_alternative<QueuePlan>(p)) << std::get<std::string>(p);
+    return std::holds_alternative<QueuePlan>(p) ? std::get<QueuePlan>(p) : QueuePlan{0, false, ""};
+  };
+  struct Case { unsigned q, cpus; bool spread; std::optional<bool> mq; unsigned count; bool multi; };
+  for (const Case& c : std::vector<Case>{
+           {kQueuesAuto, 2, true, std::nullopt, 2, true},   // VXLAN/Geneve, new device, 2 CPUs
+           {kQueuesAuto, 64, true, std::nullopt, kAutoQueuesMax, true},
+           {kQueuesAuto, 1, true, std::nullopt, 1, false},  // one CPU
+           {kQueuesAuto, 2, false, std::nullopt, 1, false}, // GUE, GRE
+           {kQueuesAuto, 2, true, false, 1, false},         // existing single-queue TAP
+           {kQueuesAuto, 1, true, true, 1, true},           // existing multi-queue TAP, one CPU
+           {kQueuesAuto, 2, false, true, 1, true},          // existing multi-queue TUN, GRE
+           {kQueuesAuto, 4, true, true, 2, true},
+           {1, 8, true, std::nullopt, 1, false},
+           {1, 8, true, true, 1, true},                     // queues 1 on a multi-queue device
+           {4, 1, false, std::nullopt, 4, true},            // explicit: as given
+       }) {
+    const QueuePlan p = plan(c.q, c.cpus, c.spread, c.mq);
+    EXPECT_EQ(p.count, c.count) << c.q << " " << c.cpus << " " << c.spread;
+    EXPECT_EQ(p.multi_queue, c.multi) << c.q << " " << c.cpus << " " << c.spread;
+    EXPECT_EQ(p.why.empty(), c.q != kQueuesAuto);
+  }
+  auto refused = plan_queues(2, 2, true, false);
+  ASSERT_TRUE(std::holds_alternative<std::string>(refused));
+  EXPECT_NE(std::get<std::string>(refused).find("queues: 2"), std::string::npos);
+  EXPECT_NE(std::get<std::string>(refused).find("multi_queue"), std::string::npos);
 }
 
 TEST(TunnelConfig, QueuesOutOfRangeNamesTheSetting) {
-  for (const char* bad : {"0", "257", "-1", "two", "", "1.5", "99999999999999999999"}) {
+  for (const char* bad : {"0", "257", "-1", "two", "", "1.5", "99999999999999999999", "Auto", "auto2"}) {
     auto q = parse_queues(bad);
     ASSERT_TRUE(std::holds_alternative<std::string>(q)) << bad;
     EXPECT_NE(std::get<std::string>(q).find("queues"), std::string::npos) << bad;
@@ -145,7 +187,7 @@ TEST(TunnelConfig, QueuesOutOfRangeNamesTheSetting) {
   const std::string vx = "[vxlan]\nid = 1\nlocal = \"10.0.0.1\"\nremote = \"10.0.0.2\"\n";
   EXPECT_NE(err("queues = 0\n" + vx).find("queues"), std::string::npos);
   EXPECT_NE(err("queues = 1000\n" + vx).find("queues"), std::string::npos);
-  EXPECT_NE(err("queues = \"2\"\n" + vx).find("queues"), std::string::npos);
+  EXPECT_NE(err("queues = \"two\"\n" + vx).find("queues"), std::string::npos);
   EXPECT_NE(err("queues = true\n" + vx).find("queues"), std::string::npos);
 }
 

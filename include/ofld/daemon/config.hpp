@@ -90,8 +90,9 @@ struct DaemonConfig {
   bool offload = true;            ///< TAP vnet hdr + TUNSETOFFLOAD, UDP_SEGMENT, UDP_GRO
   bool gro = true;                ///< GRO after decapsulation
   /// TAP/TUN queues (IFF_MULTI_QUEUE when > 1), one worker thread with its own UDP socket
-  /// (SO_REUSEPORT on the same port), GRO engine and buffers per queue. 1 = single queue.
-  unsigned queues = 1;
+  /// (SO_REUSEPORT on the same port), GRO engine and buffers per queue. 1 = single queue;
+  /// kQueuesAuto (`queues auto`, the default): the count plan_queues chooses at start.
+  unsigned queues = 0;
   /// `cpus LIST` / TOML `cpus = [0, 1]` (or a string "0,1", "0-3"): worker i is pinned to the
   /// one CPU cpus[i % n] (sched_setaffinity of its thread; the control, metrics and EVPN
   /// threads are not pinned). Empty: no pinning, the workers run where the scheduler puts
@@ -148,9 +149,42 @@ struct DaemonConfig {
 /// Most queues accepted: the kernel's MAX_TAP_QUEUES (drivers/net/tun.c).
 inline constexpr unsigned kMaxQueues = 256;
 
-/// Parse a queue count ("--queues N", TOML `queues = N`): the number, or an error naming
-/// `queues` when it is not a number in 1..kMaxQueues.
+/// `queues auto`: the endpoint chooses the count when it starts (plan_queues).
+inline constexpr unsigned kQueuesAuto = 0;
+
+/// Most queues `queues auto` opens. Two queues were measured (bench/tunnel-profile.md,
+/// "Queue count", 2 vCPUs): four streams 0.64x the kernel VXLAN pair with two against 0.51x
+/// with one, and less CPU per GB; one stream the same. More is an explicit `queues N`.
+inline constexpr unsigned kAutoQueuesMax = 2;
+
+/// Parse a queue count ("--queues N|auto", TOML `queues = N` or `queues = "auto"`): the
+/// number, kQueuesAuto for "auto", or an error naming `queues` when it is neither "auto" nor
+/// a number in 1..kMaxQueues.
 Parsed<unsigned> parse_queues(const std::string& s);
+/// "auto" or the number (the text parse_queues reads back).
+std::string queues_text(unsigned queues);
+
+/// The queues an endpoint opens on its TAP/TUN.
+struct QueuePlan {
+  unsigned count = 1;        ///< queues, one worker thread each
+  bool multi_queue = false;  ///< TUNSETIFF with IFF_MULTI_QUEUE (the device is or becomes multi-queue)
+  std::string why;           ///< for the log: how `auto` chose, or "" for an explicit count
+};
+
+/// The queue plan for `configured` (kQueuesAuto or 1..kMaxQueues). `cpus`: how many CPUs the
+/// workers may run on (the distinct CPUs of `cpus`, else the process's allowed set).
+/// `flow_spread`: the underlay's receive spreads inner flows over the SO_REUSEPORT sockets
+/// (each flow has its own UDP source port: VXLAN, Geneve; not GUE's one port, not GRE's raw
+/// socket, which hands every packet to worker 0). `existing_multi_queue`: whether a TUN/TAP
+/// device of that name that already exists has IFF_MULTI_QUEUE (io::existing_tun_flags),
+/// nullopt when the endpoint creates it. The kernel refuses (EINVAL) to attach without IFF_MULTI_QUEUE
+/// to a multi-queue device and with it to a single-queue one (tun_set_iff in
+/// drivers/net/tun.c), so the plan follows an existing device's kind.
+/// auto: 1 for an existing single-queue device or without flow_spread, else
+/// min(kAutoQueuesMax, cpus). Error (naming `queues`): an explicit count above 1 for an
+/// existing single-queue device.
+Parsed<QueuePlan> plan_queues(unsigned configured, unsigned cpus, bool flow_spread,
+                              std::optional<bool> existing_multi_queue);
 
 /// The CPUs this process may run on (sched_getaffinity of the calling thread), ascending.
 std::vector<unsigned> allowed_cpus();

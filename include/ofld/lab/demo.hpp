@@ -39,7 +39,7 @@ struct DemoOptions {
   bool integrity_a = false, integrity_b = false;
   bool kernel_peer = false;     ///< side B is the kernel's VXLAN device, not ofld
   bool kernel_both = false;     ///< both sides kernel VXLAN (reference for benchmarks)
-  unsigned queues = 1;          ///< ofld endpoints' --queues (TAP queues / worker threads)
+  unsigned queues = 0;          ///< ofld endpoints' --queues (TAP queues / worker threads); 0: not given (auto)
   /// `--cpus` of endpoint A / B (ofld tunnel `cpus`: worker i on LIST[i % n]); "" = not pinned.
   /// Checked by the endpoint (its error ends the demo).
   std::string cpus_a, cpus_b;
