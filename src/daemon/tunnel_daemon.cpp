@@ -95,10 +95,15 @@ LinkNow current_link(const std::string& name) {
   ::close(s);
   return l;
 }
-/// Whether an existing TUN/TAP device NAME is multi-queue (`ip -d -j link show`: the tun
-/// link info's multi_queue, tun_fill_info in drivers/net/tun.c); nullopt when there is no
-/// such device or it is not a TUN/TAP (then TUNSETIFF names the fault).
-std::optional<bool> existing_multi_queue(const std::string& dev) {
+/// An existing TUN/TAP device: whether it is multi-queue and how many queues are attached now
+/// (`ip -d -j link show`: the tun link info's multi_queue and numqueues, tun_fill_info in
+/// drivers/net/tun.c; numqueues is given for multi-queue devices only).
+struct ExistingTun {
+  bool multi_queue = false;
+  unsigned attached = 0;
+};
+/// nullopt when there is no such device or it is not a TUN/TAP (then TUNSETIFF names the fault).
+std::optional<ExistingTun> existing_tun(const std::string& dev) {
   auto r = io::run_command({"ip", "-d", "-j", "link", "show", "dev", dev});
   if (!r.ok()) return std::nullopt;
   auto j = json::parse(r.value().out, nullptr, false);
@@ -107,7 +112,10 @@ std::optional<bool> existing_multi_queue(const std::string& dev) {
   if (!li.is_object() || li.value("info_kind", "") != "tun") return std::nullopt;
   const json d = li.value("info_data", json::object());
   if (!d.is_object() || !d.contains("multi_queue") || !d["multi_queue"].is_boolean()) return std::nullopt;
-  return d["multi_queue"].get<bool>();
+  ExistingTun t;
+  t.multi_queue = d["multi_queue"].get<bool>();
+  if (d.contains("numqueues") && d["numqueues"].is_number_unsigned()) t.attached = d["numqueues"].get<unsigned>();
+  return t;
 }
 /// Whether `ip addr show dev NAME` lists `cidr` already (same address and prefix length).
 bool has_address(const std::string& dev, const std::string& cidr) {
@@ -649,8 +657,15 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   std::set<unsigned> distinct(cfg.cpus.begin(), cfg.cpus.end());
   if (distinct.empty())
     for (unsigned c : allowed_cpus()) distinct.insert(c);
-  const auto planned = plan_queues(cfg.queues, unsigned(distinct.size()), enc->flow_src_ports(),
-                                   existing_multi_queue(cfg.dev));
+  const auto existing = existing_tun(cfg.dev);
+  // A multi-queue device with queues attached is another process's: attaching more queues
+  // would succeed and share its frames with us (a single-queue one refuses with EBUSY).
+  if (existing && existing->multi_queue && existing->attached > 0)
+    return R::error("dev " + cfg.dev + ": in use (" + std::to_string(existing->attached) +
+                    " queue(s) attached by another process, another endpoint?)");
+  const auto planned =
+      plan_queues(cfg.queues, unsigned(distinct.size()), enc->flow_src_ports(),
+                  existing ? std::optional<bool>(existing->multi_queue) : std::nullopt);
   if (auto* e = std::get_if<std::string>(&planned)) return R::error(*e);
   const QueuePlan plan = std::get<QueuePlan>(planned);
   auto im = std::make_unique<Impl>();
@@ -762,6 +777,13 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   // protocol 47 (GRE, ip6gre).
   auto gate = std::make_shared<io::GsoWriteGate>();  // one device: its queues share the verdict
   const bool use_udp = enc->socket() == tunnel::SocketKind::Udp;
+  // Several workers share the port with SO_REUSEPORT, which would also admit another
+  // endpoint's sockets on it (same user) and split the flows between the two: the port must
+  // be free first. One worker binds without SO_REUSEPORT, and the kernel refuses a second.
+  if (use_udp && nq > 1)
+    if (auto s = io::check_udp_port_free(common.local, enc->dst_port()); !s.ok())
+      return R::error("local " + common.local.to_string() + (enc->flow_src_ports() ? " dstport " : " port ") +
+                      std::to_string(enc->dst_port()) + ": " + s.message());
   for (auto& wp : im->ws.workers) {
     auto& w = *wp;
     if (use_udp) {

@@ -205,6 +205,22 @@ std::string join_group(int fd, bool v6, const UdpSocketOptions& o) {
 
 }  // namespace
 
+Status check_udp_port_free(const wire::IpAddr& local, std::uint16_t port) {
+  const bool v6 = local.is_v6();
+  UniqueFd fd(::socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (fd.get() < 0) return Status::error(err("socket"));
+  if (v6) {
+    const int one = 1;  // as the endpoint's own sockets bind
+    ::setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+  }
+  sockaddr_storage ss;
+  const socklen_t sl = make_sa(local, port, ss);
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&ss), sl) == 0) return ok_status();
+  if (errno == EADDRINUSE)
+    return Status::error("in use by another socket (another endpoint on this port?)");
+  return Status::error(err(("bind " + local.to_string() + " port " + std::to_string(port)).c_str()));
+}
+
 Result<UdpSocket> UdpSocket::open(const UdpSocketOptions& o) {
   UdpSocket s;
   s.v6_ = o.local.is_v6();

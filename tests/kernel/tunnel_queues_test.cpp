@@ -256,3 +256,50 @@ TEST(TunnelQueues, DefaultAutoFollowsAnExistingTapAndAMismatchIsNamed) {
     EXPECT_TRUE(N.ip({"link", "show", c.dev}).ok()) << what;
   }
 }
+
+// A second endpoint while one runs with two queues: on the same multi-queue TAP (another
+// control socket), attaching would succeed and take part of the first one's frames; on the
+// same UDP port (another TAP), its SO_REUSEPORT sockets would join the first one's group and
+// take part of its flows. Both are refused with the reason, and the first keeps its queues.
+TEST(TunnelQueues, SecondEndpointOnTheSameTapOrPortIsRefused) {
+  if (auto s = io::netns_available(); !s.ok()) GTEST_SKIP() << s.message();
+  auto ns = io::Netns::create("ofld-tq2");
+  if (!ns.ok()) {
+    if (ns.is_skipped()) GTEST_SKIP() << ns.message();
+    FAIL() << ns.message();
+  }
+  auto& N = ns.value();
+  ASSERT_TRUE(N.ip({"link", "set", "lo", "up"}).ok());
+  ASSERT_TRUE(N.ip({"addr", "add", "10.79.0.1/32", "dev", "lo"}).ok());
+  const unsigned n = std::min(allowed_cpu_count(), daemon::kAutoQueuesMax);
+  const std::string tag = std::to_string(::getpid()) + "-" + N.name();
+  auto args = [](const std::string& dev) {
+    return std::vector<std::string>{"--dev", dev, "vxlan", "id", "42", "local", "10.79.0.1", "remote", "10.79.0.2"};
+  };
+  Endpoint first;
+  first.ctl = "/run/ofld/tq2-a-" + tag + ".sock";
+  first.log = "/tmp/ofld-tq2-a-" + tag + ".log";
+  ASSERT_EQ(ktest::start_tunnel(N, first.ctl, first.log, args("ofld0"), first.pid, 10), "");
+  ASSERT_EQ(sysfs_queues(N, "ofld0"), queue_list(n));
+  struct Case {
+    const char* what;
+    std::string dev;
+    std::string message;  // with two queues; one queue: the kernel's own refusal
+  };
+  for (const Case& c : std::vector<Case>{
+           {"same TAP, another control socket", "ofld0", n > 1 ? "dev ofld0: in use" : "busy"},
+           {"another TAP, same port", "ofld1", n > 1 ? "dstport 4789: in use by another socket" : "in use"},
+       }) {
+    Endpoint e;
+    e.ctl = "/run/ofld/tq2-b-" + tag + ".sock";
+    e.log = "/tmp/ofld-tq2-b-" + tag + ".log";
+    const std::string err = ktest::start_tunnel(N, e.ctl, e.log, args(c.dev), e.pid, 10);
+    stop(e.pid);
+    EXPECT_NE(err.find(c.message), std::string::npos) << c.what << ": " << err;
+    EXPECT_EQ(sysfs_queues(N, "ofld0"), queue_list(n)) << c.what;
+    auto st = daemon::query_stats(first.ctl);
+    ASSERT_TRUE(st.ok()) << c.what << ": the first endpoint: " << st.message();
+    EXPECT_EQ(st.value()["queues"].get<unsigned>(), n);
+  }
+  EXPECT_EQ(stop(first.pid), 0) << slurp(first.log);
+}

@@ -91,6 +91,15 @@ struct UdpSocketStats {
   std::uint64_t recv_buffers = 0;    ///< buffers (datagrams or trains) those calls returned
 };
 
+/// Whether local:port is free to bind, tested with a plain bind (no SO_REUSEPORT) of a socket
+/// that is closed again. Sockets that share a port with SO_REUSEPORT admit any later socket
+/// of the same user that also sets it, so a second endpoint on the same port would join the
+/// group silently and take part of the flows; testing before binding the group names it
+/// instead. Error: "in use by another socket ..." (EADDRINUSE; the caller names address and
+/// port), or the bind's own error naming them.
+/// (Two processes that test at the same instant can both pass.)
+Status check_udp_port_free(const wire::IpAddr& local, std::uint16_t port);
+
 class UdpSocket {
  public:
   /// socket + bind + options; probes UDP_SEGMENT and UDP_GRO. The socket is non-blocking.
