@@ -176,10 +176,10 @@ struct QueuePlan {
 /// `flow_spread`: the underlay's receive spreads inner flows over the SO_REUSEPORT sockets
 /// (each flow has its own UDP source port: VXLAN, Geneve; not GUE's one port, not GRE's raw
 /// socket, which hands every packet to worker 0). `existing_multi_queue`: whether a TUN/TAP
-/// device of that name that already exists has IFF_MULTI_QUEUE (io::existing_tun_flags),
-/// nullopt when the endpoint creates it. The kernel refuses (EINVAL) to attach without IFF_MULTI_QUEUE
-/// to a multi-queue device and with it to a single-queue one (tun_set_iff in
-/// drivers/net/tun.c), so the plan follows an existing device's kind.
+/// device of that name that already exists has IFF_MULTI_QUEUE (the endpoint reads the
+/// link's tun info), nullopt when the endpoint creates it. The kernel refuses (EINVAL) to
+/// attach without IFF_MULTI_QUEUE to a multi-queue device and with it to a single-queue one
+/// (tun_set_iff in drivers/net/tun.c), so the plan follows an existing device's kind.
 /// auto: 1 for an existing single-queue device or without flow_spread, else
 /// min(kAutoQueuesMax, cpus). Error (naming `queues`): an explicit count above 1 for an
 /// existing single-queue device.
