@@ -14,8 +14,8 @@
 namespace {
 
 struct TunnelArgs {
-  std::optional<std::string> dev;  // given, even empty, overrides the configuration's
-  std::string config, address, control, control_group, queues, cpus, user, log_format, log_level, metrics;
+  std::optional<std::string> dev, queues;  // given, even empty, override the configuration's
+  std::string config, address, control, control_group, cpus, user, log_format, log_level, metrics;
   bool no_offload = false, no_gro = false, verbose = false;
   std::vector<std::string> words;
 };
@@ -49,7 +49,7 @@ int run_tunnel(const TunnelArgs& a) {
   if (!a.control_group.empty()) opts.push_back({"control-group", {a.control_group}});
   if (a.no_offload) opts.push_back({"no-offload", {}});
   if (a.no_gro) opts.push_back({"no-gro", {}});
-  if (!a.queues.empty()) opts.push_back({"queues", {a.queues}});
+  if (a.queues) opts.push_back({"queues", {*a.queues}});
   if (!a.cpus.empty()) opts.push_back({"cpus", {a.cpus}});
   if (!a.user.empty()) opts.push_back({"user", {a.user}});
   if (!a.log_format.empty()) opts.push_back({"log-format", {a.log_format}});

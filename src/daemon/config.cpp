@@ -70,6 +70,14 @@ std::string queues_text(unsigned queues) {
   return queues == kQueuesAuto ? "auto" : std::to_string(queues);
 }
 
+unsigned auto_queue_cpus(const std::vector<unsigned>& cpus, std::size_t allowed) {
+  if (cpus.empty()) return unsigned(std::min<std::size_t>(allowed, kMaxQueues));
+  std::set<unsigned> seen;
+  for (unsigned c : cpus)
+    if (!seen.insert(c).second) break;
+  return unsigned(std::min<std::size_t>(seen.size(), kMaxQueues));
+}
+
 Parsed<QueuePlan> plan_queues(unsigned configured, unsigned cpus, bool flow_spread,
                               std::optional<bool> existing_multi_queue) {
   QueuePlan p;

@@ -22,7 +22,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <sstream>
 #include <variant>
 
@@ -94,28 +93,6 @@ LinkNow current_link(const std::string& name) {
   if (::ioctl(s, SIOCGIFFLAGS, &q) == 0) l.up = (q.ifr_flags & IFF_UP) != 0;
   ::close(s);
   return l;
-}
-/// An existing TUN/TAP device: whether it is multi-queue and how many queues are attached now
-/// (`ip -d -j link show`: the tun link info's multi_queue and numqueues, tun_fill_info in
-/// drivers/net/tun.c; numqueues is given for multi-queue devices only).
-struct ExistingTun {
-  bool multi_queue = false;
-  unsigned attached = 0;
-};
-/// nullopt when there is no such device or it is not a TUN/TAP (then TUNSETIFF names the fault).
-std::optional<ExistingTun> existing_tun(const std::string& dev) {
-  auto r = io::run_command({"ip", "-d", "-j", "link", "show", "dev", dev});
-  if (!r.ok()) return std::nullopt;
-  auto j = json::parse(r.value().out, nullptr, false);
-  if (j.is_discarded() || !j.is_array() || j.empty() || !j[0].is_object()) return std::nullopt;
-  const json li = j[0].value("linkinfo", json::object());
-  if (!li.is_object() || li.value("info_kind", "") != "tun") return std::nullopt;
-  const json d = li.value("info_data", json::object());
-  if (!d.is_object() || !d.contains("multi_queue") || !d["multi_queue"].is_boolean()) return std::nullopt;
-  ExistingTun t;
-  t.multi_queue = d["multi_queue"].get<bool>();
-  if (d.contains("numqueues") && d["numqueues"].is_number_unsigned()) t.attached = d["numqueues"].get<unsigned>();
-  return t;
 }
 /// Whether `ip addr show dev NAME` lists `cidr` already (same address and prefix length).
 bool has_address(const std::string& dev, const std::string& cidr) {
@@ -654,18 +631,29 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
   if (cfg.queues != kQueuesAuto && cfg.queues > kMaxQueues)
     return R::error("queues: " + std::to_string(cfg.queues) + " is not auto or in 1.." +
                     std::to_string(kMaxQueues));
-  std::set<unsigned> distinct(cfg.cpus.begin(), cfg.cpus.end());
-  if (distinct.empty())
-    for (unsigned c : allowed_cpus()) distinct.insert(c);
-  const auto existing = existing_tun(cfg.dev);
-  // A multi-queue device with queues attached is another process's: attaching more queues
-  // would succeed and share its frames with us (a single-queue one refuses with EBUSY).
-  if (existing && existing->multi_queue && existing->attached > 0)
-    return R::error("dev " + cfg.dev + ": in use (" + std::to_string(existing->attached) +
-                    " queue(s) attached by another process, another endpoint?)");
-  const auto planned =
-      plan_queues(cfg.queues, unsigned(distinct.size()), enc->flow_src_ports(),
-                  existing ? std::optional<bool>(existing->multi_queue) : std::nullopt);
+  // An existing device: what it is decides how to attach (plan_queues) and whether we may.
+  std::optional<bool> existing_mq;
+  if (auto l = io::tun_link_info(cfg.dev); !l.ok()) {
+    spdlog::warn("dev {}: {} (attaching as planned; the kernel decides)", cfg.dev, l.message());
+  } else if (const io::TunLinkInfo& li = l.value(); li.exists) {
+    const char* want = tap ? "TAP" : "TUN";
+    if (!li.is_tun())
+      return R::error("dev " + cfg.dev + ": exists and is " +
+                      (li.kind.empty() ? std::string("not a TUN/TAP device") : "a " + li.kind + " device") +
+                      "; " + std::string(cfg.tunnel.name()) + " needs a " + want +
+                      " (give another name, or remove it)");
+    if (li.tap != tap)
+      return R::error("dev " + cfg.dev + ": exists as a " + (li.tap ? "TAP" : "TUN") + "; " +
+                      std::string(cfg.tunnel.name()) + " needs a " + want);
+    // A multi-queue device with queues attached is another process's: attaching more queues
+    // would succeed and share its frames with us (a single-queue one refuses with EBUSY).
+    if (li.multi_queue && li.queues > 0)
+      return R::error("dev " + cfg.dev + ": in use (" + std::to_string(li.queues) +
+                      " queue(s) attached by another process, another endpoint?)");
+    existing_mq = li.multi_queue;
+  }
+  const auto planned = plan_queues(cfg.queues, auto_queue_cpus(cfg.cpus, allowed_cpus().size()),
+                                   enc->flow_src_ports(), existing_mq);
   if (auto* e = std::get_if<std::string>(&planned)) return R::error(*e);
   const QueuePlan plan = std::get<QueuePlan>(planned);
   auto im = std::make_unique<Impl>();

@@ -204,7 +204,7 @@ TEST(TunnelQueues, DefaultAutoGueOpensOneQueue) { run(false, "gue", "", 1); }
 // An existing TAP (`ip tuntap add`, persistent, as an operator or a VM manager makes it): the
 // default follows its kind, an explicit count that cannot fit it is refused with the reason,
 // and `--queues 1` attaches to a multi-queue TAP (the kernel refuses both mismatches with
-// EINVAL alone).
+// EINVAL alone); a TUN or a veth of that name is named as what it is.
 TEST(TunnelQueues, DefaultAutoFollowsAnExistingTapAndAMismatchIsNamed) {
   if (auto s = io::netns_available(); !s.ok()) GTEST_SKIP() << s.message();
   auto ns = io::Netns::create("ofld-tqx");
@@ -217,6 +217,8 @@ TEST(TunnelQueues, DefaultAutoFollowsAnExistingTapAndAMismatchIsNamed) {
   ASSERT_TRUE(N.ip({"addr", "add", "10.79.0.1/32", "dev", "lo"}).ok());
   ASSERT_TRUE(N.ip({"tuntap", "add", "mode", "tap", "name", "single0"}).ok());
   ASSERT_TRUE(N.ip({"tuntap", "add", "mode", "tap", "name", "multi0", "multi_queue"}).ok());
+  ASSERT_TRUE(N.ip({"tuntap", "add", "mode", "tun", "name", "tun0"}).ok());
+  ASSERT_TRUE(N.ip({"link", "add", "veth9", "type", "veth", "peer", "name", "veth8"}).ok());
   const unsigned two = std::min(allowed_cpu_count(), daemon::kAutoQueuesMax);
   struct Case {
     std::string dev, queues;
@@ -231,6 +233,9 @@ TEST(TunnelQueues, DefaultAutoFollowsAnExistingTapAndAMismatchIsNamed) {
            {"multi0", "", true, two, ""},
            {"multi0", "1", true, 1, ""},
            {"multi0", "2", true, 2, ""},
+           // a device of the wrong kind is named (the kernel answers TUNSETIFF with EINVAL)
+           {"tun0", "", false, 0, "dev tun0: exists as a TUN; vxlan needs a TAP"},
+           {"veth9", "", false, 0, "dev veth9: exists and is a veth device; vxlan needs a TAP"},
        }) {
     Endpoint e;
     e.ctl = "/run/ofld/tqx-" + std::to_string(::getpid()) + ".sock";

@@ -168,6 +168,13 @@ TEST(TunnelConfig, QueuePlanAutoAndExistingDevices) {
     EXPECT_EQ(p.multi_queue, c.multi) << c.q << " " << c.cpus << " " << c.spread;
     EXPECT_EQ(p.why.empty(), c.q != kQueuesAuto);
   }
+  // The CPUs auto counts: a `cpus` list's leading distinct run (worker i takes cpus[i % n]).
+  EXPECT_EQ(auto_queue_cpus({}, 2), 2u);
+  EXPECT_EQ(auto_queue_cpus({}, 1), 1u);
+  EXPECT_EQ(auto_queue_cpus({0, 1}, 1), 2u);
+  EXPECT_EQ(auto_queue_cpus({1, 1, 0}, 2), 1u);
+  EXPECT_EQ(auto_queue_cpus({0, 0}, 2), 1u);
+  EXPECT_EQ(auto_queue_cpus({3, 1, 2, 1}, 4), 3u);
   auto refused = plan_queues(2, 2, true, false);
   ASSERT_TRUE(std::holds_alternative<std::string>(refused));
   EXPECT_NE(std::get<std::string>(refused).find("queues: 2"), std::string::npos);

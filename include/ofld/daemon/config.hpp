@@ -171,8 +171,13 @@ struct QueuePlan {
   std::string why;           ///< for the log: how `auto` chose, or "" for an explicit count
 };
 
-/// The queue plan for `configured` (kQueuesAuto or 1..kMaxQueues). `cpus`: how many CPUs the
-/// workers may run on (the distinct CPUs of `cpus`, else the process's allowed set).
+/// How many workers `queues auto` could give a CPU each: with a `cpus` list, the length of its
+/// leading run of distinct CPUs (worker i runs on cpus[i % n], so "1,1,0" gives the first two
+/// workers one CPU: 1); without one, `allowed` (the process's allowed CPUs).
+unsigned auto_queue_cpus(const std::vector<unsigned>& cpus, std::size_t allowed);
+
+/// The queue plan for `configured` (kQueuesAuto or 1..kMaxQueues). `cpus`: how many workers
+/// could have a CPU each (auto_queue_cpus).
 /// `flow_spread`: the underlay's receive spreads inner flows over the SO_REUSEPORT sockets
 /// (each flow has its own UDP source port: VXLAN, Geneve; not GUE's one port, not GRE's raw
 /// socket, which hands every packet to worker 0). `existing_multi_queue`: whether a TUN/TAP

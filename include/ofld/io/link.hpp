@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "ofld/io/result.hpp"
@@ -31,5 +32,21 @@ struct LinkSizeLimits {
 /// such device, the kernel's refusal (EPERM, EINVAL, or an unknown attribute on a kernel
 /// before 6.3), each named with the attribute.
 Status set_link_size_limits(std::string_view ifname, const LinkSizeLimits& l);
+
+/// What the kernel says of a link by that name in the caller's network namespace
+/// (RTM_GETLINK: IFLA_LINKINFO, and for a TUN/TAP its IFLA_INFO_DATA as tun_fill_info in
+/// drivers/net/tun.c fills it; what `ip -d link show` prints).
+struct TunLinkInfo {
+  bool exists = false;         ///< a link of that name exists
+  std::string kind;            ///< IFLA_INFO_KIND: "tun" for TUN/TAP, "veth", "dummy", ...; "" for none
+  bool tap = false;            ///< IFLA_TUN_TYPE is IFF_TAP (Ethernet), else IFF_TUN (raw IP)
+  bool multi_queue = false;    ///< IFLA_TUN_MULTI_QUEUE: made with IFF_MULTI_QUEUE
+  std::uint32_t queues = 0;    ///< IFLA_TUN_NUM_QUEUES: queues attached now (multi-queue devices)
+  bool is_tun() const noexcept { return kind == "tun"; }
+};
+
+/// The link IFNAME as TunLinkInfo; `exists` false when there is none. Errors: the netlink
+/// request failed (socket, send, receive, or the kernel's error other than ENODEV), named.
+Result<TunLinkInfo> tun_link_info(std::string_view ifname);
 
 }  // namespace ofld::io
