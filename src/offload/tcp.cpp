@@ -337,8 +337,11 @@ int tcp_segment(GsoContext& ctx) {
 // it is an equality — and then performs the same merge (core::skb_gro_append, the T-15 flag
 // OR, the N-15 fixed-ID mark, the T-16/T-17 completion). Whenever a condition is not certain
 // it returns "not taken" having changed nothing, and the general chain runs as if the fast
-// path did not exist. The general chain stays the reference (tests/unit/gro_fastpath_test.cpp
-// compares the two).
+// path did not exist. fast_receive_run() (the engine's receive_batch) takes consecutive
+// packets of one flow in one call: the first through fast_receive(), the next ones through
+// the same conditions with the flow's values read once, stopping at the first packet it is
+// not certain of. The general chain stays the reference (tests/unit/gro_fastpath_test.cpp
+// compares the two, packet by packet and in bursts).
 //
 // Equality tests use raw native-order loads (equal bytes ⇔ equal words); masks are written
 // for little-endian hosts, the only ones this file is built for (static_assert below).
@@ -769,6 +772,7 @@ std::size_t run_next(std::span<core::Packet> pkts, GroFastResult& last, GroHeld&
 
 std::size_t fast_receive_run(GroFastState& st, std::span<core::Packet> pkts,
                              GroFastResult& last) noexcept {
+  if (pkts.empty()) return 0;
   const GroFastResult r0 = fast_receive(st, pkts[0]);
   if (!r0.p) return 0;
   pkts[0].discard();
