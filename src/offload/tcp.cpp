@@ -6,6 +6,7 @@
 #include <array>
 #include <cstring>
 #include <new>
+#include <span>
 #include <type_traits>
 
 #include "flow_hash.hpp"
@@ -336,8 +337,11 @@ int tcp_segment(GsoContext& ctx) {
 // it is an equality — and then performs the same merge (core::skb_gro_append, the T-15 flag
 // OR, the N-15 fixed-ID mark, the T-16/T-17 completion). Whenever a condition is not certain
 // it returns "not taken" having changed nothing, and the general chain runs as if the fast
-// path did not exist. The general chain stays the reference (tests/unit/gro_fastpath_test.cpp
-// compares the two).
+// path did not exist. fast_receive_run() (the engine's receive_batch) takes consecutive
+// packets of one flow in one call: the first through fast_receive(), the next ones through
+// the same conditions with the flow's values read once, stopping at the first packet it is
+// not certain of. The general chain stays the reference (tests/unit/gro_fastpath_test.cpp
+// compares the two, packet by packet and in bursts).
 //
 // Equality tests use raw native-order loads (equal bytes ⇔ equal words); masks are written
 // for little-endian hosts, the only ones this file is built for (static_assert below).
@@ -644,6 +648,147 @@ GroFastResult fast_receive(GroFastState& st, core::Packet& pkt) noexcept {
   return fast_search(st, pkt, f);
 }
 
+// receive_run: the first packet through fast_receive; the following ones, while they go to
+// the flow it merged into, through the same conditions with that flow's values read once.
+// For a next packet with st.last == p and p the newest of its bucket, fast_receive merges
+// into p exactly when every condition of run_next holds (its layout checks, the template,
+// then fast_merge's rules), and otherwise returns "not taken" or goes to fast_search; the
+// run stops at any condition that fails (and at a head holding payload, which fast_receive
+// would take too), so that the engine hands that packet to fast_receive / the chain as if
+// there had been no run.
+template <bool kV6, bool kEth>
+std::size_t run_next(std::span<core::Packet> pkts, GroFastResult& last, GroHeld& p,
+                     std::uint32_t max) noexcept {
+  constexpr std::size_t l2 = kEth ? wire::eth::kHdrLen : 0;
+  constexpr std::size_t thoff = l2 + (kV6 ? v6::kHdrLen : v4::kMinLen);
+  const TcpFlow& t = flow_of(p);
+  const std::size_t hdrs = t.sig & 0xFFFF;
+  core::Packet& pp = p.pkt;
+  std::uint8_t* const pd = pp.data();
+  std::uint8_t* const th2 = pd + thoff;
+  // The template as p's masked header bytes (the merges change only p's FIN/PSH bits, which
+  // are not masked): word w at 16 * w, the last at hdrs - 16 (same_template).
+  const std::size_t nw = t.words;
+  V16 want[8];
+  for (std::size_t w = 0; w + 1 < nw; ++w) want[w] = ld128(pd + 16 * w) & t.mask[w];
+  const V16 want_last = ld128(pd + hdrs - 16) & t.mask[nw - 1];
+  const bool vlan_present = pp.vlan_present;
+  const std::uint16_t vlan_tci = pp.vlan_tci;
+  const std::size_t mss = pp.gso.size;
+  const std::uint16_t id2 = kV6 ? 0 : wire::load_be16(pd + l2 + v4::kIdOffset);
+  std::uint16_t count = p.count;
+  bool fixed = (p.ip_fixedid & 1) != 0;
+  // p's length and the sequence number its next segment must carry (T-11); every merge
+  // appends exactly the segment's payload.
+  std::size_t plen = pp.len();
+  std::uint32_t next_seq =
+      wire::load_be32(th2 + tcph::kSeqOffset) + std::uint32_t(plen - hdrs);
+
+  std::size_t i = 1;
+  for (; i < pkts.size(); ++i) {
+    core::Packet& pkt = pkts[i];
+    // fast_receive's layout checks (G-4; family; N-1, N-2 / N-6, N-7; T-2; T-5) for a head
+    // of exactly the flow's headers (hdrs >= l2 + 40: the template's words are in the head).
+    if (pkt.headlen() != hdrs || pkt.gso.size != 0 || pkt.has_frag_list()) break;
+    const std::uint8_t* d = pkt.data();
+    const std::uint8_t* ip = d + l2;
+    const std::size_t len_all = pkt.len();
+    if constexpr (kEth) {
+      // fast_receive's family: IPv4 or IPv6 by ethertype, the flow's (signature)
+      if (wire::load_be16(d + wire::eth::kTypeOffset) !=
+          (kV6 ? wire::ethertype::kIpv6 : wire::ethertype::kIpv4))
+        break;
+    }
+    if constexpr (!kV6) {
+      // (on a raw-IP link, version 6 would be IPv6: inet_hard's 0x45 excludes it)
+      if (rules::inet_hard(ip) != GroReason::None ||
+          rules::inet_soft(ip, len_all - l2) != GroReason::None)
+        break;
+    } else {
+      if (wire::ip_version(ip) != 6 || !rules::ipv6_len_ok(ip, len_all - thoff)) break;
+    }
+    const std::uint8_t* th = d + thoff;
+    if (thoff + rules::tcp_hdrlen(th) != hdrs) break;  // the flow's signature
+    const std::uint8_t flags = th[tcph::kFlagsOffset];
+    if (flags & rules::kFlagsNeverJoin) break;
+    // same_template
+    V16 acc = (ld128(d + hdrs - 16) & t.mask[nw - 1]) ^ want_last;
+    switch (nw) {
+      case 8: acc |= (ld128(d + 16 * 6) & t.mask[6]) ^ want[6]; [[fallthrough]];
+      case 7: acc |= (ld128(d + 16 * 5) & t.mask[5]) ^ want[5]; [[fallthrough]];
+      case 6: acc |= (ld128(d + 16 * 4) & t.mask[4]) ^ want[4]; [[fallthrough]];
+      case 5: acc |= (ld128(d + 16 * 3) & t.mask[3]) ^ want[3]; [[fallthrough]];
+      case 4: acc |= (ld128(d + 16 * 2) & t.mask[2]) ^ want[2]; [[fallthrough]];
+      case 3: acc |= (ld128(d + 16 * 1) & t.mask[1]) ^ want[1]; [[fallthrough]];
+      case 2: acc |= (ld128(d) & t.mask[0]) ^ want[0]; [[fallthrough]];
+      default: break;
+    }
+    std::uint64_t a2[2];
+    std::memcpy(a2, &acc, 16);
+    if ((a2[0] | a2[1]) != 0 || pkt.vlan_present != vlan_present || pkt.vlan_tci != vlan_tci)
+      break;
+
+    // fast_merge's rules, then its commit.
+    bool mark_fixedid = false;
+    if constexpr (!kV6) {
+      const auto id = rules::inet_id(wire::load_be16(ip + v4::kIdOffset), id2, count, fixed);
+      if (!id.ok) break;
+      mark_fixedid = id.mark;
+    }
+    const std::size_t len = len_all - hdrs;
+    if (!rules::tcp_size_ok(len, mss)) break;
+    if (wire::load_be32(th + tcph::kSeqOffset) != next_seq) break;  // tcp_seq_follows
+    if (!core::skb_gro_within(plen - l2, len, max)) break;
+    if (pkt.csum.index() != 1) {
+      FastPkt f;
+      f.d = d;
+      f.ip = ip;
+      f.th = th;
+      f.l2 = l2;
+      f.hl = hdrs;
+      f.len_all = len_all;
+      f.thoff = thoff;
+      f.hdrs = hdrs;
+      f.sig = t.sig;
+      f.flags = flags;
+      f.v6 = kV6;
+      if (!fast_csum_ok(pkt, f)) break;
+    }
+    if (mark_fixedid) {
+      p.ip_fixedid |= 1;
+      fixed = true;
+    }
+    core::skb_gro_append(pp, p.agg, pkt, hdrs);
+    plen += len;
+    next_seq += std::uint32_t(len);
+    p.count = count = std::uint16_t(count + 1);
+    th2[tcph::kFlagsOffset] |= std::uint8_t(flags & rules::kFlagsUncompared);
+    pkt.discard();
+    last.complete = rules::tcp_final(flags, len, mss);
+    if (last.complete != GroReason::None) return i + 1;
+  }
+  return i;
+}
+
+std::size_t fast_receive_run(GroFastState& st, std::span<core::Packet> pkts,
+                             GroFastResult& last) noexcept {
+  if (pkts.empty()) return 0;
+  const GroFastResult r0 = fast_receive(st, pkts[0]);
+  if (!r0.p) return 0;
+  pkts[0].discard();
+  last = r0;
+  if (r0.complete != GroReason::None || pkts.size() == 1) return 1;
+  GroHeld& p = *r0.p;
+  // Merges do not reorder the buckets: p stays the newest of its bucket for the whole run.
+  // A flow of the fast layout has no frag_list (not fraglist): its merges append fragments.
+  if (st.buckets[p.hash & (kGroHashBuckets - 1)].back() != &p || p.pkt.has_frag_list()) return 1;
+  const bool v6 = (flow_of(p).sig >> 16) & 1;  // the layout of the first merge (TcpFlow::sig)
+  const std::uint32_t max = gro_size_limit(*st.cfg, v6);
+  if (st.link == GroLink::Ethernet)
+    return v6 ? run_next<true, true>(pkts, last, p, max) : run_next<false, true>(pkts, last, p, max);
+  return v6 ? run_next<true, false>(pkts, last, p, max) : run_next<false, false>(pkts, last, p, max);
+}
+
 void fast_init(GroFastState& st) noexcept {
   st.priv[0] = flowhash::seed(st.key, wire::ethertype::kIpv4, kIpprotoTcp);
   st.priv[1] = flowhash::seed(st.key, wire::ethertype::kIpv6, kIpprotoTcp);
@@ -672,7 +817,7 @@ bool fast_hold(const GroFastState& st, GroHeld& h, const GroContext& ctx) noexce
   return false;
 }
 
-constexpr GroFastHook kTcpFastHook{fast_init, fast_receive, fast_hold};
+constexpr GroFastHook kTcpFastHook{fast_init, fast_receive, fast_hold, fast_receive_run};
 
 }  // namespace
 

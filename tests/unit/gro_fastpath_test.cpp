@@ -207,10 +207,16 @@ class Gen {
 
 std::uint64_t g_fast_merged = 0, g_merged = 0;
 
-void run_stream(std::uint32_t seed) {
-  Gen g(seed);
-  const bool raw_ip = g.chance(20);
+// A random stream: engine options (both engines alike but for fast_path) and its packets.
+struct Stream {
   gro::EngineOptions o;
+  std::vector<Input> pending;
+};
+
+Stream make_stream(Gen& g, std::uint32_t seed) {
+  Stream s;
+  const bool raw_ip = g.chance(20);
+  gro::EngineOptions& o = s.o;
   o.link = raw_ip ? gro::LinkLayer::RawIp : gro::LinkLayer::Ethernet;
   o.batch = g.chance(50) ? 64 : 1 + g.u(200);
   if (g.chance(20)) o.flush_timeout_ns = 1000 + g.u(100000);
@@ -221,24 +227,31 @@ void run_stream(std::uint32_t seed) {
   if (g.chance(10)) o.config.gro_ipv4_max_size = o.config.gro_max_size = 20000 + g.u(40000);
   if (g.chance(10)) o.flow_hash_mask = 0;  // every flow in one bucket, one hash (K-7's veth case)
   o.config.flow_hash_key = seed;  // both engines hash alike (a random key each would reorder)
-  gro::EngineOptions of = o, og = o;
-  of.fast_path = true;
-  og.fast_path = false;
-  gro::Engine fast(of), general(og);
 
   const std::size_t nflows = 1 + g.u(g.chance(20) ? 12 : 4);
   std::vector<Flow> flows;
   for (std::size_t i = 0; i < nflows; ++i) flows.push_back(g.flow(i, true));
-  std::vector<Input> pending;
   const std::size_t npk = 100 + g.u(400);
-  std::uint64_t now = 0;
   for (std::size_t n = 0; n < npk; ++n) {
     Flow& f = flows[g.chance(70) ? n % flows.size() : g.u(std::uint32_t(flows.size()))];
-    pending.push_back(g.packet(f, raw_ip));
-    if (pending.size() >= 2 && g.chance(4)) std::swap(pending[pending.size() - 1], pending[pending.size() - 2]);
+    s.pending.push_back(g.packet(f, raw_ip));
+    if (s.pending.size() >= 2 && g.chance(4))
+      std::swap(s.pending[s.pending.size() - 1], s.pending[s.pending.size() - 2]);
   }
+  return s;
+}
+
+void run_stream(std::uint32_t seed) {
+  Gen g(seed);
+  const Stream st = make_stream(g, seed);
+  gro::EngineOptions of = st.o, og = st.o;
+  of.fast_path = true;
+  og.fast_path = false;
+  gro::Engine fast(of), general(og);
+
+  std::uint64_t now = 0;
   std::size_t k = 0;
-  for (const Input& in : pending) {
+  for (const Input& in : st.pending) {
     now += 1 + g.u(3000);
     fast.receive(make_packet(in), now);
     general.receive(make_packet(in), now);
@@ -268,6 +281,58 @@ void run_stream(std::uint32_t seed) {
   g_merged += fast.counters().merged;
 }
 
+std::uint64_t g_batch_fast_merged = 0, g_batch_merged = 0;
+
+// The same streams given to the fast engine in bursts through receive_batch (the fast path
+// a run of packets at a time, GroFastHook::receive_run) and to the general engine one packet
+// at a time, every packet of a burst at the burst's time.
+void run_stream_batched(std::uint32_t seed) {
+  Gen g(seed);
+  const Stream st = make_stream(g, seed);
+  gro::EngineOptions of = st.o, og = st.o;
+  of.fast_path = true;
+  og.fast_path = false;
+  gro::Engine fast(of), general(og);
+
+  std::uint64_t now = 0;
+  std::size_t at = 0;
+  while (at < st.pending.size()) {
+    const std::size_t n =
+        std::min<std::size_t>(st.pending.size() - at, 1 + g.u(g.chance(50) ? 8 : 120));
+    now += 1 + g.u(3000);
+    std::vector<core::Packet> burst;
+    for (std::size_t i = 0; i < n; ++i) burst.push_back(make_packet(st.pending[at + i]));
+    fast.receive_batch(burst, now);
+    for (std::size_t i = 0; i < n; ++i) general.receive(make_packet(st.pending[at + i]), now);
+    const std::string where = "seed " + std::to_string(seed) + " burst at " + std::to_string(at);
+    for (const core::Packet& p : burst) ASSERT_EQ(p.len(), 0u) << where;
+    if (g.chance(10)) {
+      fast.tick(now);
+      general.tick(now);
+    }
+    auto a = fast.take_output();
+    auto b = general.take_output();
+    ASSERT_EQ(a.size(), b.size()) << where;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      expect_same(a[i], b[i], where + " output " + std::to_string(i));
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+    ASSERT_EQ(fast.held_flows(), general.held_flows()) << where;
+    at += n;
+  }
+  fast.flush_all();
+  general.flush_all();
+  auto a = fast.take_output();
+  auto b = general.take_output();
+  const std::string where = "seed " + std::to_string(seed) + " final flush (batched)";
+  ASSERT_EQ(a.size(), b.size()) << where;
+  for (std::size_t i = 0; i < a.size(); ++i) expect_same(a[i], b[i], where);
+  expect_same(fast.counters(), general.counters(),
+              "seed " + std::to_string(seed) + " counters (batched)");
+  g_batch_fast_merged += fast.counters().fast_merged;
+  g_batch_merged += fast.counters().merged;
+}
+
 TEST(GroFastPath, RandomTcpStreamsMatchGeneralPath) {
   for (std::uint32_t seed = 1; seed <= 400; ++seed) {
     run_stream(seed);
@@ -277,9 +342,20 @@ TEST(GroFastPath, RandomTcpStreamsMatchGeneralPath) {
   EXPECT_GT(g_fast_merged, g_merged / 4) << g_fast_merged << " of " << g_merged;
 }
 
+TEST(GroFastPath, RandomTcpStreamsInBurstsMatchGeneralPath) {
+  for (std::uint32_t seed = 1; seed <= 400; ++seed) {
+    run_stream_batched(seed);
+    if (::testing::Test::HasFailure()) return;
+  }
+  EXPECT_GT(g_batch_fast_merged, g_batch_merged / 4) << g_batch_fast_merged << " of " << g_batch_merged;
+}
+
 // One long clean flow per family: almost every packet takes the fast path, aggregates hit
 // the 64 KB limit (G-16), IDs wrap (N-15), the last segment is short (T-16).
+// With `batched`, the fast engine takes the packets in bursts of several sizes through
+// receive_batch (runs of fast merges across the 64 KB limit and the poll ends).
 TEST(GroFastPath, LongCleanFlowsMatchGeneralPath) {
+  for (bool batched : {false, true}) {
   for (bool v6 : {false, true}) {
    for (bool ts : {false, true}) {
     for (int cmode = 0; cmode < 4; ++cmode) {
@@ -294,6 +370,9 @@ TEST(GroFastPath, LongCleanFlowsMatchGeneralPath) {
       t.ip_id = 65500;
       if (ts) t.options = {1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2};
       std::uint32_t seq = 0;
+      static const std::size_t kCuts[] = {64, 7, 100, 1, 33, 200};
+      std::size_t cut = 0;
+      std::vector<core::Packet> burst;
       for (int i = 0; i < 300; ++i) {
         t.seq_off = seq;
         if (i == 299) t.payload = 700;
@@ -303,7 +382,17 @@ TEST(GroFastPath, LongCleanFlowsMatchGeneralPath) {
         if (cmode == 1) in.csum = core::CsumUnnecessary{};
         if (cmode == 2) in.csum = core::CsumComplete{cs::csum_partial(in.bytes.data(), in.bytes.size(), 0)};
         if (cmode == 3) in.csum = core::CsumPartial{core::pos_t(14 + (v6 ? 40 : 20)), 16, false};
-        fast.receive(make_packet(in), std::uint64_t(i));
+        if (batched) {
+          burst.push_back(make_packet(in));
+          if (burst.size() == kCuts[cut % 6] || i == 299) {
+            fast.receive_batch(burst, std::uint64_t(i));
+            for (const core::Packet& p : burst) ASSERT_EQ(p.len(), 0u);
+            burst.clear();
+            ++cut;
+          }
+        } else {
+          fast.receive(make_packet(in), std::uint64_t(i));
+        }
         general.receive(make_packet(in), std::uint64_t(i));
         seq += std::uint32_t(t.payload);
         t.ip_id = std::uint16_t(t.ip_id + 1);
@@ -317,10 +406,12 @@ TEST(GroFastPath, LongCleanFlowsMatchGeneralPath) {
       expect_same(fast.counters(), general.counters(), "clean flow counters");
       // Every mode, with and without options, takes the fast path (a checksum the fast path
       // got wrong for good packets would only fall back, so count the fast merges).
-      EXPECT_GT(fast.counters().fast_merged, 280u) << "v6 " << v6 << " ts " << ts << " csum " << cmode;
+      EXPECT_GT(fast.counters().fast_merged, 280u)
+          << "batched " << batched << " v6 " << v6 << " ts " << ts << " csum " << cmode;
       EXPECT_EQ(general.counters().fast_merged, 0u);
     }
    }
+  }
   }
 }
 

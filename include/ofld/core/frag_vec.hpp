@@ -99,6 +99,22 @@ class FragVec {
     o.n_ = 0;
     o.bytes_ = 0;
   }
+  /// append_from(o) for the common case of GRO's merge: `o` holds one fragment and this
+  /// array has room for it. Returns false, changing nothing, in any other case.
+  [[gnu::always_inline]] bool append_one_from(FragVec& o) noexcept {
+    if (o.n_ != 1 || n_ == cap_) return false;
+    Frag& s = *o.data();
+    if (s.len != 0 && s.buf) {
+      bytes_ += s.len;
+      new (data() + n_) Frag(std::move(s));  // leaves s a null reference: nothing to end
+      ++n_;
+    } else {
+      s.~Frag();
+    }
+    o.n_ = 0;
+    o.bytes_ = 0;
+    return true;
+  }
   void reserve(std::size_t n);
   void clear() noexcept { truncate(0); }
   void truncate(std::size_t n) noexcept {   ///< keep the first n (n <= size)

@@ -226,6 +226,8 @@ class Packet : public PacketMeta {
   /// Make room for n fragments without changing the packet (an aggregate about to grow).
   void reserve_frags(std::size_t n) { frags_.reserve(n); }
   bool is_linear() const noexcept { return frags_.empty() && !frag_list_; }
+  /// !frag_list().empty(), without forming the reference.
+  bool has_frag_list() const noexcept { return frag_list_ && !frag_list_->empty(); }
 
   // -- head access --
   std::uint8_t* data() noexcept { return store_.data() + base_ + data_; }
@@ -279,6 +281,11 @@ class Packet : public PacketMeta {
   /// as add_frag_slice() of each would; `o` keeps its head and has no fragments after. Both
   /// packets must have an empty frag_list (GRO's merge of page fragments, G-19).
   [[gnu::always_inline]] void append_frags_from(Packet& o) { frags_.append_from(o.frags_); }
+  /// append_frags_from(o) when `o` has exactly one fragment and this packet's fragment array
+  /// has room for one more; false (nothing changed) otherwise.
+  [[gnu::always_inline]] bool append_one_frag_from(Packet& o) noexcept {
+    return frags_.append_one_from(o.frags_);
+  }
   /// Keep the first `new_len` bytes (pskb_trim). new_len >= len() → no-op. Never fails.
   /// Does NOT adjust checksum state (see trim_rcsum).
   void trim(std::size_t new_len);

@@ -26,8 +26,12 @@ void skb_gro_append_general(Packet& p, BufferRef& agg, Packet& skb, std::size_t 
 /// taken over as they are, with room reserved for an aggregate's worth of fragments).
 [[gnu::always_inline]] inline void skb_gro_append(Packet& p, BufferRef& agg, Packet& skb,
                                                 std::size_t data_offset) noexcept {
-  if (data_offset == skb.headlen() && p.frag_list().empty()) {
-    const std::size_t have = p.nr_frags(), want = have + skb.nr_frags();
+  if (data_offset == skb.headlen() && !p.has_frag_list()) {
+    const std::size_t have = p.nr_frags();
+    // One fragment into an array with room (no reserve below: have + 1 crosses kInline only
+    // from kInline).
+    if (have != detail::FragVec::kInline && p.append_one_frag_from(skb)) return;
+    const std::size_t want = have + skb.nr_frags();
     if (have <= detail::FragVec::kInline && want > detail::FragVec::kInline)
       p.reserve_frags(std::max<std::size_t>(want, 64));
     p.append_frags_from(skb);

@@ -378,10 +378,19 @@ struct GroFastResult {
 /// pass, merging exactly when (and as) the general chain would. `hold` runs for every flow
 /// the engine holds (after the chain) and writes that flow's GroHeld::flow_area; it returns
 /// true when later packets of the flow may take the fast path.
+///
+/// `receive_run` is `receive` over the packets of `skbs` in order, for as long as each is
+/// merged: it stops before the first packet `receive` would not take (left unchanged) and
+/// after the first merged packet whose flow must be completed. Every merged packet is
+/// discarded (core::Packet::discard) by the hook. Returns how many packets were merged; when
+/// that is at least one, `last` is the last merge's result (every packet of the run merged
+/// into last.p, and only the last one may ask for a completion).
 struct GroFastHook {
   void (*init)(GroFastState& st) noexcept;
   GroFastResult (*receive)(GroFastState& st, core::Packet& skb) noexcept;
   bool (*hold)(const GroFastState& st, GroHeld& h, const GroContext& ctx) noexcept;
+  std::size_t (*receive_run)(GroFastState& st, std::span<core::Packet> skbs,
+                             GroFastResult& last) noexcept;
 };
 /// The fast receive hook that serves `reg` (the TCP module's, when reg's IPv4, IPv6 and TCP
 /// receive hooks are the IP and TCP modules' own), or nullptr.
