@@ -19,6 +19,7 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "ofld/daemon/config.hpp"
@@ -192,6 +193,25 @@ TEST(TunnelQueues, GreTwoQueuesParallelStreams) { run(false, "gre"); }
 
 }  // namespace
 
+// One namespace with 10.79.0.1 on its loopback (an endpoint's local address; no traffic
+// leaves it): "" or why not (skipped: namespaces are not available here).
+std::string one_host(std::optional<io::Netns>& ns, const char* prefix, bool& skipped) {
+  skipped = false;
+  if (auto s = io::netns_available(); !s.ok()) {
+    skipped = true;
+    return s.message();
+  }
+  auto n = io::Netns::create(prefix);
+  if (!n.ok()) {
+    skipped = n.is_skipped();
+    return n.message();
+  }
+  ns.emplace(std::move(n.value()));
+  if (auto s = ns->ip({"link", "set", "lo", "up"}); !s.ok()) return s.message();
+  if (auto s = ns->ip({"addr", "add", "10.79.0.1/32", "dev", "lo"}); !s.ok()) return s.message();
+  return "";
+}
+
 // The default (auto): two queues for VXLAN where two CPUs are allowed, one on one CPU; one
 // for GUE, whose every flow arrives on one 4-tuple (one SO_REUSEPORT socket would take it).
 TEST(TunnelQueues, DefaultAutoVxlanOpensTwoQueuesWhereTwoCpusAreAllowed) {
@@ -206,15 +226,12 @@ TEST(TunnelQueues, DefaultAutoGueOpensOneQueue) { run(false, "gue", "", 1); }
 // and `--queues 1` attaches to a multi-queue TAP (the kernel refuses both mismatches with
 // EINVAL alone); a TUN or a veth of that name is named as what it is.
 TEST(TunnelQueues, DefaultAutoFollowsAnExistingTapAndAMismatchIsNamed) {
-  if (auto s = io::netns_available(); !s.ok()) GTEST_SKIP() << s.message();
-  auto ns = io::Netns::create("ofld-tqx");
-  if (!ns.ok()) {
-    if (ns.is_skipped()) GTEST_SKIP() << ns.message();
-    FAIL() << ns.message();
-  }
-  auto& N = ns.value();
-  ASSERT_TRUE(N.ip({"link", "set", "lo", "up"}).ok());
-  ASSERT_TRUE(N.ip({"addr", "add", "10.79.0.1/32", "dev", "lo"}).ok());
+  std::optional<io::Netns> ns;
+  bool skipped = false;
+  const std::string why = one_host(ns, "ofld-tqx", skipped);
+  if (skipped) GTEST_SKIP() << why;
+  ASSERT_EQ(why, "");
+  auto& N = *ns;
   ASSERT_TRUE(N.ip({"tuntap", "add", "mode", "tap", "name", "single0"}).ok());
   ASSERT_TRUE(N.ip({"tuntap", "add", "mode", "tap", "name", "multi0", "multi_queue"}).ok());
   ASSERT_TRUE(N.ip({"tuntap", "add", "mode", "tun", "name", "tun0"}).ok());
@@ -267,15 +284,12 @@ TEST(TunnelQueues, DefaultAutoFollowsAnExistingTapAndAMismatchIsNamed) {
 // same UDP port (another TAP), its SO_REUSEPORT sockets would join the first one's group and
 // take part of its flows. Both are refused with the reason, and the first keeps its queues.
 TEST(TunnelQueues, SecondEndpointOnTheSameTapOrPortIsRefused) {
-  if (auto s = io::netns_available(); !s.ok()) GTEST_SKIP() << s.message();
-  auto ns = io::Netns::create("ofld-tq2");
-  if (!ns.ok()) {
-    if (ns.is_skipped()) GTEST_SKIP() << ns.message();
-    FAIL() << ns.message();
-  }
-  auto& N = ns.value();
-  ASSERT_TRUE(N.ip({"link", "set", "lo", "up"}).ok());
-  ASSERT_TRUE(N.ip({"addr", "add", "10.79.0.1/32", "dev", "lo"}).ok());
+  std::optional<io::Netns> ns;
+  bool skipped = false;
+  const std::string why = one_host(ns, "ofld-tq2", skipped);
+  if (skipped) GTEST_SKIP() << why;
+  ASSERT_EQ(why, "");
+  auto& N = *ns;
   const unsigned n = std::min(allowed_cpu_count(), daemon::kAutoQueuesMax);
   const std::string tag = std::to_string(::getpid()) + "-" + N.name();
   auto args = [](const std::string& dev) {
