@@ -248,11 +248,31 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (gout[k].to_bytes() != out[k].bytes) std::abort();
     if (x_meta[k] != meta_of(gout[k])) std::abort();
   }
-  const auto& gc = g.counters();
-  if (gc.merged != c.merged || gc.held != c.held || gc.delivered_now != c.delivered_now ||
-      gc.aggregates != c.aggregates || gc.singles != c.singles ||
-      gc.segments_out != c.segments_out || gc.not_merged != c.not_merged ||
-      gc.completed != c.completed)
-    std::abort();
+  auto same_counters = [&c](const ofld::gro::Engine& x) {
+    const auto& xc = x.counters();
+    return xc.merged == c.merged && xc.held == c.held && xc.delivered_now == c.delivered_now &&
+           xc.aggregates == c.aggregates && xc.singles == c.singles &&
+           xc.segments_out == c.segments_out && xc.not_merged == c.not_merged &&
+           xc.completed == c.completed;
+  };
+  if (!same_counters(g)) std::abort();
+
+  // receive_batch (the fast path a run of packets at a time) over the whole input in one
+  // call, the engine's own poll end every `batch` packets: the same as packet by packet.
+  ofld::gro::EngineOptions ob = o;
+  ob.batch = batch;
+  ofld::gro::Engine b(ob);
+  std::vector<ofld::core::Packet> all;
+  for (std::size_t k = 0; k < in.size(); ++k) all.push_back(make(in[k], split[k]));
+  b.receive_batch(all);
+  for (const auto& q : all)
+    if (q.len() != 0) std::abort();  // every input is taken (merged, held or delivered)
+  b.flush_all();
+  if (b.output().size() != out.size()) std::abort();
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    if (b.output()[k].to_bytes() != out[k].bytes) std::abort();
+    if (x_meta[k] != meta_of(b.output()[k])) std::abort();
+  }
+  if (!same_counters(b)) std::abort();
   return 0;
 }
