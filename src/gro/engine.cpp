@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <random>
 
 namespace ofld::gro {
@@ -205,19 +204,9 @@ __attribute__((noinline)) void Engine::receive_general(core::Packet& pkt, std::u
     hash = offload::gro_flow_hash({pkt.data(), std::min<std::size_t>(pkt.headlen(), kHashWindow)},
                                   opts_.link, key_);
   } else {
-    // copy_bits(0, first[0, n)), the head and the fragments copied directly (the usual
-    // geometry: headers in the head, payload in a fragment); copy_bits for a frag_list.
     std::uint8_t first[kHashWindow];
     const std::size_t n = std::min<std::size_t>(pkt.len(), sizeof first);
-    std::size_t have = pkt.headlen();  // < n here
-    std::memcpy(first, pkt.data(), have);
-    for (const core::Frag& fr : pkt.frags()) {
-      if (have == n) break;
-      const std::size_t k = std::min<std::size_t>(fr.len, n - have);
-      std::memcpy(first + have, fr.buf->bytes.data() + fr.off, k);
-      have += k;
-    }
-    if (have < n) (void)pkt.copy_bits(0, {first, n});
+    (void)pkt.copy_bits(0, {first, n});
     hash = offload::gro_flow_hash({first, n}, opts_.link, key_);
   }
   hash &= opts_.flow_hash_mask;
