@@ -33,6 +33,7 @@
 #endif
 
 #include <algorithm>
+#include <array>
 
 #include "csum_internal.hpp"
 
@@ -237,9 +238,34 @@ OFLD_TARGET_AVX2 inline wsum avx2_body(std::uint8_t* d, const std::uint8_t* p, s
 // vpdpwssd fuses pmaddwd and the add; a byte-masked load covers the tail and short buffers
 // with no scalar code (masked-off bytes are not read, so no fault past the end).
 
+/// The two word constants and the byte masks live in memory: a broadcast or a mask read from
+/// memory is a load, where one built from a register takes a vector ALU slot (port 5 on
+/// Intel), and every call of a 1500-byte sum runs about 48 vector ALU operations on two ports.
+alignas(4) constexpr std::uint32_t kBiasWords = 0x80008000u;  // 0x8000 in each 16-bit word
+alignas(4) constexpr std::uint32_t kOneWords = 0x00010001u;   // 1 in each 16-bit word
+/// kByteMask[n]: the low n bits set, n = 0..64 (the masked load of a partial vector).
+constexpr std::array<std::uint64_t, 65> byte_masks() noexcept {
+  std::array<std::uint64_t, 65> m{};
+  for (unsigned n = 0; n < 64; ++n) m[n] = (std::uint64_t(1) << n) - 1;
+  m[64] = ~std::uint64_t(0);
+  return m;
+}
+alignas(64) const std::array<std::uint64_t, 65> kByteMask = byte_masks();
+
+OFLD_TARGET_AVX512 inline __m512i broadcast32(const std::uint32_t& c) noexcept {
+  __m512i v;
+  asm("vpbroadcastd %1, %0" : "=v"(v) : "m"(c));
+  return v;
+}
+OFLD_TARGET_AVX512 inline __mmask64 byte_mask(std::size_t n) noexcept {
+  __mmask64 k;
+  asm("kmovq %1, %0" : "=k"(k) : "m"(kByteMask.data()[n]));
+  return k;
+}
+
 OFLD_TARGET_AVX512 inline __m512i avx512_step(__m512i acc, __m512i x) noexcept {
-  return _mm512_dpwssd_epi32(acc, _mm512_xor_si512(x, _mm512_set1_epi16(std::int16_t(0x8000))),
-                             _mm512_set1_epi16(1));
+  return _mm512_dpwssd_epi32(acc, _mm512_xor_si512(x, broadcast32(kBiasWords)),
+                             broadcast32(kOneWords));
 }
 
 OFLD_TARGET_AVX512 inline std::uint32_t hsum_epi32_avx512(__m512i v) noexcept {
@@ -256,7 +282,7 @@ template <bool Copy>
 [[gnu::always_inline]] OFLD_TARGET_AVX512 inline std::uint32_t avx512_chunk(std::uint8_t* d, const std::uint8_t* p,
                                                      std::size_t n) noexcept {
   if (n <= 64) {  // headers and short buffers: one masked step, nothing else
-    const __mmask64 m = _bzhi_u64(~std::uint64_t(0), unsigned(n));
+    const __mmask64 m = byte_mask(n);
     const __m512i x = _mm512_maskz_loadu_epi8(m, p);
     if constexpr (Copy) _mm512_mask_storeu_epi8(d, m, x);
     return hsum_epi32_avx512(avx512_step(_mm512_setzero_si512(), x)) + (std::uint32_t(1) << 20);
@@ -265,43 +291,54 @@ template <bool Copy>
   // Eight independent accumulators: vpdpwssd's latency is several cycles and the core can
   // load two 64-byte vectors per cycle (Zen 5, Sapphire Rapids), so fewer chains leave the
   // loads waiting; each size class below feeds accumulators of its own.
-  __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0,
-          a7 = a0;
-  // The two constants, made once: the empty asm stops GCC from rematerialising them
-  // (mov + vpbroadcastd) in every block below.
-  __m512i bias = _mm512_set1_epi16(std::int16_t(0x8000)), ones = _mm512_set1_epi16(1);
-  asm("" : "+v"(bias), "+v"(ones));
-  while (n >= 512) {
-    __m512i x0 = _mm512_loadu_si512(p);
-    __m512i x1 = _mm512_loadu_si512(p + 64);
-    __m512i x2 = _mm512_loadu_si512(p + 128);
-    __m512i x3 = _mm512_loadu_si512(p + 192);
-    __m512i x4 = _mm512_loadu_si512(p + 256);
-    __m512i x5 = _mm512_loadu_si512(p + 320);
-    __m512i x6 = _mm512_loadu_si512(p + 384);
-    __m512i x7 = _mm512_loadu_si512(p + 448);
-    if constexpr (Copy) {
-      _mm512_storeu_si512(d, x0);
-      _mm512_storeu_si512(d + 64, x1);
-      _mm512_storeu_si512(d + 128, x2);
-      _mm512_storeu_si512(d + 192, x3);
-      _mm512_storeu_si512(d + 256, x4);
-      _mm512_storeu_si512(d + 320, x5);
-      _mm512_storeu_si512(d + 384, x6);
-      _mm512_storeu_si512(d + 448, x7);
-      d += 512;
+  const __m512i bias = broadcast32(kBiasWords), ones = broadcast32(kOneWords);
+  __m512i x0, x1, x2, x3, x4, x5, x6, x7;
+  // One 512-byte block: eight loads (and stores), then OP(acc, biased vector) per vector.
+#define OFLD_AVX512_BLOCK(OP)                 \
+  x0 = _mm512_loadu_si512(p);                 \
+  x1 = _mm512_loadu_si512(p + 64);            \
+  x2 = _mm512_loadu_si512(p + 128);           \
+  x3 = _mm512_loadu_si512(p + 192);           \
+  x4 = _mm512_loadu_si512(p + 256);           \
+  x5 = _mm512_loadu_si512(p + 320);           \
+  x6 = _mm512_loadu_si512(p + 384);           \
+  x7 = _mm512_loadu_si512(p + 448);           \
+  if constexpr (Copy) {                       \
+    _mm512_storeu_si512(d, x0);               \
+    _mm512_storeu_si512(d + 64, x1);          \
+    _mm512_storeu_si512(d + 128, x2);         \
+    _mm512_storeu_si512(d + 192, x3);         \
+    _mm512_storeu_si512(d + 256, x4);         \
+    _mm512_storeu_si512(d + 320, x5);         \
+    _mm512_storeu_si512(d + 384, x6);         \
+    _mm512_storeu_si512(d + 448, x7);         \
+    d += 512;                                 \
+  }                                           \
+  OP(a0, _mm512_xor_si512(x0, bias));         \
+  OP(a1, _mm512_xor_si512(x1, bias));         \
+  OP(a2, _mm512_xor_si512(x2, bias));         \
+  OP(a3, _mm512_xor_si512(x3, bias));         \
+  OP(a4, _mm512_xor_si512(x4, bias));         \
+  OP(a5, _mm512_xor_si512(x5, bias));         \
+  OP(a6, _mm512_xor_si512(x6, bias));         \
+  OP(a7, _mm512_xor_si512(x7, bias));         \
+  p += 512;                                   \
+  n -= 512;
+#define OFLD_AVX512_START(acc, y) acc = _mm512_madd_epi16(y, ones)
+#define OFLD_AVX512_ADD(acc, y) acc = _mm512_dpwssd_epi32(acc, y, ones)
+  __m512i a0, a1, a2, a3, a4, a5, a6, a7;
+  if (n >= 512) {
+    // The first block starts the accumulators (vpmaddwd, no add): none is zeroed first.
+    OFLD_AVX512_BLOCK(OFLD_AVX512_START)
+    while (n >= 512) {
+      OFLD_AVX512_BLOCK(OFLD_AVX512_ADD)
     }
-    a0 = _mm512_dpwssd_epi32(a0, _mm512_xor_si512(x0, bias), ones);
-    a1 = _mm512_dpwssd_epi32(a1, _mm512_xor_si512(x1, bias), ones);
-    a2 = _mm512_dpwssd_epi32(a2, _mm512_xor_si512(x2, bias), ones);
-    a3 = _mm512_dpwssd_epi32(a3, _mm512_xor_si512(x3, bias), ones);
-    a4 = _mm512_dpwssd_epi32(a4, _mm512_xor_si512(x4, bias), ones);
-    a5 = _mm512_dpwssd_epi32(a5, _mm512_xor_si512(x5, bias), ones);
-    a6 = _mm512_dpwssd_epi32(a6, _mm512_xor_si512(x6, bias), ones);
-    a7 = _mm512_dpwssd_epi32(a7, _mm512_xor_si512(x7, bias), ones);
-    p += 512;
-    n -= 512;
+  } else {
+    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = _mm512_setzero_si512();
   }
+#undef OFLD_AVX512_ADD
+#undef OFLD_AVX512_START
+#undef OFLD_AVX512_BLOCK
   // The rest (< 512 bytes): its whole vectors through one computed jump into a fall-through
   // run (no compare, branch and pointer update per block), each vector into an accumulator
   // of its own, then the masked partial vector.
@@ -328,14 +365,22 @@ template <bool Copy>
   if constexpr (Copy) d += std::size_t(whole) * 64;
   n &= 63;
   if (n) {
-    const __mmask64 m = _bzhi_u64(~std::uint64_t(0), unsigned(n));
+    const __mmask64 m = byte_mask(n);
     __m512i x = _mm512_maskz_loadu_epi8(m, p);
     if constexpr (Copy) _mm512_mask_storeu_epi8(d, m, x);
     a7 = _mm512_dpwssd_epi32(a7, _mm512_xor_si512(x, bias), ones);
   }
   // 16 lanes per step, each owing 65536.
-  a0 = _mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3));
-  a4 = _mm512_add_epi32(_mm512_add_epi32(a4, a5), _mm512_add_epi32(a6, a7));
+  // A tree of three levels, not the chain of seven dependent adds that GCC's reassociation
+  // makes of it otherwise: a packet's sum is short enough for its latency to show.
+  a0 = _mm512_add_epi32(a0, a1);
+  a2 = _mm512_add_epi32(a2, a3);
+  a4 = _mm512_add_epi32(a4, a5);
+  a6 = _mm512_add_epi32(a6, a7);
+  asm("" : "+v"(a0), "+v"(a2), "+v"(a4), "+v"(a6));
+  a0 = _mm512_add_epi32(a0, a2);
+  a4 = _mm512_add_epi32(a4, a6);
+  asm("" : "+v"(a0), "+v"(a4));
   return hsum_epi32_avx512(_mm512_add_epi32(a0, a4)) + std::uint32_t(steps << 20);
 }
 
@@ -378,7 +423,6 @@ template <bool Copy>
   len -= head;
   total += len > kChunkMax ? avx512_long<false>(nullptr, p, len)
                            : avx512_chunk<false>(nullptr, p, len);
-  _mm256_zeroupper();
   std::uint16_t f = fold32(fold64to32(total));
   if (rot) f = __builtin_bswap16(f);
   return finish(f, seed);
@@ -395,14 +439,13 @@ OFLD_TARGET_AVX512 inline wsum avx512_body(std::uint8_t* d, const std::uint8_t* 
   }
   if (__builtin_expect(len > kChunkMax, 0)) {
     const std::uint64_t total = avx512_long<Copy>(d, p, len);
-    _mm256_zeroupper();
     return finish(fold32(fold64to32(total)), seed);
   }
-  const std::uint32_t sum = avx512_chunk<Copy>(d, p, len);
   // A dirty upper state makes later legacy-SSE code several times slower (measured on
-  // Zen 4: sse_sum 3x slower after an AVX-512 call); GCC emits no vzeroupper here itself.
-  _mm256_zeroupper();
-  return finish(fold32(sum), seed);
+  // Zen 4: sse_sum 3x slower after an AVX-512 call). GCC and Clang put a vzeroupper before
+  // the return of every function that used wide registers, this one and avx512_aligned_sum
+  // included; a second one written here was a wasted instruction per call.
+  return finish(fold32(avx512_chunk<Copy>(d, p, len)), seed);
 }
 
 }  // namespace
