@@ -372,7 +372,9 @@ template <bool Copy>
   }
   // 16 lanes per step, each owing 65536.
   // A tree of three levels, not the chain of seven dependent adds that GCC's reassociation
-  // makes of it otherwise: a packet's sum is short enough for its latency to show.
+  // makes of it otherwise. On Zen 5 (a vector add: 2 cycles; a 1500-byte sum measured
+  // latency-bound) the chain is 14 cycles against 6; on Intel's throughput-bound core the two
+  // measured the same.
   a0 = _mm512_add_epi32(a0, a1);
   a2 = _mm512_add_epi32(a2, a3);
   a4 = _mm512_add_epi32(a4, a5);
