@@ -5,10 +5,14 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <set>
+#include <string>
 #include <string_view>
+#include <vector>
 
 // toml++ header-only, unless the build defines TOML_SHARED_LIB=1 (the DPDK flags pulled in by
 // CMake do, and link libtomlplusplus with it).
@@ -111,6 +115,120 @@ std::vector<unsigned> allowed_cpus() {
   for (unsigned c = 0; c < CPU_SETSIZE; ++c)
     if (CPU_ISSET(c, &set)) out.push_back(c);
   return out;
+}
+
+namespace {
+
+std::optional<std::string> read_text(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "re");
+  if (!f) return std::nullopt;
+  std::string out;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0 && out.size() < (1u << 20)) out.append(buf, n);
+  std::fclose(f);
+  return out;
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  for (std::size_t i = 0;;) {
+    const std::size_t j = s.find(sep, i);
+    out.push_back(s.substr(i, j == std::string_view::npos ? std::string_view::npos : j - i));
+    if (j == std::string_view::npos) return out;
+    i = j + 1;
+  }
+}
+
+std::optional<long long> to_ll(std::string_view s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
+  if (s.empty()) return std::nullopt;
+  long long v = 0;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+/// One level's limit in CPUs: v2 `cpu.max`, else v1's quota and period; nullopt for none.
+std::optional<double> level_limit(const std::string& dir, bool v2) {
+  if (v2) {
+    const auto t = read_text(dir + "/cpu.max");
+    if (!t) return std::nullopt;
+    const auto f = split(*t, ' ');
+    if (f.size() != 2) return std::nullopt;
+    const auto quota = to_ll(f[0]), period = to_ll(f[1]);  // "max" is not a number: no limit
+    if (!quota || !period || *quota <= 0 || *period <= 0) return std::nullopt;
+    return double(*quota) / double(*period);
+  }
+  const auto q = read_text(dir + "/cpu.cfs_quota_us"), p = read_text(dir + "/cpu.cfs_period_us");
+  if (!q || !p) return std::nullopt;
+  const auto quota = to_ll(*q), period = to_ll(*p);
+  if (!quota || !period || *quota <= 0 || *period <= 0) return std::nullopt;  // -1: no limit
+  return double(*quota) / double(*period);
+}
+
+}  // namespace
+
+std::optional<double> cgroup_cpu_limit(const std::string& root) {
+  // The thread's cgroup on the hierarchy that has the cpu controller: v1 "N:cpu,cpuacct:/path",
+  // else the v2 line "0::/path".
+  const auto cg = read_text(root + "/proc/thread-self/cgroup");
+  if (!cg) return std::nullopt;
+  std::optional<std::string> v1_path, v2_path;
+  for (std::string_view line : split(*cg, '\n')) {
+    const std::size_t a = line.find(':'), b = a == std::string_view::npos ? a : line.find(':', a + 1);
+    if (b == std::string_view::npos) continue;
+    const std::string_view ctl = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
+    if (ctl.empty() && line.substr(0, a) == "0") v2_path = std::string(path);
+    for (std::string_view c : split(ctl, ','))
+      if (c == "cpu") v1_path = std::string(path);
+  }
+  const bool v2 = !v1_path;
+  const std::optional<std::string>& cg_path = v2 ? v2_path : v1_path;
+  if (!cg_path || cg_path->empty() || (*cg_path)[0] != '/') return std::nullopt;
+  // Its mount: mountinfo's fields 4 (the mount's root in the hierarchy) and 5 (the mount
+  // point); after " - ", the file system type and its options (v1: ...,cpu,...).
+  const auto mi = read_text(root + "/proc/self/mountinfo");
+  if (!mi) return std::nullopt;
+  std::string mount_point, mount_root;
+  for (std::string_view line : split(*mi, '\n')) {
+    const std::size_t dash = line.find(" - ");
+    if (dash == std::string_view::npos) continue;
+    const auto pre = split(line.substr(0, dash), ' '), post = split(line.substr(dash + 3), ' ');
+    if (pre.size() < 5 || post.size() < 3) continue;
+    bool match = false;
+    if (v2) {
+      match = post[0] == "cgroup2";
+    } else if (post[0] == "cgroup") {
+      for (std::string_view o : split(post[2], ','))
+        if (o == "cpu") match = true;
+    }
+    if (match) {
+      mount_root = std::string(pre[3]);
+      mount_point = std::string(pre[4]);
+      break;
+    }
+  }
+  if (mount_point.empty()) return std::nullopt;
+  // The path below the mount: inside a container the mount's root is the container's own
+  // cgroup and the thread's path starts with it.
+  std::string rel = *cg_path;
+  if (mount_root != "/" && rel.compare(0, mount_root.size(), mount_root) == 0)
+    rel = rel.substr(mount_root.size());
+  while (!rel.empty() && rel.back() == '/') rel.pop_back();
+  std::optional<double> best;
+  for (;;) {  // this cgroup and every ancestor up to the mount point, the smallest limit
+    if (auto l = level_limit(root + mount_point + rel, v2); l && (!best || *l < *best)) best = l;
+    if (rel.empty()) break;
+    const std::size_t slash = rel.rfind('/');
+    rel = slash == std::string::npos ? std::string() : rel.substr(0, slash);
+  }
+  return best;
+}
+
+unsigned cpus_of_limit(double limit) {
+  if (!(limit >= 1.0)) return 1;  // also NaN
+  return limit >= double(kMaxQueues) ? kMaxQueues : unsigned(limit);
 }
 
 namespace {

@@ -652,10 +652,20 @@ io::Result<std::unique_ptr<TunnelDaemon>> TunnelDaemon::create(const DaemonConfi
                       " queue(s) attached by another process, another endpoint?)");
     existing_mq = li.multi_queue;
   }
-  const auto planned = plan_queues(cfg.queues, auto_queue_cpus(cfg.cpus, allowed_cpus().size()),
-                                   enc->flow_src_ports(), existing_mq);
+  // auto gives a worker no less than a CPU's worth of time: a cgroup CPU limit (a container's
+  // --cpus, systemd's CPUQuota=) lowers the count as the affinity mask does.
+  unsigned auto_cpus = auto_queue_cpus(cfg.cpus, allowed_cpus().size());
+  double cpu_limit = 0;  // the cgroup's limit in CPUs where it lowered the count, else 0
+  if (cfg.queues == kQueuesAuto) {
+    if (const auto l = cgroup_cpu_limit(); l && cpus_of_limit(*l) < auto_cpus) {
+      auto_cpus = cpus_of_limit(*l);
+      cpu_limit = *l;
+    }
+  }
+  const auto planned = plan_queues(cfg.queues, auto_cpus, enc->flow_src_ports(), existing_mq);
   if (auto* e = std::get_if<std::string>(&planned)) return R::error(*e);
-  const QueuePlan plan = std::get<QueuePlan>(planned);
+  QueuePlan plan = std::get<QueuePlan>(planned);
+  if (cpu_limit > 0) plan.why += fmt::format(" (the cgroup allows {:.2f} CPUs)", cpu_limit);
   auto im = std::make_unique<Impl>();
   im->cfg = cfg;
   im->running = cfg;

@@ -12,14 +12,18 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "ofld/daemon/config.hpp"
@@ -321,4 +325,94 @@ TEST(TunnelQueues, SecondEndpointOnTheSameTapOrPortIsRefused) {
     EXPECT_EQ(st.value()["queues"].get<unsigned>(), n);
   }
   EXPECT_EQ(stop(first.pid), 0) << slurp(first.log);
+}
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+bool write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path);
+  f << text;
+  f.flush();
+  return bool(f);
+}
+
+// A cgroup v1 cpu hierarchy's mount point and this thread's cgroup in it, or "" (cgroup v2
+// moves whole processes only, and this test moves one thread).
+std::pair<std::string, std::string> v1_cpu_cgroup() {
+  std::string mount;
+  std::istringstream mi(read_file("/proc/self/mountinfo"));
+  for (std::string line; std::getline(mi, line);) {
+    const auto dash = line.find(" - cgroup ");
+    if (dash == std::string::npos) continue;
+    const std::string opts = "," + line.substr(line.rfind(' ') + 1) + ",";
+    if (opts.find(",cpu,") == std::string::npos) continue;
+    std::istringstream f(line.substr(0, dash));
+    std::string x;
+    for (int i = 0; i < 5 && f >> x; ++i) mount = x;
+    break;
+  }
+  std::istringstream cg(read_file("/proc/thread-self/cgroup"));
+  for (std::string line; std::getline(cg, line);) {
+    const auto a = line.find(':'), b = line.find(':', a + 1);
+    if (b == std::string::npos) continue;
+    const std::string ctl = "," + line.substr(a + 1, b - a - 1) + ",";
+    if (ctl.find(",cpu,") != std::string::npos) return {mount, line.substr(b + 1)};
+  }
+  return {"", ""};
+}
+
+}  // namespace
+
+// `queues auto` under a cgroup CPU limit (a container's --cpus, systemd's CPUQuota=): with
+// two CPUs in the affinity mask but one CPU's worth of time, one queue. The limit is the
+// kernel's own cpu controller (v1 cpu.cfs_quota_us = cpu.cfs_period_us); the endpoint
+// inherits it from the thread that starts it, and runs with the host's mounts (nsenter --net:
+// under `ip netns exec` /sys is a new sysfs without /sys/fs/cgroup, and no limit can be read).
+TEST(TunnelQueues, DefaultAutoFollowsACgroupCpuLimit) {
+  if (allowed_cpu_count() < 2) GTEST_SKIP() << "one CPU allowed: auto gives one queue anyway";
+  const auto [mount, own] = v1_cpu_cgroup();
+  if (mount.empty() || own.empty())
+    GTEST_SKIP() << "no cgroup v1 cpu hierarchy here (the v2 layouts are in the unit tests)";
+  const std::string parent = mount + (own == "/" ? "" : own);
+  const std::string dir = parent + "/ofld-tq-" + std::to_string(::getpid());
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+    GTEST_SKIP() << "cannot make a cpu cgroup under " << parent << ": " << std::strerror(errno);
+  struct Rm {
+    std::string d;
+    ~Rm() { ::rmdir(d.c_str()); }
+  } rm{dir};
+  ASSERT_TRUE(write_file(dir + "/cpu.cfs_period_us", "100000"));
+  ASSERT_TRUE(write_file(dir + "/cpu.cfs_quota_us", "100000"));
+  EXPECT_EQ(daemon::cgroup_cpu_limit(), std::nullopt) << "a limit before the move";
+
+  std::optional<io::Netns> ns;
+  bool skipped = false;
+  const std::string why = one_host(ns, "ofld-tqc", skipped);
+  if (skipped) GTEST_SKIP() << why;
+  ASSERT_EQ(why, "");
+  Endpoint e;
+  e.ctl = "/run/ofld/tqc-" + std::to_string(::getpid()) + ".sock";
+  e.log = "/tmp/ofld-tqc-" + ns->name() + ".log";
+  const std::string tid = std::to_string(::gettid());
+  ASSERT_TRUE(write_file(dir + "/tasks", tid)) << "moving this thread into " << dir;
+  const auto limit = daemon::cgroup_cpu_limit();
+  const std::string err = ktest::start_tunnel(
+      *ns, e.ctl, e.log, {"--dev", "ofld0", "vxlan", "id", "42", "local", "10.79.0.1", "remote", "10.79.0.2"},
+      e.pid, 10, /*own_mounts=*/true);
+  EXPECT_TRUE(write_file(parent + "/tasks", tid)) << "moving this thread back";
+  ASSERT_TRUE(limit.has_value());
+  EXPECT_DOUBLE_EQ(*limit, 1.0);
+  ASSERT_EQ(err, "");
+  EXPECT_NE(read_file(dir + "/cgroup.procs").find(std::to_string(e.pid)), std::string::npos)
+      << "the endpoint is not in the limited cgroup";
+  EXPECT_EQ(sysfs_queues(*ns, "ofld0"), queue_list(1));
+  const std::string log = slurp(e.log);
+  EXPECT_NE(log.find("the cgroup allows 1.00 CPUs"), std::string::npos) << log;
+  EXPECT_EQ(stop(e.pid), 0) << slurp(e.log);
 }

@@ -1,5 +1,10 @@
 // `ofld tunnel` configuration: iproute2-style words and TOML; every error names the setting.
 #include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <optional>
 
 #include "ofld/daemon/config.hpp"
 #include "../common/tunnel_config_of.hpp"
@@ -558,3 +563,102 @@ TEST(TunnelConfig, CpusFromOptionAndTomlAreTheSame) {
 }
 
 }  // namespace
+
+// `queues auto` and a cgroup CPU limit (cgroup_cpu_limit): fake /proc and /sys trees in the
+// layouts the kernel documents — cgroup v2 `cpu.max` "$MAX $PERIOD" with "max" for no limit
+// (Documentation/admin-guide/cgroup-v2.rst), v1 `cpu.cfs_quota_us` with -1 for no limit and
+// `cpu.cfs_period_us` (Documentation/scheduler/sched-bwc.rst), /proc/<pid>/cgroup
+// "hierarchy:controllers:path" and /proc/<pid>/mountinfo (proc(5)).
+namespace {
+
+namespace fs = std::filesystem;
+
+struct FakeRoot {
+  fs::path root;
+  FakeRoot() {
+    char tmpl[] = "/tmp/ofld-cgroup-XXXXXX";
+    root = ::mkdtemp(tmpl);
+  }
+  ~FakeRoot() { fs::remove_all(root); }
+  void put(const std::string& rel, const std::string& text) const {
+    const fs::path p = root / fs::path(rel).relative_path();
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+  }
+  std::optional<double> limit() const { return ofld::daemon::cgroup_cpu_limit(root.string()); }
+};
+
+constexpr const char* kV1Mounts =
+    "25 1 254:1 / / rw,relatime - ext4 /dev/vda rw\n"
+    "30 25 0:26 / /sys/fs/cgroup rw - tmpfs tmpfs rw,mode=755\n"
+    "31 30 0:27 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
+    "32 30 0:28 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"
+    "33 30 0:29 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n";
+
+}  // namespace
+
+TEST(TunnelConfig, CgroupV1CpuQuotaSmallestOverTheAncestors) {
+  FakeRoot t;
+  t.put("/proc/thread-self/cgroup", "4:memory:/ofld/a\n3:cpu,cpuacct:/ofld/a\n0::/\n");
+  t.put("/proc/self/mountinfo", kV1Mounts);
+  const std::string base = "/sys/fs/cgroup/cpu,cpuacct";
+  t.put(base + "/cpu.cfs_quota_us", "-1\n");
+  t.put(base + "/cpu.cfs_period_us", "100000\n");
+  t.put(base + "/ofld/cpu.cfs_quota_us", "150000\n");  // 1.5 CPUs on the parent
+  t.put(base + "/ofld/cpu.cfs_period_us", "100000\n");
+  t.put(base + "/ofld/a/cpu.cfs_quota_us", "-1\n");  // none on the thread's own cgroup
+  t.put(base + "/ofld/a/cpu.cfs_period_us", "100000\n");
+  ASSERT_TRUE(t.limit().has_value());
+  EXPECT_DOUBLE_EQ(*t.limit(), 1.5);
+  EXPECT_EQ(ofld::daemon::cpus_of_limit(*t.limit()), 1u);  // whole CPUs only: two workers would share 1.5
+  t.put(base + "/ofld/a/cpu.cfs_quota_us", "50000\n");  // 0.5 below it: the smaller one
+  EXPECT_DOUBLE_EQ(*t.limit(), 0.5);
+  EXPECT_EQ(ofld::daemon::cpus_of_limit(*t.limit()), 1u);  // at least one
+  t.put(base + "/ofld/a/cpu.cfs_quota_us", "-1\n");
+  t.put(base + "/ofld/cpu.cfs_quota_us", "-1\n");
+  EXPECT_FALSE(t.limit().has_value());  // no level has a limit
+}
+
+TEST(TunnelConfig, CgroupV2CpuMaxAndAContainersOwnMount) {
+  FakeRoot t;
+  t.put("/proc/thread-self/cgroup", "0::/system.slice/ofld.service\n");
+  t.put("/proc/self/mountinfo",
+        "25 1 254:1 / / rw - ext4 /dev/vda rw\n"
+        "30 25 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n");
+  t.put("/sys/fs/cgroup/system.slice/ofld.service/cpu.max", "max 100000\n");
+  t.put("/sys/fs/cgroup/system.slice/cpu.max", "300000 100000\n");  // CPUQuota=300%
+  ASSERT_TRUE(t.limit().has_value());
+  EXPECT_DOUBLE_EQ(*t.limit(), 3.0);
+  EXPECT_EQ(ofld::daemon::cpus_of_limit(*t.limit()), 3u);
+  t.put("/sys/fs/cgroup/system.slice/cpu.max", "max 100000\n");
+  EXPECT_FALSE(t.limit().has_value());
+
+  // A container: its cgroup namespace's root is mounted; /proc shows the path from the
+  // hierarchy's root, which starts with the mount's own root.
+  FakeRoot c;
+  c.put("/proc/thread-self/cgroup", "0::/docker/abc\n");
+  c.put("/proc/self/mountinfo", "40 30 0:26 /docker/abc /sys/fs/cgroup ro - cgroup2 cgroup2 rw\n");
+  c.put("/sys/fs/cgroup/cpu.max", "100000 100000\n");  // docker --cpus 1
+  ASSERT_TRUE(c.limit().has_value());
+  EXPECT_DOUBLE_EQ(*c.limit(), 1.0);
+  EXPECT_EQ(ofld::daemon::cpus_of_limit(*c.limit()), 1u);
+}
+
+TEST(TunnelConfig, CgroupCpuLimitUnreadableOrMalformedIsNoLimit) {
+  FakeRoot t;
+  EXPECT_FALSE(t.limit().has_value());  // no /proc at all
+  t.put("/proc/thread-self/cgroup", "0::/x\n");
+  EXPECT_FALSE(t.limit().has_value());  // no mountinfo
+  t.put("/proc/self/mountinfo", "30 25 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n");
+  EXPECT_FALSE(t.limit().has_value());  // no cpu.max (the controller is not enabled there)
+  for (const char* bad : {"", "100000", "abc 100000", "100000 0", "-5 100000", "100000 100000 7",
+                          "1e5 100000", "100000 max"}) {
+    t.put("/sys/fs/cgroup/x/cpu.max", bad);
+    EXPECT_FALSE(t.limit().has_value()) << "'" << bad << "'";
+  }
+  t.put("/proc/thread-self/cgroup", "garbage\n:::\n0::relative\n");
+  EXPECT_FALSE(t.limit().has_value());
+  EXPECT_EQ(ofld::daemon::cpus_of_limit(0.0), 1u);
+  EXPECT_EQ(ofld::daemon::cpus_of_limit(2.99), 2u);
+  EXPECT_EQ(ofld::daemon::cpus_of_limit(1e9), ofld::daemon::kMaxQueues);
+}

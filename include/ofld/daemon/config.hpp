@@ -194,6 +194,19 @@ Parsed<QueuePlan> plan_queues(unsigned configured, unsigned cpus, bool flow_spre
 /// The CPUs this process may run on (sched_getaffinity of the calling thread), ascending.
 std::vector<unsigned> allowed_cpus();
 
+/// The CPU time the calling thread's cgroups allow, in CPUs (quota / period): the smallest
+/// limit over its cgroup and each ancestor below the hierarchy's mount point. Reads cgroup v2
+/// `cpu.max` ("max 100000" is no limit) or, where the cpu controller is on a v1 hierarchy,
+/// `cpu.cfs_quota_us` (-1 is no limit) and `cpu.cfs_period_us`; the cgroup comes from
+/// /proc/thread-self/cgroup and the mount point from /proc/self/mountinfo. nullopt when no
+/// level has a limit or nothing can be read. `root` is put before every path read (tests
+/// build a fake tree; "" reads the real one).
+std::optional<double> cgroup_cpu_limit(const std::string& root = "");
+
+/// The workers a CPU limit (cgroup_cpu_limit) gives a CPU's worth of time each: the whole
+/// CPUs in it, at least 1 (1.5 CPUs: 1). `queues auto` opens no more queues than this.
+unsigned cpus_of_limit(double limit);
+
 /// Parse a CPU list ("--cpus 0,1", TOML `cpus = [0, 1]` or `cpus = "0,2-3"`): numbers and
 /// ranges A-B (A <= B) separated by commas, as taskset -c and cpuset lists write them, in the
 /// order given (worker i takes the i-th, modulo the length); a CPU may repeat (two workers on
