@@ -68,6 +68,11 @@ std::string cpu_model() {
     else if (model == 0xad || model == 0xae) uarch = "Granite Rapids";
     else if (model == 0x6a || model == 0x6c) uarch = "Ice Lake server";
     else if (model == 0x55) uarch = "Skylake/Cascade Lake server";
+    // A hypervisor may report another model number (family 6 model 167, Rocket Lake, with
+    // AMX, which only the server cores from Sapphire Rapids on have): then the features say it.
+    unsigned a7 = 0, b7 = 0, c7 = 0, d7 = 0;
+    if (!uarch && __get_cpuid_count(7, 0, &a7, &b7, &c7, &d7) && ((d7 >> 24) & 1))  // AMX-TILE
+      uarch = "AMX: Sapphire Rapids or later";
   }
   std::string r = brand.empty() ? std::string() : brand + " ";
   r += "(family " + std::to_string(family) + " model " + std::to_string(model);
