@@ -51,9 +51,9 @@ std::string make_veth_pair(std::optional<io::Netns>& a, std::optional<io::Netns>
 
 std::string start_tunnel(const io::Netns& ns, const std::string& ctl, const std::string& log,
                          const std::vector<std::string>& args, pid_t& pid, int wait_s,
-                         bool own_mounts) {
+                         bool host_mounts) {
   std::vector<std::string> cmd = {"ip", "netns", "exec", ns.name()};
-  if (own_mounts) cmd = {"nsenter", "--net=/run/netns/" + ns.name()};
+  if (host_mounts) cmd = {"nsenter", "--net=/run/netns/" + ns.name()};
   cmd.insert(cmd.end(), {OFLD_CLI_PATH, "tunnel", "--control", ctl});
   cmd.insert(cmd.end(), args.begin(), args.end());
   pid = spawn(cmd, log);

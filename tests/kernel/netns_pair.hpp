@@ -42,12 +42,12 @@ std::string make_veth_pair(std::optional<io::Netns>& a, std::optional<io::Netns>
 /// `ip netns exec NS ofld tunnel --control CTL ARGS...`, output to `log`; waits (up to
 /// `wait_s` seconds) until the control socket answers `ofld stats`. Returns "" when it
 /// answers; otherwise why not (the program exited: its log; or it did not come up in time).
-/// `pid` is the child's pid while it runs, -1 when it has exited. `own_mounts`: started with
+/// `pid` is the child's pid while it runs, -1 when it has exited. `host_mounts`: started with
 /// `nsenter --net` instead, which enters only the network namespace: `ip netns exec` also
 /// mounts a sysfs of its own over /sys, hiding the mounts below it (/sys/fs/cgroup).
 std::string start_tunnel(const io::Netns& ns, const std::string& ctl, const std::string& log,
                          const std::vector<std::string>& args, pid_t& pid, int wait_s = 5,
-                         bool own_mounts = false);
+                         bool host_mounts = false);
 
 /// 20 TCP round trips of 100 bytes from `from` to an echo server (python3) on `dst`, port
 /// 5083, in `to`: at least 20 frames each way through whatever joins them (this machine has

@@ -404,7 +404,7 @@ TEST(TunnelQueues, DefaultAutoFollowsACgroupCpuLimit) {
   const auto limit = daemon::cgroup_cpu_limit();
   const std::string err = ktest::start_tunnel(
       *ns, e.ctl, e.log, {"--dev", "ofld0", "vxlan", "id", "42", "local", "10.79.0.1", "remote", "10.79.0.2"},
-      e.pid, 10, /*own_mounts=*/true);
+      e.pid, 10, /*host_mounts=*/true);
   EXPECT_TRUE(write_file(parent + "/tasks", tid)) << "moving this thread back";
   ASSERT_TRUE(limit.has_value());
   EXPECT_DOUBLE_EQ(*limit, 1.0);
