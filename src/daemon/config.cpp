@@ -214,7 +214,8 @@ std::optional<double> cgroup_cpu_limit(const std::string& root) {
   // The path below the mount: inside a container the mount's root is the container's own
   // cgroup and the thread's path starts with it.
   std::string rel = *cg_path;
-  if (mount_root != "/" && rel.compare(0, mount_root.size(), mount_root) == 0)
+  if (mount_root != "/" && rel.compare(0, mount_root.size(), mount_root) == 0 &&
+      (rel.size() == mount_root.size() || rel[mount_root.size()] == '/'))
     rel = rel.substr(mount_root.size());
   while (!rel.empty() && rel.back() == '/') rel.pop_back();
   std::optional<double> best;
