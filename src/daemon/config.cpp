@@ -5,7 +5,6 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <functional>
 #include <optional>
@@ -141,13 +140,10 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
   }
 }
 
-std::optional<long long> to_ll(std::string_view s) {
+/// A positive decimal in a cgroup file ("100000\n"); nullopt for anything else ("max", -1).
+std::optional<std::uint64_t> positive(std::string_view s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
-  if (s.empty()) return std::nullopt;
-  long long v = 0;
-  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  return v;
+  return number(std::string(s), 1, std::uint64_t(1) << 62);
 }
 
 /// One level's limit in CPUs: v2 `cpu.max`, else v1's quota and period; nullopt for none.
@@ -157,14 +153,14 @@ std::optional<double> level_limit(const std::string& dir, bool v2) {
     if (!t) return std::nullopt;
     const auto f = split(*t, ' ');
     if (f.size() != 2) return std::nullopt;
-    const auto quota = to_ll(f[0]), period = to_ll(f[1]);  // "max" is not a number: no limit
-    if (!quota || !period || *quota <= 0 || *period <= 0) return std::nullopt;
+    const auto quota = positive(f[0]), period = positive(f[1]);  // "max": no limit
+    if (!quota || !period) return std::nullopt;
     return double(*quota) / double(*period);
   }
   const auto q = read_text(dir + "/cpu.cfs_quota_us"), p = read_text(dir + "/cpu.cfs_period_us");
   if (!q || !p) return std::nullopt;
-  const auto quota = to_ll(*q), period = to_ll(*p);
-  if (!quota || !period || *quota <= 0 || *period <= 0) return std::nullopt;  // -1: no limit
+  const auto quota = positive(*q), period = positive(*p);
+  if (!quota || !period) return std::nullopt;  // -1: no limit
   return double(*quota) / double(*period);
 }
 
