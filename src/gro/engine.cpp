@@ -19,6 +19,7 @@ Counters& Counters::operator+=(const Counters& o) noexcept {
   singles += o.singles;
   segments_out += o.segments_out;
   fast_merged += o.fast_merged;
+  fast_held += o.fast_held;
   for (std::size_t i = 0; i < kGroReasonCount; ++i) {
     not_merged[i] += o.not_merged[i];
     completed[i] += o.completed[i];
@@ -153,8 +154,10 @@ void Engine::receive(core::Packet&& pkt, std::uint64_t now_ns) {
 
 // receive() of each packet in order, with the fast path taken a run at a time: the fast hook
 // merges consecutive packets of one flow in one call (GroFastHook::receive_run, at most up to
-// the poll end), each counted and handled as receive() would; a packet the hook does not
-// take goes to the chain, as receive() sends it there.
+// the poll end), each counted and handled as receive() would; a packet the hook marks as the
+// flow's next aggregate (its size limit reached) is held as the chain would hold it
+// (hold_next); any other packet the hook does not take goes to the chain, as receive() sends
+// it there.
 void Engine::receive_batch(std::span<core::Packet> pkts, std::uint64_t now_ns) {
   const std::size_t n = pkts.size();
   std::size_t i = 0;
@@ -174,12 +177,36 @@ void Engine::receive_batch(std::span<core::Packet> pkts, std::uint64_t now_ns) {
         }
         i += k;
         in_batch_ += k;
+        if (r.restart) {  // k < room: pkts[i] belongs to this poll
+          hold_next(r.p, pkts[i++], now_ns);
+          in_batch_++;
+        }
         if (in_batch_ >= opts_.batch) poll_end(now_ns);
         continue;
       }
     }
     receive_general(pkts[i++], now_ns);
   }
+}
+
+// What receive_general does for a packet that p's size limit alone refuses (G-16), in the
+// same order: p (the newest of its bucket) completed with reason SizeLimit, then the packet
+// held as the flow's next aggregate, the newest of that bucket, with p's hash and layout.
+void Engine::hold_next(GroHeld* p, core::Packet& pkt, std::uint64_t now_ns) {
+  ctr_.packets_in++;
+  Bucket& b = buckets_[p->hash & (offload::kGroHashBuckets - 1)];
+  GroHeld* h = alloc();
+  offload::gro_hold_next(*h, *p);
+  b.pop_back();  // p
+  complete(p, GroReason::SizeLimit);
+  ctr_.held++;
+  ctr_.fast_held++;
+  ctr_.not_merged[std::size_t(GroReason::SizeLimit)]++;
+  h->age_ns = now_ns;
+  pkt.gso.size = std::uint16_t(pkt.len() - h->data_offset);
+  h->pkt = std::move(pkt);
+  fast_state_.last = h;
+  b.push_back(h);
 }
 
 __attribute__((noinline)) void Engine::receive_general(core::Packet& pkt, std::uint64_t now_ns) {

@@ -263,6 +263,21 @@ void gro_hold_init(GroHeld& h, const GroContext& ctx) noexcept {
   h.same_flow = false;
 }
 
+void gro_hold_next(GroHeld& h, const GroHeld& p) noexcept {
+  h.hash = p.hash;
+  h.count = 1;
+  h.data_offset = p.data_offset;
+  h.network_offsets = p.network_offsets;
+  h.transport_offset = p.transport_offset;
+  h.proto = p.proto;
+  h.ip_fixedid = 0;
+  h.encap_mark = p.encap_mark;
+  h.is_flist = p.is_flist;
+  h.is_ipv6 = p.is_ipv6;
+  h.same_flow = false;
+  h.flow_area = p.flow_area;
+}
+
 std::unique_ptr<Registry> gro_registry_for(const Registry& base, std::uint32_t t,
                                            GroConfig& cfg) {
   namespace sg = core::skb_gso;

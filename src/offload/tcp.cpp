@@ -655,7 +655,9 @@ GroFastResult fast_receive(GroFastState& st, core::Packet& pkt) noexcept {
 // then fast_merge's rules), and otherwise returns "not taken" or goes to fast_search; the
 // run stops at any condition that fails (and at a head holding payload, which fast_receive
 // would take too), so that the engine hands that packet to fast_receive / the chain as if
-// there had been no run.
+// there had been no run. A packet that G-16 alone refuses is marked last.restart: the engine
+// then does what the chain would (p completed, the packet held as the flow's next aggregate)
+// without running the chain.
 template <bool kV6, bool kEth>
 std::size_t run_next(std::span<core::Packet> pkts, GroFastResult& last, GroHeld& p,
                      std::uint32_t max) noexcept {
@@ -738,8 +740,9 @@ std::size_t run_next(std::span<core::Packet> pkts, GroFastResult& last, GroHeld&
     const std::size_t len = len_all - hdrs;
     if (!rules::tcp_size_ok(len, mss)) break;
     if (wire::load_be32(th + tcph::kSeqOffset) != next_seq) break;  // tcp_seq_follows
-    if (!core::skb_gro_within(plen - l2, len, max)) break;
-    if (pkt.csum.index() != 1) {
+    // T-1 (Unnecessary, index 1, has nothing to validate)
+    auto csum_ok = [&] {
+      if (pkt.csum.index() == 1) return true;
       FastPkt f;
       f.d = d;
       f.ip = ip;
@@ -752,8 +755,21 @@ std::size_t run_next(std::span<core::Packet> pkts, GroFastResult& last, GroHeld&
       f.sig = t.sig;
       f.flags = flags;
       f.v6 = kV6;
-      if (!fast_csum_ok(pkt, f)) break;
+      return fast_csum_ok(pkt, f);
+    };
+    if (!core::skb_gro_within(plen - l2, len, max)) {
+      // G-16 alone refuses it. tcp_gro_receive then completes p (SizeLimit) and, as the
+      // packet passed T-1 and carries no T-17 flag, the chain holds it as a new flow: the
+      // newest of p's bucket, with p's hash and layout. Its checksum state is what T-1's
+      // validation leaves (gro_checksum_validate: C-26 for NONE; COMPLETE and PARTIAL
+      // unchanged). Any other case goes to the chain.
+      if (!(flags & rules::kFlagsFinal) && csum_ok()) {
+        if (pkt.csum.index() != 1) core::incr_checksum_unnecessary(pkt);
+        last.restart = true;
+      }
+      break;
     }
+    if (!csum_ok()) break;
     if (mark_fixedid) {
       p.ip_fixedid |= 1;
       fixed = true;

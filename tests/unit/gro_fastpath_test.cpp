@@ -410,9 +410,91 @@ TEST(GroFastPath, LongCleanFlowsMatchGeneralPath) {
       EXPECT_GT(fast.counters().fast_merged, 280u)
           << "batched " << batched << " v6 " << v6 << " ts " << ts << " csum " << cmode;
       EXPECT_EQ(general.counters().fast_merged, 0u);
+      // Each aggregate but the last ends at the size limit inside a burst of 7 or more: the
+      // fast path holds the flow's next aggregate itself (G-16, GroFastResult::restart).
+      if (batched) {
+        EXPECT_GT(fast.counters().fast_held, 0u);
+      }
+      EXPECT_EQ(general.counters().fast_held, 0u);
     }
    }
   }
+  }
+}
+
+// G-16 inside a run: the packet the size limit refuses. tcp_gro_receive completes the held
+// flow (SizeLimit) and the chain holds the packet as the flow's next aggregate, unless T-1
+// fails (delivered now: Checksum), it carries a T-17 flag (delivered now: FinalFlags) or CWR
+// (T-5), or another rule refuses it first (T-11). The fast engine takes the whole stream in
+// one receive_batch; the general engine, one packet at a time, is the reference. With a poll
+// of exactly the refused packet's position, the packet held last is completed alone at the
+// poll end (G-8) with the checksum state T-1 left it (C-26: NONE becomes UNNECESSARY).
+TEST(GroFastPath, G16_SizeLimitRefusalInsideARunMatchesGeneralPath) {
+  enum Variant { kPlain, kPsh, kBadCsum, kCwr, kSeqGap, kPollAtRefused, kVariants };
+  for (bool v6 : {false, true}) {
+    for (int cmode = 0; cmode < 4; ++cmode) {
+      for (int var = 0; var < kVariants; ++var) {
+        grotest::Tcp t;
+        t.v6 = v6;
+        t.payload = 1448;
+        t.ip_id = 7;
+        // G-16 (IPv4 gro_ipv4_max_size, IPv6 gro_max_size: 65536 by default): a flow of k
+        // segments takes the next one while l3 headers + (k + 1) × payload < 65536.
+        const std::size_t l3hdrs = (v6 ? 40 : 20) + 20;
+        const std::size_t refused = (65535 - l3hdrs) / t.payload;  // 0-based index
+        gro::EngineOptions of, og;
+        of.fast_path = true;
+        og.fast_path = false;
+        of.config.flow_hash_key = og.config.flow_hash_key = 3;
+        if (var == kPollAtRefused) of.batch = og.batch = refused + 1;
+        gro::Engine fast(of), general(og);
+        std::vector<core::Packet> burst;
+        std::uint32_t seq = 0;
+        for (std::size_t i = 0; i < 3 * refused + 5; ++i) {
+          grotest::Tcp u = t;
+          u.seq_off = seq;
+          if (i == refused) {
+            if (var == kPsh) u.flags |= 0x08;
+            if (var == kBadCsum) u.bad_csum = true;
+            if (var == kCwr) u.flags |= 0x80;
+            if (var == kSeqGap) u.seq_off += 1;
+          }
+          Input in;
+          in.bytes = grotest::tcp_frame(u);
+          in.headlen = 14 + l3hdrs;
+          if (cmode == 1) in.csum = core::CsumUnnecessary{};
+          if (cmode == 2) in.csum = core::CsumComplete{cs::csum_partial(in.bytes.data(), in.bytes.size(), 0)};
+          if (cmode == 3) in.csum = core::CsumPartial{core::pos_t(14 + (v6 ? 40 : 20)), 16, false};
+          burst.push_back(make_packet(in));
+          general.receive(make_packet(in), 1);
+          seq = u.seq_off + std::uint32_t(t.payload);
+          t.ip_id = std::uint16_t(t.ip_id + 1);
+        }
+        fast.receive_batch(burst, 1);
+        const std::string where = std::string(v6 ? "v6" : "v4") + " csum " + std::to_string(cmode) +
+                                  " variant " + std::to_string(var);
+        for (const core::Packet& p : burst) ASSERT_EQ(p.len(), 0u) << where;
+        fast.flush_all();
+        general.flush_all();
+        auto a = fast.take_output();
+        auto b = general.take_output();
+        ASSERT_EQ(a.size(), b.size()) << where;
+        for (std::size_t i = 0; i < a.size(); ++i) expect_same(a[i], b[i], where + " output " + std::to_string(i));
+        expect_same(fast.counters(), general.counters(), where + " counters");
+        EXPECT_GE(general.counters().not_merged[std::size_t(gro::GroReason::SizeLimit)], 1u) << where;
+        // The fast path held the next aggregate itself where the chain's only reason was G-16.
+        if (var == kPlain || var == kPollAtRefused || (var == kBadCsum && (cmode == 1 || cmode == 3))) {
+          EXPECT_GE(fast.counters().fast_held, 1u) << where;
+        }
+        if (var == kPollAtRefused && cmode == 0) {
+          // the refused packet, alone at the poll end, validated by T-1
+          bool single_unnecessary = false;
+          for (const core::Packet& p : b)
+            single_unnecessary |= p.gso.size == 0 && std::holds_alternative<core::CsumUnnecessary>(p.csum);
+          EXPECT_TRUE(single_unnecessary) << where;
+        }
+      }
+    }
   }
 }
 

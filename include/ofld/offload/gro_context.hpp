@@ -351,6 +351,10 @@ int gro_link_complete(GroContext& ctx, GroLink link) noexcept;
 /// The offload fields of a newly held flow from the round's control block (count, offsets,
 /// protocol, encapsulation and fraglist marks, family); hash, age and packet are the engine's.
 void gro_hold_init(GroHeld& h, const GroContext& ctx) noexcept;
+/// The offload fields of the next aggregate of the held flow `p` (a packet of p's layout that
+/// p could not take): hash, offsets, protocol, marks, family and the fast hook's flow state
+/// as p's; count 1, no fixed-ID mark. Age and packet are the engine's.
+void gro_hold_next(GroHeld& h, const GroHeld& p) noexcept;
 
 /// What a fast receive hook may see of the engine: its configuration, link, flow-hash key
 /// and mask, the flow table (buckets, each oldest first, as the engine keeps them) and a hint.
@@ -373,6 +377,12 @@ struct GroFastState {
 struct GroFastResult {
   GroHeld* p = nullptr;
   GroReason complete = GroReason::None;
+  /// Set by receive_run only (with complete None): the packet after the run, left unchanged
+  /// but for its checksum state, is the one the general chain would refuse for p's size
+  /// limit alone (G-16) and hold as p's flow's next aggregate — p completed with reason
+  /// SizeLimit, then the packet held with the same hash and layout (gro_hold_next) and the
+  /// checksum state the chain's T-1 validation leaves (C-26).
+  bool restart = false;
 };
 /// A protocol module's fast receive path: the whole chain for its most common packet in one
 /// pass, merging exactly when (and as) the general chain would. `hold` runs for every flow
@@ -380,11 +390,11 @@ struct GroFastResult {
 /// true when later packets of the flow may take the fast path.
 ///
 /// `receive_run` is `receive` over the packets of `skbs` in order, for as long as each is
-/// merged: it stops before the first packet `receive` would not take (left unchanged) and
-/// after the first merged packet whose flow must be completed. Every merged packet is
-/// discarded (core::Packet::discard) by the hook. Returns how many packets were merged; when
-/// that is at least one, `last` is the last merge's result (every packet of the run merged
-/// into last.p, and only the last one may ask for a completion).
+/// merged: it stops before the first packet `receive` would not take (left unchanged, or
+/// marked last.restart) and after the first merged packet whose flow must be completed.
+/// Every merged packet is discarded (core::Packet::discard) by the hook. Returns how many
+/// packets were merged; when that is at least one, `last` is the last merge's result (every
+/// packet of the run merged into last.p, and only the last one may ask for a completion).
 struct GroFastHook {
   void (*init)(GroFastState& st) noexcept;
   GroFastResult (*receive)(GroFastState& st, core::Packet& skb) noexcept;
