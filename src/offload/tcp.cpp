@@ -667,7 +667,28 @@ std::size_t run_next(std::span<core::Packet> pkts, GroFastResult& last, GroHeld&
   const std::size_t hdrs = t.sig & 0xFFFF;
   core::Packet& pp = p.pkt;
   std::uint8_t* const pd = pp.data();
+  const std::uint8_t* const pip = pd + l2;
   std::uint8_t* const th2 = pd + thoff;
+  // fast_receive's layout checks on p's own headers: the ethertype, IPv4 version/IHL, the
+  // fragment bits (N-1) and the reserved bit (N-2), the IPv6 version, the TCP data offset
+  // (T-2); and no CWR (T-5). The template compares every one of those bytes (TcpFlow::mask),
+  // so a packet that matches it passes them too, and the loop does not check them again. (p
+  // passed them when it was held; merges change only its FIN and PSH bits. Checked here
+  // all the same: the run is an optimisation and must not rest on another module's order.)
+  if constexpr (kEth) {
+    if (wire::load_be16(pd + wire::eth::kTypeOffset) !=
+        (kV6 ? wire::ethertype::kIpv6 : wire::ethertype::kIpv4))
+      return 1;
+  }
+  if constexpr (!kV6) {
+    if (rules::inet_hard(pip) != GroReason::None ||
+        (wire::load_be16(pip + v4::kFragOffOffset) & v4::kCE))
+      return 1;
+  } else {
+    if (wire::ip_version(pip) != 6) return 1;
+  }
+  if (thoff + rules::tcp_hdrlen(th2) != hdrs || (th2[tcph::kFlagsOffset] & rules::kFlagsNeverJoin))
+    return 1;
   // The template as p's masked header bytes (the merges change only p's FIN/PSH bits, which
   // are not masked): word w at 16 * w, the last at hdrs - 16 (same_template).
   const std::size_t nw = t.words;
@@ -677,9 +698,27 @@ std::size_t run_next(std::span<core::Packet> pkts, GroFastResult& last, GroHeld&
   const bool vlan_present = pp.vlan_present;
   const std::uint16_t vlan_tci = pp.vlan_tci;
   const std::size_t mss = pp.gso.size;
-  const std::uint16_t id2 = kV6 ? 0 : wire::load_be16(pd + l2 + v4::kIdOffset);
+  // N-1's header checksum: a packet that matches the template has p's header but for three
+  // words (tot_len, ID, checksum), and p's header sums to 0 (mod 65535, RFC 1071), so the
+  // packet's does exactly when those three words sum to what p's do (mod 65535; in either
+  // byte order, as a byte swap multiplies a sum by 256, a unit mod 65535).
+  auto ip_words = [](const std::uint8_t* ip) {
+    std::uint16_t a, b, c;
+    std::memcpy(&a, ip + v4::kTotLenOffset, 2);
+    std::memcpy(&b, ip + v4::kIdOffset, 2);
+    std::memcpy(&c, ip + v4::kCheckOffset, 2);
+    return (std::uint32_t(a) + b + c) % 0xFFFFu;
+  };
+  const std::uint32_t ip_words_p = kV6 ? 0 : ip_words(pip);
+  // N-15 (rules::inet_id) with p.count >= 2, as through the whole run (the first packet
+  // merged through fast_receive): the fixed-ID mark cannot be set here, so the ID must be
+  // p's plus count, or p's when the flow is fixed-ID.
   std::uint16_t count = p.count;
-  bool fixed = (p.ip_fixedid & 1) != 0;
+  if (count < 2) return 1;
+  const bool fixed = (p.ip_fixedid & 1) != 0;
+  std::uint16_t next_id =
+      kV6 ? 0 : std::uint16_t(wire::load_be16(pip + v4::kIdOffset) + (fixed ? 0 : count));
+  const std::uint16_t id_step = fixed ? 0 : 1;
   // p's length and the sequence number its next segment must carry (T-11); every merge
   // appends exactly the segment's payload.
   std::size_t plen = pp.len();
@@ -689,30 +728,12 @@ std::size_t run_next(std::span<core::Packet> pkts, GroFastResult& last, GroHeld&
   std::size_t i = 1;
   for (; i < pkts.size(); ++i) {
     core::Packet& pkt = pkts[i];
-    // fast_receive's layout checks (G-4; family; N-1, N-2 / N-6, N-7; T-2; T-5) for a head
-    // of exactly the flow's headers (hdrs >= l2 + 40: the template's words are in the head).
+    // G-4, and a head of exactly the flow's headers (hdrs >= l2 + 40: the template's words
+    // are in the head).
     if (pkt.headlen() != hdrs || pkt.gso.size != 0 || pkt.has_frag_list()) break;
     const std::uint8_t* d = pkt.data();
     const std::uint8_t* ip = d + l2;
     const std::size_t len_all = pkt.len();
-    if constexpr (kEth) {
-      // fast_receive's family: IPv4 or IPv6 by ethertype, the flow's (signature)
-      if (wire::load_be16(d + wire::eth::kTypeOffset) !=
-          (kV6 ? wire::ethertype::kIpv6 : wire::ethertype::kIpv4))
-        break;
-    }
-    if constexpr (!kV6) {
-      // (on a raw-IP link, version 6 would be IPv6: inet_hard's 0x45 excludes it)
-      if (rules::inet_hard(ip) != GroReason::None ||
-          rules::inet_soft(ip, len_all - l2) != GroReason::None)
-        break;
-    } else {
-      if (wire::ip_version(ip) != 6 || !rules::ipv6_len_ok(ip, len_all - thoff)) break;
-    }
-    const std::uint8_t* th = d + thoff;
-    if (thoff + rules::tcp_hdrlen(th) != hdrs) break;  // the flow's signature
-    const std::uint8_t flags = th[tcph::kFlagsOffset];
-    if (flags & rules::kFlagsNeverJoin) break;
     // same_template
     V16 acc = (ld128(d + hdrs - 16) & t.mask[nw - 1]) ^ want_last;
     switch (nw) {
@@ -729,13 +750,20 @@ std::size_t run_next(std::span<core::Packet> pkts, GroFastResult& last, GroHeld&
     std::memcpy(a2, &acc, 16);
     if ((a2[0] | a2[1]) != 0 || pkt.vlan_present != vlan_present || pkt.vlan_tci != vlan_tci)
       break;
+    // the rest of fast_receive's layout checks: N-2 tot_len, N-1 header checksum; N-6
+    if constexpr (!kV6) {
+      if (wire::load_be16(ip + v4::kTotLenOffset) != std::uint16_t(len_all - l2) ||
+          ip_words(ip) != ip_words_p)
+        break;
+    } else {
+      if (!rules::ipv6_len_ok(ip, len_all - thoff)) break;
+    }
+    const std::uint8_t* th = d + thoff;
+    const std::uint8_t flags = th[tcph::kFlagsOffset];
 
     // fast_merge's rules, then its commit.
-    bool mark_fixedid = false;
     if constexpr (!kV6) {
-      const auto id = rules::inet_id(wire::load_be16(ip + v4::kIdOffset), id2, count, fixed);
-      if (!id.ok) break;
-      mark_fixedid = id.mark;
+      if (wire::load_be16(ip + v4::kIdOffset) != next_id) break;
     }
     const std::size_t len = len_all - hdrs;
     if (!rules::tcp_size_ok(len, mss)) break;
@@ -770,13 +798,10 @@ std::size_t run_next(std::span<core::Packet> pkts, GroFastResult& last, GroHeld&
       break;
     }
     if (!csum_ok()) break;
-    if (mark_fixedid) {
-      p.ip_fixedid |= 1;
-      fixed = true;
-    }
     core::skb_gro_append(pp, p.agg, pkt, hdrs);
     plen += len;
     next_seq += std::uint32_t(len);
+    next_id = std::uint16_t(next_id + id_step);
     p.count = count = std::uint16_t(count + 1);
     th2[tcph::kFlagsOffset] |= std::uint8_t(flags & rules::kFlagsUncompared);
     pkt.discard();
