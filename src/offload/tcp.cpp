@@ -725,6 +725,7 @@ std::size_t run_next(std::span<core::Packet> pkts, GroFastResult& last, GroHeld&
   std::uint32_t next_seq =
       wire::load_be32(th2 + tcph::kSeqOffset) + std::uint32_t(plen - hdrs);
 
+  core::detail::HeadBufReturn heads;  // the merged packets' heads, back to the pool
   std::size_t i = 1;
   for (; i < pkts.size(); ++i) {
     core::Packet& pkt = pkts[i];
@@ -804,7 +805,7 @@ std::size_t run_next(std::span<core::Packet> pkts, GroFastResult& last, GroHeld&
     next_id = std::uint16_t(next_id + id_step);
     p.count = count = std::uint16_t(count + 1);
     th2[tcph::kFlagsOffset] |= std::uint8_t(flags & rules::kFlagsUncompared);
-    pkt.discard();
+    pkt.discard(heads);
     last.complete = rules::tcp_final(flags, len, mss);
     if (last.complete != GroReason::None) return i + 1;
   }

@@ -42,6 +42,8 @@ struct HeadBufPool {
 };
 extern thread_local constinit HeadBufPool t_headbuf_pool;
 
+class HeadBufReturn;
+
 class HeadBuf {
  public:
   HeadBuf() noexcept = default;
@@ -83,6 +85,7 @@ class HeadBuf {
   std::size_t size() const noexcept { return cap_; }  ///< capacity in bytes
 
  private:
+  friend class HeadBufReturn;
   void release() noexcept {
     if (!p_) return;
     // Blocks up to the largest class have a class size (larger ones are bigger than it).
@@ -105,6 +108,43 @@ class HeadBuf {
   void release_slow() noexcept;                       // arm the cleanup, cache or free
   std::uint8_t* p_ = nullptr;
   std::size_t cap_ = 0;
+};
+
+/// Releases many heads in a row (GRO's merged packets, one per merge), as HeadBuf's own
+/// release does, with the free list of the last size class kept at hand: the thread's pool,
+/// the class and its bound are looked up when the class changes, not for every block. The
+/// list itself is read and written through on every put, so other allocations and releases
+/// of the thread may interleave. Lives on one thread, for the span of one loop.
+class HeadBufReturn {
+ public:
+  /// Leaves `h` empty; its block goes to this thread's free list, or to the allocator when
+  /// the list is full or the block is of no class.
+  [[gnu::always_inline]] void put(HeadBuf& h) noexcept {
+    if (h.cap_ == cap_ && l_->count < bound_) {
+      __builtin_memcpy(h.p_, &l_->head, sizeof(l_->head));
+      l_->head = h.p_;
+      ++l_->count;
+      h.p_ = nullptr;
+      h.cap_ = 0;
+      return;
+    }
+    put_class(h);
+  }
+
+ private:
+  [[gnu::noinline]] void put_class(HeadBuf& h) noexcept {
+    if (kHeadBufPool && h.p_ && h.cap_ <= (std::size_t(1) << (kHeadBufMinShift + kHeadBufClasses - 1)) &&
+        t_headbuf_pool.cleanup_armed) {
+      const unsigned c = unsigned(__builtin_ctzll(h.cap_)) - kHeadBufMinShift;
+      l_ = &t_headbuf_pool.lists[c];
+      cap_ = h.cap_;
+      bound_ = kHeadBufMaxCached[c];
+    }
+    h = HeadBuf();  // HeadBuf's own release (which also arms the thread's cleanup)
+  }
+  HeadBufFreeList* l_ = nullptr;
+  std::size_t cap_ = ~std::size_t(0);  ///< the class of l_ (~0: none yet; no HeadBuf has it)
+  std::uint32_t bound_ = 0;
 };
 
 }  // namespace ofld::core::detail

@@ -214,6 +214,15 @@ class Packet : public PacketMeta {
     frag_list_len_ = 0;
     tail_ = data_;
   }
+  /// discard(), the head's storage returned through `r` (one of many packets discarded in a
+  /// loop: GRO's merged packets).
+  [[gnu::always_inline]] void discard(detail::HeadBufReturn& r) noexcept {
+    r.put(store_);
+    if (!frags_.empty()) frags_.clear();
+    if (frag_list_) frag_list_.reset();
+    frag_list_len_ = 0;
+    tail_ = data_;
+  }
 
   // -- sizes (bytes) --
   std::size_t len() const noexcept {  ///< skb->len: head + frags + frag_list
