@@ -5,6 +5,9 @@
 // (T-4, U-3: fraglist flows, members counted by gso_segs like any aggregate), then frames as
 // [u16 length][bytes]... (the length's top bit: build that frame non-linear, 54 head bytes then
 // fragments of 700, so the fast path's fragment hand-over and geometry-free flow hash are fuzzed)
+// and, when one byte is left after the last whole length field, that byte b sets the size
+// limit (G-16: gro_max_size and gro_ipv4_max_size = 1024 + 64 × b), so that aggregates of a
+// 4 KiB input reach it and the fast path's hold of a flow's next aggregate is fuzzed
 //
 // Properties checked (any violation aborts):
 //  * never crashes (ASan/UBSan);
@@ -145,7 +148,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // each receive's outputs can be told apart: completions first, then the skb itself when it
   // was delivered at once.
   o.batch = std::size_t(1) << 30;
-  ofld::gro::Engine e(o);
   std::vector<Bytes> in;
   std::vector<bool> split;  // built non-linear: 54 bytes of head, fragments of 700
   std::size_t i = 1;
@@ -158,6 +160,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     in.emplace_back(data + i, data + i + n);
     i += n;
   }
+  if (i + 1 == size) o.config.gro_max_size = o.config.gro_ipv4_max_size = 1024 + 64u * data[i];
+  ofld::gro::Engine e(o);
   std::vector<Out> out;
   std::vector<std::string> x_meta;  // metadata of each output, for the fast-path comparison
   auto take = [&](long direct_idx) {

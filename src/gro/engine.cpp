@@ -136,6 +136,11 @@ void Engine::complete(GroHeld* h, GroReason why) {
 void Engine::receive(core::Packet&& pkt, std::uint64_t now_ns) {
   if (opts_.fast_path && opts_.config.gro) {
     const offload::GroFastResult r = fast_->receive(fast_state_, pkt);
+    if (r.hold) {
+      hold_new(pkt, r.hash, now_ns);
+      if (++in_batch_ >= opts_.batch) poll_end(now_ns);
+      return;
+    }
     if (r.p) {  // merged by the fast hook
       pkt.discard();
       ctr_.packets_in++;
@@ -184,6 +189,11 @@ void Engine::receive_batch(std::span<core::Packet> pkts, std::uint64_t now_ns) {
         if (in_batch_ >= opts_.batch) poll_end(now_ns);
         continue;
       }
+      if (r.hold) {
+        hold_new(pkts[i++], r.hash, now_ns);
+        if (++in_batch_ >= opts_.batch) poll_end(now_ns);
+        continue;
+      }
     }
     receive_general(pkts[i++], now_ns);
   }
@@ -205,6 +215,29 @@ void Engine::hold_next(GroHeld* p, core::Packet& pkt, std::uint64_t now_ns) {
   h->age_ns = now_ns;
   pkt.gso.size = std::uint16_t(pkt.len() - h->data_offset);
   h->pkt = std::move(pkt);
+  fast_state_.last = h;
+  b.push_back(h);
+}
+
+// What receive_general does for a packet the fast hook marked GroFastResult::hold (a new
+// flow, no completion but the full bucket's oldest): G-7's hold, in the same order.
+void Engine::hold_new(core::Packet& pkt, std::uint32_t hash, std::uint64_t now_ns) {
+  ctr_.packets_in++;
+  Bucket& b = buckets_[hash & (offload::kGroHashBuckets - 1)];
+  if (b.size() >= offload::kMaxGroSkbs) {
+    GroHeld* oldest = b.front();
+    b.erase(b.begin());
+    complete(oldest, GroReason::TableFull);
+  }
+  ctr_.held++;
+  ctr_.fast_held++;
+  ctr_.not_merged[std::size_t(GroReason::NewFlow)]++;
+  GroHeld* h = alloc();
+  h->hash = hash;
+  h->age_ns = now_ns;
+  h->pkt = std::move(pkt);
+  fast_->hold_new(fast_state_, *h);
+  h->pkt.gso.size = std::uint16_t(h->pkt.len() - h->data_offset);
   fast_state_.last = h;
   b.push_back(h);
 }

@@ -590,7 +590,20 @@ __attribute__((noinline)) GroFastResult fast_search(GroFastState& st, core::Pack
     if (flow_of(*c).sig != f.sig || !same_template(pkt, f.d, f.hdrs, *c)) return {};
     return fast_merge(st, pkt, f, c);
   }
-  return {};  // a new flow: the general chain holds it
+  // No held flow of this key: the chain holds the packet as a new flow unless it flushes it
+  // — T-17 (a final flag), T-16 (no payload: shorter than the mss of 1 it compares with),
+  // T-1 (a bad checksum) — or T-4 decides fraglist mode (left to the chain). fast_receive
+  // has checked the rest (G-4, N-1, N-2, N-6, N-7, T-2, and CWR, which the chain would
+  // allow here: such a packet goes to the chain).
+  if (st.cfg->gro_fraglist || (f.flags & rules::kFlagsFinal) || f.len_all == f.hdrs) return {};
+  if (pkt.csum.index() != 1) {
+    if (!fast_csum_ok(pkt, f)) return {};
+    core::incr_checksum_unnecessary(pkt);  // gro_checksum_validate (C-26)
+  }
+  GroFastResult r;
+  r.hold = true;
+  r.hash = hash;
+  return r;
 }
 
 GroFastResult fast_receive(GroFastState& st, core::Packet& pkt) noexcept {
@@ -816,7 +829,10 @@ std::size_t fast_receive_run(GroFastState& st, std::span<core::Packet> pkts,
                              GroFastResult& last) noexcept {
   if (pkts.empty()) return 0;
   const GroFastResult r0 = fast_receive(st, pkts[0]);
-  if (!r0.p) return 0;
+  if (!r0.p) {
+    last = r0;  // maybe a new flow to hold
+    return 0;
+  }
   pkts[0].discard();
   last = r0;
   if (r0.complete != GroReason::None || pkts.size() == 1) return 1;
@@ -859,7 +875,33 @@ bool fast_hold(const GroFastState& st, GroHeld& h, const GroContext& ctx) noexce
   return false;
 }
 
-constexpr GroFastHook kTcpFastHook{fast_init, fast_receive, fast_hold, fast_receive_run};
+// The fields of a new flow's entry that gro_hold_init and fast_hold write after the chain,
+// for a packet fast_search marked `hold` (the fast layout: L3 right after the link header,
+// TCP after the fixed IP header, not in a tunnel, fraglist off, not GSO).
+void fast_hold_new(const GroFastState& st, GroHeld& h) noexcept {
+  const std::size_t l2 = link_hlen(st.link);
+  const std::uint8_t* ip = h.pkt.data() + l2;
+  const bool v6 = st.link == GroLink::Ethernet
+                      ? wire::load_be16(h.pkt.data() + wire::eth::kTypeOffset) == wire::ethertype::kIpv6
+                      : wire::ip_version(ip) == 6;
+  const std::size_t thoff = l2 + (v6 ? v6::kHdrLen : v4::kMinLen);
+  h.count = 1;
+  h.data_offset = std::uint16_t(thoff + rules::tcp_hdrlen(h.pkt.data() + thoff));
+  h.network_offsets = {std::uint16_t(l2), 0};
+  h.transport_offset = std::uint16_t(thoff);
+  h.proto = kIpprotoTcp;
+  h.ip_fixedid = 0;
+  h.encap_mark = false;
+  h.is_flist = false;
+  h.is_ipv6 = v6;
+  h.same_flow = false;
+  TcpFlow& t = flow_of(h);
+  t.sig = std::uint32_t(h.data_offset) | (v6 ? 1u << 16 : 0) | 1u << 17;
+  build_mask(t, l2, v6, h.data_offset);
+}
+
+constexpr GroFastHook kTcpFastHook{fast_init, fast_receive, fast_hold, fast_receive_run,
+                                   fast_hold_new};
 
 }  // namespace
 

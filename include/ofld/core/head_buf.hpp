@@ -133,8 +133,8 @@ class HeadBufReturn {
 
  private:
   [[gnu::noinline]] void put_class(HeadBuf& h) noexcept {
-    if (kHeadBufPool && h.p_ && h.cap_ <= (std::size_t(1) << (kHeadBufMinShift + kHeadBufClasses - 1)) &&
-        t_headbuf_pool.cleanup_armed) {
+    constexpr std::size_t kLargest = std::size_t(1) << (kHeadBufMinShift + kHeadBufClasses - 1);
+    if (kHeadBufPool && h.p_ && h.cap_ <= kLargest && t_headbuf_pool.cleanup_armed) {
       const unsigned c = unsigned(__builtin_ctzll(h.cap_)) - kHeadBufMinShift;
       l_ = &t_headbuf_pool.lists[c];
       cap_ = h.cap_;

@@ -95,8 +95,9 @@ struct Counters {
   /// EngineOptions::fast_path off). Every other counter is the same with the fast path on
   /// or off.
   std::uint64_t fast_merged = 0;
-  /// Diagnostic, like fast_merged: how many of `held` the fast path held as the next
-  /// aggregate of a flow its size limit completed (G-16; GroFastResult::restart).
+  /// Diagnostic, like fast_merged: how many of `held` the fast path held itself — a new flow
+  /// (GroFastResult::hold), or a flow's next aggregate after its size limit (G-16,
+  /// GroFastResult::restart).
   std::uint64_t fast_held = 0;
   Counters& operator+=(const Counters& o) noexcept;
 };
@@ -148,6 +149,8 @@ class Engine {
   void receive_general(core::Packet& pkt, std::uint64_t now_ns);  // the chain (G-1..G-7)
   // receive_general's outcome for a packet the fast hook marked GroFastResult::restart
   void hold_next(offload::GroHeld* p, core::Packet& pkt, std::uint64_t now_ns);
+  // receive_general's outcome for a packet the fast hook marked GroFastResult::hold
+  void hold_new(core::Packet& pkt, std::uint32_t hash, std::uint64_t now_ns);
 
   EngineOptions opts_;
   std::uint64_t key_;                        // flow hash key

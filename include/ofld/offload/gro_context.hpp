@@ -383,6 +383,14 @@ struct GroFastResult {
   /// SizeLimit, then the packet held with the same hash and layout (gro_hold_next) and the
   /// checksum state the chain's T-1 validation leaves (C-26).
   bool restart = false;
+  /// Set by receive (and by receive_run, then with nothing merged) with p nullptr: the
+  /// packet, left unchanged but for its checksum state (C-26, as T-1 leaves it), is one the
+  /// general chain would hold as a new flow — no held flow of its key in its bucket, no
+  /// flush condition, fraglist mode off — with flow hash `hash`. The engine holds it as the
+  /// chain would (the bucket's oldest flow completed first when the bucket is full, G-7) and
+  /// calls the hook's hold_new for the entry's fields.
+  bool hold = false;
+  std::uint32_t hash = 0;
 };
 /// A protocol module's fast receive path: the whole chain for its most common packet in one
 /// pass, merging exactly when (and as) the general chain would. `hold` runs for every flow
@@ -391,7 +399,8 @@ struct GroFastResult {
 ///
 /// `receive_run` is `receive` over the packets of `skbs` in order, for as long as each is
 /// merged: it stops before the first packet `receive` would not take (left unchanged, or
-/// marked last.restart) and after the first merged packet whose flow must be completed.
+/// marked last.restart or, when it is the first, last.hold) and after the first merged
+/// packet whose flow must be completed.
 /// Every merged packet is discarded (core::Packet::discard) by the hook. Returns how many
 /// packets were merged; when that is at least one, `last` is the last merge's result (every
 /// packet of the run merged into last.p, and only the last one may ask for a completion).
@@ -401,6 +410,9 @@ struct GroFastHook {
   bool (*hold)(const GroFastState& st, GroHeld& h, const GroContext& ctx) noexcept;
   std::size_t (*receive_run)(GroFastState& st, std::span<core::Packet> skbs,
                              GroFastResult& last) noexcept;
+  /// For a packet receive marked GroFastResult::hold, now h.pkt: the fields gro_hold_init
+  /// would set from the chain's control block and the flow state `hold` would write.
+  void (*hold_new)(const GroFastState& st, GroHeld& h) noexcept;
 };
 /// The fast receive hook that serves `reg` (the TCP module's, when reg's IPv4, IPv6 and TCP
 /// receive hooks are the IP and TCP modules' own), or nullptr.
