@@ -20,6 +20,7 @@ Counters& Counters::operator+=(const Counters& o) noexcept {
   segments_out += o.segments_out;
   fast_merged += o.fast_merged;
   fast_held += o.fast_held;
+  fast_held_next += o.fast_held_next;
   for (std::size_t i = 0; i < kGroReasonCount; ++i) {
     not_merged[i] += o.not_merged[i];
     completed[i] += o.completed[i];
@@ -211,6 +212,7 @@ void Engine::hold_next(GroHeld* p, core::Packet& pkt, std::uint64_t now_ns) {
   complete(p, GroReason::SizeLimit);
   ctr_.held++;
   ctr_.fast_held++;
+  ctr_.fast_held_next++;
   ctr_.not_merged[std::size_t(GroReason::SizeLimit)]++;
   h->age_ns = now_ns;
   pkt.gso.size = std::uint16_t(pkt.len() - h->data_offset);

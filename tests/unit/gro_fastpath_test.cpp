@@ -205,7 +205,7 @@ class Gen {
   std::mt19937 rng_;
 };
 
-std::uint64_t g_fast_merged = 0, g_merged = 0;
+std::uint64_t g_fast_merged = 0, g_merged = 0, g_fast_held = 0, g_held = 0;
 
 // A random stream: engine options (both engines alike but for fast_path) and its packets.
 struct Stream {
@@ -286,6 +286,8 @@ void run_stream(std::uint32_t seed) {
   expect_same(fast.counters(), general.counters(), "seed " + std::to_string(seed) + " counters");
   g_fast_merged += fast.counters().fast_merged;
   g_merged += fast.counters().merged;
+  g_fast_held += fast.counters().fast_held;
+  g_held += fast.counters().held;
 }
 
 std::uint64_t g_batch_fast_merged = 0, g_batch_merged = 0;
@@ -339,8 +341,10 @@ TEST(GroFastPath, RandomTcpStreamsMatchGeneralPath) {
     run_stream(seed);
     if (::testing::Test::HasFailure()) return;
   }
-  // The streams must exercise the fast path, not only its fall-back.
+  // The streams must exercise the fast path, not only its fall-back: its merges and its
+  // holds of new flows.
   EXPECT_GT(g_fast_merged, g_merged / 4) << g_fast_merged << " of " << g_merged;
+  EXPECT_GT(g_fast_held, g_held / 10) << g_fast_held << " of " << g_held;
 }
 
 TEST(GroFastPath, RandomTcpStreamsInBurstsMatchGeneralPath) {
@@ -413,8 +417,10 @@ TEST(GroFastPath, LongCleanFlowsMatchGeneralPath) {
       // Each aggregate but the last ends at the size limit inside a burst of 7 or more: the
       // fast path holds the flow's next aggregate itself (G-16, GroFastResult::restart).
       if (batched) {
-        EXPECT_GT(fast.counters().fast_held, 0u);
+        EXPECT_GT(fast.counters().fast_held_next, 0u);
       }
+      // and the flow's first packet after each poll end is held by the fast path as a new flow
+      EXPECT_GT(fast.counters().fast_held, fast.counters().fast_held_next);
       EXPECT_EQ(general.counters().fast_held, 0u);
     }
    }
@@ -484,7 +490,7 @@ TEST(GroFastPath, G16_SizeLimitRefusalInsideARunMatchesGeneralPath) {
         EXPECT_GE(general.counters().not_merged[std::size_t(gro::GroReason::SizeLimit)], 1u) << where;
         // The fast path held the next aggregate itself where the chain's only reason was G-16.
         if (var == kPlain || var == kPollAtRefused || (var == kBadCsum && (cmode == 1 || cmode == 3))) {
-          EXPECT_GE(fast.counters().fast_held, 1u) << where;
+          EXPECT_GE(fast.counters().fast_held_next, 1u) << where;
         }
         if (var == kPollAtRefused && cmode == 0) {
           // the refused packet, alone at the poll end, validated by T-1

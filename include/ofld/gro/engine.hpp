@@ -99,6 +99,8 @@ struct Counters {
   /// (GroFastResult::hold), or a flow's next aggregate after its size limit (G-16,
   /// GroFastResult::restart).
   std::uint64_t fast_held = 0;
+  /// Of fast_held, the next aggregates after a size limit (GroFastResult::restart).
+  std::uint64_t fast_held_next = 0;
   Counters& operator+=(const Counters& o) noexcept;
 };
 
