@@ -460,21 +460,20 @@ bool Packet::frags_shared() const noexcept {
 void destroy_packets(std::vector<Packet>& pkts) noexcept {
   Buffer* run = nullptr;
   std::uint32_t n = 0;
+  detail::HeadBufReturn heads;
   for (Packet& p : pkts) {
-    for (Frag& f : p.frags()) {
-      Buffer* b = f.buf.disown();
-      if (!b) continue;
+    p.discard_disowned(heads, [&](Buffer* b) {
       if (b == run) {
         ++n;
-        continue;
+      } else if (b) {
+        if (run) BufferRef::release(run, n);
+        run = b;
+        n = 1;
       }
-      if (run) BufferRef::release(run, n);
-      run = b;
-      n = 1;
-    }
+    });
   }
   if (run) BufferRef::release(run, n);
-  pkts.clear();  // the fragments left hold null references: nothing more to drop
+  pkts.clear();  // empty packets: nothing left to drop
 }
 
 }  // namespace ofld::core

@@ -57,8 +57,12 @@ inline int ip_level_gso_segment(GsoContext& ctx, core::pos_t nh, std::uint16_t l
 
 /// True when a plain (non-GSO) segment's length field at this level would not fit 16 bits:
 /// len − nhoff − fixed > 65535 (IPv4 tot_len: fixed 0; IPv6 payload_len: fixed 40). The first
-/// segment is the longest, but fraglist members may differ, so all are looked at.
+/// segment is the longest; fraglist members and GSO-partial outputs may differ, so all are
+/// looked at unless the segments come from skb_segment's fast loop (seg_fast: the first is
+/// the longest, and none is GSO).
 inline bool length_overflows(const GsoContext& ctx, int nhoff, std::size_t fixed) noexcept {
+  if (ctx.seg_fast && !ctx.gso_partial)
+    return !ctx.out.empty() && ctx.out.front().len() > std::size_t(nhoff) + fixed + 65535;
   for (const auto& s : ctx.segs)
     if (!s.pkt.is_gso() && s.pkt.len() > std::size_t(nhoff) + fixed + 65535) return true;
   return false;

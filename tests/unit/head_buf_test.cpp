@@ -1,4 +1,5 @@
-// The pooled head storage (core/head_buf.hpp): HeadBufReturn, which GRO's fast run uses to
+// The pooled head storage (core/head_buf.hpp). HeadBufTake, which GSO's fast loop uses for its
+// segments' heads, must take the blocks one HeadBuf(min_bytes) per segment would. HeadBufReturn, which GRO's fast run uses to
 // return the heads of the packets it merged, must leave the thread's free lists exactly as
 // one HeadBuf release per block would (the same blocks cached, in the same order, the same
 // bounds), for blocks of mixed size classes, blocks of no class and empty heads. Builds with
@@ -91,4 +92,44 @@ TEST(HeadBufReturn, FreshThreadArmsItsPoolFirst) {
   EXPECT_FALSE(armed_before);
   if (!kHeadBufPool) GTEST_SKIP() << "sanitizer build: the pool is bypassed";
   EXPECT_EQ(after, 4u);
+}
+
+TEST(HeadBufTake, TakesTheBlocksSingleAllocationsWould) {
+  { HeadBuf warm(300); }  // the thread's pool is in use (its cleanup armed)
+  // Three cached 512-byte blocks, the last released on top.
+  std::vector<std::uint8_t*> blocks;
+  {
+    HeadBuf x(300), y(300), z(300);
+    blocks = {x.data(), y.data(), z.data()};
+  }  // released z, y, x: x on top
+  const std::uint32_t c1 = cached(kClass300);
+  HeadBufTake t(86 + 300);  // a segment's head: class 512 B
+  std::vector<HeadBuf> got;
+  for (int i = 0; i < 3; ++i) got.push_back(t.take());
+  for (auto& h : got) EXPECT_EQ(h.size(), 512u);
+  if (!kHeadBufPool) GTEST_SKIP() << "sanitizer build: the pool is bypassed";
+  EXPECT_EQ(got[0].data(), blocks[0]);
+  EXPECT_EQ(got[1].data(), blocks[1]);
+  EXPECT_EQ(got[2].data(), blocks[2]);
+  EXPECT_EQ(cached(kClass300), c1 - 3);
+  // A release between takes is seen by the next take (the list is read through).
+  HeadBuf w(300);
+  std::uint8_t* const back = w.data();
+  w = HeadBuf();  // released: on top of the list
+  HeadBuf again = t.take();
+  EXPECT_EQ(again.data(), back);
+  // An empty list: a new block of the class size.
+  std::vector<HeadBuf> drain;
+  while (cached(kClass300)) drain.push_back(t.take());
+  HeadBuf fresh = t.take();
+  EXPECT_NE(fresh.data(), nullptr);
+  EXPECT_EQ(fresh.size(), 512u);
+}
+
+TEST(HeadBufTake, BeyondEveryClassGoesToTheAllocator) {
+  HeadBufTake t(std::size_t(1) << 20);
+  HeadBuf a = t.take(), b = t.take();
+  EXPECT_NE(a.data(), nullptr);
+  EXPECT_NE(a.data(), b.data());
+  EXPECT_EQ(a.size(), std::size_t(1) << 20);
 }

@@ -116,6 +116,13 @@ class FragVec {
     return true;
   }
   void reserve(std::size_t n);
+  /// Forget every fragment without ending its reference: for a caller that has disowned
+  /// them all (BufferRef::disown) and dropped the counts itself. Keeps a heap array's
+  /// storage for the destructor to free.
+  void forget_disowned() noexcept {
+    n_ = 0;
+    bytes_ = 0;
+  }
   void clear() noexcept { truncate(0); }
   void truncate(std::size_t n) noexcept {   ///< keep the first n (n <= size)
     Frag* d = data();

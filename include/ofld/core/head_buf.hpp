@@ -43,6 +43,7 @@ struct HeadBufPool {
 extern thread_local constinit HeadBufPool t_headbuf_pool;
 
 class HeadBufReturn;
+class HeadBufTake;
 
 class HeadBuf {
  public:
@@ -86,6 +87,8 @@ class HeadBuf {
 
  private:
   friend class HeadBufReturn;
+  friend class HeadBufTake;
+  HeadBuf(std::uint8_t* p, std::size_t cap) noexcept : p_(p), cap_(cap) {}
   void release() noexcept {
     if (!p_) return;
     // Blocks up to the largest class have a class size (larger ones are bigger than it).
@@ -145,6 +148,39 @@ class HeadBufReturn {
   HeadBufFreeList* l_ = nullptr;
   std::size_t cap_ = ~std::size_t(0);  ///< the class of l_ (~0: none yet; no HeadBuf has it)
   std::uint32_t bound_ = 0;
+};
+
+/// Takes many heads of one size in a row (GSO's segments, one per segment), as
+/// HeadBuf(min_bytes) does, with the size class and its free list looked up once: the list
+/// itself is read and written through on every take, so other allocations and releases of the
+/// thread may interleave. Lives on one thread, for the span of one loop.
+class HeadBufTake {
+ public:
+  explicit HeadBufTake(std::size_t min_bytes) noexcept : min_(min_bytes) {
+    const unsigned c = min_bytes <= (std::size_t(1) << kHeadBufMinShift)
+                           ? 0
+                           : unsigned(64 - __builtin_clzll(min_bytes - 1)) - kHeadBufMinShift;
+    if (kHeadBufPool && c < kHeadBufClasses) {
+      l_ = &t_headbuf_pool.lists[c];
+      cap_ = std::size_t(1) << (c + kHeadBufMinShift);
+    }
+  }
+  /// A block of at least min_bytes: this thread's cached one of the class, else a new one
+  /// (throws bad_alloc).
+  [[gnu::always_inline]] HeadBuf take() {
+    if (l_ && l_->head) {
+      std::uint8_t* p = l_->head;
+      __builtin_memcpy(&l_->head, p, sizeof(l_->head));
+      --l_->count;
+      return HeadBuf(p, cap_);
+    }
+    return HeadBuf(min_);
+  }
+
+ private:
+  HeadBufFreeList* l_ = nullptr;
+  std::size_t cap_ = 0;
+  std::size_t min_;
 };
 
 }  // namespace ofld::core::detail

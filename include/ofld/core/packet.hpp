@@ -166,23 +166,19 @@ class Packet : public PacketMeta {
         store_(headroom + hdr.size() + tailroom),
         base_(std::ptrdiff_t(headroom)),
         tail_(pos_t(hdr.size())) {
-    std::uint8_t* d = store_.data() + headroom;
-    const std::uint8_t* s = hdr.data();
-    const std::size_t n = hdr.size();
-    // Header-sized copies as two overlapping fixed-size moves (no call, no loop).
-    if (n > 32 && n <= 64) {
-      __builtin_memcpy(d, s, 32);
-      __builtin_memcpy(d + n - 32, s + n - 32, 32);
-    } else if (n > 64 && n <= 128) {
-      __builtin_memcpy(d, s, 64);
-      __builtin_memcpy(d + n - 64, s + n - 64, 64);
-    } else if (n >= 16 && n <= 32) {
-      __builtin_memcpy(d, s, 16);
-      __builtin_memcpy(d + n - 16, s + n - 16, 16);
-    } else if (n) {
-      __builtin_memcpy(d, s, n);
-    }
+    copy_header(store_.data() + headroom, hdr.data(), hdr.size());
     if (nfrags > detail::FragVec::kInline) frags_.reserve(nfrags);
+  }
+  /// The same segment constructor with the linear area given: `store` (at least
+  /// headroom + hdr.size() bytes, e.g. from detail::HeadBufTake) holds `hdr` after `headroom`
+  /// bytes; no tailroom is asked for and the fragments start inline.
+  Packet(const PacketMeta& meta, detail::HeadBuf&& store, std::span<const std::uint8_t> hdr,
+         std::size_t headroom)
+      : PacketMeta(meta),
+        store_(std::move(store)),
+        base_(std::ptrdiff_t(headroom)),
+        tail_(pos_t(hdr.size())) {
+    copy_header(store_.data() + headroom, hdr.data(), hdr.size());
   }
   /// The metadata fields (see PacketMeta).
   const PacketMeta& meta() const noexcept { return *this; }
@@ -219,6 +215,20 @@ class Packet : public PacketMeta {
   [[gnu::always_inline]] void discard(detail::HeadBufReturn& r) noexcept {
     r.put(store_);
     if (!frags_.empty()) frags_.clear();
+    if (frag_list_) frag_list_.reset();
+    frag_list_len_ = 0;
+    tail_ = data_;
+  }
+
+  /// For destroy_packets: hand each fragment's buffer to `drop` (which takes over its one
+  /// counted reference, see BufferRef::disown), the head's storage to `r`, and leave the
+  /// packet empty (len() 0) with no storage, as discard() does. Members of a frag_list are
+  /// destroyed as usual.
+  template <class Drop>
+  [[gnu::always_inline]] void discard_disowned(detail::HeadBufReturn& r, Drop&& drop) noexcept {
+    for (Frag& f : frags()) drop(f.buf.disown());
+    frags_.forget_disowned();
+    r.put(store_);
     if (frag_list_) frag_list_.reset();
     frag_list_len_ = 0;
     tail_ = data_;
@@ -372,6 +382,22 @@ class Packet : public PacketMeta {
   void absorb_frag_list();        // turn frag_list members into frags (len unchanged)
   Packet clone_impl(bool deep) const;
 
+  // Header-sized copies as two overlapping fixed-size moves (no call, no loop).
+  [[gnu::always_inline]] static void copy_header(std::uint8_t* d, const std::uint8_t* s,
+                                                 std::size_t n) noexcept {
+    if (n > 32 && n <= 64) {
+      __builtin_memcpy(d, s, 32);
+      __builtin_memcpy(d + n - 32, s + n - 32, 32);
+    } else if (n > 64 && n <= 128) {
+      __builtin_memcpy(d, s, 64);
+      __builtin_memcpy(d + n - 64, s + n - 64, 64);
+    } else if (n >= 16 && n <= 32) {
+      __builtin_memcpy(d, s, 16);
+      __builtin_memcpy(d + n - 16, s + n - 16, 16);
+    } else if (n) {
+      __builtin_memcpy(d, s, n);
+    }
+  }
   struct Uninit {};
   Packet(Uninit, std::size_t store_bytes, std::size_t headroom);
   template <class F>
