@@ -162,6 +162,20 @@ template <SegMode Mode, bool Sum>
     const std::size_t len = std::min(mss, left);
     left -= len;
     Packet& p = ctx.add_seg(meta, heads.take(), hspan, kSegHeadroom).pkt;
+    {  // most segments lie inside one fragment: one reference, no loop
+      const core::Frag& f = fv[fi];
+      if (f.len - foff > len) {
+        core::Buffer* b = f.buf.get();
+        if (b != pending.buf) {
+          pending.settle();
+          pending.buf = b;
+        }
+        ++pending.n;
+        p.add_frag_adopted(b, f.off + foff, std::uint32_t(len));
+        foff += std::uint32_t(len);
+        continue;
+      }
+    }
     std::size_t need = len, nfr = 0;
     do {
       const core::Frag& f = fv[fi];
