@@ -73,8 +73,9 @@ int ipv4_segment(GsoContext& ctx) {
     const csum::wsum sum_full = csum::csum_add(base, tot_full);
     const csum::wsum sum_last = csum::csum_add(base, tot_last);
     const std::size_t n = ctx.segs.size();
+    GsoSeg* const segs = ctx.segs.data();  // not reloaded after each header store
     for (std::size_t i = 0; i < n; ++i) {
-      GsoSeg& s = ctx.segs[i];
+      GsoSeg& s = segs[i];
       core::Packet& p = s.pkt;
       std::uint8_t* ip = p.data() + nhoff;
       const std::uint16_t this_id = id;

@@ -216,6 +216,43 @@ using wire::tcp_flag::kPsh;
 namespace tcph = wire::tcp;
 }
 
+namespace {
+// X-21 for skb_segment's fast-loop segments whose checksum stays PARTIAL (X-14: the device
+// finishes it): the TCP header at `thoff` in every head. Every value is a copy, so the header
+// stores (bytes, which may alias anything) leave them in registers. `csum_start` is the
+// shared PARTIAL state's; `reset_cb` false leaves the GSO control block as it is
+// (remcsum_offload, X-14).
+[[gnu::noinline]] void rewrite_stamped_partial(core::GsoSeg* segs, std::size_t n, int thoff,
+                                               std::uint32_t seq, std::uint32_t step,
+                                               std::uint16_t newcheck, std::uint16_t seed,
+                                               std::uint32_t oldlen, bool reset_cb,
+                                               core::pos_t csum_start) noexcept {
+  for (std::size_t i = 0; i < n; ++i) {
+    core::GsoSeg& s = segs[i];
+    core::Packet& p = s.pkt;
+    std::uint8_t* th = p.data() + thoff;
+    p.transport_header = thoff;
+    wire::store_be32(th + tcph::kSeqOffset, seq);
+    seq += step;
+    const bool last = i + 1 == n;
+    std::uint8_t fl = th[tcph::kFlagsOffset];
+    if (i > 0) fl &= std::uint8_t(~kCwr);           // CWR only on the first segment
+    if (!last) fl &= std::uint8_t(~(kFin | kPsh));  // FIN/PSH only on the last segment
+    th[tcph::kFlagsOffset] = fl;
+    // The last segment: the original seed adjusted for its own length.
+    const std::uint16_t check =
+        last ? csum::csum_fold16(
+                   csum::csum_add(seed, oldlen + std::uint32_t(p.len() - std::size_t(thoff))))
+             : newcheck;
+    wire::store_be16(th + tcph::kCheckOffset, check);
+    if (reset_cb) {
+      s.cb_csum = ~std::uint32_t(check);
+      s.cb_csum_start = csum_start;
+    }
+  }
+}
+}  // namespace
+
 int tcp_segment(GsoContext& ctx) {
   core::Packet& skb = *ctx.skb;
   const bool v6 = ctx.l3_proto == wire::ethertype::kIpv6;
@@ -321,6 +358,11 @@ int tcp_segment(GsoContext& ctx) {
     }
     return 0;
   };
+  if (cp0) {
+    rewrite_stamped_partial(ctx.segs.data(), n, thoff, seq, step, newcheck, seed, oldlen,
+                            reset_cb, cp0->csum_start);
+    return 0;
+  }
   return stamped ? rewrite.template operator()<true>() : rewrite.template operator()<false>();
 }
 
