@@ -4,6 +4,7 @@
 // leaks are checked by the ASan/LSan build; the counts here by use_count.
 #include <gtest/gtest.h>
 
+#include <thread>
 #include <vector>
 
 #include "ofld/core/packet.hpp"
@@ -33,6 +34,36 @@ TEST(PacketBufferRef, X7_BulkAcquireAndReleaseKeepTheCount) {
   EXPECT_EQ(a.use_count(), 3);
   BufferRef::release(raw, 2);
   EXPECT_EQ(a.use_count(), 1);
+}
+
+TEST(PacketBufferRef, X7_BulkAcquireOnASharedBufferAddsToEveryHoldersCount) {
+  // The sole holder's acquire stores the new count; a shared buffer's adds to it.
+  BufferRef a = page();
+  BufferRef b = a;  // two holders
+  BufferRef::acquire(a.get(), 3);
+  EXPECT_EQ(a.use_count(), 5);
+  BufferRef::release(a.get(), 3);
+  b.reset();
+  EXPECT_EQ(a.use_count(), 1);
+  BufferRef::acquire(a.get(), 2);
+  EXPECT_EQ(a.use_count(), 3);
+  BufferRef::release(a.get(), 2);
+  EXPECT_EQ(a.use_count(), 1);
+}
+
+TEST(PacketBufferRef, X7_BulkAcquireWhileAnotherThreadDropsItsReference) {
+  // Another thread's last drop may land just before or just after the acquire's look at the
+  // count: either way the count ends exact (one reference left after the taken ones go).
+  for (int i = 0; i < 2000; ++i) {
+    BufferRef a = page(64);
+    BufferRef other = a;
+    std::thread t([r = std::move(other)]() mutable { r.reset(); });
+    BufferRef::acquire(a.get(), 4);
+    t.join();
+    ASSERT_EQ(a.use_count(), 5) << "iteration " << i;
+    BufferRef::release(a.get(), 4);
+    ASSERT_EQ(a.use_count(), 1) << "iteration " << i;
+  }
 }
 
 TEST(PacketBufferRef, X7_ReleaseOfTheLastReferencesFreesTheBuffer) {

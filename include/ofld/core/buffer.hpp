@@ -53,8 +53,9 @@ class BufferRef {
   friend bool operator==(const BufferRef& a, std::nullptr_t) noexcept { return a.p_ == nullptr; }
 
   /// For engines that hand out many references to one buffer at once: take `n` more
-  /// references in one atomic step, then give each away with adopt(). The caller must hold a
-  /// reference itself while the taken ones are not yet adopted.
+  /// references in one atomic step (none when the caller's is the only reference), then give
+  /// each away with adopt(). The caller must hold a reference itself while the taken ones are
+  /// not yet adopted.
   inline static void acquire(Buffer* b, std::uint32_t n) noexcept;
   /// A BufferRef that owns one reference already counted by acquire().
   static BufferRef adopt(Buffer* b) noexcept {
@@ -110,7 +111,14 @@ inline long BufferRef::use_count() const noexcept {
   return p_ ? long(p_->refs_.load(std::memory_order_relaxed)) : 0;
 }
 inline void BufferRef::acquire(Buffer* b, std::uint32_t n) noexcept {
-  b->refs_.fetch_add(n, std::memory_order_relaxed);
+  // When the caller's reference is the only one, no other thread holds one, so none can
+  // change the count (taking a reference needs one): the new count is stored without a
+  // locked instruction (as release() frees). The acquire load orders every earlier holder's
+  // writes, published by its own release, before this thread's later ones.
+  if (b->refs_.load(std::memory_order_acquire) == 1)
+    b->refs_.store(1 + n, std::memory_order_relaxed);
+  else
+    b->refs_.fetch_add(n, std::memory_order_relaxed);
 }
 inline void BufferRef::release(Buffer* b, std::uint32_t n) noexcept {
   // When the caller's n are all the references there are, no other thread holds one, so
