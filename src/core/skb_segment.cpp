@@ -145,7 +145,7 @@ template <SegMode Mode, bool Sum>
 // references to the payload's slices; no payload byte is read. The same segments, references
 // and counters as skb_segment_fast<SgRef, false>, with less per segment: the heads come from
 // one size class's free list (HeadBufTake), and the loop keeps its few values in registers.
-[[gnu::noinline]] int skb_segment_sg_ref(SegmentContext& ctx, const std::uint8_t* hdr,
+[[gnu::noinline, gnu::flatten]] int skb_segment_sg_ref(SegmentContext& ctx, const std::uint8_t* hdr,
                                          std::size_t doffset, std::size_t mss, std::size_t total) {
   const Packet& skb = *ctx.skb;
   core::PacketMeta meta{};
@@ -161,7 +161,7 @@ template <SegMode Mode, bool Sum>
   for (std::size_t i = 0; i < nsegs; ++i) {
     const std::size_t len = std::min(mss, left);
     left -= len;
-    Packet& p = ctx.add_seg(meta, heads.take(), hspan, kSegHeadroom).pkt;
+    Packet& p = ctx.add_seg(meta, heads, hspan, kSegHeadroom).pkt;
     {  // most segments lie inside one fragment: one reference, no loop
       const core::Frag& f = fv[fi];
       if (f.len - foff > len) {

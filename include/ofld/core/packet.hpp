@@ -169,13 +169,13 @@ class Packet : public PacketMeta {
     copy_header(store_.data() + headroom, hdr.data(), hdr.size());
     if (nfrags > detail::FragVec::kInline) frags_.reserve(nfrags);
   }
-  /// The same segment constructor with the linear area given: `store` (at least
-  /// headroom + hdr.size() bytes, e.g. from detail::HeadBufTake) holds `hdr` after `headroom`
-  /// bytes; no tailroom is asked for and the fragments start inline.
-  Packet(const PacketMeta& meta, detail::HeadBuf&& store, std::span<const std::uint8_t> hdr,
+  /// The same segment constructor with the linear area taken from `heads` (prepared for at
+  /// least headroom + hdr.size() bytes): it holds `hdr` after `headroom` bytes; no tailroom
+  /// is asked for and the fragments start inline.
+  Packet(const PacketMeta& meta, detail::HeadBufTake& heads, std::span<const std::uint8_t> hdr,
          std::size_t headroom)
       : PacketMeta(meta),
-        store_(std::move(store)),
+        store_(heads.take()),
         base_(std::ptrdiff_t(headroom)),
         tail_(pos_t(hdr.size())) {
     copy_header(store_.data() + headroom, hdr.data(), hdr.size());
