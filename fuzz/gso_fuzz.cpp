@@ -1,6 +1,8 @@
 // libFuzzer target: arbitrary frame + virtio_net_hdr + device features → segments.
 // Input layout: byte 0 = feature selector bits (SG, HW_CSUM, IP_CSUM, IPV6_CSUM, TSO, TSO6,
-// GSO_UDP_L4, GSO_ROBUST; odd input size adds GSO_PARTIAL, see below), bytes 1..10 = virtio_net_hdr (little-endian), rest = Ethernet frame.
+// GSO_UDP_L4, GSO_ROBUST; odd input size adds GSO_PARTIAL, see below; input size bit 1 puts
+// the frame in a read buffer, see below), bytes 1..10 = virtio_net_hdr (little-endian), rest =
+// Ethernet frame.
 // Properties: never crashes or over-reads (ASan); when GSO succeeds, the payload bytes of the
 // segments, in order, equal the input payload bytes (headers are the first `doffset` bytes of
 // each segment, where doffset = transport offset + L4 header length).
@@ -25,7 +27,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto hdr = wire::virtio_net::parse({data + 1, 10});
   if (!hdr) return 0;
   std::span<const std::uint8_t> frame(data + 11, size - 11);
-  auto tp = offload::virtio::to_packet(hdr.value(), frame);
+  // Input sizes with bit 1 set: the frame lies in a read buffer (a TAP read's): a GSO
+  // packet's payload stays there as one fragment, so skb_segment references it (the
+  // all-in-fragments sg-ref loop) instead of copying from a linear head.
+  core::BufferRef owner;
+  if (size & 2) owner = core::Buffer::make(frame);
+  auto tp = owner ? offload::virtio::to_packet(hdr.value(), {owner->bytes.data(), frame.size()},
+                                               wire::LinkType::Ethernet, nullptr, &owner)
+                  : offload::virtio::to_packet(hdr.value(), frame);
   if (!tp.ok() || !tp.pkt.is_gso()) return 0;
   const core::Packet& in = tp.pkt;
   std::size_t doffset = 0;
