@@ -462,7 +462,7 @@ void destroy_packets(std::vector<Packet>& pkts) noexcept {
   std::uint32_t n = 0;
   detail::HeadBufReturn heads;
   for (Packet& p : pkts) {
-    p.discard_disowned(heads, [&](Buffer* b) {
+    p.release_for_destroy(heads, [&](Buffer* b) {
       if (b == run) {
         ++n;
       } else if (b) {

@@ -217,6 +217,27 @@ namespace tcph = wire::tcp;
 }
 
 namespace {
+// X-21 on segment i of n, its TCP header at `th` (offset `thoff` in `p`): the sequence
+// number `seq`, CWR kept on the first segment only, FIN/PSH on the last only, and the check
+// field: `newcheck`, or for the last segment the original seed adjusted for its own length.
+// Returns the check written.
+[[gnu::always_inline]] inline std::uint16_t rewrite_tcp_header(
+    std::uint8_t* th, std::uint32_t seq, std::size_t i, std::size_t n, std::uint16_t newcheck,
+    std::uint16_t seed, std::uint32_t oldlen, const core::Packet& p, int thoff) noexcept {
+  wire::store_be32(th + tcph::kSeqOffset, seq);
+  const bool last = i + 1 == n;
+  std::uint8_t fl = th[tcph::kFlagsOffset];
+  if (i > 0) fl &= std::uint8_t(~kCwr);           // CWR only on the first segment
+  if (!last) fl &= std::uint8_t(~(kFin | kPsh));  // FIN/PSH only on the last segment
+  th[tcph::kFlagsOffset] = fl;
+  const std::uint16_t check =
+      last ? csum::csum_fold16(
+                 csum::csum_add(seed, oldlen + std::uint32_t(p.len() - std::size_t(thoff))))
+           : newcheck;
+  wire::store_be16(th + tcph::kCheckOffset, check);
+  return check;
+}
+
 // X-21 for skb_segment's fast-loop segments whose checksum stays PARTIAL (X-14: the device
 // finishes it): the TCP header at `thoff` in every head. Every value is a copy, so the header
 // stores (bytes, which may alias anything) leave them in registers. `csum_start` is the
@@ -232,19 +253,8 @@ namespace {
     core::Packet& p = s.pkt;
     std::uint8_t* th = p.data() + thoff;
     p.transport_header = thoff;
-    wire::store_be32(th + tcph::kSeqOffset, seq);
+    const std::uint16_t check = rewrite_tcp_header(th, seq, i, n, newcheck, seed, oldlen, p, thoff);
     seq += step;
-    const bool last = i + 1 == n;
-    std::uint8_t fl = th[tcph::kFlagsOffset];
-    if (i > 0) fl &= std::uint8_t(~kCwr);           // CWR only on the first segment
-    if (!last) fl &= std::uint8_t(~(kFin | kPsh));  // FIN/PSH only on the last segment
-    th[tcph::kFlagsOffset] = fl;
-    // The last segment: the original seed adjusted for its own length.
-    const std::uint16_t check =
-        last ? csum::csum_fold16(
-                   csum::csum_add(seed, oldlen + std::uint32_t(p.len() - std::size_t(thoff))))
-             : newcheck;
-    wire::store_be16(th + tcph::kCheckOffset, check);
     if (reset_cb) {
       s.cb_csum = ~std::uint32_t(check);
       s.cb_csum_start = csum_start;
@@ -331,19 +341,9 @@ int tcp_segment(GsoContext& ctx) {
       std::uint8_t* th = kStamped ? s.pkt.data() + thoff : s.pkt.at_pos(thoff, thlen);
       if (!th) return ctx.fail(GsoReason::HeaderTruncated);
       s.pkt.transport_header = thoff;
-      wire::store_be32(th + tcph::kSeqOffset, seq);
-      seq += step;
-      const bool last = i + 1 == n;
-      std::uint8_t fl = th[tcph::kFlagsOffset];
-      if (i > 0) fl &= std::uint8_t(~kCwr);           // CWR only on the first segment
-      if (!last) fl &= std::uint8_t(~(kFin | kPsh));  // FIN/PSH only on the last segment
-      th[tcph::kFlagsOffset] = fl;
-      // The last segment: the original seed adjusted for its own length.
       const std::uint16_t check =
-          last ? csum::csum_fold16(csum::csum_add(
-                     seed, oldlen + std::uint32_t(s.pkt.len() - std::size_t(thoff))))
-               : newcheck;
-      wire::store_be16(th + tcph::kCheckOffset, check);
+          rewrite_tcp_header(th, seq, i, n, newcheck, seed, oldlen, s.pkt, thoff);
+      seq += step;
       if (kStamped ? cp0 != nullptr : s.pkt.ip_summed() == core::IpSummed::Partial) {
         if (!kStamped) {
           core::gso_reset_checksum(s, ~std::uint32_t(check));  // device finishes it

@@ -116,13 +116,11 @@ class FragVec {
     return true;
   }
   void reserve(std::size_t n);
-  /// Forget every fragment without ending its reference: for a caller that has disowned
-  /// them all (BufferRef::disown) and dropped the counts itself. Keeps a heap array's
-  /// storage for the destructor to free.
-  void forget_disowned() noexcept {
-    n_ = 0;
-    bytes_ = 0;
-  }
+  /// Forget every fragment without ending its reference, for a caller that has taken over
+  /// their counts (and drops them itself) and destroys the array next: the Frags' references
+  /// are not cleared (no destructor runs for them) and bytes() is not kept; a heap array's
+  /// storage stays for the destructor to free.
+  void forget_before_destroy() noexcept { n_ = 0; }
   void clear() noexcept { truncate(0); }
   void truncate(std::size_t n) noexcept {   ///< keep the first n (n <= size)
     Frag* d = data();

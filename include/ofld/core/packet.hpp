@@ -221,17 +221,15 @@ class Packet : public PacketMeta {
   }
 
   /// For destroy_packets: hand each fragment's buffer to `drop` (which takes over its one
-  /// counted reference, see BufferRef::disown), the head's storage to `r`, and leave the
-  /// packet empty (len() 0) with no storage, as discard() does. Members of a frag_list are
-  /// destroyed as usual.
+  /// counted reference), the head's storage to `r`, and the frag_list's members to their own
+  /// destructors. After it the packet holds nothing and may only be destroyed (its sizes are
+  /// not kept up to date).
   template <class Drop>
-  [[gnu::always_inline]] void discard_disowned(detail::HeadBufReturn& r, Drop&& drop) noexcept {
-    for (Frag& f : frags()) drop(f.buf.disown());
-    frags_.forget_disowned();
+  [[gnu::always_inline]] void release_for_destroy(detail::HeadBufReturn& r, Drop&& drop) noexcept {
+    for (const Frag& f : frags()) drop(f.buf.get());
+    frags_.forget_before_destroy();  // the references went to `drop`: not dropped again
     r.put(store_);
     if (frag_list_) frag_list_.reset();
-    frag_list_len_ = 0;
-    tail_ = data_;
   }
 
   // -- sizes (bytes) --
