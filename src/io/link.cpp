@@ -164,7 +164,7 @@ Result<TunLinkInfo> tun_link_info(std::string_view ifname) {
   const int rerr = errno;
   ::close(fd);
   if (got < 0) return R::error(sys_error(what + ": netlink receive", rerr));
-  int n = int(got);
+  ssize_t n = got;  // signed and wider than nlmsg_len (NLMSG_OK compares the two)
   for (auto* nh = reinterpret_cast<nlmsghdr*>(buf); NLMSG_OK(nh, n); nh = NLMSG_NEXT(nh, n)) {
     if (nh->nlmsg_type == NLMSG_ERROR) {
       if (nh->nlmsg_len < NLMSG_LENGTH(sizeof(nlmsgerr))) break;
