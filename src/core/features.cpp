@@ -2,6 +2,7 @@
 #include "ofld/core/features.hpp"
 
 #include <array>
+#include <bit>
 #include <cctype>
 
 namespace ofld::core {
@@ -112,6 +113,17 @@ constexpr std::array<GsoMap, 22> kGsoMap = [] {
   return m;
 }();
 
+// kGsoMap indexed by bit position, for gso_type_features' walk over the set bits.
+struct GsoBitFeature {
+  bool known = false;
+  std::optional<Features> feature;
+};
+constexpr std::array<GsoBitFeature, 32> kGsoByBit = [] {
+  std::array<GsoBitFeature, 32> t{};
+  for (const auto& m : kGsoMap) t[std::size_t(std::countr_zero(m.gso_bit))] = {true, m.feature};
+  return t;
+}();
+
 bool is_vlan_proto(std::uint16_t t) noexcept { return t == kEth8021Q || t == kEth8021AD; }
 
 std::optional<std::uint16_t> read_be16(const Packet& p, std::size_t off) noexcept {
@@ -206,13 +218,12 @@ std::string_view trim(std::string_view s) {
 
 std::optional<Features> gso_type_features(std::uint32_t gso_type) noexcept {
   Features need{};
-  for (const auto& m : kGsoMap) {
-    if (!(gso_type & m.gso_bit)) continue;
-    if (!m.feature) return std::nullopt;
+  while (gso_type != 0) {  // the set bits only, lowest first
+    const GsoBitFeature& m = kGsoByBit[std::countr_zero(gso_type)];
+    if (!m.known || !m.feature) return std::nullopt;  // unknown bit or nothing offloads it
     need |= *m.feature;
-    gso_type &= ~m.gso_bit;
+    gso_type &= gso_type - 1;
   }
-  if (gso_type != 0) return std::nullopt;  // unknown bit: nothing can offload it
   return need;
 }
 

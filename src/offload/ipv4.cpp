@@ -70,10 +70,35 @@ int ipv4_segment(GsoContext& ctx) {
     const csum::wsum base = csum::csum_partial(shared, ihl, 0);
     const std::uint16_t tot_full = std::uint16_t(ctx.out.front().len() - std::size_t(nhoff));
     const std::uint16_t tot_last = std::uint16_t(ctx.out.back().len() - std::size_t(nhoff));
-    const csum::wsum sum_full = csum::csum_add(base, tot_full);
-    const csum::wsum sum_last = csum::csum_add(base, tot_last);
+    // Each sum folded to 16 bits once here: adding a 16-bit ID then needs one fold step.
+    const std::uint32_t sum_full = csum::csum_fold16(csum::csum_add(base, tot_full));
+    const std::uint32_t sum_last = csum::csum_fold16(csum::csum_add(base, tot_last));
+    const auto check = [](std::uint32_t sum16, std::uint16_t id16) {
+      const std::uint32_t x = sum16 + id16;  // <= 0x1fffe: one end-around carry folds it
+      return std::uint16_t(~((x & 0xffffu) + (x >> 16)));
+    };
     const std::size_t n = ctx.segs.size();
     GsoSeg* const segs = ctx.segs.data();  // not reloaded after each header store
+    if (!fixedid && !encap && n >= 2) {  // the common case: a plain stream, IDs advancing
+      std::uint16_t this_id = id;
+      static_assert(v4::kIdOffset == v4::kTotLenOffset + 2);
+      const std::uint32_t tot_full_hi = std::uint32_t(tot_full) << 16;
+      for (std::size_t i = 0; i + 1 < n; ++i, ++this_id) {  // all but the last
+        core::Packet& p = segs[i].pkt;
+        std::uint8_t* ip = p.data() + nhoff;
+        // tot_len and ID side by side: one big-endian 32-bit store
+        wire::store_be32(ip + v4::kTotLenOffset, tot_full_hi | this_id);
+        wire::store_be16(ip + v4::kCheckOffset, check(sum_full, this_id));
+        p.network_header = nhoff;
+      }
+      core::Packet& p = segs[n - 1].pkt;
+      std::uint8_t* ip = p.data() + nhoff;
+      wire::store_be16(ip + v4::kIdOffset, this_id);
+      wire::store_be16(ip + v4::kTotLenOffset, tot_last);
+      wire::store_be16(ip + v4::kCheckOffset, check(sum_last, this_id));
+      p.network_header = nhoff;
+      return 0;
+    }
     for (std::size_t i = 0; i < n; ++i) {
       GsoSeg& s = segs[i];
       core::Packet& p = s.pkt;
@@ -82,8 +107,7 @@ int ipv4_segment(GsoContext& ctx) {
       if (!fixedid) wire::store_be16(ip + v4::kIdOffset, id++);
       const bool last = i + 1 == n;
       wire::store_be16(ip + v4::kTotLenOffset, last ? tot_last : tot_full);
-      wire::store_be16(ip + v4::kCheckOffset,
-                       csum::csum_fold(csum::csum_add(last ? sum_last : sum_full, this_id)));
+      wire::store_be16(ip + v4::kCheckOffset, check(last ? sum_last : sum_full, this_id));
       if (encap) {
         p.inner_network_header = nhoff;
         p.inner_transport_header = p.transport_header;

@@ -217,49 +217,67 @@ namespace tcph = wire::tcp;
 }
 
 namespace {
+// X-21's flags: CWR only on the first segment, FIN/PSH only on the last. The bits to clear.
+constexpr std::uint8_t x21_flags_clear(bool first, bool last) noexcept {
+  return std::uint8_t((first ? 0 : kCwr) | (last ? 0 : kFin | kPsh));
+}
+
+// X-21's check field of the last segment: the original seed adjusted for its own length.
+[[gnu::always_inline]] inline std::uint16_t x21_last_check(std::uint16_t seed, std::uint32_t oldlen,
+                                                           const core::Packet& p, int thoff) noexcept {
+  return csum::csum_fold16(csum::csum_add(seed, oldlen + std::uint32_t(p.len() - std::size_t(thoff))));
+}
+
+// X-21's stores into one segment's TCP header at `th`: sequence number, flags, check field.
+[[gnu::always_inline]] inline void x21_store(std::uint8_t* th, std::uint32_t seq, std::uint8_t clear,
+                                             std::uint16_t check) noexcept {
+  wire::store_be32(th + tcph::kSeqOffset, seq);
+  th[tcph::kFlagsOffset] = std::uint8_t(th[tcph::kFlagsOffset] & ~clear);
+  wire::store_be16(th + tcph::kCheckOffset, check);
+}
+
 // X-21 on segment i of n, its TCP header at `th` (offset `thoff` in `p`): the sequence
-// number `seq`, CWR kept on the first segment only, FIN/PSH on the last only, and the check
-// field: `newcheck`, or for the last segment the original seed adjusted for its own length.
+// number `seq`, the flags, and the check field: `newcheck`, or the last segment's own.
 // Returns the check written.
 [[gnu::always_inline]] inline std::uint16_t rewrite_tcp_header(
     std::uint8_t* th, std::uint32_t seq, std::size_t i, std::size_t n, std::uint16_t newcheck,
     std::uint16_t seed, std::uint32_t oldlen, const core::Packet& p, int thoff) noexcept {
-  wire::store_be32(th + tcph::kSeqOffset, seq);
   const bool last = i + 1 == n;
-  std::uint8_t fl = th[tcph::kFlagsOffset];
-  if (i > 0) fl &= std::uint8_t(~kCwr);           // CWR only on the first segment
-  if (!last) fl &= std::uint8_t(~(kFin | kPsh));  // FIN/PSH only on the last segment
-  th[tcph::kFlagsOffset] = fl;
-  const std::uint16_t check =
-      last ? csum::csum_fold16(
-                 csum::csum_add(seed, oldlen + std::uint32_t(p.len() - std::size_t(thoff))))
-           : newcheck;
-  wire::store_be16(th + tcph::kCheckOffset, check);
+  const std::uint16_t check = last ? x21_last_check(seed, oldlen, p, thoff) : newcheck;
+  x21_store(th, seq, x21_flags_clear(i == 0, last), check);
   return check;
 }
 
 // X-21 for skb_segment's fast-loop segments whose checksum stays PARTIAL (X-14: the device
 // finishes it): the TCP header at `thoff` in every head. Every value is a copy, so the header
-// stores (bytes, which may alias anything) leave them in registers. `csum_start` is the
-// shared PARTIAL state's; `reset_cb` false leaves the GSO control block as it is
-// (remcsum_offload, X-14).
+// stores (bytes, which may alias anything) leave them in registers; the first and the last
+// segment are taken out of the loop, so the middle ones share one flag mask and one check.
+// `csum_start` is the shared PARTIAL state's; `reset_cb` false leaves the GSO control block as
+// it is (remcsum_offload, X-14).
 [[gnu::noinline]] void rewrite_stamped_partial(core::GsoSeg* segs, std::size_t n, int thoff,
                                                std::uint32_t seq, std::uint32_t step,
                                                std::uint16_t newcheck, std::uint16_t seed,
                                                std::uint32_t oldlen, bool reset_cb,
                                                core::pos_t csum_start) noexcept {
-  for (std::size_t i = 0; i < n; ++i) {
-    core::GsoSeg& s = segs[i];
+  if (n == 0) return;
+  const auto put = [&](core::GsoSeg& s, std::uint32_t sq, std::uint8_t clear,
+                       std::uint16_t check) {
     core::Packet& p = s.pkt;
-    std::uint8_t* th = p.data() + thoff;
     p.transport_header = thoff;
-    const std::uint16_t check = rewrite_tcp_header(th, seq, i, n, newcheck, seed, oldlen, p, thoff);
-    seq += step;
+    x21_store(p.data() + thoff, sq, clear, check);
     if (reset_cb) {
       s.cb_csum = ~std::uint32_t(check);
       s.cb_csum_start = csum_start;
     }
+  };
+  if (n > 1) {
+    put(segs[0], seq, x21_flags_clear(true, false), newcheck);
+    seq += step;
+    const std::uint8_t mid = x21_flags_clear(false, false);
+    for (std::size_t i = 1; i + 1 < n; ++i, seq += step) put(segs[i], seq, mid, newcheck);
   }
+  core::GsoSeg& last = segs[n - 1];
+  put(last, seq, x21_flags_clear(n == 1, true), x21_last_check(seed, oldlen, last.pkt, thoff));
 }
 }  // namespace
 

@@ -135,6 +135,11 @@ TEST(Features, GsoTypeToFeatureMapping) {
   EXPECT_EQ(*gso_type_features(skb_gso::TCPV4 | skb_gso::TCP_FIXEDID_OUTER),
             nf::TSO | nf::TSO_MANGLEID);
   EXPECT_FALSE(gso_type_features(skb_gso::TCP_ACCECN).has_value());
+  // a bit with no feature behind it fails the whole type, beside a known one too
+  EXPECT_FALSE(gso_type_features(skb_gso::TCPV4 | skb_gso::TCP_ACCECN).has_value());
+  for (unsigned k = 20; k <= 29; ++k)
+    EXPECT_FALSE(gso_type_features(skb_gso::TCPV4 | (1u << k)).has_value()) << k;
+  EXPECT_EQ(*gso_type_features(0), Features{});
 }
 
 TEST(Features, EthtoolNames) {

@@ -133,3 +133,26 @@ TEST(HeadBufTake, BeyondEveryClassGoesToTheAllocator) {
   EXPECT_NE(a.data(), b.data());
   EXPECT_EQ(a.size(), std::size_t(1) << 20);
 }
+
+// Size classes: powers of two from 256 bytes (2^kHeadBufMinShift), the smallest that holds the
+// request; a request over the largest class's 64 KiB is beyond every class.
+TEST(HeadBuf, SizeClassIsTheSmallestPowerOfTwoThatHolds) {
+  EXPECT_EQ(headbuf_class(0), 0u);
+  EXPECT_EQ(headbuf_class(1), 0u);
+  EXPECT_EQ(headbuf_class(256), 0u);
+  EXPECT_EQ(headbuf_class(257), 1u);
+  EXPECT_EQ(headbuf_class(512), 1u);
+  EXPECT_EQ(headbuf_class(513), 2u);
+  EXPECT_EQ(headbuf_class(65536), 8u);
+  EXPECT_GE(headbuf_class(65537), kHeadBufClasses);
+  for (std::size_t n = 1; n <= 70000; n += 97) {
+    const unsigned c = headbuf_class(n);
+    const std::size_t cap = std::size_t(1) << (c + kHeadBufMinShift);
+    EXPECT_GE(cap, n) << n;
+    if (c > 0) {
+      EXPECT_LT(cap / 2, n) << n;
+    }
+  }
+  HeadBuf b(300);  // class 1: a 512-byte block
+  EXPECT_EQ(b.size(), 512u);
+}

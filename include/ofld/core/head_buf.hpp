@@ -45,15 +45,22 @@ extern thread_local constinit HeadBufPool t_headbuf_pool;
 class HeadBufReturn;
 class HeadBufTake;
 
+/// The size class of a block of at least min_bytes: blocks of class c hold
+/// 2^(c + kHeadBufMinShift) bytes. kHeadBufClasses or more: beyond every class (the allocator
+/// serves it).
+constexpr unsigned headbuf_class(std::size_t min_bytes) noexcept {
+  return min_bytes <= (std::size_t(1) << kHeadBufMinShift)
+             ? 0
+             : unsigned(64 - __builtin_clzll(min_bytes - 1)) - kHeadBufMinShift;
+}
+
 class HeadBuf {
  public:
   HeadBuf() noexcept = default;
   /// Capacity >= min_bytes (throws bad_alloc). A block of the size class is taken from this
   /// thread's free list when there is one.
   explicit HeadBuf(std::size_t min_bytes) {
-    const unsigned c = min_bytes <= (std::size_t(1) << kHeadBufMinShift)
-                           ? 0
-                           : unsigned(64 - __builtin_clzll(min_bytes - 1)) - kHeadBufMinShift;
+    const unsigned c = headbuf_class(min_bytes);
     if (kHeadBufPool && c < kHeadBufClasses) {
       HeadBufFreeList& l = t_headbuf_pool.lists[c];
       if (l.head) {
@@ -157,9 +164,7 @@ class HeadBufReturn {
 class HeadBufTake {
  public:
   explicit HeadBufTake(std::size_t min_bytes) noexcept : min_(min_bytes) {
-    const unsigned c = min_bytes <= (std::size_t(1) << kHeadBufMinShift)
-                           ? 0
-                           : unsigned(64 - __builtin_clzll(min_bytes - 1)) - kHeadBufMinShift;
+    const unsigned c = headbuf_class(min_bytes);
     if (kHeadBufPool && c < kHeadBufClasses) {
       l_ = &t_headbuf_pool.lists[c];
       cap_ = std::size_t(1) << (c + kHeadBufMinShift);
