@@ -39,20 +39,21 @@ bool same_meta(const core::PacketMeta& a, const core::PacketMeta& b) {
 
 // The input's buffers: a segment's fragment that references one of them must reference the
 // same one in both paths; a buffer made during segmentation (X-10's one-byte tail) is each
-// path's own, and its bytes are compared through to_bytes().
-void input_buffers(const core::Packet& p, std::vector<const core::Buffer*>& out) {
-  for (const auto& f : p.frags()) out.push_back(f.buf.get());
+// path's own, and its bytes are compared through to_bytes(). References are held, so no input
+// buffer is freed (and its address reused) before the comparison.
+void input_buffers(const core::Packet& p, std::vector<core::BufferRef>& out) {
+  for (const auto& f : p.frags()) out.push_back(f.buf);
   for (const auto& m : p.frag_list()) input_buffers(m, out);
 }
 
 bool same_segment(const core::Packet& a, const core::Packet& b,
-                  const std::vector<const core::Buffer*>& in) {
+                  const std::vector<core::BufferRef>& in) {
   if (a.to_bytes() != b.to_bytes() || a.data_pos() != b.data_pos() ||
       a.headroom() != b.headroom() || a.headlen() != b.headlen() ||
       a.nr_frags() != b.nr_frags() || a.frag_list().size() != b.frag_list().size())
     return false;
   const auto from_input = [&](const core::Buffer* x) {
-    return std::find(in.begin(), in.end(), x) != in.end();
+    return std::any_of(in.begin(), in.end(), [x](const core::BufferRef& r) { return r.get() == x; });
   };
   for (std::size_t k = 0; k < a.nr_frags(); ++k) {
     const core::Frag& fa = a.frags()[k];
@@ -104,7 +105,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     dev.features = dev.hw_enc_features = f | po | nf::GSO_PARTIAL;
     f |= nf::GSO_PARTIAL;
   }
-  std::vector<const core::Buffer*> in_bufs;
+  std::vector<core::BufferRef> in_bufs;
   input_buffers(tp.pkt, in_bufs);
   auto ref = gso::gso_segment(tp.pkt.clone(), f, dev, nullptr, gso::GsoOptions{.fast_path = false});
   auto g = gso::gso_segment(std::move(tp.pkt), f, dev);

@@ -70,7 +70,9 @@ int ipv4_segment(GsoContext& ctx) {
     const csum::wsum base = csum::csum_partial(shared, ihl, 0);
     const std::uint16_t tot_full = std::uint16_t(ctx.out.front().len() - std::size_t(nhoff));
     const std::uint16_t tot_last = std::uint16_t(ctx.out.back().len() - std::size_t(nhoff));
-    // Each sum folded to 16 bits once here: adding a 16-bit ID then needs one fold step.
+    // Each sum folded to 16 bits once here: adding a 16-bit ID then needs one fold step. The
+    // shared words include the version/ihl byte, so each folded sum is in [1, 0xffff], and
+    // with the ID added and folded once it stays there: the same value the full sum gives.
     const std::uint32_t sum_full = csum::csum_fold16(csum::csum_add(base, tot_full));
     const std::uint32_t sum_last = csum::csum_fold16(csum::csum_add(base, tot_last));
     const auto check = [](std::uint32_t sum16, std::uint16_t id16) {
