@@ -22,6 +22,7 @@
 
 #include "gso_test_util.hpp"
 #include "packet_compare.hpp"
+#include "ref_ones_sum.hpp"
 
 namespace {
 
@@ -36,11 +37,7 @@ constexpr std::size_t kEth = 14;
 
 // RFC 1071: 16-bit ones'-complement sum of big-endian words (odd tail byte high), folded.
 std::uint32_t ones_sum(const std::uint8_t* p, std::size_t len, std::uint32_t acc = 0) {
-  std::uint64_t s = acc;
-  for (std::size_t i = 0; i + 1 < len; i += 2) s += (std::uint32_t(p[i]) << 8) | p[i + 1];
-  if (len & 1) s += std::uint32_t(p[len - 1]) << 8;
-  while (s >> 16) s = (s & 0xffff) + (s >> 16);
-  return std::uint32_t(s);
+  return ofld::testutil::ref_ones_sum(p, len, acc);
 }
 std::uint16_t be16(const std::uint8_t* p) { return std::uint16_t((p[0] << 8) | p[1]); }
 std::uint32_t be32(const std::uint8_t* p) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ofld/core/packet.hpp"
+#include "ref_ones_sum.hpp"
 
 using namespace ofld::core;
 using Bytes = std::vector<std::uint8_t>;
@@ -18,11 +19,7 @@ namespace {
 
 // RFC 1071 ones'-complement sum of bytes, folded to 16 bits (not complemented).
 std::uint16_t ref16(const std::uint8_t* b, std::size_t n, std::uint32_t seed = 0) {
-  std::uint64_t acc = seed;
-  for (std::size_t i = 0; i + 1 < n; i += 2) acc += (std::uint32_t(b[i]) << 8) | b[i + 1];
-  if (n & 1) acc += std::uint32_t(b[n - 1]) << 8;
-  while (acc >> 16) acc = (acc & 0xffff) + (acc >> 16);
-  return std::uint16_t(acc);
+  return ofld::testutil::ref_ones_sum(b, n, seed);
 }
 std::uint16_t ref16(const Bytes& v, std::size_t from = 0, std::size_t to = SIZE_MAX) {
   to = std::min(to, v.size());
