@@ -60,6 +60,9 @@ int segment_payload(SegmentContext& ctx) {
   if (partial_segs == 0) return skb_segment(ctx);
 
   const std::size_t chunk = partial_segs * mss;  // <= 65534: fits gso.size
+  // GSO-partial outputs are GSO packets each, with their own gso info: never a slab.
+  SegmentBatch* const batch = ctx.batch;
+  ctx.batch = nullptr;
   int rc;
   if (chunk >= total) {
     rc = segment_whole(ctx, total);
@@ -68,6 +71,7 @@ int segment_payload(SegmentContext& ctx) {
     rc = skb_segment(ctx);
     skb.gso.size = mss;
   }
+  ctx.batch = batch;
   if (rc != 0) return rc;
 
   // The outputs are GSO skbs (skb_segment's "Update GSO info on first skb in partial

@@ -208,6 +208,100 @@ template <SegMode Mode, bool Sum>
   return 0;
 }
 
+// skb_segment_sg_ref's segments built into ctx.batch's slab instead of packets: the same
+// headers (copied once per segment into one slab) and the same payload slices with the same
+// references, but no Packet, head block or fragment array per segment. The hooks' rewrite
+// loops then work on the slab (ctx.batch_used).
+[[gnu::noinline]] int skb_segment_sg_ref_batch(SegmentContext& ctx, const std::uint8_t* hdr,
+                                               std::size_t doffset, std::size_t mss,
+                                               std::size_t total) {
+  const Packet& skb = *ctx.skb;
+  core::PacketMeta meta{};
+  copy_skb_header(skb, meta, ctx.frame_start);
+  const std::size_t nsegs = (total + mss - 1) / mss;
+  ctx.reset_segs(0);
+  SegmentBatch& b = *ctx.batch;
+  b.start_slab(meta, doffset, nsegs, mss, total - (nsegs - 1) * mss);
+  // The headers: one copy, then the slab doubled onto itself (a few long copies instead of
+  // one short copy per segment).
+  std::uint8_t* const slab = b.slab_data();
+  if (doffset) {
+    std::memcpy(slab, hdr, doffset);
+    for (std::size_t have = 1; have < nsegs;) {
+      const std::size_t k = std::min(have, nsegs - have);
+      std::memcpy(slab + have * doffset, slab, k * doffset);
+      have += k;
+    }
+  }
+  // Every segment starts a slice, and a fragment boundary inside a segment adds one.
+  BatchSlice* const first = b.slice_room(nsegs + skb.nr_frags());
+  std::uint32_t* const ends = b.slice_ends();
+  // The slices written are the batch's from the start, so that a failure leaves them
+  // to clear() with their references (settled by `pending` first: declared after this).
+  struct Built {
+    SegmentBatch& b;
+    BatchSlice* const& w;
+    BatchSlice* first;
+    ~Built() { b.slices_built(std::size_t(w - first)); }
+  };
+  BatchSlice* w = first;
+  const Built built{b, w, first};
+  const core::Frag* fv = skb.frags().data();
+  std::size_t fi = 0, left = total;
+  std::uint32_t foff = 0;
+  PendingRefs pending;
+  for (std::size_t i = 0; i < nsegs; ++i) {
+    const std::size_t len = std::min(mss, left);
+    left -= len;
+    {  // most segments lie inside one fragment: one slice, no loop
+      const core::Frag& f = fv[fi];
+      if (f.len - foff > len) {
+        core::Buffer* buf = f.buf.get();
+        if (buf != pending.buf) {
+          pending.settle();
+          pending.buf = buf;
+        }
+        ++pending.n;
+        *w++ = BatchSlice{buf, f.off + foff, std::uint32_t(len)};
+        foff += std::uint32_t(len);
+        ends[i] = std::uint32_t(w - first);
+        continue;
+      }
+    }
+    std::size_t need = len, nfr = 0;
+    do {
+      const core::Frag& f = fv[fi];
+      const std::uint32_t avail = f.len - foff;
+      const std::uint32_t n = std::uint32_t(std::min<std::size_t>(need, avail));
+      if (n) {
+        if (++nfr > core::kMaxSkbFrags) return ctx.fail(GsoReason::TooManyFrags);
+        core::Buffer* buf = f.buf.get();
+        if (buf != pending.buf) {
+          pending.settle();
+          pending.buf = buf;
+        }
+        ++pending.n;
+        *w++ = BatchSlice{buf, f.off + foff, n};
+        need -= n;
+      }
+      if (n == avail) {
+        ++fi;
+        foff = 0;
+      } else {
+        foff += n;
+      }
+    } while (need);
+    ends[i] = std::uint32_t(w - first);
+  }
+  if (ctx.counters) {
+    ctx.counters->seg_mode[std::size_t(SegMode::SgRef)] += nsegs;
+    ctx.counters->payload_bytes_referenced += total;
+  }
+  ctx.seg_fast = true;
+  ctx.batch_used = true;
+  return 0;
+}
+
 }  // namespace
 
 int skb_segment(SegmentContext& ctx) {
@@ -229,8 +323,13 @@ int skb_segment(SegmentContext& ctx) {
     switch (mode) {
       case SegMode::SgRef:
         if (!csum_ok) return skb_segment_fast<SegMode::SgRef, true>(ctx, hdr, doffset, mss, total);
-        return skb.headlen() == 0 ? skb_segment_sg_ref(ctx, hdr, doffset, mss, total)
-                                  : skb_segment_fast<SegMode::SgRef, false>(ctx, hdr, doffset, mss, total);
+        if (skb.headlen() != 0)
+          return skb_segment_fast<SegMode::SgRef, false>(ctx, hdr, doffset, mss, total);
+        // The slab needs a template the hooks can finish alone: PARTIAL, no RCO.
+        if (ctx.batch && std::holds_alternative<core::CsumPartial>(skb.csum) &&
+            !skb.remcsum_offload)
+          return skb_segment_sg_ref_batch(ctx, hdr, doffset, mss, total);
+        return skb_segment_sg_ref(ctx, hdr, doffset, mss, total);
       case SegMode::Copy: return skb_segment_fast<SegMode::Copy, false>(ctx, hdr, doffset, mss, total);
       case SegMode::CopySum:
         return skb_segment_fast<SegMode::CopySum, true>(ctx, hdr, doffset, mss, total);

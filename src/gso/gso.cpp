@@ -10,8 +10,12 @@ namespace ofld::gso {
 using core::Packet;
 using core::pos_t;
 
-GsoResult gso_segment(Packet&& p, core::Features features, const core::Device& dev,
-                      GsoCounters* counters, const GsoOptions& opts) {
+namespace {
+
+// The GSO run of both entry points: segments into `res.segs`, or into `batch`'s slab when one
+// is offered and skb_segment's fast SG loop takes it (ctx.batch_used).
+GsoResult run_gso(Packet&& p, core::Features features, const core::Device& dev,
+                  GsoCounters* counters, const GsoOptions& opts, core::SegmentBatch* batch) {
   const offload::Registry& reg = opts.registry ? *opts.registry : offload::builtin_registry();
   GsoResult res;
   if (counters) ++counters->packets_in;
@@ -40,6 +44,7 @@ GsoResult gso_segment(Packet&& p, core::Features features, const core::Device& d
   ctx.fast_path = opts.fast_path;
   ctx.frame_start = p.data_pos();
   ctx.protocol = p.protocol;
+  ctx.batch = batch;
   // dispatch on the link type. An Ethernet header in front → the TEB hook walks it
   // (VLAN tags skipped); a raw IP frame goes straight to the L3 hook.
   const bool has_mac = p.mac_header != core::kNoHeader && p.network_header != core::kNoHeader &&
@@ -47,7 +52,10 @@ GsoResult gso_segment(Packet&& p, core::Features features, const core::Device& d
   const std::uint64_t payload_before = counters ? counters->payload_bytes_copied : 0;
   const std::uint64_t referenced_before = counters ? counters->payload_bytes_referenced : 0;
   int rc = offload::mac_gso_segment(ctx, has_mac ? wire::ethertype::kTeb : p.protocol);
-  if (rc != 0) return fail(ctx.reason == GsoReason::Ok ? GsoReason::BadGsoType : ctx.reason);
+  if (rc != 0) {
+    if (batch) batch->clear();
+    return fail(ctx.reason == GsoReason::Ok ? GsoReason::BadGsoType : ctx.reason);
+  }
 
   if (ctx.hw_segments) {  // the device will segment; hand the packet back unchanged
     p.push(std::size_t(p.data_pos() - ctx.frame_start));
@@ -56,15 +64,24 @@ GsoResult gso_segment(Packet&& p, core::Features features, const core::Device& d
     if (counters) ++counters->packets_hw;
     return res;
   }
-  // The segments were built in place in ctx.out: hand the container over (no Packet moves).
+  // The segments were built in place in ctx.out (or the slab): hand the container over (no
+  // Packet moves).
   std::uint64_t out_bytes = 0;
-  if (counters)
-    for (const auto& s : ctx.out) out_bytes += s.len();
-  ctx.segs.clear();
-  res.segs = std::move(ctx.out);
+  std::size_t nsegs = 0;
+  if (ctx.batch_used) {
+    nsegs = batch->size();
+    if (counters)
+      out_bytes = batch->len(0) * (nsegs - 1) + batch->len(nsegs - 1);
+  } else {
+    if (counters)
+      for (const auto& s : ctx.out) out_bytes += s.len();
+    ctx.segs.clear();
+    res.segs = std::move(ctx.out);
+    nsegs = res.segs.size();
+  }
   if (counters) {
     ++counters->packets_segmented;
-    counters->segments_out += res.segs.size();
+    counters->segments_out += nsegs;
     // Header bytes: what the segments hold beyond the payload the builders accounted for
     // (skb_segment's doffset copies; for list segmentation also the members' own headers).
     const std::uint64_t payload = (counters->payload_bytes_copied - payload_before) +
@@ -72,6 +89,31 @@ GsoResult gso_segment(Packet&& p, core::Features features, const core::Device& d
     if (out_bytes >= payload) counters->header_bytes_copied += out_bytes - payload;
   }
   return res;
+}
+
+}  // namespace
+
+GsoResult gso_segment(Packet&& p, core::Features features, const core::Device& dev,
+                      GsoCounters* counters, const GsoOptions& opts) {
+  return run_gso(std::move(p), features, dev, counters, opts, nullptr);
+}
+
+GsoBatchResult gso_segment_batch(Packet&& p, core::Features features, const core::Device& dev,
+                                 core::SegmentBatch& out, GsoCounters* counters,
+                                 const GsoOptions& opts) {
+  // A slab is offered only where every hook on the way back up is one that handles it
+  // (Ethernet/VLAN, IPv4, IPv6, TCP: the built-in ones): a plain TCP super-packet. Any other
+  // gso_type bit names a hook that does not (UDP, tunnels) or a split by frag_list members.
+  namespace g = core::skb_gso;
+  constexpr std::uint32_t kPlainTcp = g::TCPV4 | g::TCPV6 | g::TCP_ECN | g::TCP_FIXEDID |
+                                      g::TCP_FIXEDID_INNER | g::TCP_FIXEDID_OUTER | g::DODGY;
+  const bool slab = (opts.registry == nullptr || opts.registry == &offload::builtin_registry()) &&
+                    opts.fast_path && (p.gso.type & ~kPlainTcp) == 0 && !p.encapsulation &&
+                    !p.has_frag_list();
+  out.clear();
+  GsoResult r = run_gso(std::move(p), features, dev, counters, opts, slab ? &out : nullptr);
+  if (!out.is_slab() && r.ok()) out.adopt_packets(std::move(r.segs));
+  return GsoBatchResult{r.reason, r.hw};
 }
 
 TxResult tx_prepare(Packet&& p, const core::Device& dev, GsoCounters* counters,

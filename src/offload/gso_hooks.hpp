@@ -61,11 +61,38 @@ inline int ip_level_gso_segment(GsoContext& ctx, core::pos_t nh, std::uint16_t l
 /// looked at unless the segments come from skb_segment's fast loop (seg_fast: the first is
 /// the longest, and none is GSO).
 inline bool length_overflows(const GsoContext& ctx, int nhoff, std::size_t fixed) noexcept {
+  if (ctx.batch_used) return ctx.batch->len(0) > std::size_t(nhoff) + fixed + 65535;
   if (ctx.seg_fast && !ctx.gso_partial)
     return !ctx.out.empty() && ctx.out.front().len() > std::size_t(nhoff) + fixed + 65535;
   for (const auto& s : ctx.segs)
     if (!s.pkt.is_gso() && s.pkt.len() > std::size_t(nhoff) + fixed + 65535) return true;
   return false;
+}
+
+/// The segments of skb_segment's fast loop (ctx.seg_fast, not GSO-partial outputs) in either
+/// form it builds them: packets in ctx.out (Slab false), or the header slab of ctx.batch
+/// (ctx.batch_used, Slab true), where one metadata template stands for every segment.
+/// The hooks' rewrite loops are written once over this and instantiated for both.
+template <bool Slab>
+struct FastSegs {
+  core::GsoSeg* segs;   ///< packet form
+  std::uint8_t* slab;   ///< slab form: segment i's first byte at slab + i * stride
+  std::size_t stride;
+  std::size_t n;
+  explicit FastSegs(GsoContext& ctx) noexcept
+      : segs(Slab ? nullptr : ctx.segs.data()),
+        slab(Slab ? ctx.batch->slab_data() : nullptr),
+        stride(Slab ? ctx.batch->header_len() : 0),
+        n(Slab ? ctx.batch->size() : ctx.segs.size()) {}
+  /// Segment i's first byte (its headers follow).
+  [[gnu::always_inline]] std::uint8_t* head(std::size_t i) const noexcept {
+    if constexpr (Slab) return slab + i * stride;
+    else return segs[i].pkt.data();
+  }
+};
+/// Bytes in fast-loop segment i (either form).
+inline std::size_t fast_seg_len(const GsoContext& ctx, std::size_t i) noexcept {
+  return ctx.batch_used ? ctx.batch->len(i) : ctx.out[i].len();
 }
 
 }  // namespace ofld::offload::gso_hooks

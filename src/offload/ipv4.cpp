@@ -62,14 +62,16 @@ int ipv4_segment(GsoContext& ctx) {
     // added. Sums regroup freely and the header is never all zero, so the folded value is
     // the one ip_compute_csum gives over the whole rewritten header.
     std::uint8_t shared[v4::kMaxLen];
-    std::memcpy(shared, ctx.out.front().data() + nhoff, ihl);
+    std::memcpy(shared, (ctx.batch_used ? ctx.batch->slab_data() : ctx.out.front().data()) + nhoff,
+                ihl);
     std::memset(shared + v4::kTotLenOffset, 0, 2);
     std::memset(shared + v4::kIdOffset, 0, 2);
     std::memset(shared + v4::kCheckOffset, 0, 2);
     // All segments but the last have the same length (seg_fast).
     const csum::wsum base = csum::csum_partial(shared, ihl, 0);
-    const std::uint16_t tot_full = std::uint16_t(ctx.out.front().len() - std::size_t(nhoff));
-    const std::uint16_t tot_last = std::uint16_t(ctx.out.back().len() - std::size_t(nhoff));
+    const std::size_t nsegs = ctx.batch_used ? ctx.batch->size() : ctx.segs.size();
+    const std::uint16_t tot_full = std::uint16_t(fast_seg_len(ctx, 0) - std::size_t(nhoff));
+    const std::uint16_t tot_last = std::uint16_t(fast_seg_len(ctx, nsegs - 1) - std::size_t(nhoff));
     // Each sum folded to 16 bits once here: adding a 16-bit ID then needs one fold step. The
     // shared words include the version/ihl byte, so each folded sum is in [1, 0xffff], and
     // with the ID added and folded once it stays there: the same value the full sum gives.
@@ -79,43 +81,52 @@ int ipv4_segment(GsoContext& ctx) {
       const std::uint32_t x = sum16 + id16;  // <= 0x1fffe: one end-around carry folds it
       return std::uint16_t(~((x & 0xffffu) + (x >> 16)));
     };
-    const std::size_t n = ctx.segs.size();
-    GsoSeg* const segs = ctx.segs.data();  // not reloaded after each header store
-    if (!fixedid && !encap && n >= 2) {  // the common case: a plain stream, IDs advancing
-      std::uint16_t this_id = id;
-      static_assert(v4::kIdOffset == v4::kTotLenOffset + 2);
-      const std::uint32_t tot_full_hi = std::uint32_t(tot_full) << 16;
-      for (std::size_t i = 0; i + 1 < n; ++i, ++this_id) {  // all but the last
-        core::Packet& p = segs[i].pkt;
-        std::uint8_t* ip = p.data() + nhoff;
-        // tot_len and ID side by side: one big-endian 32-bit store
-        wire::store_be32(ip + v4::kTotLenOffset, tot_full_hi | this_id);
-        wire::store_be16(ip + v4::kCheckOffset, check(sum_full, this_id));
-        p.network_header = nhoff;
+    // The rewrite, for either form of the segments (FastSegs): the slab form's one metadata
+    // template gets the header positions once, each packet its own.
+    auto rewrite = [&]<bool Slab>(const FastSegs<Slab> segs) {
+      const std::size_t n = segs.n;
+      const auto set_nh = [&](std::size_t i) {
+        if constexpr (!Slab) segs.segs[i].pkt.network_header = nhoff;
+      };
+      if constexpr (Slab) ctx.batch->meta_mut().network_header = nhoff;
+      if (!fixedid && !encap && n >= 2) {  // the common case: a plain stream, IDs advancing
+        std::uint16_t this_id = id;
+        static_assert(v4::kIdOffset == v4::kTotLenOffset + 2);
+        const std::uint32_t tot_full_hi = std::uint32_t(tot_full) << 16;
+        for (std::size_t i = 0; i + 1 < n; ++i, ++this_id) {  // all but the last
+          std::uint8_t* ip = segs.head(i) + nhoff;
+          // tot_len and ID side by side: one big-endian 32-bit store
+          wire::store_be32(ip + v4::kTotLenOffset, tot_full_hi | this_id);
+          wire::store_be16(ip + v4::kCheckOffset, check(sum_full, this_id));
+          set_nh(i);
+        }
+        std::uint8_t* ip = segs.head(n - 1) + nhoff;
+        wire::store_be16(ip + v4::kIdOffset, this_id);
+        wire::store_be16(ip + v4::kTotLenOffset, tot_last);
+        wire::store_be16(ip + v4::kCheckOffset, check(sum_last, this_id));
+        set_nh(n - 1);
+        return;
       }
-      core::Packet& p = segs[n - 1].pkt;
-      std::uint8_t* ip = p.data() + nhoff;
-      wire::store_be16(ip + v4::kIdOffset, this_id);
-      wire::store_be16(ip + v4::kTotLenOffset, tot_last);
-      wire::store_be16(ip + v4::kCheckOffset, check(sum_last, this_id));
-      p.network_header = nhoff;
-      return 0;
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      GsoSeg& s = segs[i];
-      core::Packet& p = s.pkt;
-      std::uint8_t* ip = p.data() + nhoff;
-      const std::uint16_t this_id = id;
-      if (!fixedid) wire::store_be16(ip + v4::kIdOffset, id++);
-      const bool last = i + 1 == n;
-      wire::store_be16(ip + v4::kTotLenOffset, last ? tot_last : tot_full);
-      wire::store_be16(ip + v4::kCheckOffset, check(last ? sum_last : sum_full, this_id));
-      if (encap) {
-        p.inner_network_header = nhoff;
-        p.inner_transport_header = p.transport_header;
+      for (std::size_t i = 0; i < n; ++i) {
+        std::uint8_t* ip = segs.head(i) + nhoff;
+        const std::uint16_t this_id = id;
+        if (!fixedid) wire::store_be16(ip + v4::kIdOffset, id++);
+        const bool last = i + 1 == n;
+        wire::store_be16(ip + v4::kTotLenOffset, last ? tot_last : tot_full);
+        wire::store_be16(ip + v4::kCheckOffset, check(last ? sum_last : sum_full, this_id));
+        if constexpr (!Slab) {
+          core::Packet& p = segs.segs[i].pkt;
+          if (encap) {
+            p.inner_network_header = nhoff;
+            p.inner_transport_header = p.transport_header;
+          }
+        }
+        set_nh(i);
       }
-      p.network_header = nhoff;
-    }
+    };
+    // A slab is built only for a run without a tunnel (gso_segment_batch): no inner headers.
+    if (ctx.batch_used) rewrite(FastSegs<true>(ctx));
+    else rewrite(FastSegs<false>(ctx));
     return 0;
   }
   for (auto& s : ctx.segs) {

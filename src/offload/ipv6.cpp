@@ -187,19 +187,28 @@ int ipv6_segment(GsoContext& ctx) {
   if (ctx.seg_fast && !ctx.gso_partial) {
     // X-27, headers in every head; all segments but the last have the same length (seg_fast)
     const std::size_t l4off = std::size_t(nhoff) + v6::kHdrLen;
-    const std::uint16_t pl_full = std::uint16_t(ctx.out.front().len() - l4off);
-    const std::uint16_t pl_last = std::uint16_t(ctx.out.back().len() - l4off);
-    const std::size_t n = ctx.segs.size();
-    for (std::size_t i = 0; i < n; ++i) {
-      GsoSeg& s = ctx.segs[i];
-      core::Packet& p = s.pkt;
-      wire::store_be16(p.data() + nhoff + v6::kPayloadLenOffset, i + 1 == n ? pl_last : pl_full);
-      if (encap) {
-        p.inner_network_header = nhoff;
-        p.inner_transport_header = p.transport_header;
+    const std::size_t nsegs = ctx.batch_used ? ctx.batch->size() : ctx.segs.size();
+    const std::uint16_t pl_full = std::uint16_t(fast_seg_len(ctx, 0) - l4off);
+    const std::uint16_t pl_last = std::uint16_t(fast_seg_len(ctx, nsegs - 1) - l4off);
+    // For either form of the segments (FastSegs); a slab never has a tunnel.
+    auto rewrite = [&]<bool Slab>(const FastSegs<Slab> segs) {
+      const std::size_t n = segs.n;
+      for (std::size_t i = 0; i < n; ++i) {
+        wire::store_be16(segs.head(i) + nhoff + v6::kPayloadLenOffset,
+                         i + 1 == n ? pl_last : pl_full);
+        if constexpr (!Slab) {
+          core::Packet& p = segs.segs[i].pkt;
+          if (encap) {
+            p.inner_network_header = nhoff;
+            p.inner_transport_header = p.transport_header;
+          }
+          p.network_header = nhoff;
+        }
       }
-      p.network_header = nhoff;
-    }
+      if constexpr (Slab) ctx.batch->meta_mut().network_header = nhoff;
+    };
+    if (ctx.batch_used) rewrite(FastSegs<true>(ctx));
+    else rewrite(FastSegs<false>(ctx));
     return 0;
   }
   for (auto& s : ctx.segs) {

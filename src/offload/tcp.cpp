@@ -223,9 +223,10 @@ constexpr std::uint8_t x21_flags_clear(bool first, bool last) noexcept {
 }
 
 // X-21's check field of the last segment: the original seed adjusted for its own length.
+// `seg_len`: the segment's bytes, its TCP header at `thoff`.
 [[gnu::always_inline]] inline std::uint16_t x21_last_check(std::uint16_t seed, std::uint32_t oldlen,
-                                                           const core::Packet& p, int thoff) noexcept {
-  return csum::csum_fold16(csum::csum_add(seed, oldlen + std::uint32_t(p.len() - std::size_t(thoff))));
+                                                           std::size_t seg_len, int thoff) noexcept {
+  return csum::csum_fold16(csum::csum_add(seed, oldlen + std::uint32_t(seg_len - std::size_t(thoff))));
 }
 
 // X-21's stores into one segment's TCP header at `th`: sequence number, flags, check field.
@@ -243,41 +244,45 @@ constexpr std::uint8_t x21_flags_clear(bool first, bool last) noexcept {
     std::uint8_t* th, std::uint32_t seq, std::size_t i, std::size_t n, std::uint16_t newcheck,
     std::uint16_t seed, std::uint32_t oldlen, const core::Packet& p, int thoff) noexcept {
   const bool last = i + 1 == n;
-  const std::uint16_t check = last ? x21_last_check(seed, oldlen, p, thoff) : newcheck;
+  const std::uint16_t check = last ? x21_last_check(seed, oldlen, p.len(), thoff) : newcheck;
   x21_store(th, seq, x21_flags_clear(i == 0, last), check);
   return check;
 }
 
 // X-21 for skb_segment's fast-loop segments whose checksum stays PARTIAL (X-14: the device
-// finishes it): the TCP header at `thoff` in every head. Every value is a copy, so the header
-// stores (bytes, which may alias anything) leave them in registers; the first and the last
-// segment are taken out of the loop, so the middle ones share one flag mask and one check.
-// `csum_start` is the shared PARTIAL state's; `reset_cb` false leaves the GSO control block as
-// it is (remcsum_offload, X-14).
-[[gnu::noinline]] void rewrite_stamped_partial(core::GsoSeg* segs, std::size_t n, int thoff,
+// finishes it): the TCP header at `thoff` in every segment, in either form (FastSegs: the
+// slab form's one metadata template gets the transport header once). Every value is a copy,
+// so the header stores (bytes, which may alias anything) leave them in registers; the first
+// and the last segment are taken out of the loop, so the middle ones share one flag mask and
+// one check. `last_len` is the last segment's length. `csum_start` is the shared PARTIAL
+// state's; `reset_cb` false leaves the GSO control block as it is (remcsum_offload, X-14; a
+// slab has no control block: no outer level reads it).
+template <bool Slab>
+[[gnu::noinline]] void rewrite_stamped_partial(const FastSegs<Slab> segs, int thoff,
                                                std::uint32_t seq, std::uint32_t step,
                                                std::uint16_t newcheck, std::uint16_t seed,
-                                               std::uint32_t oldlen, bool reset_cb,
-                                               core::pos_t csum_start) noexcept {
+                                               std::uint32_t oldlen, std::size_t last_len,
+                                               bool reset_cb, core::pos_t csum_start) noexcept {
+  const std::size_t n = segs.n;
   if (n == 0) return;
-  const auto put = [&](core::GsoSeg& s, std::uint32_t sq, std::uint8_t clear,
-                       std::uint16_t check) {
-    core::Packet& p = s.pkt;
-    p.transport_header = thoff;
-    x21_store(p.data() + thoff, sq, clear, check);
-    if (reset_cb) {
-      s.cb_csum = ~std::uint32_t(check);
-      s.cb_csum_start = csum_start;
+  const auto put = [&](std::size_t i, std::uint32_t sq, std::uint8_t clear, std::uint16_t check) {
+    x21_store(segs.head(i) + thoff, sq, clear, check);
+    if constexpr (!Slab) {
+      core::GsoSeg& s = segs.segs[i];
+      s.pkt.transport_header = thoff;
+      if (reset_cb) {
+        s.cb_csum = ~std::uint32_t(check);
+        s.cb_csum_start = csum_start;
+      }
     }
   };
   if (n > 1) {
-    put(segs[0], seq, x21_flags_clear(true, false), newcheck);
+    put(0, seq, x21_flags_clear(true, false), newcheck);
     seq += step;
     const std::uint8_t mid = x21_flags_clear(false, false);
-    for (std::size_t i = 1; i + 1 < n; ++i, seq += step) put(segs[i], seq, mid, newcheck);
+    for (std::size_t i = 1; i + 1 < n; ++i, seq += step) put(i, seq, mid, newcheck);
   }
-  core::GsoSeg& last = segs[n - 1];
-  put(last, seq, x21_flags_clear(n == 1, true), x21_last_check(seed, oldlen, last.pkt, thoff));
+  put(n - 1, seq, x21_flags_clear(n == 1, true), x21_last_check(seed, oldlen, last_len, thoff));
 }
 }  // namespace
 
@@ -337,12 +342,21 @@ int tcp_segment(GsoContext& ctx) {
   // GSO-partial outputs carry gso_segs × mss each: seq and the length in the
   // checksum advance by that much.
   std::uint32_t step = mss;
-  if (ctx.segs[0].pkt.is_gso()) step *= ctx.segs[0].pkt.gso.segs;
+  if (!ctx.batch_used && ctx.segs[0].pkt.is_gso()) step *= ctx.segs[0].pkt.gso.segs;
   // newcheck = seed adjusted from the super-packet's L4 length to thlen + step.
   const std::uint16_t newcheck =
       csum::csum_fold16(csum::csum_add(seed, oldlen + std::uint32_t(thlen + step)));
 
   const int thoff = ctx.seg_off(th_pos);
+  if (ctx.batch_used) {  // a slab: its template is PARTIAL (skb_segment builds no other)
+    core::SegmentBatch& b = *ctx.batch;
+    const auto* cp = std::get_if<core::CsumPartial>(&b.meta(0).csum);
+    if (!cp) return ctx.fail(GsoReason::CsumStartMismatch);
+    b.meta_mut().transport_header = thoff;
+    rewrite_stamped_partial(FastSegs<true>(ctx), thoff, seq, step, newcheck, seed, oldlen,
+                            b.len(b.size() - 1), false, cp->csum_start);
+    return 0;
+  }
   const std::size_t n = ctx.segs.size();
   // Segments from skb_segment's fast loop (ctx.seg_fast; not GSO-partial outputs) hold the
   // TCP header in every head at thoff: no per-segment bounds check is needed for them.
@@ -377,8 +391,8 @@ int tcp_segment(GsoContext& ctx) {
     return 0;
   };
   if (cp0) {
-    rewrite_stamped_partial(ctx.segs.data(), n, thoff, seq, step, newcheck, seed, oldlen,
-                            reset_cb, cp0->csum_start);
+    rewrite_stamped_partial(FastSegs<false>(ctx), thoff, seq, step, newcheck, seed, oldlen,
+                            ctx.out.back().len(), reset_cb, cp0->csum_start);
     return 0;
   }
   return stamped ? rewrite.template operator()<true>() : rewrite.template operator()<false>();

@@ -16,6 +16,7 @@
 // built by the same fast path), X-31/X-33/X-34 (tunnel outers over fast inner segments).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <random>
 
@@ -90,8 +91,62 @@ void expect_same_counters(const gso::GsoCounters& a, const gso::GsoCounters& b, 
   EXPECT_EQ(a.errors, b.errors) << where;
 }
 
-// Run `in` through the engine with the fast paths on and off and compare everything.
-// Returns the number of segments produced.
+// One batch for every differential run, so its storage is reused across sizes and forms (as
+// a caller keeps one).
+core::SegmentBatch& shared_batch() {
+  static core::SegmentBatch b;
+  return b;
+}
+// Runs whose batch came out in the slab form, and their segments; the last run's form.
+std::size_t g_slab_runs = 0, g_slab_segs = 0;
+bool g_last_slab = false;
+
+// gso_segment_batch() on `in` against gso_segment()'s packets `ref` (reason, counters `cref`):
+// the same segments, byte for byte, piece by piece (the slab's headers are the packet's head,
+// its slices the packet's fragments: same buffers and slices), with the same metadata.
+void expect_batch_matches(const core::Packet& in, core::Features f, const core::Device& dev,
+                          const gso::GsoResult& ref, const gso::GsoCounters& cref,
+                          const std::string& where) {
+  core::SegmentBatch& b = shared_batch();
+  gso::GsoCounters cb;
+  const gso::GsoBatchResult r = gso::gso_segment_batch(in.clone(), f, dev, b, &cb);
+  EXPECT_EQ(r.reason, ref.reason) << where << " (batch)";
+  EXPECT_EQ(r.hw, ref.hw) << where << " (batch)";
+  expect_same_counters(cb, cref, where + " (batch)");
+  ASSERT_EQ(b.size(), ref.segs.size()) << where << " (batch)";
+  if (!r.ok()) {
+    EXPECT_TRUE(b.empty()) << where << " (batch)";
+  }
+  g_last_slab = b.is_slab();
+  if (b.is_slab()) {
+    ++g_slab_runs;
+    g_slab_segs += b.size();
+  }
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    const core::Packet& a = ref.segs[i];
+    const std::string w = where + " (batch) seg " + std::to_string(i);
+    EXPECT_EQ(b.len(i), a.len()) << w;
+    EXPECT_EQ(b.to_bytes(i), a.to_bytes()) << w;
+    expect_same_meta(b.meta(i), a.meta(), w);
+    if (b.is_slab()) {
+      EXPECT_EQ(b.header_len(), a.headlen()) << w;
+      EXPECT_TRUE(std::ranges::equal(b.header(i), a.head())) << w;
+      ASSERT_EQ(b.slices(i).size(), a.nr_frags()) << w;
+      for (std::size_t k = 0; k < a.nr_frags(); ++k) {
+        EXPECT_EQ(b.slices(i)[k].buf, a.frags()[k].buf.get()) << w << " slice " << k;
+        EXPECT_EQ(b.slices(i)[k].off, a.frags()[k].off) << w << " slice " << k;
+        EXPECT_EQ(b.slices(i)[k].len, a.frags()[k].len) << w << " slice " << k;
+      }
+      EXPECT_EQ(b.piece_count(i), 1 + a.nr_frags()) << w;
+    }
+    const core::Packet q = b.to_packet(i);  // the batch's segment as a packet again
+    EXPECT_EQ(q.to_bytes(), a.to_bytes()) << w;
+    expect_same_meta(q.meta(), a.meta(), w + " to_packet");
+  }
+}
+
+// Run `in` through the engine with the fast paths on and off and compare everything; and
+// into a SegmentBatch (expect_batch_matches). Returns the number of segments produced.
 std::size_t differential(const core::Packet& in, core::Features f, const core::Device& dev,
                          const std::string& where) {
   gso::GsoCounters cf, cg;
@@ -100,6 +155,7 @@ std::size_t differential(const core::Packet& in, core::Features f, const core::D
   EXPECT_EQ(rf.reason, rg.reason) << where;
   EXPECT_EQ(rf.hw, rg.hw) << where;
   expect_same_counters(cf, cg, where);
+  expect_batch_matches(in, f, dev, rf, cf, where);
   EXPECT_EQ(rf.segs.size(), rg.segs.size()) << where;
   if (rf.segs.size() != rg.segs.size()) return 0;
   for (std::size_t i = 0; i < rf.segs.size(); ++i) {
@@ -219,6 +275,7 @@ std::size_t payload_offset(const core::Packet& p) {
 void run_random(std::uint32_t seed, int cases, bool tunnels) {
   std::mt19937 rng(seed);
   std::size_t total_segs = 0, fast_eligible = 0;
+  const std::size_t slab_before = g_slab_runs;
   for (int n = 0; n < cases; ++n) {
     Case c = random_tcp(rng, tunnels);
     core::Packet p = prepare(c.frame, c.mss, c.gue_port);
@@ -255,6 +312,9 @@ void run_random(std::uint32_t seed, int cases, bool tunnels) {
   }
   EXPECT_GT(total_segs, std::size_t(cases));  // the cases really segment
   EXPECT_GT(fast_eligible, std::size_t(cases) / 4);
+  if (!tunnels) {  // slabs compared
+    EXPECT_GT(g_slab_runs - slab_before, std::size_t(cases) / 20);
+  }
 }
 
 TEST(GsoFastPath, X7_X21_X25_X27_RandomTcpPlainDifferential) { run_random(0x5eed0001u, 700, false); }
@@ -263,8 +323,11 @@ TEST(GsoFastPath, X31_X33_X34_RandomTcpInTunnelsDifferential) { run_random(0x5ee
 
 // The bench's shape (64 KB TCPv4, payload in 4 KiB pages, SG+HW_CSUM) for every mss that
 // gives 2..64 segments, IPv4 and IPv6, with and without head payload.
+// The batch's slab form is taken exactly where the payload lies all in fragments (Frags)
+// and the run succeeds (tiny fragments may exceed MAX_SKB_FRAGS per segment, X-13).
 TEST(GsoFastPath, X7_X21_SocketShapedSuperPacketsDifferential) {
   std::mt19937 rng(7);
+  std::size_t slabs = 0;
   for (bool v6 : {false, true})
     for (std::size_t mss : {536, 1000, 1220, 1440, 1448, 4096, 8948})
       for (Layout lay : {Layout::Frags, Layout::Mixed}) {
@@ -274,9 +337,12 @@ TEST(GsoFastPath, X7_X21_SocketShapedSuperPacketsDifferential) {
         s.flags = 0x18 | 0x80;  // ACK PSH CWR
         core::Packet p = prepare(tcp_frame(s), std::uint16_t(mss));
         core::Packet q = relayout(p, lay, payload_offset(p), rng);
-        differential(q, nf::SG | nf::HW_CSUM, device(nf::SG | nf::HW_CSUM),
-                     std::string(v6 ? "v6" : "v4") + " mss " + std::to_string(mss));
+        const std::size_t n = differential(q, nf::SG | nf::HW_CSUM, device(nf::SG | nf::HW_CSUM),
+                                           std::string(v6 ? "v6" : "v4") + " mss " + std::to_string(mss));
+        EXPECT_EQ(g_last_slab, lay == Layout::Frags && n > 0) << (v6 ? "v6" : "v4") << " mss " << mss;
+        slabs += g_last_slab;
       }
+  EXPECT_GE(slabs, 7u);
 }
 
 // The same shapes through every construction mode of skb_segment's fast loop: X-8's plain

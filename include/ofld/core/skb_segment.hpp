@@ -18,6 +18,7 @@
 
 #include "ofld/core/features.hpp"
 #include "ofld/core/packet.hpp"
+#include "ofld/core/segment_batch.hpp"
 
 namespace ofld::core {
 
@@ -123,6 +124,15 @@ struct SegmentContext {
   /// The hooks' tight rewrite loops run only then, and not for GSO-partial outputs (whose
   /// building may grow a head).
   bool seg_fast = false;
+  /// Where skb_segment's fast SG loop may put the segments instead of `out` (null: packets
+  /// always). Set only by the caller of a GSO run whose every hook on the way back up handles
+  /// a slab (gso_segment_batch: Ethernet/VLAN, IPv4, IPv6 and TCP, no tunnel); segment_payload
+  /// withholds it from GSO-partial and GSO_BY_FRAGS runs.
+  SegmentBatch* batch = nullptr;
+  /// Set by skb_segment when it built the segments into `batch` (slab form, seg_fast also
+  /// set): `segs` and `out` are empty, and the hooks' rewrite loops work on the slab's
+  /// headers and its one metadata template.
+  bool batch_used = false;
 
   /// Record a failure; returns -22 (EINVAL) so hooks can `return ctx.fail(...)`.
   int fail(GsoReason r) noexcept {
@@ -132,6 +142,7 @@ struct SegmentContext {
   /// Drop all segments and make room for `n` without reallocation (clears seg_fast).
   void reset_segs(std::size_t n) {
     seg_fast = false;
+    batch_used = false;
     segs.clear();
     out.clear();
     segs.reserve(n);

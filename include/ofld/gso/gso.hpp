@@ -22,6 +22,7 @@
 
 #include "ofld/core/features.hpp"
 #include "ofld/core/packet.hpp"
+#include "ofld/core/segment_batch.hpp"
 #include "ofld/offload/gso_context.hpp"
 #include "ofld/offload/registry.hpp"
 #include "ofld/wire/layout.hpp"
@@ -62,6 +63,30 @@ struct GsoResult {
 /// On error the input packet is dropped and the reason returned (and counted).
 GsoResult gso_segment(core::Packet&& p, core::Features features, const core::Device& dev,
                       GsoCounters* counters = nullptr, const GsoOptions& opts = {});
+
+/// What gso_segment_batch() did; the segments are in the caller's SegmentBatch.
+struct GsoBatchResult {
+  GsoReason reason = GsoReason::Ok;
+  /// the device segments; the batch holds the input packet unchanged (packet form).
+  bool hw = false;
+  bool ok() const noexcept { return reason == GsoReason::Ok; }
+};
+
+/// gso_segment() with the segments put into `out` (replacing what it held; its storage is
+/// reused, so a batch kept across calls allocates nothing in the steady state). The segments,
+/// their bytes, metadata and the counters are exactly gso_segment()'s.
+///
+/// The common TSO case — a TCP super-packet (SKB_GSO_TCPV4/TCPV6, with TCP_ECN, TCP_FIXEDID*
+/// or DODGY) over Ethernet/VLAN and IPv4/IPv6, no tunnel, headers in the linear head and the
+/// payload in page fragments, a device with NETIF_F_SG and the checksum offload for the
+/// protocol, the built-in hooks and GsoOptions::fast_path — gives the slab form: the
+/// headers of every segment in one slab, the payload as slices of the input's buffers, one
+/// metadata template (core::SegmentBatch). It builds no Packet per segment, which makes it
+/// several times cheaper per segment. Every other case gives the packet form (gso_segment's
+/// packets). On error `out` is empty and the reason returned (and counted).
+GsoBatchResult gso_segment_batch(core::Packet&& p, core::Features features, const core::Device& dev,
+                                 core::SegmentBatch& out, GsoCounters* counters = nullptr,
+                                 const GsoOptions& opts = {});
 
 /// validate_xmit_skb (F-17..F-20): resolve the packet against `dev` and do what is needed in
 /// software. Output: what the device is handed (one packet, or the segments).
