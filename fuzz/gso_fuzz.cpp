@@ -8,7 +8,8 @@
 // each segment, where doffset = transport offset + L4 header length); the fast paths
 // (GsoOptions::fast_path: skb_segment's fast loops and the hooks' rewrite loops) give what the
 // general path gives for the same input: the same result, and every segment the same bytes,
-// byte layout and metadata.
+// byte layout and metadata; and so does gso_segment_batch (a header slab and payload slices
+// where it takes the slab form).
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -64,6 +65,23 @@ bool same_segment(const core::Packet& a, const core::Packet& b,
   }
   return same_meta(a.meta(), b.meta());
 }
+
+// Segment i of a batch against the general path's packet: in the packet form as
+// same_segment(); in the slab form the same bytes and metadata, the slab's headers as the
+// packet's head, the slices as its fragments.
+bool same_batch_segment(const core::SegmentBatch& bt, std::size_t i, const core::Packet& b,
+                        const std::vector<core::BufferRef>& in) {
+  if (!bt.is_slab()) return same_segment(bt.packets()[i], b, in);
+  if (bt.len(i) != b.len() || bt.to_bytes(i) != b.to_bytes() || bt.header_len() != b.headlen() ||
+      bt.slices(i).size() != b.nr_frags() || b.data_pos() != 0 || !same_meta(bt.meta(i), b.meta()))
+    return false;
+  for (std::size_t k = 0; k < b.nr_frags(); ++k) {
+    const core::BatchSlice& sa = bt.slices(i)[k];
+    const core::Frag& fb = b.frags()[k];
+    if (sa.buf != fb.buf.get() || sa.off != fb.off || sa.len != fb.len) return false;
+  }
+  return true;
+}
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -108,10 +126,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<core::BufferRef> in_bufs;
   input_buffers(tp.pkt, in_bufs);
   auto ref = gso::gso_segment(tp.pkt.clone(), f, dev, nullptr, gso::GsoOptions{.fast_path = false});
+  static core::SegmentBatch batch;  // kept across inputs, as a caller keeps one
+  const auto gb = gso::gso_segment_batch(tp.pkt.clone(), f, dev, batch);
   auto g = gso::gso_segment(std::move(tp.pkt), f, dev);
   if (g.reason != ref.reason || g.hw != ref.hw || g.segs.size() != ref.segs.size()) std::abort();
   for (std::size_t i = 0; i < g.segs.size(); ++i)
     if (!same_segment(g.segs[i], ref.segs[i], in_bufs)) std::abort();
+  if (gb.reason != ref.reason || gb.hw != ref.hw || batch.size() != ref.segs.size()) std::abort();
+  for (std::size_t i = 0; i < batch.size(); ++i)
+    if (!same_batch_segment(batch, i, ref.segs[i], in_bufs)) std::abort();
+  batch.clear();  // before the input's buffers go
   if (!g.ok() || g.hw || doffset == 0 || doffset > frame.size()) return 0;
   std::size_t pos = doffset;
   for (auto& s : g.segs) {

@@ -96,21 +96,31 @@ ofld_vnet_hdr from_hdr(const VnetHdr& v) {
 }
 
 // Everything a caller needs to know of an output packet: checksum state and its vnet header.
-ofld_seg_info info_of(const Packet& p, std::size_t offset) {
+// The info of a frame of `len` bytes (`headlen` linear) described by `m`, its first byte at
+// position `data_pos`.
+ofld_seg_info info_of(const core::PacketMeta& m, std::size_t len, std::size_t headlen,
+                      core::pos_t data_pos, std::size_t offset) {
   ofld_seg_info s{};
   s.offset = offset;
-  s.len = p.len();
-  s.ip_summed = std::uint8_t(p.ip_summed());
-  if (auto* u = std::get_if<core::CsumUnnecessary>(&p.csum)) s.csum_level = u->level.value();
-  if (auto* c = std::get_if<core::CsumComplete>(&p.csum)) s.csum = c->csum;
-  if (auto* pp = std::get_if<core::CsumPartial>(&p.csum)) {
-    s.csum_start = std::uint16_t(p.csum_start_offset());
+  s.len = len;
+  s.ip_summed = std::uint8_t(core::ip_summed_of(m.csum));
+  if (auto* u = std::get_if<core::CsumUnnecessary>(&m.csum)) s.csum_level = u->level.value();
+  if (auto* c = std::get_if<core::CsumComplete>(&m.csum)) s.csum = c->csum;
+  if (auto* pp = std::get_if<core::CsumPartial>(&m.csum)) {
+    s.csum_start = std::uint16_t(pp->csum_start - data_pos);
     s.csum_offset = pp->csum_offset;
   }
-  s.gso_size = p.gso.size;
-  s.gso_segs = std::uint16_t(p.gso.segs);
-  if (auto h = offload::virtio::from_packet(p, true)) s.vnet = from_hdr(*h);
+  s.gso_size = m.gso.size;
+  s.gso_segs = std::uint16_t(m.gso.segs);
+  if (auto h = offload::virtio::from_meta(m, headlen, data_pos, true)) s.vnet = from_hdr(*h);
   return s;
+}
+ofld_seg_info info_of(const Packet& p, std::size_t offset) {
+  return info_of(p.meta(), p.len(), p.headlen(), p.data_pos(), offset);
+}
+ofld_seg_info info_of(const core::SegmentBatch& b, std::size_t i, std::size_t offset) {
+  if (!b.is_slab()) return info_of(b.packets()[i], offset);
+  return info_of(b.meta(i), b.len(i), b.header_len(), 0, offset);
 }
 
 void pieces_of(const Packet& p, std::vector<ofld_iovec>& out) {
@@ -120,14 +130,70 @@ void pieces_of(const Packet& p, std::vector<ofld_iovec>& out) {
   for (const auto& m : p.frag_list()) pieces_of(m, out);
 }
 
-int give_pieces(const Packet& p, ofld_iovec* iov, std::size_t cap, std::size_t* niov) {
-  std::vector<ofld_iovec> v;
-  pieces_of(p, v);
+int give_pieces(std::vector<ofld_iovec>& v, ofld_iovec* iov, std::size_t cap, std::size_t* niov) {
   if (niov) *niov = v.size();
   if (!iov) return ok();
   if (v.size() > cap) return fail(OFLD_E_NOSPC, "iovec array too small");
   std::copy(v.begin(), v.end(), iov);
   return ok();
+}
+int give_pieces(const Packet& p, ofld_iovec* iov, std::size_t cap, std::size_t* niov) {
+  std::vector<ofld_iovec> v;
+  pieces_of(p, v);
+  return give_pieces(v, iov, cap, niov);
+}
+int give_pieces(const core::SegmentBatch& b, std::size_t i, ofld_iovec* iov, std::size_t cap,
+                std::size_t* niov) {
+  std::vector<ofld_iovec> v;
+  b.for_each_piece(i, [&](std::span<const std::uint8_t> x) { v.push_back({x.data(), x.size()}); });
+  return give_pieces(v, iov, cap, niov);
+}
+
+// Outputs [first, count) end to end into `out`: len(i) their sizes, put(i, dst) copies one
+// (false on an internal error), info(i, offset) its info.
+template <class Len, class Put, class Info>
+int copy_out(std::size_t count, std::size_t first, Len&& len, Put&& put, Info&& info,
+             uint8_t* out, size_t cap, size_t* used, ofld_seg_info* segs, size_t segs_cap,
+             size_t* nsegs) {
+  std::size_t total = 0;
+  for (std::size_t i = first; i < count; ++i) total += len(i);
+  const std::size_t n = count - first;
+  if (used) *used = total;
+  if (nsegs) *nsegs = n;
+  if (total > cap || (total && !out)) return fail(OFLD_E_NOSPC, "output buffer too small");
+  if (segs && n > segs_cap) return fail(OFLD_E_NOSPC, "segment info array too small");
+  std::size_t off = 0;
+  for (std::size_t i = first; i < count; ++i) {
+    if (!put(i, out + off)) return fail(OFLD_E_INTERNAL, "copy_bits");
+    if (segs) segs[i - first] = info(i, off);
+    off += len(i);
+  }
+  return ok();
+}
+int copy_out(const std::vector<Packet>& outs, std::size_t first, uint8_t* out, size_t cap,
+             size_t* used, ofld_seg_info* segs, size_t segs_cap, size_t* nsegs) {
+  return copy_out(
+      outs.size(), first, [&](std::size_t i) { return outs[i].len(); },
+      [&](std::size_t i, std::uint8_t* dst) {
+        return outs[i].copy_bits(0, std::span<std::uint8_t>(dst, outs[i].len())) ==
+               ofld::core::PacketError::Ok;
+      },
+      [&](std::size_t i, std::size_t off) { return info_of(outs[i], off); }, out, cap, used, segs,
+      segs_cap, nsegs);
+}
+int copy_out(const ofld::core::SegmentBatch& b, uint8_t* out, size_t cap, size_t* used,
+             ofld_seg_info* segs, size_t segs_cap, size_t* nsegs) {
+  return copy_out(
+      b.size(), 0, [&](std::size_t i) { return b.len(i); },
+      [&](std::size_t i, std::uint8_t* dst) {
+        b.for_each_piece(i, [&](std::span<const std::uint8_t> x) {
+          std::memcpy(dst, x.data(), x.size());
+          dst += x.size();
+        });
+        return true;
+      },
+      [&](std::size_t i, std::size_t off) { return info_of(b, i, off); }, out, cap, used, segs,
+      segs_cap, nsegs);
 }
 
 }  // namespace
@@ -140,7 +206,7 @@ struct GsoHandle {
   ofld::core::Device dev;
   int link = OFLD_LINK_ETHERNET;
   ofld::core::BufferRef in;  // the zero-copy input buffer
-  std::vector<ofld::core::Packet> outs;
+  ofld::core::SegmentBatch outs;  // the last run's outputs (a slab for plain TCP TSO)
   ofld::gso::GsoCounters ctr;
   ofld::offload::virtio::VnetCounters vctr;
 };
@@ -371,12 +437,13 @@ int ofld_gso_run(ofld_gso* g_, const uint8_t* frame, size_t len, const ofld_vnet
       p = std::move(pr.pkt);
     }
     // validate_xmit_skb for the device: software GSO and checksums as its features need.
-    auto tx = ofld::gso::tx_prepare(std::move(p), g->dev, &g->ctr);
+    auto tx = ofld::gso::tx_prepare_batch(std::move(p), g->dev, g->outs, &g->ctr);
     if (tx.gso_reason != ofld::gso::GsoReason::Ok)
       return fail(OFLD_E_GSO, ofld::core::to_string(tx.gso_reason));
-    if (tx.csum_error != ofld::core::PacketError::Ok)
+    if (tx.csum_error != ofld::core::PacketError::Ok) {
+      g->outs.clear();
       return fail(OFLD_E_GSO, ofld::core::to_string(tx.csum_error));
-    g->outs = std::move(tx.out);
+    }
     return ok();
   });
 }
@@ -390,39 +457,18 @@ int ofld_gso_output(const ofld_gso* g_, size_t i, ofld_seg_info* info, ofld_iove
   return guard([&] {
     if (!g) return fail(OFLD_E_INVAL, "null handle");
     if (i >= g->outs.size()) return fail(OFLD_E_INVAL, "no such output");
-    if (info) *info = info_of(g->outs[i], 0);
-    return give_pieces(g->outs[i], iov, iov_cap, niov);
+    if (info) *info = info_of(g->outs, i, 0);
+    return give_pieces(g->outs, i, iov, iov_cap, niov);
   });
 }
 
-namespace {
-int copy_out(const std::vector<Packet>& outs, std::size_t first, uint8_t* out, size_t cap,
-             size_t* used, ofld_seg_info* segs, size_t segs_cap, size_t* nsegs) {
-  std::size_t total = 0;
-  for (std::size_t i = first; i < outs.size(); ++i) total += outs[i].len();
-  const std::size_t n = outs.size() - first;
-  if (used) *used = total;
-  if (nsegs) *nsegs = n;
-  if (total > cap || (total && !out)) return fail(OFLD_E_NOSPC, "output buffer too small");
-  if (segs && n > segs_cap) return fail(OFLD_E_NOSPC, "segment info array too small");
-  std::size_t off = 0;
-  for (std::size_t i = first; i < outs.size(); ++i) {
-    const Packet& p = outs[i];
-    if (p.copy_bits(0, std::span<std::uint8_t>(out + off, p.len())) != ofld::core::PacketError::Ok)
-      return fail(OFLD_E_INTERNAL, "copy_bits");
-    if (segs) segs[i - first] = info_of(p, off);
-    off += p.len();
-  }
-  return ok();
-}
-}  // namespace
 
 int ofld_gso_copy_all(const ofld_gso* g_, uint8_t* out, size_t cap, size_t* used,
                       ofld_seg_info* segs, size_t segs_cap, size_t* nsegs) {
   auto* g = impl(g_);
   return guard([&] {
     if (!g) return fail(OFLD_E_INVAL, "null handle");
-    return copy_out(g->outs, 0, out, cap, used, segs, segs_cap, nsegs);
+    return copy_out(g->outs, out, cap, used, segs, segs_cap, nsegs);
   });
 }
 

@@ -91,6 +91,14 @@ GsoResult run_gso(Packet&& p, core::Features features, const core::Device& dev,
   return res;
 }
 
+// validate_xmit_skb's steps for a packet the device takes whole: F-20 linearize, then the
+// checksum in software where the device cannot (skb_checksum_help).
+core::PacketError finish_tx(Packet& p, const core::TxAction& action) {
+  if (action.linearize) p.linearize();  // F-20 skb_needs_linearize
+  if (action.checksum_help) return core::checksum_help(p);
+  return core::PacketError::Ok;
+}
+
 }  // namespace
 
 GsoResult gso_segment(Packet&& p, core::Features features, const core::Device& dev,
@@ -128,12 +136,28 @@ TxResult tx_prepare(Packet&& p, const core::Device& dev, GsoCounters* counters,
     r.out = std::move(g.segs);
     return r;
   }
-  if (r.action.linearize) p.linearize();  // F-20 skb_needs_linearize
-  if (r.action.checksum_help) {
-    r.csum_error = core::checksum_help(p);
-    if (r.csum_error != core::PacketError::Ok) return r;
-  }
+  r.csum_error = finish_tx(p, r.action);
+  if (r.csum_error != core::PacketError::Ok) return r;
   r.out.push_back(std::move(p));
+  return r;
+}
+
+TxBatchResult tx_prepare_batch(Packet&& p, const core::Device& dev, core::SegmentBatch& out,
+                               GsoCounters* counters, const offload::Registry& reg) {
+  TxBatchResult r;
+  out.clear();
+  r.action = core::resolve_tx(p, dev);
+  if (r.action.software_gso) {  // F-19
+    const GsoBatchResult g = gso_segment_batch(std::move(p), r.action.gso_features, dev, out,
+                                               counters, GsoOptions{.registry = &reg});
+    r.gso_reason = g.reason;
+    return r;
+  }
+  r.csum_error = finish_tx(p, r.action);
+  if (r.csum_error != core::PacketError::Ok) return r;
+  std::vector<Packet> one;
+  one.push_back(std::move(p));
+  out.adopt_packets(std::move(one));
   return r;
 }
 

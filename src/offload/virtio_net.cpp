@@ -158,10 +158,16 @@ ToPacket to_packet(const VnetHdr& h, std::span<const std::uint8_t> frame, wire::
 
 std::optional<VnetHdr> from_packet(const core::Packet& p, bool has_data_valid,
                                    int vlan_hlen) noexcept {
+  return from_meta(p.meta(), p.headlen(), p.data_pos(), has_data_valid, vlan_hlen);
+}
+
+std::optional<VnetHdr> from_meta(const core::PacketMeta& p, std::size_t headlen,
+                                 core::pos_t data_pos, bool has_data_valid,
+                                 int vlan_hlen) noexcept {
   VnetHdr h{};
-  if (p.is_gso()) {  // S-7
+  if (p.gso.size != 0) {  // S-7
     const std::uint32_t t = p.gso.type;
-    h.hdr_len = std::uint16_t(p.headlen());
+    h.hdr_len = std::uint16_t(headlen);
     h.gso_size = p.gso.size;
     if (t & sg::TCPV4) h.gso_type = vn::kGsoTcpv4;
     else if (t & sg::TCPV6) h.gso_type = vn::kGsoTcpv6;
@@ -171,9 +177,9 @@ std::optional<VnetHdr> from_packet(const core::Packet& p, bool has_data_valid,
   }
   if (auto* cp = std::get_if<core::CsumPartial>(&p.csum)) {  // S-8
     h.flags = vn::kFlagNeedsCsum;
-    h.csum_start = std::uint16_t(p.csum_start_offset() + vlan_hlen);
+    h.csum_start = std::uint16_t(int(cp->csum_start - data_pos) + vlan_hlen);
     h.csum_offset = cp->csum_offset;
-  } else if (has_data_valid && p.ip_summed() == core::IpSummed::Unnecessary) {
+  } else if (has_data_valid && core::ip_summed_of(p.csum) == core::IpSummed::Unnecessary) {
     h.flags = vn::kFlagDataValid;
   }
   return h;

@@ -107,6 +107,21 @@ struct TxResult {
 TxResult tx_prepare(core::Packet&& p, const core::Device& dev, GsoCounters* counters = nullptr,
                     const offload::Registry& reg = offload::builtin_registry());
 
+/// tx_prepare() with what the device is handed put into `out` (replacing what it held): the
+/// segments of software GSO as gso_segment_batch() gives them (a slab where it can), else
+/// the one packet (packet form). `out` is empty when the result is dropped().
+struct TxBatchResult {
+  core::TxAction action{};
+  GsoReason gso_reason = GsoReason::Ok;
+  core::PacketError csum_error = core::PacketError::Ok;
+  bool dropped() const noexcept {
+    return gso_reason != GsoReason::Ok || csum_error != core::PacketError::Ok;
+  }
+};
+TxBatchResult tx_prepare_batch(core::Packet&& p, const core::Device& dev, core::SegmentBatch& out,
+                               GsoCounters* counters = nullptr,
+                               const offload::Registry& reg = offload::builtin_registry());
+
 // ---- packets from frames --------------------------------------------------------------------
 
 /// How the L4 checksum fields of a frame should be read by prepare_frame().

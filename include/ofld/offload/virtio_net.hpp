@@ -84,6 +84,12 @@ ToPacket to_packet(const VnetHdr& h, std::span<const std::uint8_t> frame,
 /// nullopt = -EINVAL (a GSO type with none of TCPV4/TCPV6/UDP_L4).
 std::optional<VnetHdr> from_packet(const core::Packet& p, bool has_data_valid = true,
                                    int vlan_hlen = 0) noexcept;
+/// from_packet() from a packet's metadata alone: `headlen` its linear bytes (hdr_len of a GSO
+/// packet), `data_pos` the position of its first byte (csum_start is counted from there).
+/// For segments that are not packets (core::SegmentBatch: header_len(), position 0).
+std::optional<VnetHdr> from_meta(const core::PacketMeta& m, std::size_t headlen,
+                                 core::pos_t data_pos, bool has_data_valid = true,
+                                 int vlan_hlen = 0) noexcept;
 
 /// A frame for a TAP/TUN device write (TAP: Ethernet frame; TUN: IP packet): its
 /// virtio_net_hdr (host-order values, from_packet) + its bytes kept in `pkt` (head, frags,
