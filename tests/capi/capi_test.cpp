@@ -285,6 +285,22 @@ TEST(CApiGso, ArenaInputReferencesPayloadAndKeepsNeedsCsumX7) {
     EXPECT_TRUE(points_into_input) << "segment " << i << " payload was copied";
     EXPECT_EQ(joined, want[i]);
   }
+  // The same outputs copied end to end, with their infos.
+  Bytes all(70000);
+  std::vector<ofld_seg_info> infos(n);
+  std::size_t used = 0, nsegs = 0;
+  ASSERT_EQ(ofld_gso_copy_all(g, all.data(), all.size(), &used, infos.data(), n, &nsegs), OFLD_OK);
+  ASSERT_EQ(nsegs, n);
+  std::size_t off = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    EXPECT_EQ(infos[i].offset, off);
+    EXPECT_EQ(infos[i].len, want[i].size());
+    EXPECT_EQ(infos[i].csum_start, 34);
+    EXPECT_EQ(Bytes(all.begin() + std::ptrdiff_t(off), all.begin() + std::ptrdiff_t(off + want[i].size())),
+              want[i]) << "segment " << i;
+    off += want[i].size();
+  }
+  EXPECT_EQ(used, off);
   ofld_gso_counters c{};
   ASSERT_EQ(ofld_gso_get_counters(g, &c), OFLD_OK);
   EXPECT_EQ(c.packets_segmented, 1u);
