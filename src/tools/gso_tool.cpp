@@ -95,6 +95,7 @@ GsoToolSummary run_gso_pcap(const GsoToolOptions& o) {
   // fragments, so SG segments reference the payload instead of copying it.
   if (s.features.has(core::netif_f::SG)) popt.frag_size = 4096;
   io::PcapRecord rec;
+  core::SegmentBatch out;  // each frame's outputs (a slab for plain TCP with SG and csum)
   auto write = [&](const io::PcapRecord& base, Bytes data) {
     io::PcapRecord out = base;
     out.caplen = out.len = std::uint32_t(data.size());
@@ -117,7 +118,7 @@ GsoToolSummary run_gso_pcap(const GsoToolOptions& o) {
     gso::Prepared pr = gso::prepare_frame(rec.bytes(), l.value(), popt);
     if (pr.status == gso::PrepareStatus::PassThrough) { pass(pr.why, pr.oversize); continue; }
     const bool was_gso = pr.pkt.is_gso();
-    gso::TxResult tx = gso::tx_prepare(std::move(pr.pkt), dev, &s.counters);
+    gso::TxBatchResult tx = gso::tx_prepare_batch(std::move(pr.pkt), dev, out, &s.counters);
     if (tx.dropped()) {
       ++s.dropped;
       ++s.drop_reasons[tx.gso_reason != gso::GsoReason::Ok
@@ -126,13 +127,13 @@ GsoToolSummary run_gso_pcap(const GsoToolOptions& o) {
       continue;
     }
     if (!was_gso) ++s.finished;
-    else if (tx.action.software_gso && !(tx.out.size() == 1 && tx.out[0].is_gso())) {
+    else if (tx.action.software_gso && !(out.size() == 1 && out.meta(0).gso.size != 0)) {
       ++s.gso_frames;
-      s.segments += tx.out.size();
+      s.segments += out.size();
     } else {
       ++s.hw_frames;
     }
-    for (auto& p : tx.out) write(rec, p.to_bytes());
+    for (std::size_t i = 0; i < out.size(); ++i) write(rec, out.to_bytes(i));
   }
   wr.close();
   s.cut_short = rd.cut_short();
