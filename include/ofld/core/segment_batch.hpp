@@ -75,12 +75,14 @@ class SegmentBatch {
   // ---- the slab form's geometry ----
   /// Header bytes at the front of every segment (slab form; 0 otherwise).
   std::size_t header_len() const noexcept { return slab_ ? hdr_len_ : 0; }
-  /// Segment i's headers in the slab (slab form only).
+  /// Segment i's headers in the slab (empty in the packet form).
   std::span<const std::uint8_t> header(std::size_t i) const noexcept {
+    if (!slab_) return {};
     return {headers_.get() + i * hdr_len_, hdr_len_};
   }
-  /// Segment i's payload slices (slab form only).
+  /// Segment i's payload slices (empty in the packet form).
   std::span<const BatchSlice> slices(std::size_t i) const noexcept {
+    if (!slab_) return {};
     const std::uint32_t b = i ? seg_end_[i - 1] : 0;
     return {slices_.get() + b, seg_end_[i] - b};
   }
