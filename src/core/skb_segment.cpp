@@ -140,6 +140,61 @@ template <SegMode Mode, bool Sum>
   return 0;
 }
 
+// The fragment walk of the all-in-fragments SG case, shared by its two outputs: for each
+// segment of `mss` payload bytes (the last one shorter), sink.begin(i), then sink.add(buf, off,
+// n) for each slice of it, its reference counted into `pending`, then sink.end(i). More than
+// MAX_SKB_FRAGS slices in one segment fails the run (X-13, ctx.fail).
+template <class Sink>
+[[gnu::always_inline]] inline int walk_sg_ref(SegmentContext& ctx, const Packet& skb,
+                                              std::size_t nsegs, std::size_t mss,
+                                              std::size_t total, PendingRefs& pending,
+                                              Sink& sink) {
+  const core::Frag* fv = skb.frags().data();
+  std::size_t fi = 0, left = total;
+  std::uint32_t foff = 0;
+  const auto take = [&](core::Buffer* b, std::uint32_t off, std::uint32_t n) {
+    if (b != pending.buf) {
+      pending.settle();
+      pending.buf = b;
+    }
+    ++pending.n;
+    sink.add(b, off, n);
+  };
+  for (std::size_t i = 0; i < nsegs; ++i) {
+    const std::size_t len = std::min(mss, left);
+    left -= len;
+    sink.begin(i);
+    {  // most segments lie inside one fragment: one slice, no loop
+      const core::Frag& f = fv[fi];
+      if (f.len - foff > len) {
+        take(f.buf.get(), f.off + foff, std::uint32_t(len));
+        foff += std::uint32_t(len);
+        sink.end(i);
+        continue;
+      }
+    }
+    std::size_t need = len, nfr = 0;
+    do {
+      const core::Frag& f = fv[fi];
+      const std::uint32_t avail = f.len - foff;
+      const std::uint32_t n = std::uint32_t(std::min<std::size_t>(need, avail));
+      if (n) {
+        if (++nfr > core::kMaxSkbFrags) return ctx.fail(GsoReason::TooManyFrags);
+        take(f.buf.get(), f.off + foff, n);
+        need -= n;
+      }
+      if (n == avail) {
+        ++fi;
+        foff = 0;
+      } else {
+        foff += n;
+      }
+    } while (need);
+    sink.end(i);
+  }
+  return 0;
+}
+
 // X-7 with sg && csum when the whole payload is in fragments (a TCP socket's skb: headers
 // linear, payload in pages), the common TSO case: each segment is the header template and
 // references to the payload's slices; no payload byte is read. The same segments, references
@@ -154,52 +209,18 @@ template <SegMode Mode, bool Sum>
   ctx.reset_segs(nsegs);
   const std::span<const std::uint8_t> hspan{hdr, doffset};
   detail::HeadBufTake heads(kSegHeadroom + doffset);
-  const core::Frag* fv = skb.frags().data();
-  std::size_t fi = 0, left = total;
-  std::uint32_t foff = 0;
   PendingRefs pending;
-  for (std::size_t i = 0; i < nsegs; ++i) {
-    const std::size_t len = std::min(mss, left);
-    left -= len;
-    Packet& p = ctx.add_seg(meta, heads, hspan, kSegHeadroom).pkt;
-    {  // most segments lie inside one fragment: one reference, no loop
-      const core::Frag& f = fv[fi];
-      if (f.len - foff > len) {
-        core::Buffer* b = f.buf.get();
-        if (b != pending.buf) {
-          pending.settle();
-          pending.buf = b;
-        }
-        ++pending.n;
-        p.add_frag_adopted(b, f.off + foff, std::uint32_t(len));
-        foff += std::uint32_t(len);
-        continue;
-      }
-    }
-    std::size_t need = len, nfr = 0;
-    do {
-      const core::Frag& f = fv[fi];
-      const std::uint32_t avail = f.len - foff;
-      const std::uint32_t n = std::uint32_t(std::min<std::size_t>(need, avail));
-      if (n) {
-        if (++nfr > core::kMaxSkbFrags) return ctx.fail(GsoReason::TooManyFrags);
-        core::Buffer* b = f.buf.get();
-        if (b != pending.buf) {
-          pending.settle();
-          pending.buf = b;
-        }
-        ++pending.n;
-        p.add_frag_adopted(b, f.off + foff, n);
-        need -= n;
-      }
-      if (n == avail) {
-        ++fi;
-        foff = 0;
-      } else {
-        foff += n;
-      }
-    } while (need);
-  }
+  struct PacketSink {  // each segment a packet: the header template, then its fragments
+    SegmentContext& ctx;
+    const PacketMeta& meta;
+    detail::HeadBufTake& heads;
+    std::span<const std::uint8_t> hspan;
+    Packet* p = nullptr;
+    void begin(std::size_t) { p = &ctx.add_seg(meta, heads, hspan, kSegHeadroom).pkt; }
+    void add(core::Buffer* b, std::uint32_t off, std::uint32_t n) { p->add_frag_adopted(b, off, n); }
+    void end(std::size_t) {}
+  } sink{ctx, meta, heads, hspan};
+  if (const int rc = walk_sg_ref(ctx, skb, nsegs, mss, total, pending, sink); rc != 0) return rc;
   if (ctx.counters) {
     ctx.counters->seg_mode[std::size_t(SegMode::SgRef)] += nsegs;
     ctx.counters->payload_bytes_referenced += total;
@@ -212,7 +233,7 @@ template <SegMode Mode, bool Sum>
 // headers (copied once per segment into one slab) and the same payload slices with the same
 // references, but no Packet, head block or fragment array per segment. The hooks' rewrite
 // loops then work on the slab (ctx.batch_used).
-[[gnu::noinline]] int skb_segment_sg_ref_batch(SegmentContext& ctx, const std::uint8_t* hdr,
+[[gnu::noinline, gnu::flatten]] int skb_segment_sg_ref_batch(SegmentContext& ctx, const std::uint8_t* hdr,
                                                std::size_t doffset, std::size_t mss,
                                                std::size_t total) {
   const Packet& skb = *ctx.skb;
@@ -246,53 +267,16 @@ template <SegMode Mode, bool Sum>
   };
   BatchSlice* w = first;
   const Built built{b, w, first};
-  const core::Frag* fv = skb.frags().data();
-  std::size_t fi = 0, left = total;
-  std::uint32_t foff = 0;
   PendingRefs pending;
-  for (std::size_t i = 0; i < nsegs; ++i) {
-    const std::size_t len = std::min(mss, left);
-    left -= len;
-    {  // most segments lie inside one fragment: one slice, no loop
-      const core::Frag& f = fv[fi];
-      if (f.len - foff > len) {
-        core::Buffer* buf = f.buf.get();
-        if (buf != pending.buf) {
-          pending.settle();
-          pending.buf = buf;
-        }
-        ++pending.n;
-        *w++ = BatchSlice{buf, f.off + foff, std::uint32_t(len)};
-        foff += std::uint32_t(len);
-        ends[i] = std::uint32_t(w - first);
-        continue;
-      }
-    }
-    std::size_t need = len, nfr = 0;
-    do {
-      const core::Frag& f = fv[fi];
-      const std::uint32_t avail = f.len - foff;
-      const std::uint32_t n = std::uint32_t(std::min<std::size_t>(need, avail));
-      if (n) {
-        if (++nfr > core::kMaxSkbFrags) return ctx.fail(GsoReason::TooManyFrags);
-        core::Buffer* buf = f.buf.get();
-        if (buf != pending.buf) {
-          pending.settle();
-          pending.buf = buf;
-        }
-        ++pending.n;
-        *w++ = BatchSlice{buf, f.off + foff, n};
-        need -= n;
-      }
-      if (n == avail) {
-        ++fi;
-        foff = 0;
-      } else {
-        foff += n;
-      }
-    } while (need);
-    ends[i] = std::uint32_t(w - first);
-  }
+  struct SlabSink {  // each segment's slices into the slab's array, its end recorded
+    BatchSlice*& w;
+    BatchSlice* first;
+    std::uint32_t* ends;
+    void begin(std::size_t) {}
+    void add(core::Buffer* buf, std::uint32_t off, std::uint32_t n) { *w++ = BatchSlice{buf, off, n}; }
+    void end(std::size_t i) { ends[i] = std::uint32_t(w - first); }
+  } sink{w, first, ends};
+  if (const int rc = walk_sg_ref(ctx, skb, nsegs, mss, total, pending, sink); rc != 0) return rc;
   if (ctx.counters) {
     ctx.counters->seg_mode[std::size_t(SegMode::SgRef)] += nsegs;
     ctx.counters->payload_bytes_referenced += total;
