@@ -2,14 +2,14 @@
 // Input layout: byte 0 = feature selector bits (SG, HW_CSUM, IP_CSUM, IPV6_CSUM, TSO, TSO6,
 // GSO_UDP_L4, GSO_ROBUST; odd input size adds GSO_PARTIAL, see below; input size bit 1 puts
 // the frame in a read buffer, see below), bytes 1..10 = virtio_net_hdr (little-endian), rest =
-// Ethernet frame.
+// Ethernet frame (input size bit 2 cuts a read buffer's payload into many fragments, below).
 // Properties: never crashes or over-reads (ASan); when GSO succeeds, the payload bytes of the
 // segments, in order, equal the input payload bytes (headers are the first `doffset` bytes of
 // each segment, where doffset = transport offset + L4 header length); the fast paths
 // (GsoOptions::fast_path: skb_segment's fast loops and the hooks' rewrite loops) give what the
 // general path gives for the same input: the same result, and every segment the same bytes,
 // byte layout and metadata; and so does gso_segment_batch (a header slab and payload slices
-// where it takes the slab form).
+// where it takes the slab form); all three count alike.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -66,6 +66,16 @@ bool same_segment(const core::Packet& a, const core::Packet& b,
   return same_meta(a.meta(), b.meta());
 }
 
+bool same_counters(const gso::GsoCounters& a, const gso::GsoCounters& b) {
+  return a.packets_in == b.packets_in && a.packets_segmented == b.packets_segmented &&
+         a.packets_hw == b.packets_hw && a.segments_out == b.segments_out &&
+         a.seg_mode == b.seg_mode && a.sg_sum == b.sg_sum &&
+         a.payload_bytes_copied == b.payload_bytes_copied &&
+         a.payload_bytes_referenced == b.payload_bytes_referenced &&
+         a.header_bytes_copied == b.header_bytes_copied && a.packets_partial == b.packets_partial &&
+         a.packets_fraglist == b.packets_fraglist && a.errors == b.errors;
+}
+
 // Segment i of a batch against the general path's packet: in the packet form as
 // same_segment(); in the slab form the same bytes and metadata, the slab's headers as the
 // packet's head, the slices as its fragments.
@@ -104,6 +114,27 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                                wire::LinkType::Ethernet, nullptr, &owner)
                   : offload::virtio::to_packet(hdr.value(), frame);
   if (!tp.ok() || !tp.pkt.is_gso()) return 0;
+  // Input sizes with bits 1 and 2 set: that payload fragment is cut into pieces of 1..256
+  // bytes (the frame's last byte + 1), every other one copied into a buffer of its own:
+  // segments of several slices, runs of one buffer, and X-13's MAX_SKB_FRAGS limit.
+  if (owner && (size & 4) && tp.pkt.nr_frags() == 1 && tp.pkt.data_pos() == 0) {
+    const core::Frag whole = tp.pkt.frags()[0];
+    core::Packet q = core::Packet::from_bytes(tp.pkt.head());
+    q.meta() = tp.pkt.meta();
+    const std::uint32_t piece = std::uint32_t(frame.back()) + 1;
+    bool own = false;
+    for (std::uint32_t off = 0; off < whole.len; off += piece, own = !own) {
+      const std::uint32_t n = std::min(piece, whole.len - off);
+      if (own) {
+        auto b = core::Buffer::make(whole.bytes().subspan(off, n));
+        if (q.add_frag(b, 0, n) != core::PacketError::Ok) std::abort();
+      } else if (q.add_frag(whole.buf, whole.off + off, n) != core::PacketError::Ok) {
+        std::abort();
+      }
+    }
+    if (q.to_bytes() != tp.pkt.to_bytes()) std::abort();
+    tp.pkt = std::move(q);
+  }
   const core::Packet& in = tp.pkt;
   std::size_t doffset = 0;
   if (in.transport_header != core::kNoHeader) {
@@ -125,10 +156,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   std::vector<core::BufferRef> in_bufs;
   input_buffers(tp.pkt, in_bufs);
-  auto ref = gso::gso_segment(tp.pkt.clone(), f, dev, nullptr, gso::GsoOptions{.fast_path = false});
+  gso::GsoCounters cref, cbatch, cfast;
+  auto ref = gso::gso_segment(tp.pkt.clone(), f, dev, &cref, gso::GsoOptions{.fast_path = false});
   static core::SegmentBatch batch;  // kept across inputs, as a caller keeps one
-  const auto gb = gso::gso_segment_batch(tp.pkt.clone(), f, dev, batch);
-  auto g = gso::gso_segment(std::move(tp.pkt), f, dev);
+  const auto gb = gso::gso_segment_batch(tp.pkt.clone(), f, dev, batch, &cbatch);
+  auto g = gso::gso_segment(std::move(tp.pkt), f, dev, &cfast);
+  if (!same_counters(cfast, cref) || !same_counters(cbatch, cref)) std::abort();
   if (g.reason != ref.reason || g.hw != ref.hw || g.segs.size() != ref.segs.size()) std::abort();
   for (std::size_t i = 0; i < g.segs.size(); ++i)
     if (!same_segment(g.segs[i], ref.segs[i], in_bufs)) std::abort();

@@ -2,7 +2,7 @@
 // (ofld/core/segment_batch.hpp).
 #include "ofld/core/segment_batch.hpp"
 
-#include <cstring>
+#include <utility>
 
 namespace ofld::core {
 
@@ -28,10 +28,23 @@ SegmentBatch::SegmentBatch(SegmentBatch&& o) noexcept
 }
 
 SegmentBatch& SegmentBatch::operator=(SegmentBatch&& o) noexcept {
-  if (this != &o) {
-    this->~SegmentBatch();
-    new (this) SegmentBatch(std::move(o));
-  }
+  if (this == &o) return *this;
+  clear();
+  slab_ = std::exchange(o.slab_, false);
+  meta_ = o.meta_;
+  headers_ = std::move(o.headers_);
+  headers_cap_ = std::exchange(o.headers_cap_, 0);
+  hdr_len_ = o.hdr_len_;
+  slices_ = std::move(o.slices_);
+  nslices_ = std::exchange(o.nslices_, 0);
+  slices_cap_ = std::exchange(o.slices_cap_, 0);
+  seg_end_ = std::move(o.seg_end_);
+  seg_end_cap_ = std::exchange(o.seg_end_cap_, 0);
+  nsegs_ = std::exchange(o.nsegs_, 0);
+  seg_payload_ = o.seg_payload_;
+  last_payload_ = o.last_payload_;
+  packets_ = std::move(o.packets_);
+  o.packets_.clear();
   return *this;
 }
 
@@ -58,33 +71,47 @@ void SegmentBatch::clear() noexcept {
   if (!packets_.empty()) destroy_packets(packets_);
 }
 
-void SegmentBatch::start_slab(const PacketMeta& meta, std::size_t header_len, std::size_t nsegs,
-                              std::size_t seg_payload, std::size_t last_payload) {
-  clear();
+namespace detail {
+
+BatchSlice* SlabBuilder::start(SegmentBatch& b, const PacketMeta& meta, std::size_t header_len,
+                               std::size_t nsegs, std::size_t seg_payload,
+                               std::size_t last_payload, std::size_t max_slices) {
+  b.clear();
+  // Every allocation before any state changes: a bad_alloc leaves the batch empty.
   const std::size_t bytes = nsegs * header_len;
-  if (bytes > headers_cap_) {
-    headers_.reset(new std::uint8_t[bytes]);
-    headers_cap_ = bytes;
+  if (bytes > b.headers_cap_) {
+    b.headers_.reset();
+    b.headers_cap_ = 0;
+    b.headers_.reset(new std::uint8_t[bytes]);
+    b.headers_cap_ = bytes;
   }
-  if (nsegs > seg_end_cap_) {
-    seg_end_.reset(new std::uint32_t[nsegs]);
-    seg_end_cap_ = nsegs;
+  if (nsegs > b.seg_end_cap_) {
+    b.seg_end_.reset();
+    b.seg_end_cap_ = 0;
+    b.seg_end_.reset(new std::uint32_t[nsegs]);
+    b.seg_end_cap_ = nsegs;
   }
-  meta_ = meta;
-  hdr_len_ = header_len;
-  nsegs_ = nsegs;
-  seg_payload_ = seg_payload;
-  last_payload_ = last_payload;
-  slab_ = true;
+  if (max_slices > b.slices_cap_) {
+    b.slices_.reset();
+    b.slices_cap_ = 0;
+    b.slices_.reset(new BatchSlice[max_slices]);
+    b.slices_cap_ = max_slices;
+  }
+  b.meta_ = meta;
+  b.hdr_len_ = header_len;
+  b.nsegs_ = nsegs;
+  b.seg_payload_ = seg_payload;
+  b.last_payload_ = last_payload;
+  b.slab_ = true;
+  return b.slices_.get();
 }
 
-BatchSlice* SegmentBatch::slice_room(std::size_t max) {
-  if (max > slices_cap_) {
-    slices_.reset(new BatchSlice[max]);
-    slices_cap_ = max;
-  }
-  return slices_.get();
-}
+std::uint8_t* SlabBuilder::slab(SegmentBatch& b) noexcept { return b.headers_.get(); }
+PacketMeta& SlabBuilder::meta(SegmentBatch& b) noexcept { return b.meta_; }
+std::uint32_t* SlabBuilder::ends(SegmentBatch& b) noexcept { return b.seg_end_.get(); }
+void SlabBuilder::slices_built(SegmentBatch& b, std::size_t n) noexcept { b.nslices_ = n; }
+
+}  // namespace detail
 
 void SegmentBatch::adopt_packets(std::vector<Packet>&& pkts) noexcept {
   clear();
@@ -102,9 +129,10 @@ Packet SegmentBatch::to_packet(std::size_t i) const {
   if (!slab_) return packets_[i].clone();
   Packet p(meta_, header(i), kDefaultHeadroom, 0, slices(i).size());
   for (const BatchSlice& s : slices(i)) {
-    BufferRef held = BufferRef::adopt(s.buf);  // the batch's own reference, lent
-    p.add_frag_unchecked(held, s.off, s.len);  // a new counted reference for the packet
-    held.disown();
+    BufferRef lent = BufferRef::adopt(s.buf);  // the batch's own reference, looked at
+    BufferRef mine(lent);                      // a counted reference of the packet's own
+    lent.disown();                             // the batch's stays the batch's
+    p.add_frag_slice(std::move(mine), s.off, s.len);
   }
   return p;
 }

@@ -242,10 +242,14 @@ template <class Sink>
   const std::size_t nsegs = (total + mss - 1) / mss;
   ctx.reset_segs(0);
   SegmentBatch& b = *ctx.batch;
-  b.start_slab(meta, doffset, nsegs, mss, total - (nsegs - 1) * mss);
+  using Builder = detail::SlabBuilder;
+  // Every segment starts a slice, and a fragment boundary inside a segment adds one.
+  BatchSlice* const first = Builder::start(b, meta, doffset, nsegs, mss,
+                                           total - (nsegs - 1) * mss, nsegs + skb.nr_frags());
+  std::uint32_t* const ends = Builder::ends(b);
   // The headers: one copy, then the slab doubled onto itself (a few long copies instead of
   // one short copy per segment).
-  std::uint8_t* const slab = b.slab_data();
+  std::uint8_t* const slab = Builder::slab(b);
   if (doffset) {
     std::memcpy(slab, hdr, doffset);
     for (std::size_t have = 1; have < nsegs;) {
@@ -254,16 +258,13 @@ template <class Sink>
       have += k;
     }
   }
-  // Every segment starts a slice, and a fragment boundary inside a segment adds one.
-  BatchSlice* const first = b.slice_room(nsegs + skb.nr_frags());
-  std::uint32_t* const ends = b.slice_ends();
   // The slices written are the batch's from the start, so that a failure leaves them
   // to clear() with their references (settled by `pending` first: declared after this).
   struct Built {
     SegmentBatch& b;
     BatchSlice* const& w;
     BatchSlice* first;
-    ~Built() { b.slices_built(std::size_t(w - first)); }
+    ~Built() { detail::SlabBuilder::slices_built(b, std::size_t(w - first)); }
   };
   BatchSlice* w = first;
   const Built built{b, w, first};

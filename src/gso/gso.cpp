@@ -119,9 +119,14 @@ GsoBatchResult gso_segment_batch(Packet&& p, core::Features features, const core
                     opts.fast_path && (p.gso.type & ~kPlainTcp) == 0 && !p.encapsulation &&
                     !p.has_frag_list();
   out.clear();
-  GsoResult r = run_gso(std::move(p), features, dev, counters, opts, slab ? &out : nullptr);
-  if (!out.is_slab() && r.ok()) out.adopt_packets(std::move(r.segs));
-  return GsoBatchResult{r.reason, r.hw};
+  try {
+    GsoResult r = run_gso(std::move(p), features, dev, counters, opts, slab ? &out : nullptr);
+    if (!out.is_slab() && r.ok()) out.adopt_packets(std::move(r.segs));
+    return GsoBatchResult{r.reason, r.hw};
+  } catch (...) {  // bad_alloc: nothing half-built is left behind
+    out.clear();
+    throw;
+  }
 }
 
 TxResult tx_prepare(Packet&& p, const core::Device& dev, GsoCounters* counters,
@@ -145,7 +150,6 @@ TxResult tx_prepare(Packet&& p, const core::Device& dev, GsoCounters* counters,
 TxBatchResult tx_prepare_batch(Packet&& p, const core::Device& dev, core::SegmentBatch& out,
                                GsoCounters* counters, const offload::Registry& reg) {
   TxBatchResult r;
-  out.clear();
   r.action = core::resolve_tx(p, dev);
   if (r.action.software_gso) {  // F-19
     const GsoBatchResult g = gso_segment_batch(std::move(p), r.action.gso_features, dev, out,

@@ -81,7 +81,7 @@ struct FastSegs {
   std::size_t n;
   explicit FastSegs(GsoContext& ctx) noexcept
       : segs(Slab ? nullptr : ctx.segs.data()),
-        slab(Slab ? ctx.batch->slab_data() : nullptr),
+        slab(Slab ? core::detail::SlabBuilder::slab(*ctx.batch) : nullptr),
         stride(Slab ? ctx.batch->header_len() : 0),
         n(Slab ? ctx.batch->size() : ctx.segs.size()) {}
   /// Segment i's first byte (its headers follow).

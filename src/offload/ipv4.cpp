@@ -62,7 +62,7 @@ int ipv4_segment(GsoContext& ctx) {
     // added. Sums regroup freely and the header is never all zero, so the folded value is
     // the one ip_compute_csum gives over the whole rewritten header.
     std::uint8_t shared[v4::kMaxLen];
-    std::memcpy(shared, (ctx.batch_used ? ctx.batch->slab_data() : ctx.out.front().data()) + nhoff,
+    std::memcpy(shared, (ctx.batch_used ? core::detail::SlabBuilder::slab(*ctx.batch) : ctx.out.front().data()) + nhoff,
                 ihl);
     std::memset(shared + v4::kTotLenOffset, 0, 2);
     std::memset(shared + v4::kIdOffset, 0, 2);
@@ -88,7 +88,7 @@ int ipv4_segment(GsoContext& ctx) {
       const auto set_nh = [&](std::size_t i) {
         if constexpr (!Slab) segs.segs[i].pkt.network_header = nhoff;
       };
-      if constexpr (Slab) ctx.batch->meta_mut().network_header = nhoff;
+      if constexpr (Slab) core::detail::SlabBuilder::meta(*ctx.batch).network_header = nhoff;
       if (!fixedid && !encap && n >= 2) {  // the common case: a plain stream, IDs advancing
         std::uint16_t this_id = id;
         static_assert(v4::kIdOffset == v4::kTotLenOffset + 2);

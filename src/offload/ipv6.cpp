@@ -205,7 +205,7 @@ int ipv6_segment(GsoContext& ctx) {
           p.network_header = nhoff;
         }
       }
-      if constexpr (Slab) ctx.batch->meta_mut().network_header = nhoff;
+      if constexpr (Slab) core::detail::SlabBuilder::meta(*ctx.batch).network_header = nhoff;
     };
     if (ctx.batch_used) rewrite(FastSegs<true>(ctx));
     else rewrite(FastSegs<false>(ctx));

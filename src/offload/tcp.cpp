@@ -351,8 +351,8 @@ int tcp_segment(GsoContext& ctx) {
   if (ctx.batch_used) {  // a slab: its template is PARTIAL (skb_segment builds no other)
     core::SegmentBatch& b = *ctx.batch;
     const auto* cp = std::get_if<core::CsumPartial>(&b.meta(0).csum);
-    if (!cp) return ctx.fail(GsoReason::CsumStartMismatch);
-    b.meta_mut().transport_header = thoff;
+    if (!cp) return ctx.fail(GsoReason::CsumStartMismatch);  // not reached (see above)
+    core::detail::SlabBuilder::meta(b).transport_header = thoff;
     rewrite_stamped_partial(FastSegs<true>(ctx), thoff, seq, step, newcheck, seed, oldlen,
                             b.len(b.size() - 1), false, cp->csum_start);
     return 0;

@@ -95,7 +95,7 @@ GsoToolSummary run_gso_pcap(const GsoToolOptions& o) {
   // fragments, so SG segments reference the payload instead of copying it.
   if (s.features.has(core::netif_f::SG)) popt.frag_size = 4096;
   io::PcapRecord rec;
-  core::SegmentBatch out;  // each frame's outputs (a slab for plain TCP with SG and csum)
+  core::SegmentBatch outs;  // each frame's outputs (a slab for plain TCP with SG and csum)
   auto write = [&](const io::PcapRecord& base, Bytes data) {
     io::PcapRecord out = base;
     out.caplen = out.len = std::uint32_t(data.size());
@@ -118,7 +118,7 @@ GsoToolSummary run_gso_pcap(const GsoToolOptions& o) {
     gso::Prepared pr = gso::prepare_frame(rec.bytes(), l.value(), popt);
     if (pr.status == gso::PrepareStatus::PassThrough) { pass(pr.why, pr.oversize); continue; }
     const bool was_gso = pr.pkt.is_gso();
-    gso::TxBatchResult tx = gso::tx_prepare_batch(std::move(pr.pkt), dev, out, &s.counters);
+    gso::TxBatchResult tx = gso::tx_prepare_batch(std::move(pr.pkt), dev, outs, &s.counters);
     if (tx.dropped()) {
       ++s.dropped;
       ++s.drop_reasons[tx.gso_reason != gso::GsoReason::Ok
@@ -127,13 +127,13 @@ GsoToolSummary run_gso_pcap(const GsoToolOptions& o) {
       continue;
     }
     if (!was_gso) ++s.finished;
-    else if (tx.action.software_gso && !(out.size() == 1 && out.meta(0).gso.size != 0)) {
+    else if (tx.action.software_gso && !(outs.size() == 1 && outs.meta(0).gso.size != 0)) {
       ++s.gso_frames;
-      s.segments += out.size();
+      s.segments += outs.size();
     } else {
       ++s.hw_frames;
     }
-    for (std::size_t i = 0; i < out.size(); ++i) write(rec, out.to_bytes(i));
+    for (std::size_t i = 0; i < outs.size(); ++i) write(rec, outs.to_bytes(i));
   }
   wr.close();
   s.cut_short = rd.cut_short();

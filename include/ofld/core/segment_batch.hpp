@@ -34,6 +34,32 @@ struct BatchSlice {
   std::span<const std::uint8_t> bytes() const noexcept { return {buf->bytes.data() + off, len}; }
 };
 
+class SegmentBatch;
+namespace detail {
+/// Building the slab form: skb_segment's batch output (the slab, the slices) and the GSO
+/// hooks' rewrite loops (the headers, the metadata template). For the engine only; a batch
+/// is consistent again once the builder's run ends (SegmentBatch::clear() on failure).
+struct SlabBuilder {
+  /// Make `b` a slab of `nsegs` segments of `header_len` header bytes each, every payload
+  /// `seg_payload` bytes but the last's `last_payload`, all described by `meta`, with room for
+  /// `max_slices` slices; returns that room. What `b` held is dropped first; the headers are
+  /// left unwritten. On bad_alloc `b` is left empty.
+  static BatchSlice* start(SegmentBatch& b, const PacketMeta& meta, std::size_t header_len,
+                           std::size_t nsegs, std::size_t seg_payload, std::size_t last_payload,
+                           std::size_t max_slices);
+  /// The slab's first byte (segment i's headers at i * header_len).
+  static std::uint8_t* slab(SegmentBatch& b) noexcept;
+  /// The metadata template of every segment.
+  static PacketMeta& meta(SegmentBatch& b) noexcept;
+  /// The builder writes slices into start()'s room in order (each adopting one reference
+  /// counted with BufferRef::acquire(); [off, off + len) inside buf, len > 0), sets ends(b)[i]
+  /// to the number written when segment i is complete, and calls slices_built() with the
+  /// total, failure or not: from then on the batch owns those slices' references.
+  static std::uint32_t* ends(SegmentBatch& b) noexcept;
+  static void slices_built(SegmentBatch& b, std::size_t n) noexcept;
+};
+}  // namespace detail
+
 class SegmentBatch {
  public:
   SegmentBatch() = default;
@@ -87,28 +113,12 @@ class SegmentBatch {
     return {slices_.get() + b, seg_end_[i] - b};
   }
 
-  // ---- building: skb_segment's batch output and the GSO hooks' rewrite loops ----
-  /// Start a slab of `nsegs` segments of `header_len` header bytes each, every payload
-  /// `seg_payload` bytes but the last's `last_payload`, all described by `meta`. Clears what
-  /// the batch held. The headers are left unwritten.
-  void start_slab(const PacketMeta& meta, std::size_t header_len, std::size_t nsegs,
-                  std::size_t seg_payload, std::size_t last_payload);
-  std::uint8_t* header_mut(std::size_t i) noexcept { return headers_.get() + i * hdr_len_; }
-  std::uint8_t* slab_data() noexcept { return headers_.get(); }
-  PacketMeta& meta_mut() noexcept { return meta_; }
-  /// Room for `max` slices after start_slab(): the builder writes each slice there in
-  /// order (a slice adopts one reference counted with BufferRef::acquire(); [off, off + len)
-  /// inside buf, len > 0), sets slice_ends()[i] to the number of slices written when segment
-  /// i is complete, and calls slices_built() with the total. Until then the batch holds no
-  /// slice (clear() drops none).
-  BatchSlice* slice_room(std::size_t max);
-  std::uint32_t* slice_ends() noexcept { return seg_end_.get(); }
-  /// The first n slices written into slice_room() are the batch's (their references too).
-  void slices_built(std::size_t n) noexcept { nslices_ = n; }
-  /// Take the packet form: these packets become the segments.
+  /// Take the packet form: these packets become the segments (what the batch held is
+  /// dropped first).
   void adopt_packets(std::vector<Packet>&& pkts) noexcept;
 
  private:
+  friend struct detail::SlabBuilder;
   bool slab_ = false;
   PacketMeta meta_{};
   std::unique_ptr<std::uint8_t[]> headers_;  // nsegs_ * hdr_len_ bytes (not zeroed)
