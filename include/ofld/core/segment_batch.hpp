@@ -60,6 +60,11 @@ struct SlabBuilder {
 };
 }  // namespace detail
 
+/// The segments of one GSO run (gso_segment_batch, tx_prepare_batch), in either form.
+/// Move-only; keep one across runs so that its storage is reused. Bytes are wire bytes as
+/// they are; the headers are the batch's, the payload bytes the input's buffers (shared, not
+/// copied: write to neither while the batch holds them). One thread at a time may change a
+/// batch; const members may run concurrently.
 class SegmentBatch {
  public:
   SegmentBatch() = default;
