@@ -324,7 +324,7 @@ GsoBenchResults run_gso_bench(int reps) {
       res.ratios.emplace_back(std::string(kShort[m]) + " excess/memcpy" + tag,
                               (med(o + m) - med(o)) / memcpy_ns);
   }
-  const std::size_t batch_row = res.rows.size();
+  [[maybe_unused]] const std::size_t batch_row = res.rows.size();  // read only with DPDK
   res.rows.push_back(summarize("ofld sg-ref batch (SG+HW_CSUM)", batch_samples[0],
                                "as sg-ref, into a SegmentBatch: header slab + payload slices"));
   res.rows.push_back(summarize("ofld sg-ref batch warm", batch_samples[1],
