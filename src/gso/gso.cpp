@@ -157,6 +157,7 @@ TxBatchResult tx_prepare_batch(Packet&& p, const core::Device& dev, core::Segmen
     r.gso_reason = g.reason;
     return r;
   }
+  out.clear();  // (gso_segment_batch clears it itself)
   r.csum_error = finish_tx(p, r.action);
   if (r.csum_error != core::PacketError::Ok) return r;
   std::vector<Packet> one;

@@ -155,4 +155,30 @@ TEST(SegmentBatch, X20_DeviceSegmentsGivesTheInputWhole) {
   EXPECT_TRUE(b.header(0).empty());  // no slab
 }
 
+// F-17..F-20 through tx_prepare_batch: a packet the device takes whole comes back alone in the
+// packet form; one whose checksum cannot be finished (the field beyond the packet: C-28's
+// NotInHead) is dropped, and the batch is then empty, whatever an earlier run left in it.
+TEST(SegmentBatch, F19_TxPrepareBatchWholePacketAndDropLeaveNothingStale) {
+  std::vector<core::BufferRef> bufs;
+  core::SegmentBatch b;
+  ASSERT_EQ(gso::tx_prepare_batch(socket_packet(9000, 1448, 4096, bufs), device(kSgCsum), b).gso_reason,
+            gso::GsoReason::Ok);
+  EXPECT_TRUE(b.is_slab());
+  EXPECT_EQ(b.size(), 7u);
+  core::Packet whole = core::Packet::from_bytes(Bytes(100, 0x11));
+  whole.set_partial(20, 16);
+  const auto ok = gso::tx_prepare_batch(std::move(whole), device(kSgCsum), b);
+  EXPECT_FALSE(ok.dropped());
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_FALSE(b.is_slab());
+  EXPECT_EQ(b.len(0), 100u);
+  core::Packet bad = core::Packet::from_bytes(Bytes(100, 0x22));
+  bad.set_partial(90, 16);  // the field at 106..107, past the packet's 100 bytes
+  const auto r = gso::tx_prepare_batch(std::move(bad), device(core::Features{}), b);
+  EXPECT_TRUE(r.dropped());
+  EXPECT_EQ(r.csum_error, core::PacketError::NotInHead);
+  EXPECT_TRUE(b.empty());
+  for (const auto& buf : bufs) EXPECT_EQ(buf.use_count(), 1);
+}
+
 }  // namespace
