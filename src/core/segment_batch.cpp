@@ -73,30 +73,26 @@ void SegmentBatch::clear() noexcept {
 
 namespace detail {
 
+namespace {
+// At least `need` elements in `a` (contents not kept); on bad_alloc `a` is empty, `cap` 0.
+template <class T>
+void grow(std::unique_ptr<T[]>& a, std::size_t& cap, std::size_t need) {
+  if (need <= cap) return;
+  a.reset();
+  cap = 0;
+  a.reset(new T[need]);
+  cap = need;
+}
+}  // namespace
+
 BatchSlice* SlabBuilder::start(SegmentBatch& b, const PacketMeta& meta, std::size_t header_len,
                                std::size_t nsegs, std::size_t seg_payload,
                                std::size_t last_payload, std::size_t max_slices) {
   b.clear();
   // Every allocation before any state changes: a bad_alloc leaves the batch empty.
-  const std::size_t bytes = nsegs * header_len;
-  if (bytes > b.headers_cap_) {
-    b.headers_.reset();
-    b.headers_cap_ = 0;
-    b.headers_.reset(new std::uint8_t[bytes]);
-    b.headers_cap_ = bytes;
-  }
-  if (nsegs > b.seg_end_cap_) {
-    b.seg_end_.reset();
-    b.seg_end_cap_ = 0;
-    b.seg_end_.reset(new std::uint32_t[nsegs]);
-    b.seg_end_cap_ = nsegs;
-  }
-  if (max_slices > b.slices_cap_) {
-    b.slices_.reset();
-    b.slices_cap_ = 0;
-    b.slices_.reset(new BatchSlice[max_slices]);
-    b.slices_cap_ = max_slices;
-  }
+  grow(b.headers_, b.headers_cap_, nsegs * header_len);
+  grow(b.seg_end_, b.seg_end_cap_, nsegs);
+  grow(b.slices_, b.slices_cap_, max_slices);
   b.meta_ = meta;
   b.hdr_len_ = header_len;
   b.nsegs_ = nsegs;

@@ -34,24 +34,6 @@ namespace core = ofld::core;
 namespace gso = ofld::gso;
 namespace nf = ofld::core::netif_f;
 
-// TCPv4, headers linear, the payload in `frag`-byte fragments of their own buffers (`bufs`).
-core::Packet socket_packet(std::size_t payload, std::uint16_t mss, std::size_t frag,
-                           std::vector<core::BufferRef>& bufs) {
-  TcpSpec s;
-  s.payload = payload;
-  core::Packet p = prepare(tcp_frame(s), mss);
-  const Bytes b = p.to_bytes();
-  const std::size_t hdr = b.size() - payload;
-  core::Packet q = core::Packet::from_bytes({b.data(), hdr});
-  q.meta() = p.meta();
-  for (std::size_t off = hdr; off < b.size(); off += frag) {
-    const std::size_t n = std::min(frag, b.size() - off);
-    bufs.push_back(core::Buffer::make({b.data() + off, n}));
-    EXPECT_EQ(q.add_frag(bufs.back(), 0, n), core::PacketError::Ok);
-  }
-  return q;
-}
-
 // The slice array (200 segments + 5 fragments) cannot be had: bad_alloc reaches the caller,
 // and the batch is empty with no reference held.
 TEST(SegmentBatchAlloc, X7_BadAllocBuildingTheSlabLeavesItEmpty) {

@@ -172,20 +172,7 @@ core::SegmentBatch& shared() {
 bool g_no_shuffle = false;
 std::size_t g_slab = 0, g_cases = 0, g_ok = 0;
 
-void expect_counters(const gso::GsoCounters& a, const gso::GsoCounters& b, const std::string& w) {
-  EXPECT_EQ(a.packets_in, b.packets_in) << w;
-  EXPECT_EQ(a.packets_segmented, b.packets_segmented) << w;
-  EXPECT_EQ(a.packets_hw, b.packets_hw) << w;
-  EXPECT_EQ(a.segments_out, b.segments_out) << w;
-  EXPECT_EQ(a.seg_mode, b.seg_mode) << w;
-  EXPECT_EQ(a.sg_sum, b.sg_sum) << w;
-  EXPECT_EQ(a.payload_bytes_copied, b.payload_bytes_copied) << w;
-  EXPECT_EQ(a.payload_bytes_referenced, b.payload_bytes_referenced) << w;
-  EXPECT_EQ(a.header_bytes_copied, b.header_bytes_copied) << w;
-  EXPECT_EQ(a.packets_partial, b.packets_partial) << w;
-  EXPECT_EQ(a.packets_fraglist, b.packets_fraglist) << w;
-  EXPECT_EQ(a.errors, b.errors) << w;
-}
+using ofld::testutil::expect_same_counters;
 
 // One input: compare and check references.
 void check_one(const core::Packet& in, const std::vector<core::BufferRef>& bufs, core::Features f,
@@ -203,7 +190,7 @@ void check_one(const core::Packet& in, const std::vector<core::BufferRef>& bufs,
   ASSERT_EQ(rg.reason, rf.reason) << where;
   ASSERT_EQ(r.reason, rf.reason) << where;
   EXPECT_EQ(r.hw, rf.hw) << where;
-  expect_counters(cb, cf, where + " batch vs fast");
+  expect_same_counters(cb, cf, where + " batch vs fast");
   ASSERT_EQ(b.size(), rf.segs.size()) << where;
   if (!r.ok()) {
     EXPECT_TRUE(b.empty()) << where;

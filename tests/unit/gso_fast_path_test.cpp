@@ -76,20 +76,7 @@ core::Packet relayout(const core::Packet& p, Layout lay, std::size_t payload_off
 
 using ofld::testutil::expect_same_meta;
 
-void expect_same_counters(const gso::GsoCounters& a, const gso::GsoCounters& b, const std::string& where) {
-  EXPECT_EQ(a.packets_in, b.packets_in) << where;
-  EXPECT_EQ(a.packets_segmented, b.packets_segmented) << where;
-  EXPECT_EQ(a.packets_hw, b.packets_hw) << where;
-  EXPECT_EQ(a.segments_out, b.segments_out) << where;
-  EXPECT_EQ(a.seg_mode, b.seg_mode) << where;
-  EXPECT_EQ(a.sg_sum, b.sg_sum) << where;
-  EXPECT_EQ(a.payload_bytes_copied, b.payload_bytes_copied) << where;
-  EXPECT_EQ(a.payload_bytes_referenced, b.payload_bytes_referenced) << where;
-  EXPECT_EQ(a.header_bytes_copied, b.header_bytes_copied) << where;
-  EXPECT_EQ(a.packets_partial, b.packets_partial) << where;
-  EXPECT_EQ(a.packets_fraglist, b.packets_fraglist) << where;
-  EXPECT_EQ(a.errors, b.errors) << where;
-}
+using ofld::testutil::expect_same_counters;
 
 // One batch for every differential run, so its storage is reused across sizes and forms (as
 // a caller keeps one).

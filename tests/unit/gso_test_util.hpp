@@ -5,7 +5,9 @@
 // 0xFFFF) with the checkers below.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <vector>
 
 #include "ofld/core/csum.hpp"
@@ -65,6 +67,28 @@ inline ofld::core::Packet prepare(const Bytes& f, std::uint16_t mss,
   ofld::gso::PrepareOptions o;
   o.gso_size = mss;
   return ofld::gso::prepare_frame(f, l.value(), o).pkt;
+}
+
+/// A TCPv4 super-packet as a socket builds it: headers linear, the payload in fragments of
+/// `frag` bytes (the first `big` payload bytes in 4000-byte ones), each in its own buffer
+/// (appended to `bufs`, which keep one reference each).
+inline ofld::core::Packet socket_packet(std::size_t payload, std::uint16_t mss, std::size_t frag,
+                                        std::vector<ofld::core::BufferRef>& bufs,
+                                        std::size_t big = 0) {
+  TcpSpec s;
+  s.payload = payload;
+  ofld::core::Packet p = prepare(tcp_frame(s), mss);
+  const Bytes b = p.to_bytes();
+  const std::size_t hdr = b.size() - payload;
+  ofld::core::Packet q = ofld::core::Packet::from_bytes({b.data(), hdr});
+  q.meta() = p.meta();
+  for (std::size_t off = hdr; off < b.size();) {
+    const std::size_t n = std::min(off - hdr < big ? std::size_t(4000) : frag, b.size() - off);
+    bufs.push_back(ofld::core::Buffer::make({b.data() + off, n}));
+    if (q.add_frag(bufs.back(), 0, n) != ofld::core::PacketError::Ok) std::abort();
+    off += n;
+  }
+  return q;
 }
 
 /// A device with exactly these features (and the same for encapsulated packets).

@@ -1,5 +1,6 @@
-// Field-by-field comparison of two packets' metadata (every PacketMeta field), for the
-// differential tests that hold a fast path equal to its general path (GSO and GRO).
+// Field-by-field comparison of two packets' metadata (every PacketMeta field) and of two GSO
+// runs' counters, for the differential tests that hold a fast path equal to its general path
+// (GSO and GRO).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 #include <string>
 
 #include "ofld/core/packet.hpp"
+#include "ofld/core/skb_segment.hpp"
 
 namespace ofld::testutil {
 
@@ -36,6 +38,22 @@ inline void expect_same_meta(const core::PacketMeta& a, const core::PacketMeta& 
   EXPECT_EQ(a.gso.segs, b.gso.segs) << where;
   EXPECT_EQ(a.gso.type, b.gso.type) << where;
   EXPECT_EQ(a.tstamp, b.tstamp) << where;
+}
+
+inline void expect_same_counters(const core::GsoCounters& a, const core::GsoCounters& b,
+                                 const std::string& where) {
+  EXPECT_EQ(a.packets_in, b.packets_in) << where;
+  EXPECT_EQ(a.packets_segmented, b.packets_segmented) << where;
+  EXPECT_EQ(a.packets_hw, b.packets_hw) << where;
+  EXPECT_EQ(a.segments_out, b.segments_out) << where;
+  EXPECT_EQ(a.seg_mode, b.seg_mode) << where;
+  EXPECT_EQ(a.sg_sum, b.sg_sum) << where;
+  EXPECT_EQ(a.payload_bytes_copied, b.payload_bytes_copied) << where;
+  EXPECT_EQ(a.payload_bytes_referenced, b.payload_bytes_referenced) << where;
+  EXPECT_EQ(a.header_bytes_copied, b.header_bytes_copied) << where;
+  EXPECT_EQ(a.packets_partial, b.packets_partial) << where;
+  EXPECT_EQ(a.packets_fraglist, b.packets_fraglist) << where;
+  EXPECT_EQ(a.errors, b.errors) << where;
 }
 
 }  // namespace ofld::testutil

@@ -14,28 +14,6 @@ namespace core = ofld::core;
 namespace gso = ofld::gso;
 namespace nf = ofld::core::netif_f;
 
-// A TCPv4 super-packet as a socket builds it: headers linear, the payload in fragments of
-// `frag` bytes (the first `big` payload bytes in 4000-byte ones), each in its own buffer
-// (returned in `bufs`, which keep one reference each).
-core::Packet socket_packet(std::size_t payload, std::uint16_t mss, std::size_t frag,
-                           std::vector<core::BufferRef>& bufs, std::size_t big = 0,
-                           bool v6 = false) {
-  TcpSpec s;
-  s.v6 = v6;
-  s.payload = payload;
-  core::Packet p = prepare(tcp_frame(s), mss);
-  const Bytes b = p.to_bytes();
-  const std::size_t hdr = b.size() - payload;
-  core::Packet q = core::Packet::from_bytes({b.data(), hdr});
-  q.meta() = p.meta();
-  for (std::size_t off = hdr; off < b.size(); off += frag) {
-    const std::size_t n = std::min(off - hdr < big ? 4000 : frag, b.size() - off);
-    bufs.push_back(core::Buffer::make({b.data() + off, n}));
-    EXPECT_EQ(q.add_frag(bufs.back(), 0, n), core::PacketError::Ok);
-  }
-  return q;
-}
-
 const core::Features kSgCsum = nf::SG | nf::HW_CSUM;
 
 long slices_of(const core::SegmentBatch& b, const core::Buffer* buf) {
