@@ -85,11 +85,18 @@ class Child {
 };
 
 /// utime + stime of a process in seconds (/proc/PID/stat fields 14, 15).
-double cpu_seconds(pid_t pid) {
+/// A process's CPU time so far, seconds, all threads: in user space (ofld's own code, libc's
+/// copies) and in the kernel on its behalf (system calls, and the softirq work they run).
+struct CpuTime {
+  double user = 0, system = 0;
+  double total() const { return user + system; }
+  CpuTime operator-(const CpuTime& o) const { return {user - o.user, system - o.system}; }
+};
+CpuTime cpu_seconds(pid_t pid) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
   std::string s((std::istreambuf_iterator<char>(f)), {});
   auto rp = s.rfind(')');
-  if (rp == std::string::npos) return 0;
+  if (rp == std::string::npos) return {};
   std::istringstream in(s.substr(rp + 2));
   std::string tok;
   double ut = 0, st = 0;
@@ -97,7 +104,20 @@ double cpu_seconds(pid_t pid) {
     if (i == 14) ut = std::stod(tok);
     if (i == 15) st = std::stod(tok);
   }
-  return (ut + st) / double(::sysconf(_SC_CLK_TCK));
+  const double hz = double(::sysconf(_SC_CLK_TCK));
+  return {ut / hz, st / hz};
+}
+
+/// The whole machine's busy CPU time so far, seconds (/proc/stat "cpu": user, nice, system,
+/// irq, softirq; idle, iowait and steal excluded). Over a run it counts the application, both
+/// endpoints and the kernel work that runs in no endpoint's context (softirqs, the veth peer),
+/// for the kernel pair and for ofld alike. 0 where /proc/stat is unreadable.
+double host_busy_seconds() {
+  std::ifstream f("/proc/stat");
+  std::string cpu;
+  std::uint64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0;
+  if (!(f >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq) || cpu != "cpu") return 0;
+  return double(user + nice + system + irq + softirq) / double(::sysconf(_SC_CLK_TCK));
 }
 
 /// Voluntary context switches (the thread slept: a wake-up) summed over the process's threads.
@@ -361,7 +381,10 @@ io::Result<json> run_demo(const DemoOptions& o) {
                                   "192.168.231.2"},
                                  srv_log);
   for (int i = 0; i < 30 && !g_demo_signal; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  double cpu_a0 = a_kernel ? 0 : cpu_seconds(ea.pid()), cpu_b0 = b_kernel ? 0 : cpu_seconds(eb.pid());
+  const CpuTime cpu_a0 = a_kernel ? CpuTime{} : cpu_seconds(ea.pid()),
+                cpu_b0 = b_kernel ? CpuTime{} : cpu_seconds(eb.pid());
+  const double host0 = host_busy_seconds();
+  const auto wall0 = std::chrono::steady_clock::now();
   const std::uint64_t vcs_a0 = a_kernel ? 0 : voluntary_switches(ea.pid()),
                       vcs_b0 = b_kernel ? 0 : voluntary_switches(eb.pid());
   // The client runs as a child so that SIGINT/SIGTERM can cut the run short (then everything
@@ -396,8 +419,10 @@ io::Result<json> run_demo(const DemoOptions& o) {
     // (a child still running is stopped by ~Child)
   }
   ::unlink(cl_log.c_str());
-  double cpu_a = a_kernel ? 0 : cpu_seconds(ea.pid()) - cpu_a0;
-  double cpu_b = b_kernel ? 0 : cpu_seconds(eb.pid()) - cpu_b0;
+  const double host_busy = host_busy_seconds() - host0;
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  const CpuTime cpu_a = a_kernel ? CpuTime{} : cpu_seconds(ea.pid()) - cpu_a0;
+  const CpuTime cpu_b = b_kernel ? CpuTime{} : cpu_seconds(eb.pid()) - cpu_b0;
   const double vcs_a = a_kernel ? 0 : double(voluntary_switches(ea.pid()) - vcs_a0),
                vcs_b = b_kernel ? 0 : double(voluntary_switches(eb.pid()) - vcs_b0);
   json out;
@@ -431,9 +456,16 @@ io::Result<json> run_demo(const DemoOptions& o) {
       // What the sender's socket ran, as iperf3 read it back (TCP_CONGESTION): the kernel's word.
       if (j["end"].contains("sender_tcp_congestion") && j["end"]["sender_tcp_congestion"].is_string())
         out["config"]["tcp_congestion"] = j["end"]["sender_tcp_congestion"];
-      out["cpu_s"] = {{"a", cpu_a}, {"b", cpu_b}};
-      if (gb > 0) out["cpu_s_per_gb"] = {{"a", cpu_a / gb}, {"b", cpu_b / gb}};
+      out["cpu_s"] = {{"a", cpu_a.total()}, {"b", cpu_b.total()}};
+      if (gb > 0) out["cpu_s_per_gb"] = {{"a", cpu_a.total() / gb}, {"b", cpu_b.total() / gb}};
+      // The part of it in user space: ofld's own instructions (and libc's copies).
+      if (gb > 0) out["user_cpu_s_per_gb"] = {{"a", cpu_a.user / gb}, {"b", cpu_b.user / gb}};
       if (gb > 0) out["wakeups_per_gb"] = {{"a", vcs_a / gb}, {"b", vcs_b / gb}};
+      // The whole machine, kernel pair and ofld alike: busy CPU seconds per GB of payload and
+      // the busy CPUs on average (2.0 on two saturated vCPUs; then the throughput is the
+      // CPUs divided by this cost, and two set-ups compare as the inverse of their costs).
+      if (gb > 0 && host_busy > 0) out["host_cpu_s_per_gb"] = host_busy / gb;
+      if (wall > 0 && host_busy > 0) out["host_busy_cpus"] = host_busy / wall;
     }
   }
   json st;

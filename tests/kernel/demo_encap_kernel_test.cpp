@@ -61,6 +61,24 @@ TEST_P(DemoEncapKernel, CarriesTcpWithSameJsonAndNoDrops) {
   EXPECT_GE(double(j["stats"]["b"]["rx"].value("bytes", 0ull)), bytes);
   // The sender encapsulated what it read from its device.
   EXPECT_GE(double(j["stats"]["a"]["tx"].value("bytes", 0ull)), bytes);
+  // The CPU figures (/proc/PID/stat, /proc/stat): each endpoint's user time is part of its
+  // CPU time; the whole machine's busy time includes both endpoints' (tick-based accounting:
+  // 5 % and one tick of slack), and no more CPUs were busy than the machine has.
+  const double gb = bytes / 1e9;
+  double endpoints = 0;
+  for (const char* side : {"a", "b"}) {
+    SCOPED_TRACE(side);
+    const double total = j["cpu_s_per_gb"].value(side, -1.0), user = j["user_cpu_s_per_gb"].value(side, -1.0);
+    EXPECT_GT(total, 0.0);
+    EXPECT_GE(user, 0.0);
+    EXPECT_LE(user, total);
+    endpoints += total;
+  }
+  ASSERT_TRUE(j.contains("host_cpu_s_per_gb")) << j.dump(2);
+  const double tick_per_gb = 1.0 / double(::sysconf(_SC_CLK_TCK)) / gb;
+  EXPECT_GE(j.value("host_cpu_s_per_gb", 0.0) * 1.05 + 2 * tick_per_gb, endpoints);
+  EXPECT_GT(j.value("host_busy_cpus", 0.0), 0.0);
+  EXPECT_LE(j.value("host_busy_cpus", 1e9), double(::sysconf(_SC_NPROCESSORS_ONLN)) * 1.05);
 }
 
 // Geneve over an IPv6 underlay (RFC 8926 §3.3: IPv4 or IPv6 outer header): the outer UDP
