@@ -409,6 +409,21 @@ std::uint16_t gso_make_checksum(GsoSeg& s, wsum res) noexcept {
   return csum::csum_fold(p ? csum::csum_partial(p, std::size_t(plen), partial) : partial);
 }
 
+wsum gso_checksum_region(GsoSeg& s, std::size_t& len) noexcept {
+  const pos_t th = s.pkt.transport_header;
+  const int plen = std::max(0, int(s.cb_csum_start - th));
+  const std::uint8_t* p = s.pkt.at_pos(th, std::size_t(plen));
+  len = p ? std::size_t(plen) : 0;
+  return p ? csum::csum_partial(p, std::size_t(plen), 0) : 0;
+}
+
+std::uint16_t gso_make_checksum_summed(GsoSeg& s, wsum res, wsum region) noexcept {
+  const wsum partial = s.cb_csum;
+  s.cb_csum = res;
+  s.cb_csum_start = s.pkt.transport_header;
+  return csum::csum_fold(csum::csum_add(region, partial));
+}
+
 void gso_reset_checksum(GsoSeg& s, wsum res) noexcept {
   if (s.pkt.remcsum_offload) return;
   s.cb_csum = res;

@@ -1,6 +1,8 @@
 // UDP tunnel GSO: __skb_udp_tunnel_segment (net/ipv4/udp_offload.c). Spec X-31, W-28 (RCO:
 // inner checksum left as the seed), C-30 (outer checksum over the outer header plus the
 // inner region's known sum, LCO).
+#include <algorithm>
+
 #include "gso_hooks.hpp"
 #include "ofld/wire/bytes.hpp"
 #include "ofld/wire/l4.hpp"
@@ -67,9 +69,18 @@ int segment(GsoContext& ctx, std::uint16_t inner_ethertype, int own_hlen) {
   if (rc != 0 || ctx.hw_segments) return rc;
 
   const int uh_off = sw.outer_l4_off();
+  // C-30: the outer checksum sums the bytes from the outer UDP header to the inner checksum's
+  // start. Two segments of skb_segment's fast loop with the same length differ there only in
+  // the inner IPv4 ID and header checksum, whose sum a valid header keeps (RFC 1071: it sums
+  // to 0xffff whatever its ID), so the first segment's sum stands for every segment of its
+  // length and region length; any other segment (the shorter last one) is summed itself.
+  const bool same_region = ctx.seg_fast && !ctx.gso_partial;
+  std::size_t region_seg_len = 0, region_len = 0;
+  csum::wsum region = 0;
   for (auto& s : ctx.segs) {
     core::Packet& p = s.pkt;
     if (remcsum) p.csum = core::CsumNone{};
+    const core::pos_t inner_th = p.transport_header;  // the inner L4 header, before the switch back
     sw.restore_segment(p);
     std::uint8_t* uh = p.at_pos(uh_off, udp::kHdrLen);
     if (!uh) return ctx.fail(GsoReason::HeaderTruncated);
@@ -80,7 +91,21 @@ int segment(GsoContext& ctx, std::uint16_t inner_ethertype, int own_hlen) {
     const std::uint16_t seed = csum::csum_fold16(csum::csum_add(partial, len));
     wire::store_be16(uh + udp::kCheckOffset, seed);
     if (p.encapsulation || !offload_csum) {
-      wire::store_be16(uh + udp::kCheckOffset, csum::udp_csum_mangle(core::gso_make_checksum(s, ~std::uint32_t(seed))));
+      const std::size_t rlen = std::size_t(std::max(0, int(s.cb_csum_start - p.transport_header)));
+      std::uint16_t v;
+      // Only a region that ends before the inner L4 header (whose sequence numbers differ)
+      // stands for another segment's.
+      const bool reusable = same_region && rlen != 0 && s.cb_csum_start <= inner_th;
+      if (reusable && region_seg_len == p.len() && region_len == rlen) {
+        v = core::gso_make_checksum_summed(s, ~std::uint32_t(seed), region);
+      } else {
+        std::size_t got = 0;
+        const csum::wsum r = core::gso_checksum_region(s, got);
+        if (reusable && got == rlen) region_seg_len = p.len(), region_len = rlen, region = r;
+        v = got == rlen ? core::gso_make_checksum_summed(s, ~std::uint32_t(seed), r)
+                        : core::gso_make_checksum(s, ~std::uint32_t(seed));
+      }
+      wire::store_be16(uh + udp::kCheckOffset, csum::udp_csum_mangle(v));
     } else {
       p.csum = core::CsumPartial{uh_off, udp::kCheckOffset, false};
     }

@@ -242,6 +242,16 @@ std::size_t one_mss_len(const SegmentContext& ctx, const GsoSeg& s, int from) no
 /// X-15 gso_make_checksum: fold(sum(transport header .. CB.csum_start) + CB.csum), then
 /// CB := (res, transport header). Returns the checksum field value (host order).
 std::uint16_t gso_make_checksum(GsoSeg& s, csum::wsum res) noexcept;
+
+/// The bytes gso_make_checksum sums for `s` (transport header .. CB.csum_start): their sum
+/// (csum_partial, seed 0) and, in `len`, their count; 0 and len 0 when they are not there.
+csum::wsum gso_checksum_region(GsoSeg& s, std::size_t& len) noexcept;
+
+/// gso_make_checksum with those bytes' sum given (`region`, from gso_checksum_region of `s`
+/// or of a segment whose bytes there sum alike mod 0xffff): the same result and CB update,
+/// without reading the bytes. For segments that differ there only in fields whose sum they
+/// keep (an IPv4 header's ID and its checksum).
+std::uint16_t gso_make_checksum_summed(GsoSeg& s, csum::wsum res, csum::wsum region) noexcept;
 /// X-14 gso_reset_checksum: CB := (res, csum_start) unless remcsum_offload.
 void gso_reset_checksum(GsoSeg& s, csum::wsum res) noexcept;
 
