@@ -186,3 +186,53 @@ TEST(GsoTunnel, E14_OuterUdpPartialCarriesSeed) {
     EXPECT_TRUE(l4_valid(&b[64], false, &b[84], b.size() - 84, 6)) << "inner finished";
   }
 }
+
+// X-15 / C-30: the sum over transport header .. CB.csum_start, given (gso_make_checksum_summed)
+// or read from the bytes (gso_make_checksum), gives the same field and the same CB update.
+// Expected values from RFC 1071 §3: words 0001 f203 f4f5 f6f7 sum to 0xddf2, checksum 0x220d.
+// The UDP tunnel hook reuses one segment's sum for the next only because an IPv4 header with
+// a valid checksum sums to 0xffff whatever its ID (RFC 1071 §1, RFC 791 §3.1): checked too.
+TEST(GsoMakeChecksum, X15_C30_SummedRegionEqualsBytes) {
+  const std::vector<std::uint8_t> rfc = {0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7, 0xaa, 0xbb};
+  for (const bool summed : {false, true}) {
+    core::Packet p = core::Packet::from_bytes(rfc);
+    p.transport_header = 0;
+    core::GsoSeg s{p, 0, 8};
+    std::uint16_t v;
+    if (summed) {
+      std::size_t len = 0;
+      const csum::wsum r = core::gso_checksum_region(s, len);
+      EXPECT_EQ(len, 8u);
+      EXPECT_EQ(csum::csum_fold16(r), 0xddf2);
+      v = core::gso_make_checksum_summed(s, 0x1234, r);
+    } else {
+      v = core::gso_make_checksum(s, 0x1234);
+    }
+    EXPECT_EQ(v, 0x220d) << summed;
+    EXPECT_EQ(s.cb_csum, 0x1234u);
+    EXPECT_EQ(s.cb_csum_start, 0);
+  }
+  // Two IPv4 headers that differ in ID (and so in checksum): the same region sum.
+  auto ipv4 = [](std::uint16_t id) {
+    std::vector<std::uint8_t> h = {0x45, 0, 0x05, 0xdc, 0, 0, 0x40, 0, 64, 6, 0, 0,
+                                   10, 0, 0, 1, 10, 0, 0, 2, 0xde, 0xad};
+    h[4] = std::uint8_t(id >> 8), h[5] = std::uint8_t(id);
+    const std::uint16_t c = csum::ip_compute_csum(h.data(), 20);
+    h[10] = std::uint8_t(c >> 8), h[11] = std::uint8_t(c);
+    return h;
+  };
+  std::uint16_t fields[2];
+  int k = 0;
+  for (const std::uint16_t id : {std::uint16_t(1), std::uint16_t(0x1234)}) {
+    core::Packet p = core::Packet::from_bytes(ipv4(id));
+    p.transport_header = 0;
+    core::GsoSeg s{p, 0x5555, 20};
+    std::size_t len = 0;
+    const csum::wsum r = core::gso_checksum_region(s, len);
+    EXPECT_EQ(len, 20u);
+    EXPECT_EQ(csum::csum_fold16(r), 0xffff) << "a valid IPv4 header sums to 0xffff";
+    fields[k++] = core::gso_make_checksum_summed(s, 0, r);
+  }
+  EXPECT_EQ(fields[0], fields[1]);
+  EXPECT_EQ(fields[0], csum::csum_fold(csum::csum_add(0xffff, 0x5555)));
+}
