@@ -27,6 +27,7 @@ struct GsoBenchResults {
   double sg_over_dpdk = 0;  ///< ours SG median / DPDK median
   double batch_over_dpdk = 0;  ///< ours SG into a SegmentBatch (slab form) median / DPDK median
   double vxlan_sg_over_dpdk = 0;  ///< ours VXLAN sg-ref median / DPDK VXLAN_TNL_TSO median (0: not run)
+  double vxlan_batch_over_dpdk = 0;  ///< the same, ours into a SegmentBatch (slab form)
   /// Same-run ratios of medians, in print order: "copy/copy-sum" (seed 001 holds below 1),
   /// "<mode> excess/memcpy" ((mode − sg-ref) / memcpy of the same bytes; target ≤ 2), for
   /// fresh and warm inputs.

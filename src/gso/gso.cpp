@@ -110,13 +110,18 @@ GsoBatchResult gso_segment_batch(Packet&& p, core::Features features, const core
                                  core::SegmentBatch& out, GsoCounters* counters,
                                  const GsoOptions& opts) {
   // A slab is offered only where every hook on the way back up is one that handles it
-  // (Ethernet/VLAN, IPv4, IPv6, TCP: the built-in ones): a plain TCP super-packet. Any other
-  // gso_type bit names a hook that does not (UDP, tunnels) or a split by frag_list members.
+  // (Ethernet/VLAN, IPv4, IPv6, TCP, IP-in-IP, the UDP tunnel level: the built-in ones): a
+  // TCP super-packet, plain or in one tunnel (VXLAN, Geneve, GUE, IP-in-IP). Any other
+  // gso_type bit names a hook that does not (USO, GRE, remcsum, GSO-partial) or a split by
+  // frag_list members.
   namespace g = core::skb_gso;
   constexpr std::uint32_t kPlainTcp = g::TCPV4 | g::TCPV6 | g::TCP_ECN | g::TCP_FIXEDID |
                                       g::TCP_FIXEDID_INNER | g::TCP_FIXEDID_OUTER | g::DODGY;
+  constexpr std::uint32_t kTunnel = g::UDP_TUNNEL | g::UDP_TUNNEL_CSUM | g::IPXIP4 | g::IPXIP6;
+  const bool tcp_type = (p.gso.type & ~(kPlainTcp | kTunnel)) == 0;
+  const bool tunnel = (p.gso.type & kTunnel) != 0;
   const bool slab = (opts.registry == nullptr || opts.registry == &offload::builtin_registry()) &&
-                    opts.fast_path && (p.gso.type & ~kPlainTcp) == 0 && !p.encapsulation &&
+                    opts.fast_path && tcp_type && p.encapsulation == tunnel &&
                     !p.has_frag_list();
   out.clear();
   try {

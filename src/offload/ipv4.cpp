@@ -88,7 +88,14 @@ int ipv4_segment(GsoContext& ctx) {
       const auto set_nh = [&](std::size_t i) {
         if constexpr (!Slab) segs.segs[i].pkt.network_header = nhoff;
       };
-      if constexpr (Slab) core::detail::SlabBuilder::meta(*ctx.batch).network_header = nhoff;
+      if constexpr (Slab) {  // the template: as each packet below
+        core::PacketMeta& m = core::detail::SlabBuilder::meta(*ctx.batch);
+        m.network_header = nhoff;
+        if (encap) {
+          m.inner_network_header = nhoff;
+          m.inner_transport_header = m.transport_header;
+        }
+      }
       if (!fixedid && !encap && n >= 2) {  // the common case: a plain stream, IDs advancing
         std::uint16_t this_id = id;
         static_assert(v4::kIdOffset == v4::kTotLenOffset + 2);
@@ -124,7 +131,6 @@ int ipv4_segment(GsoContext& ctx) {
         set_nh(i);
       }
     };
-    // A slab is built only for a run without a tunnel (gso_segment_batch): no inner headers.
     if (ctx.batch_used) rewrite(FastSegs<true>(ctx));
     else rewrite(FastSegs<false>(ctx));
     return 0;

@@ -190,7 +190,7 @@ int ipv6_segment(GsoContext& ctx) {
     const std::size_t nsegs = ctx.batch_used ? ctx.batch->size() : ctx.segs.size();
     const std::uint16_t pl_full = std::uint16_t(fast_seg_len(ctx, 0) - l4off);
     const std::uint16_t pl_last = std::uint16_t(fast_seg_len(ctx, nsegs - 1) - l4off);
-    // For either form of the segments (FastSegs); a slab never has a tunnel.
+    // For either form of the segments (FastSegs).
     auto rewrite = [&]<bool Slab>(const FastSegs<Slab> segs) {
       const std::size_t n = segs.n;
       for (std::size_t i = 0; i < n; ++i) {
@@ -205,7 +205,14 @@ int ipv6_segment(GsoContext& ctx) {
           p.network_header = nhoff;
         }
       }
-      if constexpr (Slab) core::detail::SlabBuilder::meta(*ctx.batch).network_header = nhoff;
+      if constexpr (Slab) {  // the template: as each packet above
+        core::PacketMeta& m = core::detail::SlabBuilder::meta(*ctx.batch);
+        if (encap) {
+          m.inner_network_header = nhoff;
+          m.inner_transport_header = m.transport_header;
+        }
+        m.network_header = nhoff;
+      }
     };
     if (ctx.batch_used) rewrite(FastSegs<true>(ctx));
     else rewrite(FastSegs<false>(ctx));

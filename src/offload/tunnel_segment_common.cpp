@@ -47,8 +47,8 @@ int TunnelSwitch::leave(int rc, core::Features saved_features) noexcept {
   return rc;
 }
 
-void TunnelSwitch::restore_segment(core::Packet& p) const noexcept {
-  if (p.ip_summed() == core::IpSummed::Partial) {  // inner checksum offloaded: inner_* valid
+void TunnelSwitch::restore_segment(core::PacketMeta& p) const noexcept {
+  if (core::ip_summed_of(p.csum) == core::IpSummed::Partial) {  // inner checksum offloaded: inner_* valid
     p.inner_mac_header = p.mac_header;
     p.inner_network_header = p.network_header;
     p.inner_transport_header = p.transport_header;

@@ -25,7 +25,8 @@ class TunnelSwitch {
   /// Per output segment: a segment whose (inner) checksum is still PARTIAL gets its inner_*
   /// headers set from the current ones and encapsulation = 1 (else 0); protocol and the
   /// outer mac/network/transport positions are put back (segment offsets).
-  void restore_segment(core::Packet& p) const noexcept;
+  /// The same on a metadata template (a slab's one PacketMeta for every segment).
+  void restore_segment(core::PacketMeta& p) const noexcept;
 
   std::uint16_t skb_protocol() const noexcept { return skb_protocol_; }
   int outer_l4_off() const noexcept { return ctx_.seg_off(outer_l4_); }

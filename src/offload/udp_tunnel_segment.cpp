@@ -15,6 +15,48 @@ namespace udp = wire::udp;
 
 namespace {
 
+// The outer UDP header of every segment of a slab (skb_segment's fast loop into a batch): the
+// segments of the packet loop below, for the only state a slab has (gso_segment_batch offers
+// one for a UDP tunnel without remcsum or GSO-partial): an inner checksum left PARTIAL to the
+// device, so every segment is encapsulation = 1 and its outer checksum, when on, is LCO's
+// (C-30) from the inner seed the TCP hook wrote. The bytes from the outer UDP header to the
+// inner checksum's start are summed for the first and the last segment; a middle one's equal
+// the first's but for the inner IPv4 ID and header checksum, whose sum a valid header keeps.
+int slab_rewrite(GsoContext& ctx, const TunnelSwitch& sw, int uh_off, bool need_csum,
+                 csum::wsum partial) {
+  core::SegmentBatch& b = *ctx.batch;
+  core::PacketMeta& m = core::detail::SlabBuilder::meta(b);
+  const auto* cp = std::get_if<core::CsumPartial>(&m.csum);
+  const std::size_t hl = b.header_len();
+  if (!cp || cp->csum_start < uh_off + int(udp::kHdrLen) ||
+      std::size_t(cp->csum_start) + cp->csum_offset + 2 > hl)
+    return ctx.fail(GsoReason::CsumStartMismatch);  // not reached: skb_segment builds no other
+  const std::size_t inner_at = std::size_t(cp->csum_start) + cp->csum_offset;
+  const std::size_t region_len = std::size_t(cp->csum_start - uh_off);
+  sw.restore_segment(m);
+  const FastSegs<true> segs(ctx);
+  const std::size_t n = segs.n;
+  csum::wsum region_mid = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint8_t* const seg = segs.head(i);
+    std::uint8_t* const uh = seg + uh_off;
+    const std::uint32_t len = std::uint32_t(b.len(i) - std::size_t(uh_off));
+    wire::store_be16(uh + udp::kLenOffset, std::uint16_t(len));
+    if (!need_csum) continue;
+    wire::store_be16(uh + udp::kCheckOffset, csum::csum_fold16(csum::csum_add(partial, len)));
+    csum::wsum region = region_mid;
+    if (i == 0 || i + 1 == n) {
+      region = csum::csum_partial(uh, region_len, 0);
+      if (i == 0) region_mid = region;
+    }
+    // gso_make_checksum with CB.csum = ~inner check (gso_reset_checksum's, X-14)
+    const std::uint32_t inner = ~std::uint32_t(wire::load_be16(seg + inner_at));
+    wire::store_be16(uh + udp::kCheckOffset,
+                     csum::udp_csum_mangle(csum::csum_fold(csum::csum_add(region, inner))));
+  }
+  return 0;
+}
+
 // inner_ethertype: 0 = an IP-protocol inner (skb->inner_ipproto), else the ethertype of the
 // payload after the tunnel header (TEB: an Ethernet frame).
 int segment(GsoContext& ctx, std::uint16_t inner_ethertype, int own_hlen) {
@@ -69,6 +111,7 @@ int segment(GsoContext& ctx, std::uint16_t inner_ethertype, int own_hlen) {
   if (rc != 0 || ctx.hw_segments) return rc;
 
   const int uh_off = sw.outer_l4_off();
+  if (ctx.batch_used) return slab_rewrite(ctx, sw, uh_off, need_csum, partial);
   // C-30: the outer checksum sums the bytes from the outer UDP header to the inner checksum's
   // start. Two segments of skb_segment's fast loop with the same length differ there only in
   // the inner IPv4 ID and header checksum, whose sum a valid header keeps (RFC 1071: it sums
