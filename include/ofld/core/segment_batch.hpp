@@ -7,8 +7,8 @@
 //    (ofld::gso::gso_segment_batch): every segment has the same header length; segment i's
 //    headers are bytes [i*header_len, (i+1)*header_len) of one slab, its payload is a run of
 //    slices of the input's buffers, and one PacketMeta describes every segment;
-//  * the packet form, for every other GSO run (tunnels, copy modes, GSO-partial outputs,
-//    frag_list, a device that segments itself): the segments as packets.
+//  * the packet form, for every other GSO run (GRE, USO, remcsum, copy modes, GSO-partial
+//    outputs, frag_list, a device that segments itself): the segments as packets.
 // Either way segment i is `len(i)` bytes made of its pieces (for_each_piece), with metadata
 // meta(i); positions in the metadata are relative to the segment's first byte (position 0),
 // as for gso_segment's packets.

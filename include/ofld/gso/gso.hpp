@@ -77,9 +77,11 @@ struct GsoBatchResult {
 /// their bytes, metadata and the counters are exactly gso_segment()'s.
 ///
 /// The common TSO case — a TCP super-packet (SKB_GSO_TCPV4/TCPV6, with TCP_ECN, TCP_FIXEDID*
-/// or DODGY) over Ethernet/VLAN and IPv4/IPv6, no tunnel, headers in the linear head and the
-/// payload in page fragments, a device with NETIF_F_SG and the checksum offload for the
-/// protocol, the built-in hooks and GsoOptions::fast_path — gives the slab form: the
+/// or DODGY) over Ethernet/VLAN and IPv4/IPv6, plain or in one UDP tunnel (VXLAN, Geneve,
+/// GUE: UDP_TUNNEL[_CSUM], the outer checksum by LCO, C-30) or IP-in-IP (IPXIP4/6), without
+/// remcsum or GSO-partial, headers in the linear head and the payload in page fragments, a
+/// device with NETIF_F_SG and the checksum offload for the (inner) protocol, the
+/// built-in hooks and GsoOptions::fast_path — gives the slab form: the
 /// headers of every segment in one slab, the payload as slices of the input's buffers, one
 /// metadata template (core::SegmentBatch). It builds no Packet per segment, which makes it
 /// several times cheaper per segment. Every other case gives the packet form (gso_segment's
