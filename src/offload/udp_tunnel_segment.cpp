@@ -2,6 +2,7 @@
 // inner checksum left as the seed), C-30 (outer checksum over the outer header plus the
 // inner region's known sum, LCO).
 #include <algorithm>
+#include <cstring>
 
 #include "gso_hooks.hpp"
 #include "ofld/wire/bytes.hpp"
@@ -22,6 +23,7 @@ namespace {
 // (C-30) from the inner seed the TCP hook wrote. The bytes from the outer UDP header to the
 // inner checksum's start are summed for the first and the last segment; a middle one's equal
 // the first's but for the inner IPv4 ID and header checksum, whose sum a valid header keeps.
+// A middle segment with the inner seed of the one before it has that one's outer fields.
 int slab_rewrite(GsoContext& ctx, const TunnelSwitch& sw, int uh_off, bool need_csum,
                  csum::wsum partial) {
   core::SegmentBatch& b = *ctx.batch;
@@ -36,23 +38,42 @@ int slab_rewrite(GsoContext& ctx, const TunnelSwitch& sw, int uh_off, bool need_
   sw.restore_segment(m);
   const FastSegs<true> segs(ctx);
   const std::size_t n = segs.n;
-  csum::wsum region_mid = 0;
-  for (std::size_t i = 0; i < n; ++i) {
+  if (n == 0) return 0;
+  // Segment i's outer length, seed and checksum; `region`, when given, the sum of its bytes
+  // from the outer UDP header to the inner checksum's start (else they are summed here).
+  const auto put = [&](std::size_t i, std::uint16_t len, std::uint16_t seed,
+                       const csum::wsum* given) {
     std::uint8_t* const seg = segs.head(i);
     std::uint8_t* const uh = seg + uh_off;
-    const std::uint32_t len = std::uint32_t(b.len(i) - std::size_t(uh_off));
-    wire::store_be16(uh + udp::kLenOffset, std::uint16_t(len));
-    if (!need_csum) continue;
-    wire::store_be16(uh + udp::kCheckOffset, csum::csum_fold16(csum::csum_add(partial, len)));
-    csum::wsum region = region_mid;
-    if (i == 0 || i + 1 == n) {
-      region = csum::csum_partial(uh, region_len, 0);
-      if (i == 0) region_mid = region;
-    }
+    wire::store_be16(uh + udp::kLenOffset, len);
+    if (!need_csum) return csum::wsum(0);
+    wire::store_be16(uh + udp::kCheckOffset, seed);
+    const csum::wsum region = given ? *given : csum::csum_partial(uh, region_len, 0);
     // gso_make_checksum with CB.csum = ~inner check (gso_reset_checksum's, X-14)
     const std::uint32_t inner = ~std::uint32_t(wire::load_be16(seg + inner_at));
     wire::store_be16(uh + udp::kCheckOffset,
                      csum::udp_csum_mangle(csum::csum_fold(csum::csum_add(region, inner))));
+    return region;
+  };
+  const auto seed_of = [&](std::uint32_t len) {
+    return csum::csum_fold16(csum::csum_add(partial, len));
+  };
+  // All segments but the last have one length (the slab's geometry), so one seed; a middle
+  // segment whose inner check equals the one before it gets that one's field.
+  const std::uint32_t len_full = std::uint32_t(b.len(0) - std::size_t(uh_off));
+  const std::uint16_t seed_full = seed_of(len_full);
+  const csum::wsum region_full = put(0, std::uint16_t(len_full), seed_full, nullptr);
+  for (std::size_t i = 1; i + 1 < n; ++i) {
+    std::uint8_t* const uh = segs.head(i) + uh_off;
+    if (need_csum && wire::load_be16(segs.head(i) + inner_at) == wire::load_be16(segs.head(i - 1) + inner_at)) {
+      std::memcpy(uh + udp::kLenOffset, segs.head(i - 1) + uh_off + udp::kLenOffset, 4);  // len, check
+      continue;
+    }
+    put(i, std::uint16_t(len_full), seed_full, &region_full);
+  }
+  if (n > 1) {
+    const std::uint32_t len_last = std::uint32_t(b.len(n - 1) - std::size_t(uh_off));
+    put(n - 1, std::uint16_t(len_last), seed_of(len_last), nullptr);
   }
   return 0;
 }
