@@ -2,7 +2,8 @@
 // Input layout: byte 0 = feature selector bits (SG, HW_CSUM, IP_CSUM, IPV6_CSUM, TSO, TSO6,
 // GSO_UDP_L4, GSO_ROBUST; odd input size adds GSO_PARTIAL, see below; input size bit 1 puts
 // the frame in a read buffer, see below), bytes 1..10 = virtio_net_hdr (little-endian), rest =
-// Ethernet frame (input size bit 2 cuts a read buffer's payload into many fragments, below).
+// Ethernet frame (input size bit 2 cuts a read buffer's payload into many fragments, below;
+// input size bit 3 runs the frame a second time as gso::prepare_frame sets it up: tunnels).
 // Properties: never crashes or over-reads (ASan); when GSO succeeds, the payload bytes of the
 // segments, in order, equal the input payload bytes (headers are the first `doffset` bytes of
 // each segment, where doffset = transport offset + L4 header length); the fast paths
@@ -94,48 +95,12 @@ bool same_batch_segment(const core::SegmentBatch& bt, std::size_t i, const core:
 }
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  if (size < 11) return 0;
+// The three runs (general path, fast path, batch) on `pkt` and their comparison; the payload
+// property where it applies. `f`: the features from byte 0; odd `size`: GSO_PARTIAL too.
+int run(core::Packet&& pkt, core::Features f, std::size_t size, std::span<const std::uint8_t> frame) {
   namespace nf = core::netif_f;
-  const core::Features table[8] = {nf::SG, nf::HW_CSUM, nf::IP_CSUM, nf::IPV6_CSUM,
-                                   nf::TSO, nf::TSO6, nf::GSO_UDP_L4, nf::GSO_ROBUST};
-  core::Features f{};
-  for (int i = 0; i < 8; ++i)
-    if (data[0] & (1u << i)) f |= table[i];
-  auto hdr = wire::virtio_net::parse({data + 1, 10});
-  if (!hdr) return 0;
-  std::span<const std::uint8_t> frame(data + 11, size - 11);
-  // Input sizes with bit 1 set: the frame lies in a read buffer (a TAP read's): a GSO
-  // packet's payload stays there as one fragment, so skb_segment references it (the
-  // all-in-fragments sg-ref loop) instead of copying from a linear head.
-  core::BufferRef owner;
-  if (size & 2) owner = core::Buffer::make(frame);
-  auto tp = owner ? offload::virtio::to_packet(hdr.value(), {owner->bytes.data(), frame.size()},
-                                               wire::LinkType::Ethernet, nullptr, &owner)
-                  : offload::virtio::to_packet(hdr.value(), frame);
-  if (!tp.ok() || !tp.pkt.is_gso()) return 0;
-  // Input sizes with bits 1 and 2 set: that payload fragment is cut into pieces of 1..256
-  // bytes (the frame's last byte + 1), every other one copied into a buffer of its own:
-  // segments of several slices, runs of one buffer, and X-13's MAX_SKB_FRAGS limit.
-  if (owner && (size & 4) && tp.pkt.nr_frags() == 1 && tp.pkt.data_pos() == 0) {
-    const core::Frag whole = tp.pkt.frags()[0];
-    core::Packet q = core::Packet::from_bytes(tp.pkt.head());
-    q.meta() = tp.pkt.meta();
-    const std::uint32_t piece = std::uint32_t(frame.back()) + 1;
-    bool own = false;
-    for (std::uint32_t off = 0; off < whole.len; off += piece, own = !own) {
-      const std::uint32_t n = std::min(piece, whole.len - off);
-      if (own) {
-        auto b = core::Buffer::make(whole.bytes().subspan(off, n));
-        if (q.add_frag(b, 0, n) != core::PacketError::Ok) std::abort();
-      } else if (q.add_frag(whole.buf, whole.off + off, n) != core::PacketError::Ok) {
-        std::abort();
-      }
-    }
-    if (q.to_bytes() != tp.pkt.to_bytes()) std::abort();
-    tp.pkt = std::move(q);
-  }
-  const core::Packet& in = tp.pkt;
+  const core::Packet& in = pkt;
+  const bool encap = in.encapsulation;
   std::size_t doffset = 0;
   if (in.transport_header != core::kNoHeader) {
     const std::size_t th = std::size_t(in.transport_header);
@@ -155,12 +120,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     f |= nf::GSO_PARTIAL;
   }
   std::vector<core::BufferRef> in_bufs;
-  input_buffers(tp.pkt, in_bufs);
+  input_buffers(pkt, in_bufs);
   gso::GsoCounters cref, cbatch, cfast;
-  auto ref = gso::gso_segment(tp.pkt.clone(), f, dev, &cref, gso::GsoOptions{.fast_path = false});
+  auto ref = gso::gso_segment(pkt.clone(), f, dev, &cref, gso::GsoOptions{.fast_path = false});
   static core::SegmentBatch batch;  // kept across inputs, as a caller keeps one
-  const auto gb = gso::gso_segment_batch(tp.pkt.clone(), f, dev, batch, &cbatch);
-  auto g = gso::gso_segment(std::move(tp.pkt), f, dev, &cfast);
+  const auto gb = gso::gso_segment_batch(pkt.clone(), f, dev, batch, &cbatch);
+  auto g = gso::gso_segment(std::move(pkt), f, dev, &cfast);
   if (!same_counters(cfast, cref) || !same_counters(cbatch, cref)) std::abort();
   if (g.reason != ref.reason || g.hw != ref.hw || g.segs.size() != ref.segs.size()) std::abort();
   for (std::size_t i = 0; i < g.segs.size(); ++i)
@@ -169,7 +134,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (std::size_t i = 0; i < batch.size(); ++i)
     if (!same_batch_segment(batch, i, ref.segs[i], in_bufs)) std::abort();
   batch.clear();  // before the input's buffers go
-  if (!g.ok() || g.hw || doffset == 0 || doffset > frame.size()) return 0;
+  // The payload property for packets without a tunnel (a tunnel's segments carry inner
+  // headers at that offset).
+  if (!g.ok() || g.hw || doffset == 0 || doffset > frame.size() || encap) return 0;
   std::size_t pos = doffset;
   for (auto& s : g.segs) {
     auto b = s.to_bytes();
@@ -179,4 +146,64 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   if (pos != frame.size()) std::abort();
   return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size < 11) return 0;
+  namespace nf = core::netif_f;
+  const core::Features table[8] = {nf::SG, nf::HW_CSUM, nf::IP_CSUM, nf::IPV6_CSUM,
+                                   nf::TSO, nf::TSO6, nf::GSO_UDP_L4, nf::GSO_ROBUST};
+  core::Features f{};
+  for (int i = 0; i < 8; ++i)
+    if (data[0] & (1u << i)) f |= table[i];
+  auto hdr = wire::virtio_net::parse({data + 1, 10});
+  if (!hdr) return 0;
+  std::span<const std::uint8_t> frame(data + 11, size - 11);
+  // Input sizes with bit 1 set: the frame lies in a read buffer (a TAP read's): a GSO
+  // packet's payload stays there as one fragment, so skb_segment references it (the
+  // all-in-fragments sg-ref loop) instead of copying from a linear head.
+  core::BufferRef owner;
+  if (size & 2) owner = core::Buffer::make(frame);
+  auto tp = owner ? offload::virtio::to_packet(hdr.value(), {owner->bytes.data(), frame.size()},
+                                               wire::LinkType::Ethernet, nullptr, &owner)
+                  : offload::virtio::to_packet(hdr.value(), frame);
+  const bool virtio_ok = tp.ok() && tp.pkt.is_gso();
+  // Input sizes with bits 1 and 2 set: that payload fragment is cut into pieces of 1..256
+  // bytes (the frame's last byte + 1), every other one copied into a buffer of its own:
+  // segments of several slices, runs of one buffer, and X-13's MAX_SKB_FRAGS limit.
+  if (virtio_ok && owner && (size & 4) && tp.pkt.nr_frags() == 1 && tp.pkt.data_pos() == 0) {
+    const core::Frag whole = tp.pkt.frags()[0];
+    core::Packet q = core::Packet::from_bytes(tp.pkt.head());
+    q.meta() = tp.pkt.meta();
+    const std::uint32_t piece = std::uint32_t(frame.back()) + 1;
+    bool own = false;
+    for (std::uint32_t off = 0; off < whole.len; off += piece, own = !own) {
+      const std::uint32_t n = std::min(piece, whole.len - off);
+      if (own) {
+        auto b = core::Buffer::make(whole.bytes().subspan(off, n));
+        if (q.add_frag(b, 0, n) != core::PacketError::Ok) std::abort();
+      } else if (q.add_frag(whole.buf, whole.off + off, n) != core::PacketError::Ok) {
+        std::abort();
+      }
+    }
+    if (q.to_bytes() != tp.pkt.to_bytes()) std::abort();
+    tp.pkt = std::move(q);
+  }
+  const int rc = virtio_ok ? run(std::move(tp.pkt), f, size, frame) : 0;
+  // Input sizes with bit 3 set: the frame again, set up as the stack hands a socket's packet
+  // to GSO (gso::prepare_frame, as the pcap tool does: UDP tunnels followed — VXLAN, Geneve,
+  // GUE on port 6080 — and IP-in-IP; the payload in page fragments of 256..2048 bytes), the
+  // virtio_net_hdr giving only gso_size. The virtio gate never makes a tunnel GSO packet;
+  // this reaches the tunnel levels and their slab form.
+  if (!(size & 8)) return rc;
+  wire::ParseOptions po;
+  po.gue_port = 6080;
+  auto l = wire::parse_frame(frame, wire::LinkType::Ethernet, po);
+  if (!l) return rc;
+  gso::PrepareOptions o;
+  o.gso_size = hdr.value().gso_size;
+  o.frag_size = std::size_t(256) << (frame.back() & 3);
+  auto pr = gso::prepare_frame(frame, l.value(), o);
+  if (pr.status != gso::PrepareStatus::Gso || !pr.pkt.is_gso()) return rc;
+  return run(std::move(pr.pkt), f, size, frame);
 }
