@@ -97,9 +97,12 @@ bool same_batch_segment(const core::SegmentBatch& bt, std::size_t i, const core:
 
 // The three runs (general path, fast path, batch) on `pkt` and their comparison; the payload
 // property where it applies. `f`: the features from byte 0; odd `size`: GSO_PARTIAL too.
-int run(core::Packet&& pkt, core::Features f, std::size_t size, std::span<const std::uint8_t> frame) {
+int run(core::Packet&& pkt, core::Features f, std::size_t size) {
   namespace nf = core::netif_f;
   const core::Packet& in = pkt;
+  // The packet's own bytes (prepare_frame drops an Ethernet frame's padding after the IP
+  // datagram): the payload property holds against these.
+  const std::vector<std::uint8_t> frame = in.to_bytes();
   const bool encap = in.encapsulation;
   std::size_t doffset = 0;
   if (in.transport_header != core::kNoHeader) {
@@ -189,7 +192,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (q.to_bytes() != tp.pkt.to_bytes()) std::abort();
     tp.pkt = std::move(q);
   }
-  const int rc = virtio_ok ? run(std::move(tp.pkt), f, size, frame) : 0;
+  const int rc = virtio_ok ? run(std::move(tp.pkt), f, size) : 0;
   // Input sizes with bit 3 set: the frame again, set up as the stack hands a socket's packet
   // to GSO (gso::prepare_frame, as the pcap tool does: UDP tunnels followed — VXLAN, Geneve,
   // GUE on port 6080 — and IP-in-IP; the payload in page fragments of 256..2048 bytes), the
@@ -205,5 +208,5 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   o.frag_size = std::size_t(256) << (frame.back() & 3);
   auto pr = gso::prepare_frame(frame, l.value(), o);
   if (pr.status != gso::PrepareStatus::Gso || !pr.pkt.is_gso()) return rc;
-  return run(std::move(pr.pkt), f, size, frame);
+  return run(std::move(pr.pkt), f, size);
 }
