@@ -51,7 +51,13 @@ int gre_segment(GsoContext& ctx) {
   const bool offload_csum = need_csum && ctx.dev->features.has(core::netif_f::HW_CSUM);
 
   ctx.protocol = skb.inner_protocol;
-  int rc = sw.leave(mac_gso_segment(ctx, skb.inner_protocol), saved);
+  // This level rewrites packets only: no slab below it (gso_segment_batch offers one by the
+  // gso_type, which a GRE packet may carry wrongly; gre_gso_segment does not look at it).
+  core::SegmentBatch* const batch = ctx.batch;
+  ctx.batch = nullptr;
+  int rc = mac_gso_segment(ctx, skb.inner_protocol);
+  ctx.batch = batch;
+  rc = sw.leave(rc, saved);
   if (rc != 0 || ctx.hw_segments) return rc;
 
   const int gre_off = sw.outer_l4_off();

@@ -30,10 +30,14 @@ int slab_rewrite(GsoContext& ctx, const TunnelSwitch& sw, int uh_off, bool need_
   core::PacketMeta& m = core::detail::SlabBuilder::meta(b);
   const auto* cp = std::get_if<core::CsumPartial>(&m.csum);
   const std::size_t hl = b.header_len();
+  // The inner L4 header of a slab is TCP at csum_start (the TCP hook refuses any other start,
+  // X-16), so the region ends before it. Its check field is what the hook wrote and what the
+  // packet path's CB.csum holds (gso_reset_checksum, X-14), whatever csum_offset says: the
+  // kernel's TCP GSO checks csum_start only.
   if (!cp || cp->csum_start < uh_off + int(udp::kHdrLen) ||
-      std::size_t(cp->csum_start) + cp->csum_offset + 2 > hl)
+      std::size_t(cp->csum_start) + wire::tcp::kCheckOffset + 2 > hl)
     return ctx.fail(GsoReason::CsumStartMismatch);  // not reached: skb_segment builds no other
-  const std::size_t inner_at = std::size_t(cp->csum_start) + cp->csum_offset;
+  const std::size_t inner_at = std::size_t(cp->csum_start) + wire::tcp::kCheckOffset;
   const std::size_t region_len = std::size_t(cp->csum_start - uh_off);
   sw.restore_segment(m);
   const FastSegs<true> segs(ctx);
