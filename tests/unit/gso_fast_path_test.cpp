@@ -109,27 +109,7 @@ void expect_batch_matches(const core::Packet& in, core::Features f, const core::
     ++g_slab_runs;
     g_slab_segs += b.size();
   }
-  for (std::size_t i = 0; i < b.size(); ++i) {
-    const core::Packet& a = ref.segs[i];
-    const std::string w = where + " (batch) seg " + std::to_string(i);
-    EXPECT_EQ(b.len(i), a.len()) << w;
-    EXPECT_EQ(b.to_bytes(i), a.to_bytes()) << w;
-    expect_same_meta(b.meta(i), a.meta(), w);
-    if (b.is_slab()) {
-      EXPECT_EQ(b.header_len(), a.headlen()) << w;
-      EXPECT_TRUE(std::ranges::equal(b.header(i), a.head())) << w;
-      ASSERT_EQ(b.slices(i).size(), a.nr_frags()) << w;
-      for (std::size_t k = 0; k < a.nr_frags(); ++k) {
-        EXPECT_EQ(b.slices(i)[k].buf, a.frags()[k].buf.get()) << w << " slice " << k;
-        EXPECT_EQ(b.slices(i)[k].off, a.frags()[k].off) << w << " slice " << k;
-        EXPECT_EQ(b.slices(i)[k].len, a.frags()[k].len) << w << " slice " << k;
-      }
-      EXPECT_EQ(b.piece_count(i), 1 + a.nr_frags()) << w;
-    }
-    const core::Packet q = b.to_packet(i);  // the batch's segment as a packet again
-    EXPECT_EQ(q.to_bytes(), a.to_bytes()) << w;
-    expect_same_meta(q.meta(), a.meta(), w + " to_packet");
-  }
+  ofld::testutil::expect_batch_equals(b, ref.segs, where + " (batch)");
 }
 
 // Run `in` through the engine with the fast paths on and off and compare everything; and
@@ -249,15 +229,6 @@ Case random_tcp(std::mt19937& rng, bool allow_tunnel) {
   return c;
 }
 
-// The innermost payload's first byte: innermost L4 header (csum_start) + its length.
-std::size_t payload_offset(const core::Packet& p) {
-  const auto* cp = std::get_if<core::CsumPartial>(&p.csum);
-  if (!cp) return 0;
-  const Bytes b = p.to_bytes();
-  const std::size_t th = std::size_t(cp->csum_start - p.data_pos());
-  if (p.gso.type & core::skb_gso::UDP_L4) return th + 8;
-  return th + std::size_t(b[th + 12] >> 4) * 4;
-}
 
 void run_random(std::uint32_t seed, int cases, bool tunnels) {
   std::mt19937 rng(seed);

@@ -91,6 +91,17 @@ inline ofld::core::Packet socket_packet(std::size_t payload, std::uint16_t mss, 
   return q;
 }
 
+/// The innermost payload's first byte of a PARTIAL GSO packet: its innermost L4 header
+/// (csum_start) plus that header's length (UDP 8, TCP its data offset); 0 when not PARTIAL.
+inline std::size_t payload_offset(const ofld::core::Packet& p) {
+  const auto* cp = std::get_if<ofld::core::CsumPartial>(&p.csum);
+  if (!cp) return 0;
+  const Bytes b = p.to_bytes();
+  const std::size_t th = std::size_t(cp->csum_start - p.data_pos());
+  if (p.gso.type & ofld::core::skb_gso::UDP_L4) return th + 8;
+  return th + std::size_t(b[th + 12] >> 4) * 4;
+}
+
 /// A device with exactly these features (and the same for encapsulated packets).
 inline ofld::core::Device device(ofld::core::Features f) {
   return ofld::core::Device::with_features(f);

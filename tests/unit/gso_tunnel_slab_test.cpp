@@ -64,26 +64,7 @@ bool compare(const core::Packet& in, core::Features f, const core::Device& dev,
   EXPECT_EQ(b.size(), ref.segs.size()) << where;
   if (b.size() != ref.segs.size()) return false;
   if (r.ok()) ++g_ok;
-  for (std::size_t i = 0; i < b.size(); ++i) {
-    const core::Packet& a = ref.segs[i];
-    const std::string w = where + " seg " + std::to_string(i) + "/" + std::to_string(b.size());
-    EXPECT_EQ(b.len(i), a.len()) << w;
-    EXPECT_EQ(b.to_bytes(i), a.to_bytes()) << w;
-    expect_same_meta(b.meta(i), a.meta(), w);
-    if (b.is_slab()) {
-      EXPECT_EQ(b.header_len(), a.headlen()) << w;
-      EXPECT_TRUE(std::ranges::equal(b.header(i), a.head())) << w;
-      EXPECT_EQ(b.slices(i).size(), a.nr_frags()) << w;
-      for (std::size_t k = 0; k < std::min(a.nr_frags(), b.slices(i).size()); ++k) {
-        EXPECT_EQ(b.slices(i)[k].buf, a.frags()[k].buf.get()) << w;
-        EXPECT_EQ(b.slices(i)[k].off, a.frags()[k].off) << w;
-        EXPECT_EQ(b.slices(i)[k].len, a.frags()[k].len) << w;
-      }
-    }
-    const core::Packet q = b.to_packet(i);
-    EXPECT_EQ(q.to_bytes(), a.to_bytes()) << w;
-    expect_same_meta(q.meta(), a.meta(), w + " to_packet");
-  }
+  ofld::testutil::expect_batch_equals(b, ref.segs, where);
   // Reference counts: the batch holds as many references on each buffer as the packets did
   // (both results alive: counts add; compare the batch's own with the packets' own).
   if (b.is_slab()) {
@@ -244,13 +225,6 @@ Bytes build(const Shape& s) {
   return f.build();
 }
 
-std::size_t payload_offset(const core::Packet& p) {
-  const auto* cp = std::get_if<core::CsumPartial>(&p.csum);
-  if (!cp) return 0;
-  const Bytes b = p.to_bytes();
-  const std::size_t th = std::size_t(cp->csum_start - p.data_pos());
-  return th + std::size_t(b[th + 12] >> 4) * 4;
-}
 
 core::Features rand_features(std::mt19937& rng) {
   static const core::Features kSets[] = {

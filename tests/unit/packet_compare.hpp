@@ -5,9 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "ofld/core/packet.hpp"
+#include "ofld/core/segment_batch.hpp"
 #include "ofld/core/skb_segment.hpp"
 
 namespace ofld::testutil {
@@ -54,6 +57,36 @@ inline void expect_same_counters(const core::GsoCounters& a, const core::GsoCoun
   EXPECT_EQ(a.packets_partial, b.packets_partial) << where;
   EXPECT_EQ(a.packets_fraglist, b.packets_fraglist) << where;
   EXPECT_EQ(a.errors, b.errors) << where;
+}
+
+/// A SegmentBatch against gso_segment's packets `ref`, segment by segment: length, bytes and
+/// metadata; in the slab form also the headers (the packet's head) and the slices (the
+/// packet's fragments: the same buffers, offsets and lengths) and the piece count; and each
+/// segment made a packet again (to_packet) equal to the reference.
+inline void expect_batch_equals(const core::SegmentBatch& b, const std::vector<core::Packet>& ref,
+                                const std::string& where) {
+  ASSERT_EQ(b.size(), ref.size()) << where;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    const core::Packet& a = ref[i];
+    const std::string w = where + " seg " + std::to_string(i) + "/" + std::to_string(b.size());
+    EXPECT_EQ(b.len(i), a.len()) << w;
+    EXPECT_EQ(b.to_bytes(i), a.to_bytes()) << w;
+    expect_same_meta(b.meta(i), a.meta(), w);
+    if (b.is_slab()) {
+      EXPECT_EQ(b.header_len(), a.headlen()) << w;
+      EXPECT_TRUE(std::ranges::equal(b.header(i), a.head())) << w;
+      ASSERT_EQ(b.slices(i).size(), a.nr_frags()) << w;
+      for (std::size_t k = 0; k < a.nr_frags(); ++k) {
+        EXPECT_EQ(b.slices(i)[k].buf, a.frags()[k].buf.get()) << w << " slice " << k;
+        EXPECT_EQ(b.slices(i)[k].off, a.frags()[k].off) << w << " slice " << k;
+        EXPECT_EQ(b.slices(i)[k].len, a.frags()[k].len) << w << " slice " << k;
+      }
+      EXPECT_EQ(b.piece_count(i), 1 + a.nr_frags()) << w;
+    }
+    const core::Packet q = b.to_packet(i);  // the batch's segment as a packet again
+    EXPECT_EQ(q.to_bytes(), a.to_bytes()) << w;
+    expect_same_meta(q.meta(), a.meta(), w + " to_packet");
+  }
 }
 
 }  // namespace ofld::testutil
