@@ -84,9 +84,9 @@ class Child {
   pid_t pid_ = -1;
 };
 
-/// utime + stime of a process in seconds (/proc/PID/stat fields 14, 15).
-/// A process's CPU time so far, seconds, all threads: in user space (ofld's own code, libc's
-/// copies) and in the kernel on its behalf (system calls, and the softirq work they run).
+/// A process's CPU time so far, seconds, all threads (/proc/PID/stat fields 14 utime and 15
+/// stime): in user space (ofld's own code, libc's copies) and in the kernel on its behalf
+/// (system calls, and the softirq work they run).
 struct CpuTime {
   double user = 0, system = 0;
   double total() const { return user + system; }
